@@ -1,0 +1,27 @@
+/**
+ * What the pipeline reports as it works. @crawler/telemetry implements it with prom-client; the pipeline only
+ * knows this interface, so it runs without metrics in tests and tools.
+ */
+export interface PipelineMetrics {
+  /** A job finished on `queue` with `outcome` (done, failed, paused, retried, delayed, ...). */
+  jobFinished(queue: string, outcome: string): void;
+  /** One fetch by `fetcher` took `durationMs`; outcome is `success` or the error type. */
+  fetchObserved(fetcher: string, durationMs: number, outcome: string): void;
+  /** The router chose `fetcher` from `source` (learned, probe, hard_coded, ...). */
+  decision(source: string, fetcher: string): void;
+  /** A probe's body was reused, discarded (a different fetcher was needed) or the probe failed. */
+  probe(outcome: 'reused' | 'discarded' | 'failed'): void;
+  /** A domain or link was paused after `errorType`. */
+  pause(domain: string, errorType: string): void;
+  /** An attempt was marked is_banned. */
+  ban(domain: string): void;
+}
+
+export const noopMetrics: PipelineMetrics = {
+  jobFinished: () => {},
+  fetchObserved: () => {},
+  decision: () => {},
+  probe: () => {},
+  pause: () => {},
+  ban: () => {},
+};

@@ -1,0 +1,84 @@
+/**
+ * The vocabulary every package shares: fetcher names, error types, selection sources and link statuses.
+ * All are stored as TEXT, so adding a value needs no migration; these constants are the ones the code knows.
+ */
+
+/** Canonical fetcher names. Any other registered name is accepted where a fetcher name is read. */
+export const FETCHERS = {
+  simpleHttp: 'simple_http',
+  playwright: 'playwright',
+  playwrightStealth: 'playwright_stealth',
+} as const;
+
+export type KnownFetcherName = (typeof FETCHERS)[keyof typeof FETCHERS];
+/** A fetcher name as stored: open-ended text. */
+export type FetcherName = string;
+
+/** Names that mean the same fetcher (seeds README point 1: `direct_access` is plain HTTP). */
+export const FETCHER_ALIASES: Readonly<Record<string, string>> = { direct_access: FETCHERS.simpleHttp };
+
+/** Map an alias onto its canonical fetcher name; other names pass through trimmed and lower-cased. */
+export function canonicalFetcherName(name: string): FetcherName {
+  const n = name.trim().toLowerCase();
+  return FETCHER_ALIASES[n] ?? n;
+}
+
+/** Stable error types recorded on attempts and links (seeds README point 7 plus the fetchers' own). */
+export const ERROR_TYPES = {
+  timeout: 'timeout',
+  networkError: 'network_error',
+  dnsError: 'dns_error',
+  tlsError: 'tls_error',
+  tooLarge: 'too_large',
+  redirectLoop: 'redirect_loop',
+  tooManyRedirects: 'too_many_redirects',
+  blockedScheme: 'blocked_scheme',
+  blockedAddress: 'blocked_address',
+  blockedCaptcha: 'blocked_captcha',
+  blocked403: 'blocked_403',
+  rateLimited: 'rate_limited',
+  wrongTool: 'wrong_tool',
+  emptyContent: 'empty_content',
+  httpError: 'http_error',
+  invalidUrl: 'invalid_url',
+  robotsDisallowed: 'robots_disallowed',
+  noRoute: 'no_route',
+  unknownFetcher: 'unknown_fetcher',
+  browserError: 'browser_error',
+  internal: 'internal_error',
+} as const;
+
+export type KnownErrorType = (typeof ERROR_TYPES)[keyof typeof ERROR_TYPES];
+export type ErrorType = string;
+
+/** Where a routing decision came from; recorded on every attempt so learning velocity can be measured. */
+export const SELECTION_SOURCES = {
+  learned: 'learned',
+  /** The domain's own latest working browser, when there is too little evidence for a confident score. */
+  domainMemory: 'domain_memory',
+  probe: 'probe',
+  hardCoded: 'hard_coded',
+  retry: 'retry',
+  prior: 'prior',
+  default: 'default',
+} as const;
+
+export type SelectionSource = (typeof SELECTION_SOURCES)[keyof typeof SELECTION_SOURCES];
+
+/** Lifecycle of a link row. */
+export const LINK_STATUSES = {
+  queued: 'queued',
+  routing: 'routing',
+  fetching: 'fetching',
+  paused: 'paused',
+  done: 'done',
+  failed: 'failed',
+} as const;
+
+export type LinkStatus = (typeof LINK_STATUSES)[keyof typeof LINK_STATUSES];
+
+/** One observed feature of a URL or response. Both parts are open-ended text. */
+export interface Heuristic {
+  type: string;
+  value: string;
+}

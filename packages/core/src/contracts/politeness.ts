@@ -1,0 +1,50 @@
+/**
+ * Fleet-wide politeness, as the fetch workers see it. Implemented over Redis by @crawler/politeness so that every
+ * worker process on every machine shares one view of each domain.
+ */
+
+/** A granted slot for one request to a domain; release it when the request is over, whatever its outcome. */
+export interface DomainPermit {
+  release(): Promise<void>;
+}
+
+export type GateDecision =
+  | { granted: true; permit: DomainPermit }
+  | {
+      granted: false;
+      /** How long to wait before asking again, in milliseconds. */
+      retryInMs: number;
+      /** Why: the domain is paused after a block, all its slots are taken, or the minimum delay has not passed. */
+      reason: 'paused' | 'concurrency' | 'delay';
+    };
+
+export interface PolitenessGate {
+  /** Ask to send one request to `domain` now. */
+  acquire(domain: string): Promise<GateDecision>;
+  /** Stop every worker from requesting `domain` until `untilMs` (epoch ms); a later pause extends, an earlier one never shortens. */
+  pauseDomain(domain: string, untilMs: number, reason: string): Promise<void>;
+  /** The epoch ms the domain is paused until, or null when it is not paused. */
+  domainPausedUntil(domain: string): Promise<number | null>;
+}
+
+export interface RobotsVerdict {
+  allowed: boolean;
+  /** The site's Crawl-delay in milliseconds, when it sets one. */
+  crawlDelayMs: number | null;
+  /** Why a URL is disallowed, for the link's error. */
+  reason?: string;
+}
+
+export interface RobotsPolicy {
+  check(url: string): Promise<RobotsVerdict>;
+}
+
+/** A gate that always grants: for single-process tools and tests that do not exercise politeness. */
+export const openGate: PolitenessGate = {
+  acquire: async () => ({ granted: true, permit: { release: async () => {} } }),
+  pauseDomain: async () => {},
+  domainPausedUntil: async () => null,
+};
+
+/** A robots policy that allows everything (robots.txt switched off). */
+export const allowAllRobots: RobotsPolicy = { check: async () => ({ allowed: true, crawlDelayMs: null }) };

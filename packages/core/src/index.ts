@@ -1,0 +1,69 @@
+export * from './contracts/names.js';
+export * from './contracts/clock.js';
+export * from './contracts/errors.js';
+export * from './contracts/logger.js';
+export * from './contracts/scoring.js';
+export * from './contracts/politeness.js';
+export * from './contracts/metrics.js';
+
+export { normalizeUrl, domainOf } from './url/normalize-url.js';
+export { parseHttpUrl } from './url/parse-http-url.js';
+export {
+  extractUrlHeuristics,
+  describeUrl,
+  URL_HEURISTIC_EXTRACTORS,
+  VIDEO_PLATFORM_DOMAINS,
+  DEEP_PATH_MIN_SEGMENTS,
+  COMPLEX_QUERY_MIN_LENGTH,
+  type UrlHeuristicExtractor,
+  type UrlParts,
+} from './url/url-heuristics.js';
+export {
+  LEARNING_DEFAULTS,
+  decayWeight,
+  documentSuccessRate,
+  sampleFactor,
+  scoreFetchers,
+  isConfident,
+  type ScoredAttempt,
+  type ScoreOptions,
+} from './scoring/score-fetchers.js';
+export {
+  pauseDurationMs,
+  parseRetryAfterMs,
+  DEFAULT_MAX_PAUSE_MS,
+  BLOCK_BASE_PAUSE_MS,
+  TRANSIENT_BASE_PAUSE_MS,
+  BAN_RISK_ERROR_TYPES,
+  type PauseOptions,
+} from './backoff/pause-duration.js';
+export {
+  RETRY_POLICY,
+  UNKNOWN_ERROR_ACTION,
+  DEFAULT_MAX_ATTEMPTS,
+  ESCALATION,
+  failureActionFor,
+  type FailureAction,
+} from './policy/retry-policy.js';
+export { decideOutcome, type OutcomeInput, type OutcomeDecision, type OutcomeKind } from './policy/decide-outcome.js';
+export { safeResponseHeaders, SAFE_RESPONSE_HEADERS, MAX_SAFE_HEADER_VALUE_LENGTH } from './http/safe-headers.js';
+export type { ResponseSnapshot, ValidationResult, BlockType } from './validation/types.js';
+export { validateResponse, validateResponseDetailed, BLOCK_STATUSES, type ValidateOptions, type ValidationDetail } from './validation/validate-response.js';
+export { extractResponseHeuristics, SERVER_FAMILIES, HIGH_SCRIPT_RATIO } from './validation/response-heuristics.js';
+export { detectChallenge, type ChallengeVerdict, type VendorScore } from './validation/detect-challenge.js';
+export {
+  CHALLENGE_SIGNATURES,
+  CAPTCHA_WIDGETS,
+  CHALLENGE_SCORE_THRESHOLD,
+  MAX_CHALLENGE_TEXT_CHARS,
+  type ChallengeMarker,
+  type ChallengeSignature,
+} from './validation/challenge-signatures.js';
+export { detectSpa, type SpaVerdict } from './validation/detect-spa.js';
+export { SPA_SIGNATURES, SPA_MAX_VISIBLE_CHARS, type SpaSignature } from './validation/spa-signatures.js';
+export { detectPaywall, PAYWALL_MARKERS } from './validation/detect-paywall.js';
+export { detectContentFamily, mimeOf, type ContentFamily } from './validation/content-family.js';
+export { decodeBody, charsetOf, MAX_ANALYSED_BYTES } from './validation/decode-body.js';
+export { extractPageFeatures, collapseWhitespace, type PageFeatures } from './validation/page-features.js';
+export { classifyProbe, MIN_REUSABLE_BODY_BYTES, type ProbeClassification, type ProbeInput } from './probe/classify-probe.js';
+export * from './learning/index.js';

@@ -1,0 +1,12 @@
+export { ROUTING_HEURISTIC_TYPES, NON_HTML_SUFFIXES, isNonHtmlSuffix, selectRoutingHeuristics } from './routing-heuristics.js';
+export {
+  DOMAIN_MEMORY_SOURCE,
+  REVERIFY_AFTER_DAYS,
+  DEFAULT_REVERIFY_AFTER_DAYS,
+  summarizeDomainAttempts,
+  isDisqualified,
+  needsReverification,
+  rememberedFetcher,
+  type DomainAttempt,
+  type DomainFetcherState,
+} from './domain-memory.js';

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import type { ValidationResult } from '../validation/types.js';
+import { decideOutcome, type OutcomeInput } from './decide-outcome.js';
+import { RETRY_POLICY } from './retry-policy.js';
+
+const MIN = 60_000;
+const now = new Date('2026-05-01T00:00:00Z');
+const ok: ValidationResult = { isBlocked: false, blockType: null, blockVendor: null, hasSpa: false, framework: null, isEmpty: false, isHtml: true, visibleTextLength: 900, contentFamily: 'html', scriptRatio: 0.1, hasPaywall: false };
+const base: OutcomeInput = { errorType: null, validation: ok, status: 200, fetcher: 'simple_http', attemptCount: 1, riskLevel: 0, now };
+const decide = (o: Partial<OutcomeInput>) => decideOutcome({ ...base, ...o });
+
+describe('decideOutcome', () => {
+  it('a fetched page is a success and resets the risk level', () => {
+    expect(decide({ riskLevel: 3 })).toMatchObject({ kind: 'success', success: true, isBanned: false, errorType: null, riskLevel: 0 });
+  });
+
+  it('404/410 are successes of the fetcher, with the status in the reason', () => {
+    expect(decide({ status: 404, validation: { ...ok, isEmpty: true, visibleTextLength: 3 } })).toMatchObject({ kind: 'success', success: true, reason: 'fetched_status_404' });
+    expect(decide({ status: 410 })).toMatchObject({ kind: 'success' });
+  });
+
+  it('transient errors retry once at once with the same fetcher, then pause on the short table', () => {
+    for (const errorType of ['timeout', 'network_error', 'dns_error']) {
+      expect(decide({ errorType, validation: null })).toMatchObject({ kind: 'retry_now', nextFetcher: 'simple_http', success: false, isBanned: false, riskLevel: 0 });
+    }
+    const after = decide({ errorType: 'timeout', validation: null, riskLevel: 1, retriedThisJob: { retryNow: true } });
+    expect(after).toMatchObject({ kind: 'pause', pauseMs: 10 * MIN, riskLevel: 2, isBanned: false });
+    expect(after.pausedUntil?.getTime()).toBe(now.getTime() + 10 * MIN);
+  });
+
+  it('5xx is transient', () => {
+    expect(decide({ status: 503 })).toMatchObject({ kind: 'retry_now', errorType: 'http_error' });
+    expect(decide({ errorType: 'http_error', status: 500, validation: null, retriedThisJob: { retryNow: true } })).toMatchObject({ kind: 'pause', pauseMs: 5 * MIN });
+  });
+
+  it('a challenge pauses, bans, raises the risk level and escalates to stealth after the pause', () => {
+    const v = { ...ok, isBlocked: true, blockType: 'blocked_captcha' as const, blockVendor: 'cloudflare' };
+    const d = decide({ validation: v, status: 403, riskLevel: 2 });
+    expect(d).toMatchObject({ kind: 'pause', success: false, isBanned: true, errorType: 'blocked_captcha', pauseMs: 40 * MIN, riskLevel: 3, nextFetcher: 'playwright_stealth', reason: 'blocked_captcha:cloudflare' });
+    expect(decide({ validation: v, fetcher: 'playwright' }).nextFetcher).toBe('playwright_stealth');
+    expect(decide({ validation: v, fetcher: 'playwright_stealth' }).nextFetcher).toBeUndefined();
+  });
+
+  it('a 429 pauses without escalating and never before Retry-After', () => {
+    const v = { ...ok, isBlocked: true, blockType: 'blocked_403' as const };
+    const d = decide({ validation: v, status: 429, retryAfterMs: 3 * 60 * MIN });
+    expect(d).toMatchObject({ kind: 'pause', isBanned: true, errorType: 'blocked_403', pauseMs: 3 * 60 * MIN, riskLevel: 1 });
+    expect(d.nextFetcher).toBeUndefined();
+    expect(decide({ validation: v, status: 429, retryAfterMs: 1000 }).pauseMs).toBe(10 * MIN);
+    expect(decide({ errorType: 'rate_limited', validation: null, retryAfterMs: null }).pauseMs).toBe(10 * MIN);
+  });
+
+  it('a bare 403 with no validation is still a block', () => {
+    expect(decide({ validation: null, status: 403 })).toMatchObject({ kind: 'pause', errorType: 'blocked_403', isBanned: true });
+  });
+
+  it('caps the pause', () => {
+    const v = { ...ok, isBlocked: true, blockType: 'blocked_403' as const };
+    expect(decide({ validation: v, riskLevel: 30 }).pauseMs).toBe(24 * 60 * MIN);
+    expect(decide({ validation: v, riskLevel: 30, maxPauseMs: 60 * MIN }).pauseMs).toBe(60 * MIN);
+  });
+
+  it('an empty or shell page from plain HTTP switches once to playwright; from a browser it is empty_content', () => {
+    const empty = { ...ok, isEmpty: true, visibleTextLength: 10 };
+    expect(decide({ validation: empty })).toMatchObject({ kind: 'switch_fetcher', nextFetcher: 'playwright', errorType: 'wrong_tool', success: false, isBanned: false });
+    expect(decide({ validation: { ...empty, hasSpa: true, framework: 'react' } })).toMatchObject({ kind: 'switch_fetcher', reason: 'wrong_tool:react' });
+    expect(decide({ validation: empty, fetcher: 'direct_access' })).toMatchObject({ kind: 'switch_fetcher', nextFetcher: 'playwright' });
+    expect(decide({ validation: empty, fetcher: 'playwright' })).toMatchObject({ kind: 'fail', errorType: 'empty_content' });
+    expect(decide({ validation: empty, retriedThisJob: { switchFetcher: true } })).toMatchObject({ kind: 'fail', errorType: 'empty_content' });
+    expect(decide({ errorType: 'wrong_tool', validation: null })).toMatchObject({ kind: 'switch_fetcher' });
+  });
+
+  it('non-HTML content is never empty', () => {
+    const pdf = { ...ok, isHtml: false, isEmpty: false, visibleTextLength: 0, contentFamily: 'pdf' };
+    expect(decide({ validation: pdf })).toMatchObject({ kind: 'success' });
+  });
+
+  it('permanent errors fail at once', () => {
+    for (const errorType of ['invalid_url', 'blocked_scheme', 'blocked_address', 'too_large', 'robots_disallowed', 'empty_content']) {
+      expect(decide({ errorType, validation: null, riskLevel: 2 })).toMatchObject({ kind: 'fail', errorType, success: false, riskLevel: 2 });
+    }
+  });
+
+  it('fails the link for good after maxAttempts, keeping the reason', () => {
+    expect(decide({ errorType: 'timeout', validation: null, attemptCount: 6 })).toMatchObject({ kind: 'fail', errorType: 'timeout', reason: 'max_attempts:timeout' });
+    expect(decide({ errorType: 'timeout', validation: null, attemptCount: 5 }).kind).toBe('retry_now');
+    const v = { ...ok, isBlocked: true, blockType: 'blocked_captcha' as const, blockVendor: 'datadome' };
+    expect(decide({ validation: v, attemptCount: 3, maxAttempts: 3 })).toMatchObject({ kind: 'fail', isBanned: true, reason: 'max_attempts:blocked_captcha:datadome', riskLevel: 1 });
+    expect(decide({ attemptCount: 99 }).kind).toBe('success');
+  });
+
+  it('treats an unknown error type as transient rather than losing the link', () => {
+    expect(decide({ errorType: 'brand_new_error', validation: null })).toMatchObject({ kind: 'retry_now' });
+    expect(RETRY_POLICY.brand_new_error).toBeUndefined();
+  });
+});

@@ -1,0 +1,121 @@
+import { ERROR_TYPES, canonicalFetcherName } from '../contracts/names.js';
+import { pauseDurationMs, BAN_RISK_ERROR_TYPES } from '../backoff/pause-duration.js';
+import type { ValidationResult } from '../validation/types.js';
+import { DEFAULT_MAX_ATTEMPTS, ESCALATION, failureActionFor } from './retry-policy.js';
+
+/** Everything the fetch worker knows after one attempt. */
+export interface OutcomeInput {
+  /** The fetch error's type, or null when a response came back (then `validation` says what it was). */
+  errorType: string | null;
+  /** validateResponse of the response; null when there was none. */
+  validation: ValidationResult | null;
+  /** The HTTP status, when a response came back (5xx is transient, 4xx other than 403/429 is the page's answer). */
+  status?: number;
+  /** The fetcher that made this attempt. */
+  fetcher: string;
+  /** Attempts on this link so far INCLUDING this one. */
+  attemptCount: number;
+  /** Consecutive failures before this attempt (the link's risk_level). */
+  riskLevel: number;
+  /** Second chances already spent in this job, so each is used at most once per job. */
+  retriedThisJob?: { retryNow?: boolean; switchFetcher?: boolean };
+  /** What the site asked for in Retry-After, in ms (parseRetryAfterMs). A pause never ends before it. */
+  retryAfterMs?: number | null;
+  /** When the attempt finished (from the injected clock). */
+  now: Date;
+  /** @defaultValue DEFAULT_MAX_ATTEMPTS (6) */
+  maxAttempts?: number;
+  /** Cap for pauses. @defaultValue DEFAULT_MAX_PAUSE_MS (24 h) */
+  maxPauseMs?: number;
+}
+
+export type OutcomeKind = 'success' | 'retry_now' | 'switch_fetcher' | 'pause' | 'fail';
+
+/** What to record and do next. */
+export interface OutcomeDecision {
+  kind: OutcomeKind;
+  /** The attempt's `success` column. */
+  success: boolean;
+  /** The attempt's `is_banned` column: the site blocked us. */
+  isBanned: boolean;
+  /** The attempt's `error_type` (null on success). */
+  errorType: string | null;
+  /** Fetcher for the next try (switch_fetcher, or after a pause when the block calls for stealth). */
+  nextFetcher?: string;
+  /** How long to pause the link (kind pause). */
+  pauseMs?: number;
+  /** When the pause ends (now + pauseMs). */
+  pausedUntil?: Date;
+  /** The link's new risk_level. */
+  riskLevel: number;
+  /** A short machine-friendly explanation, e.g. "blocked_captcha:cloudflare" or "max_attempts:timeout". */
+  reason: string;
+}
+
+/**
+ * The retry policy applied to one attempt. Pure: the fetch worker records `success`/`isBanned`/`errorType` on the
+ * attempt, stores `riskLevel`, and then retries, switches, pauses (a delayed job) or fails the link.
+ * Rules, in order: a blocked response (challenge, 403, 429) is a ban; 5xx is transient; any other status is the
+ * page's answer (404/410 are successes of the fetcher); an HTML shell or empty page is the wrong tool from plain
+ * HTTP and `empty_content` from a browser; non-HTML content is never empty. Success resets the risk level.
+ */
+export function decideOutcome(input: OutcomeInput): OutcomeDecision {
+  const fetcher = canonicalFetcherName(input.fetcher);
+  const riskLevel = Math.max(0, Math.floor(input.riskLevel || 0));
+  const errorType = input.errorType ?? errorTypeOfResponse(input.validation, input.status);
+  if (errorType === null) {
+    return { kind: 'success', success: true, isBanned: false, errorType: null, riskLevel: 0, reason: successReason(input.status) };
+  }
+  const action = failureActionFor(errorType);
+  const isBanned = action === 'pause' && BAN_RISK_ERROR_TYPES.has(errorType);
+  const maxAttempts = input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const detail = input.validation?.blockVendor ?? input.validation?.framework ?? null;
+  const why = detail ? `${errorType}:${detail}` : errorType;
+  const base = { success: false, isBanned, errorType } as const;
+
+  if (action === 'fail') return { ...base, kind: 'fail', riskLevel, reason: why };
+  if (input.attemptCount >= maxAttempts) {
+    return { ...base, kind: 'fail', riskLevel: isBanned ? riskLevel + 1 : riskLevel, reason: `max_attempts:${why}` };
+  }
+  if (action === 'switch_fetcher') {
+    const next = ESCALATION.wrongTool[fetcher];
+    if (next && !input.retriedThisJob?.switchFetcher) return { ...base, kind: 'switch_fetcher', nextFetcher: next, riskLevel, reason: why };
+    // Already in a browser (or already switched) and still nothing to read: the page is empty for good.
+    return { ...base, errorType: ERROR_TYPES.emptyContent, kind: 'fail', riskLevel, reason: `${ERROR_TYPES.emptyContent}:${fetcher}` };
+  }
+  if (action === 'retry_now' && !input.retriedThisJob?.retryNow) {
+    return { ...base, kind: 'retry_now', nextFetcher: fetcher, riskLevel, reason: why };
+  }
+  // pause: a block, or transient trouble that survived its immediate retry.
+  const tablePauseMs = pauseDurationMs(riskLevel, errorType, { maxPauseMs: input.maxPauseMs });
+  const retryAfterMs = input.retryAfterMs != null && input.retryAfterMs > 0 ? input.retryAfterMs : 0;
+  const pauseMs = Math.max(tablePauseMs, retryAfterMs);
+  // A rate limit is about pace, not the tool: stealth would not help, so only challenges and 403s escalate.
+  const rateLimited = errorType === ERROR_TYPES.rateLimited || input.status === 429;
+  const nextFetcher = isBanned && !rateLimited ? ESCALATION.blocked[fetcher] : undefined;
+  return {
+    ...base,
+    kind: 'pause',
+    pauseMs,
+    pausedUntil: new Date(input.now.getTime() + pauseMs),
+    riskLevel: riskLevel + 1,
+    ...(nextFetcher ? { nextFetcher } : {}),
+    reason: why,
+  };
+}
+
+/** The error type a response implies, or null when it is a success of the fetcher. */
+function errorTypeOfResponse(v: ValidationResult | null, status: number | undefined): string | null {
+  if (v?.isBlocked && v.blockType) return v.blockType;
+  if (status === 429) return ERROR_TYPES.blocked403;
+  if (status === 403) return ERROR_TYPES.blocked403;
+  if (status !== undefined && status >= 500) return ERROR_TYPES.httpError;
+  // 4xx other than 403/429 is the page's own answer; re-fetching with a browser would not change it.
+  if (status !== undefined && status >= 400) return null;
+  if (v && v.isHtml && (v.hasSpa || v.isEmpty)) return ERROR_TYPES.wrongTool;
+  return null;
+}
+
+function successReason(status: number | undefined): string {
+  return status === undefined || (status >= 200 && status < 300) ? 'fetched' : `fetched_status_${status}`;
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { classifyProbe } from './classify-probe.js';
+
+const H = { 'content-type': 'text/html' };
+const article = `<html><body><article>${'A real paragraph of text. '.repeat(40)}</article></body></html>`;
+
+describe('classifyProbe (document 001 reuse matrix)', () => {
+  it('static HTML → simple_http, reuse', () => {
+    expect(classifyProbe({ response: { status: 200, headers: H, body: article } })).toMatchObject({ fetcher: 'simple_http', reuse: true, reason: 'static_html' });
+  });
+  it('challenge → playwright_stealth, no reuse', () => {
+    const r = classifyProbe({ response: { status: 403, headers: { ...H, 'cf-mitigated': 'challenge' }, body: '<title>Just a moment...</title>' } });
+    expect(r).toMatchObject({ fetcher: 'playwright_stealth', reuse: false, reason: 'blocked_captcha' });
+    expect(r.validation?.blockVendor).toBe('cloudflare');
+  });
+  it('bare 403/429 → playwright_stealth, no reuse', () => {
+    expect(classifyProbe({ response: { status: 429, headers: H, body: article } })).toMatchObject({ fetcher: 'playwright_stealth', reuse: false, reason: 'blocked_403' });
+  });
+  it('SPA shell → playwright, no reuse', () => {
+    const body = '<html><body><div id="app"></div><script src="/app.js"></script></body></html>';
+    expect(classifyProbe({ response: { status: 200, headers: H, body } })).toMatchObject({ fetcher: 'playwright', reuse: false, reason: 'spa_shell' });
+  });
+  it('empty HTML → playwright, no reuse', () => {
+    expect(classifyProbe({ response: { status: 200, headers: H, body: '<html><body>hi</body></html>' } })).toMatchObject({ fetcher: 'playwright', reuse: false, reason: 'empty_html' });
+  });
+  it('non-HTML → simple_http with reuse, even tiny', () => {
+    for (const [ct, body] of [['application/pdf', '%PDF-1.4'], ['image/png', new Uint8Array([0x89, 0x50])], ['application/json', '{}'], ['video/mp4', new Uint8Array(10)]] as const) {
+      expect(classifyProbe({ response: { status: 200, headers: { 'content-type': ct }, body } })).toMatchObject({ fetcher: 'simple_http', reuse: true, reason: 'non_html_content' });
+    }
+  });
+  it('probe failure → simple_http, no reuse', () => {
+    expect(classifyProbe({ error: { errorType: 'timeout', message: 'probe timed out after 3000 ms' } })).toEqual({ fetcher: 'simple_http', reuse: false, reason: 'probe_failed', validation: null });
+  });
+  it('non-2xx answers stay with plain HTTP without reuse', () => {
+    expect(classifyProbe({ response: { status: 404, headers: H, body: '' } })).toMatchObject({ fetcher: 'simple_http', reuse: false, reason: 'http_404' });
+    expect(classifyProbe({ response: { status: 502, headers: H, body: article } })).toMatchObject({ fetcher: 'simple_http', reuse: false, reason: 'http_502' });
+  });
+  it('a 200 of 500 bytes or fewer with text is not reused', () => {
+    const body = `<p>${'x'.repeat(220)}</p>`;
+    expect(classifyProbe({ response: { status: 200, headers: H, body } })).toMatchObject({ fetcher: 'simple_http', reuse: false, reason: 'small_body' });
+  });
+  it('counts body bytes, not characters', () => {
+    const body = `<p>${'é'.repeat(260)}</p>`;
+    expect(classifyProbe({ response: { status: 200, headers: H, body } }).reuse).toBe(true);
+  });
+});

@@ -1,0 +1,43 @@
+import { FETCHERS } from '../contracts/names.js';
+import type { ResponseSnapshot, ValidationResult } from '../validation/types.js';
+import { validateResponse } from '../validation/validate-response.js';
+
+/** The probe's verdict (document 001 "Probe & reuse"). */
+export interface ProbeClassification {
+  /** The fetcher to use for the real fetch. */
+  fetcher: string;
+  /** Whether the probe's body can be stored as the fetch result instead of fetching again. */
+  reuse: boolean;
+  /** probe_failed, blocked_captcha, blocked_403, http_<status>, non_html_content, spa_shell, empty_html, static_html or small_body. */
+  reason: string;
+  validation: ValidationResult | null;
+}
+
+export type ProbeInput = { response: ResponseSnapshot } | { error: { errorType: string; message: string } };
+
+/** A 200 bigger than this many bytes is real content for plain HTTP (document 001). */
+export const MIN_REUSABLE_BODY_BYTES = 500;
+
+function byteLength(body: string | Uint8Array): number {
+  return typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
+}
+
+/**
+ * Choose a fetcher from a cheap probe, in document 001's order with the seeds README corrections: blocked →
+ * playwright_stealth; a non-2xx answer → simple_http without reuse (a browser will not fix a 404 or a 500);
+ * non-HTML content → simple_http WITH reuse (a PDF has no visible text and needs no browser); an SPA shell or
+ * empty HTML → playwright; a 2xx over 500 bytes → simple_http with reuse; probe failure → simple_http, no reuse.
+ */
+export function classifyProbe(input: ProbeInput): ProbeClassification {
+  if ('error' in input) return { fetcher: FETCHERS.simpleHttp, reuse: false, reason: 'probe_failed', validation: null };
+  const r = input.response;
+  const v = validateResponse(r);
+  const ok = r.status >= 200 && r.status < 300;
+  if (v.isBlocked) return { fetcher: FETCHERS.playwrightStealth, reuse: false, reason: v.blockType ?? 'blocked', validation: v };
+  if (!ok) return { fetcher: FETCHERS.simpleHttp, reuse: false, reason: `http_${r.status}`, validation: v };
+  if (!v.isHtml) return { fetcher: FETCHERS.simpleHttp, reuse: true, reason: 'non_html_content', validation: v };
+  if (v.hasSpa) return { fetcher: FETCHERS.playwright, reuse: false, reason: 'spa_shell', validation: v };
+  if (v.isEmpty) return { fetcher: FETCHERS.playwright, reuse: false, reason: 'empty_html', validation: v };
+  if (byteLength(r.body) > MIN_REUSABLE_BODY_BYTES) return { fetcher: FETCHERS.simpleHttp, reuse: true, reason: 'static_html', validation: v };
+  return { fetcher: FETCHERS.simpleHttp, reuse: false, reason: 'small_body', validation: v };
+}

@@ -1,0 +1,247 @@
+/**
+ * Bot-wall signatures as data (after crawlee's blocked.ts): each vendor lists markers with weights. A response is
+ * a challenge when one vendor's matched weights reach CHALLENGE_SCORE_THRESHOLD on a challenge-sized page, or a
+ * decisive marker (a header only ever sent with a challenge) matches. Mentions are not challenges: vendor names,
+ * a contact-form reCAPTCHA or the scripts vendors inject into ordinary pages (Cloudflare's jsd/main.js, Imperva's
+ * _Incapsula_Resource, PerimeterX's _pxAppId, DataDome's tags.js) are weak on purpose.
+ *
+ * Weights: 10 = sufficient on a small page, 5–8 = needs a second marker, 2–4 = corroboration only.
+ */
+import { WAF_AND_HOSTING_SIGNATURES } from './waf-signatures.js';
+
+export interface ChallengeMarker {
+  /** Where to look: lower-cased raw HTML, the title, the visible text, or one response header. */
+  in: 'html' | 'title' | 'text' | 'header';
+  /** Header name (lower-case) when `in` is 'header'. */
+  header?: string;
+  pattern: RegExp;
+  weight: number;
+  /** Sufficient alone, on a page of any size. */
+  decisive?: boolean;
+  /** Counts only when the page has at most this much visible text (a vendor script on an otherwise blank page). */
+  maxTextChars?: number;
+}
+
+export interface ChallengeSignature {
+  vendor: string;
+  markers: readonly ChallengeMarker[];
+  /**
+   * Body markers do not count on a page with fields a person types data into: a login, sign-up or contact form
+   * that embeds a captcha widget (and tells the user to tick it) is a form, not a gate. Headers still count.
+   */
+  notOnDataForms?: boolean;
+  /** Generic evidence: names the page only when no vendor-specific signature also reaches the threshold. */
+  fallback?: boolean;
+}
+
+/** Score at which a vendor's markers make a small page a challenge. */
+export const CHALLENGE_SCORE_THRESHOLD = 10;
+/** Challenge pages are small: above this much visible text only a double-strength score counts. */
+export const MAX_CHALLENGE_TEXT_CHARS = 1500;
+
+const CAPTCHA_PHRASES =
+  /verify (that )?you('| a)re (a )?human|show us your human side|can'?t tell if you'?re a human|are you (a )?(robot|human)|(i'?m|i am) not a robot|unusual traffic|security check|human verification|complete the (security )?(check|captcha)|prove you('| a)re (a )?human|solve the (captcha|puzzle)|checking your browser|automated (queries|requests|access)|confirm you are not a bot|bot (check|protection) (is )?(active|in progress)/i;
+
+/**
+ * The same "prove you are a person" wording in other languages, by its two universal anchors rather than by phrase:
+ * a negation shortly before "robot" (non sei un robot, não é um robô, kein Roboter, nie jesteś robotem…) or the
+ * word for a human being, plus the few CJK/Cyrillic idioms that name the check itself. Only ever corroborates a
+ * captcha widget (the widget marker is required to reach the threshold).
+ */
+const LOCALISED_CAPTCHA_PHRASES =
+  /\b(non|não|nao|no|nicht|kein|keine|pas|nie|geen|ne|bukan|değil)\b[^.!?]{0,25}\brob(ot|ô)|rob(ot|ô)\w*\s+(değil|nicht)\b|\b(humano|humana|humain|humaine|umano|umana|mensch|człowiek\w*|insan|manusia)\b|не робот|человек|проверк[аи] (вашего )?браузера|(不是|非)机器人|人机验证|真人|完成.{0,8}验证|拖动.{0,10}滑块|ロボット(による|ではない|でない)|人間|로봇이 아닙니다|자동 ?입력 ?방지/i;
+const LOCALISED_GATE_TITLES =
+  /验证码|sicherheitsüberprüfung|sicherheitsabfrage|(vérification|contrôle) de sécurité|(verificación|control) de seguridad|(verificação|verificacao) de segurança|(controllo|verifica) di sicurezza|beveiligingscontrole|kontrola bezpieczeństwa|güvenlik (kontrolü|doğrulaması)|вы не робот|проверка браузера|安全验证|访问验证|人机验证|アクセス確認|画像認証|보안 확인/i;
+
+/** A server-generated image captcha: an image served by a script or with a query string, not a screenshot file. */
+const IMAGE_CAPTCHA = /<img[^>]{1,500}src=["'][^"']{0,300}captcha[^"']{0,300}(\.(php|aspx?|jsp|cgi)|\?)/;
+const GATE_TITLES =
+  /are you (a )?(robot|human)|security (check|verification)|captcha|bot (check|detection)|checking your browser|unusual traffic|one more step|just a moment|verify (that )?you('| a)re (a )?human|human verification|verification required|access (check|denied)/i;
+
+export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
+  {
+    vendor: 'cloudflare',
+    markers: [
+      { in: 'header', header: 'cf-mitigated', pattern: /challenge/i, weight: 10, decisive: true },
+      { in: 'html', pattern: /_cf_chl_opt|cf_chl_prog|cf-challenge-running|cf_chl_rc_[a-z]|__cf_chl_(managed_|jschl_|captcha_|f_|rt_)?tk__?|cf_captcha_kind|cf-captcha-container/, weight: 10 },
+      // The pre-2020 "I'm Under Attack" and captcha forms.
+      { in: 'html', pattern: /\/cdn-cgi\/l\/chk_(jschl|captcha)|name=["']jschl_(vc|answer)["']/, weight: 10 },
+      { in: 'html', pattern: /\/cdn-cgi\/challenge-platform\/(h\/[a-z]\/)?orchestrate\//, weight: 10 },
+      { in: 'html', pattern: /cf-browser-verification|cf-im-under-attack|id=["']challenge-(form|stage|body-text|error-text)["']/, weight: 10 },
+      // SPAs also show "Just a moment..." while loading: the title needs a second Cloudflare marker beyond Server.
+      { in: 'title', pattern: /^just a moment(\.*|…)$/i, weight: 7 },
+      { in: 'title', pattern: /^(attention required!|please wait\.*|one more step|just a moment\.*) \| cloudflare$/i, weight: 10 },
+      { in: 'title', pattern: /used cloudflare to restrict access/i, weight: 10 },
+      { in: 'text', pattern: /checking (if the site connection is secure|your browser before accessing)|(we are|while we are) checking your browser|verifying you are human|needs to review the security of your connection|enable javascript and cookies to continue/i, weight: 6 },
+      { in: 'text', pattern: /sorry, you have been blocked|you are unable to access|error (1005|1006|1007|1008|1009|1010|1012|1020)\b/i, weight: 6 },
+      { in: 'html', pattern: /cf-error-details|cf-wrapper/, weight: 2 },
+      { in: 'text', pattern: /ray id:?\s*[0-9a-f]{16}/i, weight: 3 },
+      { in: 'text', pattern: /performance (&|and) security by cloudflare/i, weight: 2 },
+      { in: 'html', pattern: /challenges\.cloudflare\.com\/turnstile/, weight: 3 },
+      { in: 'header', header: 'server', pattern: /cloudflare/i, weight: 2 },
+    ],
+  },
+  {
+    vendor: 'datadome',
+    markers: [
+      { in: 'html', pattern: /(geo|ct|interstitial|c)\.captcha-delivery\.com/, weight: 10 },
+      { in: 'html', pattern: /var dd\s*=\s*\{\s*['"](rt|cid)['"]\s*:/, weight: 10 },
+      { in: 'text', pattern: /please enable js and disable any ad blocker/i, weight: 5 },
+      { in: 'text', pattern: /something about the behaviou?r of the browser has caught our attention|we can'?t tell if you'?re a human or a bot/i, weight: 6 },
+      { in: 'header', header: 'x-datadome', pattern: /./, weight: 2 },
+      { in: 'header', header: 'x-dd-b', pattern: /./, weight: 2 },
+      { in: 'html', pattern: /datadome/, weight: 2 },
+    ],
+  },
+  {
+    vendor: 'perimeterx',
+    markers: [
+      { in: 'html', pattern: /id=["']px-captcha["']|#px-captcha|_pxcaptcha/, weight: 10 },
+      { in: 'html', pattern: /captcha\.px-cdn\.net|captcha\.px-cloud\.net|\/captcha\/captcha\.js\?a=c/, weight: 8 },
+      { in: 'title', pattern: /^access to this page has been denied\.?$/i, weight: 8 },
+      { in: 'text', pattern: /press (&|and) hold/i, weight: 5 },
+      { in: 'html', pattern: /window\._pxappid|_pxuuid|_pxvid|_pxhd|_pxjsclientsrc/, weight: 3 },
+      { in: 'html', pattern: /perimeterx|px-cdn\.net|px-cloud\.net|humansecurity/, weight: 2 },
+    ],
+  },
+  {
+    vendor: 'akamai',
+    markers: [
+      { in: 'html', pattern: /\/_sec\/cp_challenge\/|sec-if-cpt-container|sec-cpt-if|id=["']sec-container["']/, weight: 10 },
+      { in: 'html', pattern: /\/_sec\/verify\?provider=interstitial|triggerinterstitialchallenge/, weight: 10 },
+      { in: 'html', pattern: /bm-verify/, weight: 6 },
+      { in: 'text', pattern: /reference\s*#\s*\d+\.[0-9a-f]+\.\d+\.[0-9a-f]+/i, weight: 8 },
+      { in: 'text', pattern: /you don'?t have permission to access .{0,200} on this server/i, weight: 6 },
+      { in: 'title', pattern: /^access denied$/i, weight: 4 },
+      { in: 'html', pattern: /errors\.edgesuite\.net|errors\.akamaized\.net/, weight: 5 },
+      { in: 'html', pattern: /_abck|ak_bmsc/, weight: 3 },
+      { in: 'header', header: 'server', pattern: /akamaighost|akamai/i, weight: 2 },
+    ],
+  },
+  {
+    vendor: 'imperva',
+    markers: [
+      { in: 'text', pattern: /incapsula incident id|incident id:\s*\d+-\d+/i, weight: 10 },
+      { in: 'html', pattern: /<iframe[^>]{1,500}_incapsula_resource/, weight: 10 },
+      { in: 'html', pattern: /_incapsula_resource/, weight: 4 },
+      // The JS challenge is the resource script on a blank page; ordinary pages carry the same script plus content.
+      { in: 'html', pattern: /<script[^>]{1,500}src=["'][^"']{0,300}_incapsula_resource/, weight: 10, maxTextChars: 30 },
+      { in: 'text', pattern: /request unsuccessful/i, weight: 4 },
+      { in: 'html', pattern: /incap_ses_|visid_incap_/, weight: 3 },
+      // Imperva Advanced Bot Protection (formerly Distil Networks) interstitial.
+      { in: 'title', pattern: /^pardon our interruption/i, weight: 8 },
+      { in: 'text', pattern: /made us think you were a bot|something about your browser made us think/i, weight: 8 },
+      { in: 'html', pattern: /distil_r_captcha|distilcaptcha|\/distil_identify|ga_distil/, weight: 6 },
+      { in: 'header', header: 'x-iinfo', pattern: /./, weight: 2 },
+      { in: 'header', header: 'x-cdn', pattern: /incapsula|imperva/i, weight: 2 },
+    ],
+  },
+  {
+    vendor: 'aws_waf',
+    markers: [
+      { in: 'header', header: 'x-amzn-waf-action', pattern: /challenge|captcha|block/i, weight: 10, decisive: true },
+      { in: 'html', pattern: /window\.gokuprops\s*=|gokuprops\s*=\s*\{/, weight: 10 },
+      { in: 'html', pattern: /\.token\.awswaf\.com\/[^"']{0,300}\/challenge\.js|\.captcha\.awswaf\.com/, weight: 5 },
+      { in: 'html', pattern: /awswafintegration|awswafcaptcha|awswaf\.captcha/, weight: 3 },
+      { in: 'html', pattern: /id=["'](challenge|captcha)-container["']/, weight: 3 },
+    ],
+  },
+  {
+    vendor: 'sucuri',
+    markers: [
+      { in: 'header', header: 'x-sucuri-block', pattern: /./, weight: 10, decisive: true },
+      { in: 'title', pattern: /sucuri website firewall/i, weight: 10 },
+      { in: 'html', pattern: /sucuri_cloudproxy_js|sucuri_cloudproxy_uuid/, weight: 10 },
+      { in: 'text', pattern: /access denied - sucuri website firewall|cloudproxy@sucuri\.net/i, weight: 8 },
+      { in: 'text', pattern: /sucuri (website )?firewall/i, weight: 4 },
+      { in: 'header', header: 'x-sucuri-id', pattern: /./, weight: 2 },
+      { in: 'header', header: 'server', pattern: /sucuri|cloudproxy/i, weight: 2 },
+    ],
+  },
+  {
+    vendor: 'ddos_guard',
+    markers: [
+      { in: 'title', pattern: /^ddos-guard$/i, weight: 10 },
+      { in: 'html', pattern: /check\.ddos-guard\.net|ddos-guard\.net\/[^"']{0,300}\.js|__ddg[0-9_]/, weight: 5 },
+      { in: 'text', pattern: /checking your browser before accessing/i, weight: 6 },
+      { in: 'header', header: 'server', pattern: /ddos-guard/i, weight: 4 },
+    ],
+  },
+  {
+    vendor: 'vercel',
+    markers: [
+      { in: 'header', header: 'x-vercel-mitigated', pattern: /challenge|deny/i, weight: 10, decisive: true },
+      { in: 'title', pattern: /vercel security checkpoint/i, weight: 10 },
+    ],
+  },
+  {
+    vendor: 'kasada',
+    markers: [
+      { in: 'html', pattern: /window\.kpsdk\s*=|kpsdk\.(now|scriptstart)/, weight: 10 },
+      { in: 'html', pattern: /\/ips\.js\?/, weight: 3 },
+      { in: 'header', header: 'x-kpsdk-ct', pattern: /./, weight: 3 },
+    ],
+  },
+  {
+    vendor: 'anubis',
+    markers: [
+      { in: 'html', pattern: /anubis_challenge|\.within\.website\/x\/cmd\/anubis|id=["']anubis_/, weight: 10 },
+      { in: 'text', pattern: /making sure you('| a)re not a bot/i, weight: 6 },
+    ],
+  },
+  {
+    vendor: 'wordfence',
+    markers: [
+      { in: 'text', pattern: /your access to this site has been limited by the site owner/i, weight: 10 },
+      { in: 'html', pattern: /wordfence/, weight: 2 },
+    ],
+  },
+  {
+    vendor: 'radware',
+    markers: [
+      { in: 'html', pattern: /validate\.perfdrive\.com|captcha\.perfdrive\.com|shieldsquare\.com\/.*captcha/, weight: 10 },
+      { in: 'title', pattern: /radware (bot manager )?captcha|shieldsquare captcha/i, weight: 8 },
+    ],
+  },
+  {
+    vendor: 'amazon',
+    markers: [
+      { in: 'html', pattern: /\/errors\/validatecaptcha|amzn-captcha|opfcaptcha/, weight: 6 },
+      { in: 'text', pattern: /sorry,? we just need to make sure you'?re not a robot|type the characters you see in this image|enter the characters you see below/i, weight: 6 },
+      { in: 'title', pattern: /^robot check$/i, weight: 6 },
+    ],
+  },
+  {
+    vendor: 'google',
+    markers: [
+      { in: 'text', pattern: /our systems have detected unusual traffic from your computer network/i, weight: 10 },
+      { in: 'html', pattern: /id=["']recaptcha["'][^>]{0,500}class=["']g-recaptcha/, weight: 3 },
+      { in: 'html', pattern: /id=["']infodiv0?["']/, weight: 3 },
+    ],
+  },
+  ...WAF_AND_HOSTING_SIGNATURES,
+  {
+    // A page that IS a captcha gate: a widget plus a "prove you are human" title or text, on a small page. The
+    // widget is required (title + text alone stay below the threshold); a contact form has the widget but not
+    // the words. The vendor is the widget's.
+    vendor: 'captcha_gate',
+    notOnDataForms: true,
+    markers: [
+      // One marker for every kind of widget, so two widgets never add up to a gate without the words.
+      { in: 'html', pattern: new RegExp(String.raw`class=["'][^"']{0,300}\b(g-recaptcha|h-captcha|cf-turnstile|frc-captcha|smart-captcha)\b|recaptcha\/(api|enterprise)\.js|hcaptcha\.com\/1\/api\.js|challenges\.cloudflare\.com\/turnstile|friendlycaptcha|static\.geetest\.com|initgeetest|client-api\.arkoselabs\.com|smartcaptcha\.yandexcloud\.net|${IMAGE_CAPTCHA.source}`), weight: 6 },
+      { in: 'title', pattern: new RegExp(`${GATE_TITLES.source}|${LOCALISED_GATE_TITLES.source}`, 'i'), weight: 4 },
+      { in: 'text', pattern: new RegExp(`${CAPTCHA_PHRASES.source}|${LOCALISED_CAPTCHA_PHRASES.source}`, 'i'), weight: 4 },
+    ],
+  },
+];
+
+/** Which captcha widget a generic gate uses, for `blockVendor`. */
+export const CAPTCHA_WIDGETS: readonly [RegExp, string][] = [
+  [/h-captcha|hcaptcha\.com/, 'hcaptcha'],
+  [/g-recaptcha|recaptcha\//, 'recaptcha'],
+  [/cf-turnstile|challenges\.cloudflare\.com\/turnstile/, 'turnstile'],
+  [/frc-captcha|friendlycaptcha/, 'friendlycaptcha'],
+  [/geetest/, 'geetest'],
+  [/arkoselabs|funcaptcha/, 'arkose'],
+  [/smart-captcha|smartcaptcha/, 'yandex_smartcaptcha'],
+];

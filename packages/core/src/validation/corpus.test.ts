@@ -1,0 +1,51 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { LABELS, classifyCorpus, formatRows, labelTable } from './__fixtures__/corpus-eval.js';
+
+/**
+ * The labelled fixture corpus: pages written by us that imitate the structure and markers of real static pages,
+ * SPA shells, bot walls and empty responses (manifest.json says which pattern each imitates). It measures the
+ * detectors, it does not define them: signatures rely on structural markers, not on fixture wording.
+ */
+const { manifest, results } = classifyCorpus(join(dirname(fileURLToPath(import.meta.url)), '__fixtures__'));
+const table = () => labelTable(results);
+
+describe('fixture corpus', () => {
+  it('has at least 100 labelled pages covering every label', () => {
+    expect(manifest.length).toBeGreaterThanOrEqual(100);
+    for (const l of LABELS) expect(manifest.some((e) => e.label === l)).toBe(true);
+  });
+
+  it('reports precision and recall per label', () => {
+    const rows = table();
+    const lines = formatRows(rows);
+    const misses = results.filter((r) => r.predicted !== r.e.label).map((r) => `  ${r.e.file}: ${r.e.label} → ${r.predicted} ${JSON.stringify(r.scores.slice(0, 2))}`);
+    console.log(['validation corpus:', ...lines, ...(misses.length ? ['misclassified:', ...misses] : [])].join('\n'));
+    expect(rows.every((r) => r.n > 0)).toBe(true);
+  });
+
+  it('never calls a static page a challenge', () => {
+    const wrong = results.filter((r) => r.e.label === 'static' && r.predicted === 'challenge').map((r) => r.e.file);
+    expect(wrong).toEqual([]);
+  });
+
+  it('recalls at least 95% of challenges and of SPA shells', () => {
+    const rows = table();
+    expect(rows.find((r) => r.label === 'challenge')?.recall).toBeGreaterThanOrEqual(0.95);
+    expect(rows.find((r) => r.label === 'spa')?.recall).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('names the vendor of recognised challenges', () => {
+    const named = results.filter((r) => r.e.label === 'challenge' && r.predicted === 'challenge' && r.e.vendor);
+    const wrong = named.filter((r) => r.v.blockVendor !== r.e.vendor).map((r) => `${r.e.file}: ${r.v.blockVendor} ≠ ${r.e.vendor}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('gives challenge pages with a status of their own the captcha block type', () => {
+    const wrong = results
+      .filter((r) => r.e.label === 'challenge' && r.predicted === 'challenge' && r.v.blockType !== 'blocked_captcha')
+      .map((r) => r.e.file);
+    expect(wrong).toEqual([]);
+  });
+});

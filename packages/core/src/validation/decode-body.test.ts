@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { charsetOf, decodeBody } from './decode-body.js';
+import { detectContentFamily } from './content-family.js';
+
+describe('decodeBody', () => {
+  it('prefers a BOM, then the header charset, then a meta charset, then UTF-8', () => {
+    const utf16 = new Uint8Array([0xff, 0xfe, 0x68, 0x00, 0x69, 0x00]);
+    expect(decodeBody(utf16, 'text/html; charset=iso-8859-1')).toBe('hi');
+    const latin = new Uint8Array([0x63, 0x61, 0x66, 0xe9]);
+    expect(decodeBody(latin, 'text/html; charset="ISO-8859-1"')).toBe('café');
+    const meta = new Uint8Array([...Buffer.from('<meta charset="windows-1252"><p>', 'latin1'), 0x80]);
+    expect(decodeBody(meta, 'text/html')).toContain('€');
+    expect(decodeBody(Buffer.from('naïve', 'utf8'), undefined)).toBe('naïve');
+  });
+  it('decodes Shift_JIS declared by http-equiv', () => {
+    const sjis = new Uint8Array([...Buffer.from('<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">', 'latin1'), 0x82, 0xa0]);
+    expect(decodeBody(sjis, undefined)).toContain('あ');
+  });
+  it('falls back to UTF-8 for an unknown label', () => {
+    expect(decodeBody(Buffer.from('ok'), 'text/html; charset=no-such-charset')).toBe('ok');
+  });
+  it('caps what it analyses', () => {
+    expect(decodeBody(new Uint8Array(100).fill(0x61), undefined, 10)).toBe('a'.repeat(10));
+    expect(decodeBody('b'.repeat(100), undefined, 10)).toBe('b'.repeat(10));
+  });
+  it('reads the charset parameter', () => {
+    expect(charsetOf('text/html; Charset=UTF-8')).toBe('utf-8');
+    expect(charsetOf('text/html')).toBeNull();
+    expect(charsetOf(undefined)).toBeNull();
+  });
+});
+
+describe('detectContentFamily', () => {
+  it.each([
+    ['text/html; charset=utf-8', 'html'],
+    ['application/xhtml+xml', 'html'],
+    ['application/pdf', 'pdf'],
+    ['image/webp', 'image'],
+    ['video/mp4', 'video'],
+    ['application/vnd.apple.mpegurl', 'video'],
+    ['audio/mpeg', 'audio'],
+    ['application/ld+json', 'json'],
+    ['application/rss+xml', 'xml'],
+    ['text/plain', 'text'],
+    ['application/zip', 'binary'],
+  ])('%s → %s', (ct, fam) => {
+    expect(detectContentFamily(ct, '')).toBe(fam);
+  });
+  it('sniffs when the type is missing or generic', () => {
+    expect(detectContentFamily(undefined, Buffer.from('%PDF-1.7'))).toBe('pdf');
+    expect(detectContentFamily('application/octet-stream', new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))).toBe('image');
+    expect(detectContentFamily(undefined, '  <!DOCTYPE html><html>')).toBe('html');
+    expect(detectContentFamily(undefined, '<?xml version="1.0"?><rss>')).toBe('xml');
+    expect(detectContentFamily(undefined, '{"a":1}')).toBe('json');
+    expect(detectContentFamily(undefined, new Uint8Array([0x00, 0x01, 0x02]))).toBe('binary');
+    expect(detectContentFamily(undefined, 'just words')).toBe('text');
+  });
+});

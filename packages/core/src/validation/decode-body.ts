@@ -1,0 +1,71 @@
+/** Bytes analysed per response: enough for any real page's markers, bounded so a 50 MB dump stays fast. */
+export const MAX_ANALYSED_BYTES = 2 * 1024 * 1024;
+
+/** The charset parameter of a Content-Type, lower-case, or null. */
+export function charsetOf(contentType: string | undefined): string | null {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '');
+  return m?.[1] ? m[1].toLowerCase() : null;
+}
+
+/**
+ * Text of a body for analysis, at most MAX_ANALYSED_BYTES of it. Charset precedence follows the HTML spec's
+ * encoding sniffing: a BOM, then the Content-Type charset, then a <meta charset>/http-equiv in the first 1024
+ * bytes, then UTF-8. Node 20 ships full ICU, so TextDecoder handles legacy encodings (Shift_JIS, windows-1251…);
+ * an unknown label falls back to UTF-8 rather than throwing.
+ */
+export function decodeBody(body: string | Uint8Array, contentType: string | undefined, maxBytes = MAX_ANALYSED_BYTES): string {
+  if (typeof body === 'string') return body.length > maxBytes ? body.slice(0, maxBytes) : body;
+  const bytes = body.length > maxBytes ? body.subarray(0, maxBytes) : body;
+  const bom = bomEncoding(bytes);
+  if (bom) return decodeWith(bom.encoding, bytes.subarray(bom.length));
+  const label = charsetOf(contentType) ?? sniffMetaCharset(bytes) ?? 'utf-8';
+  return decodeWith(label, bytes);
+}
+
+function bomEncoding(b: Uint8Array): { encoding: string; length: number } | null {
+  if (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) return { encoding: 'utf-8', length: 3 };
+  if (b[0] === 0xff && b[1] === 0xfe) return { encoding: 'utf-16le', length: 2 };
+  if (b[0] === 0xfe && b[1] === 0xff) return { encoding: 'utf-16be', length: 2 };
+  return null;
+}
+
+/** <meta charset="x"> or <meta http-equiv="Content-Type" content="text/html; charset=x"> near the top. */
+function sniffMetaCharset(b: Uint8Array): string | null {
+  const head = latin1(b.subarray(0, 1024));
+  const m = /<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.+-]+)/i.exec(head);
+  return m?.[1] ? m[1].toLowerCase() : null;
+}
+
+function latin1(b: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i] ?? 0);
+  return s;
+}
+
+/** Labels the Encoding Standard maps to windows-1252 (HTML treats "latin1" and "ascii" as windows-1252). */
+const WINDOWS_1252_LABELS = new Set(['windows-1252', 'cp1252', 'x-cp1252', 'latin1', 'iso-8859-1', 'iso8859-1', 'iso_8859-1', 'l1', 'ascii', 'us-ascii', 'ansi_x3.4-1968', 'cp819', 'ibm819', 'iso-ir-100']);
+/** windows-1252 code points for bytes 0x80–0x9F (the rest equal their byte value). */
+const CP1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008DŽ\u008F\u0090‘’“”•–—˜™š›œ\u009DžŸ';
+
+/** Node 20's TextDecoder decodes windows-1252 as ISO-8859-1 (0x80 → U+0080, not €), so we map it ourselves. */
+function decodeWindows1252(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  for (let start = 0; start < bytes.length; start += 8192) {
+    const chunk = bytes.subarray(start, start + 8192);
+    let s = '';
+    for (const b of chunk) s += b >= 0x80 && b <= 0x9f ? CP1252_HIGH[b - 0x80] : String.fromCharCode(b);
+    parts.push(s);
+  }
+  return parts.join('');
+}
+
+function decodeWith(label: string, bytes: Uint8Array): string {
+  if (WINDOWS_1252_LABELS.has(label)) return decodeWindows1252(bytes);
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(label);
+  } catch {
+    decoder = new TextDecoder('utf-8');
+  }
+  return decoder.decode(bytes);
+}

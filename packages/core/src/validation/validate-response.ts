@@ -1,0 +1,85 @@
+import { detectChallenge, type ChallengeVerdict } from './detect-challenge.js';
+import { detectContentFamily } from './content-family.js';
+import { decodeBody, MAX_ANALYSED_BYTES } from './decode-body.js';
+import { detectPaywall } from './detect-paywall.js';
+import { detectSpa } from './detect-spa.js';
+import { extractPageFeatures, textWeight, type PageFeatures } from './page-features.js';
+import { SPA_MAX_VISIBLE_CHARS } from './spa-signatures.js';
+import type { ResponseSnapshot, ValidationResult } from './types.js';
+
+/**
+ * Statuses that are a block by themselves (document 000 Detect403). 406 too: it is the default deny of Fastly's
+ * Next-Gen WAF (Signal Sciences) and of ModSecurity on many shared hosts, while a crawler's GET with a broad
+ * Accept header practically never fails real content negotiation.
+ */
+export const BLOCK_STATUSES: ReadonlySet<number> = new Set([403, 406, 429]);
+
+export interface ValidateOptions {
+  /** Bytes analysed. @defaultValue MAX_ANALYSED_BYTES (2 MiB) */
+  maxBytes?: number;
+}
+
+/** A validation with the evidence behind it, for `explain` and the classify command. */
+export interface ValidationDetail {
+  result: ValidationResult;
+  challenge: ChallengeVerdict;
+  page: PageFeatures | null;
+}
+
+/** Lower-case header names (callers should already, but a stray "Server" must not hide a marker). */
+function lowerHeaders(h: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h ?? {})) out[k.toLowerCase()] = String(v);
+  return out;
+}
+
+/** A body with nothing but whitespace (or nothing). Stops at the first other byte, so large bodies cost nothing. */
+function isBlankBody(body: string | Uint8Array): boolean {
+  if (typeof body === 'string') return !/\S/.test(body);
+  for (let i = 0; i < body.length; i++) {
+    const b = body[i] as number;
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d) return false;
+  }
+  return true;
+}
+
+/** validateResponse plus the evidence. */
+export function validateResponseDetailed(r: ResponseSnapshot, opts: ValidateOptions = {}): ValidationDetail {
+  const headers = lowerHeaders(r.headers);
+  const maxBytes = opts.maxBytes ?? MAX_ANALYSED_BYTES;
+  const contentType = headers['content-type'];
+  const head = typeof r.body === 'string' ? r.body.slice(0, 512) : r.body.subarray(0, 512);
+  const contentFamily = detectContentFamily(contentType, head);
+  const isHtml = contentFamily === 'html';
+  const page = isHtml ? extractPageFeatures(decodeBody(r.body, contentType, maxBytes)) : null;
+  const challenge = detectChallenge(page, headers, r.status);
+  const statusBlock = BLOCK_STATUSES.has(r.status);
+  const isBlocked = challenge.isChallenge || statusBlock;
+  const spa = page && !isBlocked ? detectSpa(page) : { hasSpa: false, framework: null };
+  const visibleTextLength = page?.visibleText.length ?? 0;
+  const result: ValidationResult = {
+    isBlocked,
+    blockType: challenge.isChallenge ? 'blocked_captcha' : statusBlock ? 'blocked_403' : null,
+    blockVendor: isBlocked ? challenge.vendor : null,
+    hasSpa: spa.hasSpa,
+    framework: spa.framework,
+    // Non-HTML content (PDF, image, JSON…) has no visible text by nature and is never "empty" (seeds README 4); a
+    // response with no body at all (a 204, a blank 200) is, whatever it claims to be.
+    isEmpty: (isHtml && textWeight(page?.visibleText ?? '') < SPA_MAX_VISIBLE_CHARS) || isBlankBody(r.body),
+    isHtml,
+    visibleTextLength,
+    contentFamily,
+    scriptRatio: page?.scriptRatio ?? 0,
+    hasPaywall: page ? detectPaywall(page) : false,
+  };
+  return { result, challenge, page };
+}
+
+/**
+ * What a response is (document 000 Validate, with the seeds README corrections): a bot wall (challenge page →
+ * blocked_captcha; bare 403/429 → blocked_403), a client-rendered shell, empty HTML, or content. Pure and
+ * total: any status, headers and body give a result, never an exception.
+ */
+export function validateResponse(r: ResponseSnapshot, opts: ValidateOptions = {}): ValidationResult {
+  return validateResponseDetailed(r, opts).result;
+}
