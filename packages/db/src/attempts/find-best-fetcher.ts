@@ -1,0 +1,193 @@
+import {
+  canonicalFetcherName,
+  DAY_MS,
+  documentSuccessRate,
+  LEARNING_DEFAULTS,
+  sampleFactor,
+  type BestFetcherResult,
+  type FetcherScore,
+  type Heuristic,
+} from '@crawler/core';
+import type { PrismaClient } from '../client.js';
+import type { FindBestFetcherOptions } from './types.js';
+
+/** One fetcher's aggregates as Postgres returns them, before scoring. */
+export interface FetcherAggregate {
+  fetcher: string;
+  sampleSize: number;
+  decayedSuccesses: number;
+}
+
+/** The rollups' time origin: weights are stored as 2^((attempted_at − this) / 30 days). */
+export const ROLLUP_EPOCH_MS = Date.UTC(2020, 0, 1);
+/** The half-life the rollups are built for; any other half-life takes the exact scan. */
+export const ROLLUP_HALF_LIFE_DAYS = 30;
+/** Beyond this many distinct query pairs, 2^n − 1 subset probes stop being cheaper than the scan. */
+export const MAX_ROLLUP_QUERY_PAIRS = 12;
+/**
+ * Rollup weights cannot clamp attempts stamped after `now` to weight 1 as the scan does (core's decayWeight); an
+ * attempt a minute in the future weighs 1.000016 instead. Beyond this, the exact scan answers.
+ */
+export const ROLLUP_FUTURE_TOLERANCE_MS = 60_000;
+
+const KEY_SEP = '\u001f';
+const SUBSET_SEP = '\u001e';
+
+// Document 001 FindBestFetcher steps 1–4 in ONE statement with two branches, exactly one of which runs:
+//
+// - rollup (every query type listed in heuristic_rollup_types, half-life 30 d): inclusion–exclusion over the
+//   2^n − 1 subsets of the n query pairs, read from heuristic_rollups (migration 20261122000300): per fetcher,
+//   |∪ P_q| = Σ_S (−1)^{|S|+1} |∩_{q∈S} P_q|, and likewise the decayed successes, whose decay factorises as
+//   2^((t−E)/30d)·2^(−(now−E)/30d). Cost: 2^n − 1 primary-key probes, independent of the matching attempts.
+// - exact scan (anything else): the DISTINCT attempts matching ANY pair, read from idx_heur_match (index-only) and
+//   de-duplicated with DISTINCT ON over a sort of the ids (about 2× faster than hashing the tuple), decayed as
+//   exp(−ln2·age/halfLife) on date_part (float8: extract() is numeric since Postgres 14 and cost more than the scan).
+//   Ages below zero (clock skew) count as zero, like core's decayWeight.
+const FIND_BEST_FETCHER_SQL = `
+WITH q AS (SELECT * FROM unnest($1::text[], $2::text[]) AS q(t, v)),
+fast AS (
+  SELECT $5::boolean AND NOT EXISTS (
+    SELECT 1 FROM q WHERE NOT EXISTS (SELECT 1 FROM heuristic_rollup_types rt WHERE rt.heuristic_type = q.t)
+  ) AS ok
+)
+SELECT true AS rolled, r.fetcher, sum(r.sign * r.attempts)::float8 AS sample_size,
+       sum(r.sign * r.success_weight)::float8 AS weight, max(r.max_attempted_at) AS max_attempted_at
+FROM (
+  -- = ANY keeps this a primary-key probe per subset (a join on unnest was planned as a sequential scan); the
+  -- inclusion–exclusion sign is (−1)^(|S|+1), |S| = separators + 1.
+  SELECT fetcher, attempts, success_weight, max_attempted_at,
+         CASE WHEN (length(subset_key) - length(replace(subset_key, chr(30), ''))) % 2 = 0 THEN 1 ELSE -1 END AS sign
+  FROM heuristic_rollups
+  WHERE subset_key = ANY($6::text[])
+) AS r
+WHERE (SELECT ok FROM fast)
+GROUP BY r.fetcher
+HAVING sum(r.sign * r.attempts) > 0
+UNION ALL
+SELECT false, fetcher, count(*)::float8,
+       coalesce(sum(exp(least(0::float8, date_part('epoch', attempted_at - $3::timestamptz)) * (ln(2::float8) / ($4::float8 * 86400))))
+                FILTER (WHERE success), 0)::float8,
+       NULL::timestamptz
+FROM (
+  SELECT DISTINCT ON (ah.attempt) ah.attempt, ah.fetcher, ah.success, ah.attempted_at
+  FROM attempt_heuristics ah
+  WHERE (ah.heuristic_type, ah.heuristic_value) IN (SELECT q.t, q.v FROM q)
+    AND NOT (SELECT ok FROM fast)
+  ORDER BY ah.attempt
+) AS matched
+GROUP BY fetcher`;
+
+interface Row {
+  rolled: boolean;
+  fetcher: string;
+  sample_size: number;
+  weight: number;
+  max_attempted_at: Date | null;
+}
+
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** Every non-empty subset of the (byte-ordered) keys as a rollup subset key, with its inclusion–exclusion sign. */
+export function rollupSubsets(keys: readonly string[]): { subsetKeys: string[]; signs: number[] } {
+  const sorted = [...keys].sort(byteOrder);
+  const subsetKeys: string[] = [];
+  const signs: number[] = [];
+  for (let mask = 1; mask < 1 << sorted.length; mask++) {
+    const members = sorted.filter((_, i) => (mask >> i) & 1);
+    subsetKeys.push(members.join(SUBSET_SEP));
+    signs.push(members.length % 2 === 1 ? 1 : -1);
+  }
+  return { subsetKeys, signs };
+}
+
+/** Sum raw aggregates per canonical fetcher name (`direct_access` rows join `simple_http`). */
+export function mergeAliases(rows: readonly FetcherAggregate[]): FetcherAggregate[] {
+  const merged = new Map<string, FetcherAggregate>();
+  for (const r of rows) {
+    const name = canonicalFetcherName(r.fetcher);
+    const m = merged.get(name) ?? { fetcher: name, sampleSize: 0, decayedSuccesses: 0 };
+    m.sampleSize += r.sampleSize;
+    m.decayedSuccesses += r.decayedSuccesses;
+    merged.set(name, m);
+  }
+  return [...merged.values()];
+}
+
+/** Document 001 step 5 over the aggregates: rate, sample factor, confidence, eligibility; best first. */
+export function scoreAggregates(
+  rows: readonly FetcherAggregate[],
+  minSampleSize: number = LEARNING_DEFAULTS.minSampleSize,
+  fullSampleSize: number = LEARNING_DEFAULTS.fullSampleSize,
+): BestFetcherResult {
+  const scores: FetcherScore[] = mergeAliases(rows).map((r) => {
+    // The documents' formula: decayed successes over the UNdecayed sample size (seeds README point 3).
+    const successRate = documentSuccessRate(r.decayedSuccesses, r.sampleSize);
+    const factor = sampleFactor(r.sampleSize, fullSampleSize);
+    return {
+      fetcher: r.fetcher,
+      sampleSize: r.sampleSize,
+      decayedSuccesses: r.decayedSuccesses,
+      successRate,
+      sampleFactor: factor,
+      confidence: successRate * factor,
+      eligible: r.sampleSize >= minSampleSize,
+    };
+  });
+  scores.sort((a, b) => {
+    if (a.eligible !== b.eligible) return a.eligible ? -1 : 1;
+    if (a.confidence !== b.confidence) return b.confidence - a.confidence;
+    if (a.sampleSize !== b.sampleSize) return b.sampleSize - a.sampleSize;
+    return a.fetcher < b.fetcher ? -1 : a.fetcher > b.fetcher ? 1 : 0;
+  });
+  const best = scores[0]?.eligible ? scores[0] : null;
+  return { best, scores };
+}
+
+/** Run the aggregation in Postgres (one round trip) and score it. Empty heuristics match nothing. */
+export async function queryBestFetcher(
+  prisma: PrismaClient,
+  heuristics: readonly Heuristic[],
+  now: Date,
+  options: FindBestFetcherOptions = {},
+): Promise<BestFetcherResult> {
+  const halfLifeDays = options.halfLifeDays ?? LEARNING_DEFAULTS.halfLifeDays;
+  if (!(halfLifeDays > 0)) throw new RangeError(`halfLifeDays must be > 0, got ${halfLifeDays}`);
+  const pairs = new Map<string, Heuristic>();
+  for (const h of heuristics) pairs.set(`${h.type}\u0000${h.value}`, h);
+  if (pairs.size === 0) return { best: null, scores: [] };
+  const list = [...pairs.values()];
+  const keys = list.map((h) => `${h.type}${KEY_SEP}${h.value}`);
+  const rollupable =
+    options.strategy !== 'scan' &&
+    halfLifeDays === ROLLUP_HALF_LIFE_DAYS &&
+    list.length <= MAX_ROLLUP_QUERY_PAIRS &&
+    !keys.some((k) => /[\u001e]/.test(k) || k.split(KEY_SEP).length !== 2);
+  const { subsetKeys } = rollupable ? rollupSubsets(keys) : { subsetKeys: [] as string[] };
+  const run = (fast: boolean) =>
+    prisma.$queryRawUnsafe<Row[]>(
+      FIND_BEST_FETCHER_SQL,
+      list.map((h) => h.type),
+      list.map((h) => h.value),
+      now.toISOString(),
+      halfLifeDays,
+      fast,
+      subsetKeys,
+    );
+  let rows = await run(rollupable);
+  if (rows.some((r) => r.rolled && r.max_attempted_at !== null && new Date(r.max_attempted_at).getTime() > now.getTime() + ROLLUP_FUTURE_TOLERANCE_MS)) {
+    rows = await run(false);
+  }
+  const scale = Math.pow(2, -(now.getTime() - ROLLUP_EPOCH_MS) / (ROLLUP_HALF_LIFE_DAYS * DAY_MS));
+  return scoreAggregates(
+    rows.map((r) => ({
+      fetcher: r.fetcher,
+      sampleSize: Math.round(Number(r.sample_size)),
+      // Inclusion–exclusion can leave a float residue of ~1e-16 × the terms; never let it go negative.
+      decayedSuccesses: r.rolled ? Math.max(0, Number(r.weight) * scale) : Number(r.weight),
+    })),
+    options.minSampleSize ?? LEARNING_DEFAULTS.minSampleSize,
+    options.fullSampleSize ?? LEARNING_DEFAULTS.fullSampleSize,
+  );
+}

@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DAY_MS, ManualClock, type Heuristic } from '@crawler/core';
+import { createTestDatabase, type TestDatabase } from '../testing.js';
+import { AttemptStore } from './attempt-store.js';
+import type { AttemptInput } from './types.js';
+
+// The rollup answer (inclusion–exclusion over pre-aggregated subsets) must equal the exact scan of document 001
+// after any mix of writes: batches, direct client writes, updates, deletes, cascades and retention.
+let db: TestDatabase;
+let clock: ManualClock;
+let store: AttemptStore;
+
+// A small deterministic PRNG so a failure reproduces.
+function rng(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => {
+    x = (x + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(x ^ (x >>> 15), 1 | x);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rand = rng(20261122);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+
+const DOMAINS = ['a.eq', 'b.eq', 'c.eq', 'd.eq'];
+const SUFFIXES = ['.html', '.pdf', '.php'];
+const FETCHERS = ['simple_http', 'direct_access', 'playwright', 'playwright_stealth'];
+
+function randomHeuristics(): Heuristic[] {
+  const hs: Heuristic[] = [{ type: 'domain', value: pick(DOMAINS) }, { type: 'path_depth', value: String(1 + Math.floor(rand() * 3)) }];
+  if (rand() < 0.6) hs.push({ type: 'suffix', value: pick(SUFFIXES) });
+  if (rand() < 0.3) hs.push({ type: 'contains_cdn', value: 'true' });
+  if (rand() < 0.5) hs.push({ type: 'status_200', value: 'true' });
+  if (rand() < 0.1) hs.push({ ...hs[0]! }); // a duplicate pair on one attempt
+  return hs;
+}
+
+function randomQuery(): Heuristic[] {
+  const all: Heuristic[] = [
+    ...DOMAINS.map((value) => ({ type: 'domain', value })),
+    ...SUFFIXES.map((value) => ({ type: 'suffix', value })),
+    { type: 'path_depth', value: '1' }, { type: 'path_depth', value: '2' }, { type: 'contains_cdn', value: 'true' },
+  ];
+  const n = 1 + Math.floor(rand() * 4);
+  return Array.from({ length: n }, () => pick(all));
+}
+
+async function expectSame(queries: Heuristic[][]): Promise<void> {
+  for (const q of queries) {
+    const fast = await store.findBestFetcher(q);
+    const exact = await store.findBestFetcher(q, { strategy: 'scan' });
+    expect(fast.scores.map((s) => [s.fetcher, s.sampleSize, s.eligible])).toEqual(exact.scores.map((s) => [s.fetcher, s.sampleSize, s.eligible]));
+    fast.scores.forEach((s, i) => {
+      expect(s.decayedSuccesses).toBeCloseTo(exact.scores[i]!.decayedSuccesses, 6);
+      expect(s.confidence).toBeCloseTo(exact.scores[i]!.confidence, 9);
+    });
+    expect(fast.best?.fetcher).toBe(exact.best?.fetcher);
+  }
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase('db_rollup');
+  clock = new ManualClock(Date.now());
+  store = new AttemptStore({ prisma: db.prisma, clock });
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('rollup ↔ exact scan', () => {
+  const queries = Array.from({ length: 40 }, randomQuery);
+  let linkIds: string[] = [];
+
+  it('agree after batched logging', async () => {
+    const links = await Promise.all(
+      [0, 1, 2].map((i) => db.prisma.link.create({ data: { url: `https://eq/${i}`, initialUrl: `https://eq/${i}`, domain: 'eq' } })),
+    );
+    linkIds = links.map((l) => l.id);
+    const inputs: AttemptInput[] = Array.from({ length: 300 }, (_, i) => ({
+      linkId: rand() < 0.5 ? pick(linkIds) : null,
+      url: `https://eq/${i}`,
+      fetcher: pick(FETCHERS),
+      success: rand() < 0.7,
+      attemptedAt: new Date(clock.now().getTime() - Math.floor(rand() * 120) * DAY_MS - Math.floor(rand() * DAY_MS)),
+      heuristics: randomHeuristics(),
+    }));
+    for (let i = 0; i < inputs.length; i += 50) await store.logAttempts(inputs.slice(i, i + 50));
+    const q = await store.findBestFetcher([{ type: 'domain', value: 'a.eq' }]);
+    expect(q.scores.length).toBeGreaterThan(0);
+    await expectSame(queries);
+  });
+
+  it('agree after concurrent writers sharing hot rollup rows (no deadlock, nothing lost)', async () => {
+    const writer = async (w: number) => {
+      for (let b = 0; b < 8; b++) {
+        await store.logAttempts(
+          Array.from({ length: 15 }, (_, i) => ({
+            url: `https://eq/w${w}/${b}/${i}`,
+            fetcher: pick(FETCHERS),
+            success: rand() < 0.7,
+            attemptedAt: new Date(clock.now().getTime() - Math.floor(rand() * 60) * DAY_MS),
+            heuristics: randomHeuristics(),
+          })),
+        );
+      }
+    };
+    const before = await db.prisma.fetcherAttempt.count();
+    await Promise.all([0, 1, 2, 3].map(writer));
+    expect(await db.prisma.fetcherAttempt.count()).toBe(before + 4 * 8 * 15);
+    await expectSame(queries);
+  });
+
+  it('agree after direct client writes, updates and heuristic deletes', async () => {
+    for (let i = 0; i < 20; i++) {
+      await db.prisma.fetcherAttempt.create({
+        data: {
+          url: `https://eq/direct/${i}`, fetcher: pick(FETCHERS), success: rand() < 0.5, attemptedAt: new Date(clock.now().getTime() - i * DAY_MS),
+          heuristics: { create: randomHeuristics().map((h) => ({ heuristicType: h.type, heuristicValue: h.value })) },
+        },
+      });
+    }
+    const some = await db.prisma.fetcherAttempt.findMany({ where: { url: { startsWith: 'https://eq/' } }, take: 60, orderBy: { id: 'desc' } });
+    for (const a of some.slice(0, 20)) {
+      await db.prisma.fetcherAttempt.update({ where: { id: a.id }, data: { success: !a.success, fetcher: pick(FETCHERS), attemptedAt: new Date(a.attemptedAt.getTime() - 5 * DAY_MS) } });
+    }
+    await db.prisma.fetcherAttempt.updateMany({ where: { id: { in: some.slice(20, 40).map((a) => a.id) } }, data: { success: true } });
+    const heur = await db.prisma.attemptHeuristic.findMany({ where: { attemptId: { in: some.map((a) => a.id) } }, take: 40 });
+    await db.prisma.attemptHeuristic.deleteMany({ where: { id: { in: heur.slice(0, 15).map((h) => h.id) } } });
+    for (const h of heur.slice(15, 25)) {
+      await db.prisma.attemptHeuristic.update({ where: { id: h.id }, data: { heuristicValue: pick([...DOMAINS, ...SUFFIXES]) } });
+    }
+    await db.prisma.attemptHeuristic.createMany({
+      data: some.slice(40, 60).map((a) => ({ attemptId: a.id, heuristicType: 'suffix', heuristicValue: pick(SUFFIXES) })),
+    });
+    await expectSame(queries);
+  });
+
+  it('agree after attempt deletes, link cascades and retention', async () => {
+    const victims = await db.prisma.fetcherAttempt.findMany({ where: { url: { startsWith: 'https://eq/' } }, take: 25, orderBy: { id: 'asc' } });
+    await db.prisma.fetcherAttempt.deleteMany({ where: { id: { in: victims.map((v) => v.id) } } });
+    await db.prisma.link.delete({ where: { id: linkIds[0]! } });
+    const pruned = await store.pruneAttempts({ olderThanDays: 90, batchSize: 17 });
+    expect(pruned.attempts).toBeGreaterThan(0);
+    await expectSame(queries);
+  });
+
+  it('falls back to the scan for unlisted types, other half-lives and attempts far in the future', async () => {
+    await store.logAttempts([{ url: 'https://eq/future', fetcher: 'playwright', success: true, attemptedAt: new Date(clock.now().getTime() + 2 * DAY_MS), heuristics: [{ type: 'domain', value: 'future.eq' }] }]);
+    for (let i = 0; i < 5; i++) await store.logAttempt({ url: 'https://eq/f', fetcher: 'playwright', success: true, heuristics: [{ type: 'domain', value: 'future.eq' }] });
+    // The scan clamps the future attempt's weight to 1; the fallback must too.
+    const r = await store.findBestFetcher([{ type: 'domain', value: 'future.eq' }]);
+    expect(r.best).toMatchObject({ sampleSize: 6 });
+    expect(r.best?.decayedSuccesses).toBeCloseTo(6, 9);
+    await expectSame([[{ type: 'status_200', value: 'true' }, { type: 'domain', value: 'b.eq' }]]);
+    const tenDay = await store.findBestFetcher([{ type: 'domain', value: 'b.eq' }], { halfLifeDays: 10 });
+    const tenDayScan = await store.findBestFetcher([{ type: 'domain', value: 'b.eq' }], { halfLifeDays: 10, strategy: 'scan' });
+    expect(tenDay).toEqual(tenDayScan);
+  });
+
+  it('really answers from the rollups, and rollup_rebuild() restores them', async () => {
+    const q = [{ type: 'domain', value: 'a.eq' }];
+    const before = await store.findBestFetcher(q);
+    await db.prisma.$executeRawUnsafe(`UPDATE heuristic_rollups SET attempts = attempts + 1000 WHERE subset_key = 'domain' || chr(31) || 'a.eq'`);
+    const corrupted = await store.findBestFetcher(q);
+    const rows = await db.prisma.heuristicRollup.count({ where: { subsetKey: 'domain\u001fa.eq' } });
+    expect(rows).toBeGreaterThan(0);
+    const total = (r: typeof before) => r.scores.reduce((n, s) => n + s.sampleSize, 0);
+    expect(total(corrupted)).toBe(total(before) + 1000 * rows);
+    await db.prisma.$executeRawUnsafe('SELECT rollup_rebuild()');
+    const rebuilt = await store.findBestFetcher(q);
+    expect(rebuilt.scores.map((x) => [x.fetcher, x.sampleSize])).toEqual(before.scores.map((x) => [x.fetcher, x.sampleSize]));
+    rebuilt.scores.forEach((x, i) => expect(x.decayedSuccesses).toBeCloseTo(before.scores[i]!.decayedSuccesses, 9));
+    await expectSame(queries);
+  });
+});

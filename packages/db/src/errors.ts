@@ -1,0 +1,63 @@
+import { CrawlerError, NonRetryableError, RetryableError } from '@crawler/core';
+
+/** Stable codes for data-layer failures, recorded like any other error type. */
+export const DB_ERROR_CODES = {
+  /** Postgres is unreachable or the connection dropped: retry later. */
+  unavailable: 'db_unavailable',
+  /** A unique, foreign-key or check constraint refused the write. */
+  constraint: 'db_constraint',
+  /** The row to update or delete does not exist. */
+  notFound: 'db_not_found',
+  /** Serialization failure or deadlock: the same statement may succeed if retried. */
+  conflict: 'db_conflict',
+  /** Migrations on disk and in `_prisma_migrations` disagree, or one failed. */
+  migration: 'db_migration',
+  /** Anything else the database refused. */
+  other: 'db_error',
+} as const;
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', 'P1001', 'P1002', 'P1008', 'P1017']);
+const CONSTRAINT_CODES = new Set(['23505', '23503', '23502', '23514', 'P2002', 'P2003', 'P2011', 'P2014']);
+const CONFLICT_CODES = new Set(['40001', '40P01', 'P2034']);
+
+function codeOf(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { code?: unknown; errorCode?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
+  const original = e.meta?.driverAdapterError?.cause?.originalCode;
+  if (typeof original === 'string') return original;
+  if (typeof e.code === 'string') return e.code;
+  if (typeof e.errorCode === 'string') return e.errorCode;
+  // AggregateError from net (IPv4 + IPv6 both refused) carries the code on its members.
+  const inner = (err as { errors?: unknown[] }).errors;
+  if (Array.isArray(inner) && inner.length > 0) return codeOf(inner[0]);
+  return e.cause === undefined ? undefined : codeOf(e.cause);
+}
+
+/**
+ * Translate a pg, Prisma or driver-adapter error into a CrawlerError with a stable code, once, at the data-layer
+ * edge. Errors that already are CrawlerErrors pass through.
+ */
+export function translateDbError(err: unknown, action: string): CrawlerError {
+  if (err instanceof CrawlerError) return err;
+  const code = codeOf(err);
+  const detail = err instanceof Error ? err.message.split('\n').filter(Boolean).slice(-1)[0] : String(err);
+  const message = `${action}: ${detail}`;
+  if (code === 'P2025') return new NonRetryableError(DB_ERROR_CODES.notFound, message, { cause: err });
+  if (code && CONNECTION_CODES.has(code)) return new RetryableError(DB_ERROR_CODES.unavailable, message, { cause: err });
+  if (code && CONSTRAINT_CODES.has(code)) return new NonRetryableError(DB_ERROR_CODES.constraint, message, { cause: err });
+  if (code && CONFLICT_CODES.has(code)) return new RetryableError(DB_ERROR_CODES.conflict, message, { cause: err });
+  const name = (err as { name?: string } | null)?.name ?? '';
+  if (name === 'PrismaClientInitializationError' || /connect|ECONNREFUSED|terminat/i.test(detail)) {
+    return new RetryableError(DB_ERROR_CODES.unavailable, message, { cause: err });
+  }
+  return new NonRetryableError(DB_ERROR_CODES.other, message, { cause: err });
+}
+
+/** Run `fn`, translating whatever it throws. */
+export async function withDbErrors<T>(action: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw translateDbError(err, action);
+  }
+}

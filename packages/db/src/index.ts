@@ -1,0 +1,22 @@
+export { PrismaClient, createPrismaClient, type CreatePrismaClientOptions } from './client.js';
+export { Prisma } from './generated/prisma/client.js';
+export type { Link, FetcherAttempt, AttemptHeuristic, FetcherRoute, FetchedContent } from './generated/prisma/client.js';
+export { DB_ERROR_CODES, translateDbError, withDbErrors } from './errors.js';
+export { migrate, readMigrations, MIGRATION_LOCK_KEY, type MigrateOptions, type MigrateResult, type MigrationFile } from './migrate/migrate.js';
+export { locateMigrationsDir } from './migrate/locate.js';
+export { AttemptStore, DEFAULT_RETENTION_DAYS } from './attempts/attempt-store.js';
+export { DomainStateStore, DOMAIN_STATE_WINDOW } from './attempts/domain-state.js';
+export { INVALID_ATTEMPT, ATTEMPT_BATCH_PARTIAL, AttemptBatchError } from './attempts/log-attempts.js';
+export { scoreAggregates, mergeAliases, type FetcherAggregate } from './attempts/find-best-fetcher.js';
+export type {
+  StoreDeps,
+  AttemptInput,
+  LoggedHeuristic,
+  FindBestFetcherOptions,
+  AttemptStats,
+  VelocityBucket,
+  PruneResult,
+} from './attempts/types.js';
+export { ImportanceAnalytics, type HeuristicGain, type ImportanceOptions } from './analytics/importance.js';
+export { RouteStore, type Route } from './routes/route-store.js';
+export { ContentStore, CONTENT_BROTLI_QUALITY, type ContentInput, type StoredContent } from './content/content-store.js';

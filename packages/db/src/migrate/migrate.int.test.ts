@@ -1,0 +1,126 @@
+import { cpSync, mkdtempSync, appendFileSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_TEST_PG_URL } from '../testing.js';
+import { locateMigrationsDir } from './locate.js';
+import { migrate, readMigrations } from './migrate.js';
+
+const server = process.env.TEST_PG_URL ?? DEFAULT_TEST_PG_URL;
+const created: string[] = [];
+const dirs: string[] = [];
+
+function urlOf(name: string): string {
+  const u = new URL(server);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>, url = server): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+async function emptyDatabase(): Promise<string> {
+  const name = `crawler_test_db_migrate_${process.pid}_${randomBytes(3).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE "${name}"`));
+  created.push(name);
+  return urlOf(name);
+}
+
+function copyMigrations(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'crawler-migrations-'));
+  dirs.push(dir);
+  cpSync(locateMigrationsDir(), dir, { recursive: true });
+  return dir;
+}
+
+afterAll(async () => {
+  for (const name of created) await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('migrate', () => {
+  let url: string;
+  beforeAll(async () => {
+    url = await emptyDatabase();
+  });
+
+  it('applies every migration once and records it the way Prisma does', async () => {
+    const onDisk = readMigrations();
+    expect(onDisk.length).toBeGreaterThanOrEqual(3);
+    const first = await migrate(url);
+    expect(first.applied).toEqual(onDisk.map((m) => m.name));
+    const second = await migrate(url);
+    expect(second).toEqual({ applied: [], alreadyApplied: onDisk.map((m) => m.name) });
+
+    const rows = await admin((c) => c.query('SELECT * FROM "_prisma_migrations" ORDER BY migration_name'), url);
+    expect(rows.rows.map((r) => [r.migration_name, r.checksum, r.applied_steps_count, r.logs, r.rolled_back_at])).toEqual(
+      onDisk.map((m) => [m.name, m.checksum, 1, null, null]),
+    );
+    for (const r of rows.rows) {
+      expect(r.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(r.finished_at).toBeInstanceOf(Date);
+    }
+    const cols = await admin(
+      (c) => c.query("SELECT column_name, data_type, character_maximum_length FROM information_schema.columns WHERE table_name = '_prisma_migrations' ORDER BY ordinal_position"),
+      url,
+    );
+    expect(cols.rows.map((r) => [r.column_name, r.data_type, r.character_maximum_length])).toEqual([
+      ['id', 'character varying', 36],
+      ['checksum', 'character varying', 64],
+      ['finished_at', 'timestamp with time zone', null],
+      ['migration_name', 'character varying', 255],
+      ['logs', 'text', null],
+      ['rolled_back_at', 'timestamp with time zone', null],
+      ['started_at', 'timestamp with time zone', null],
+      ['applied_steps_count', 'integer', null],
+    ]);
+  });
+
+  it('is safe to run from several processes at once', async () => {
+    const fresh = await emptyDatabase();
+    const results = await Promise.all([migrate(fresh), migrate(fresh), migrate(fresh)]);
+    expect(results.map((r) => r.applied.length).sort()).toEqual([0, 0, readMigrations().length]);
+    const n = await admin((c) => c.query('SELECT count(*)::int AS n FROM "_prisma_migrations"'), fresh);
+    expect(n.rows[0].n).toBe(readMigrations().length);
+  });
+
+  it('refuses when an applied migration was modified', async () => {
+    const dir = copyMigrations();
+    const fresh = await emptyDatabase();
+    await migrate(fresh, { migrationsDir: dir });
+    const first = readMigrations(dir)[0]!;
+    appendFileSync(join(dir, first.name, 'migration.sql'), '\n-- edited\n');
+    await expect(migrate(fresh, { migrationsDir: dir })).rejects.toMatchObject({ code: 'db_migration', message: expect.stringContaining(first.name) });
+  });
+
+  it('records a failing migration, rolls it back, and refuses to go on until it is resolved', async () => {
+    const dir = copyMigrations();
+    const fresh = await emptyDatabase();
+    await migrate(fresh, { migrationsDir: dir });
+    mkdirSync(join(dir, '29990101000000_broken'));
+    writeFileSync(join(dir, '29990101000000_broken', 'migration.sql'), 'CREATE TABLE "half_done" (id int);\nSELECT no_such_function();\n');
+    await expect(migrate(fresh, { migrationsDir: dir })).rejects.toMatchObject({ code: 'db_migration' });
+    const state = await admin(async (c) => {
+      const row = await c.query(`SELECT finished_at, logs FROM "_prisma_migrations" WHERE migration_name = '29990101000000_broken'`);
+      const table = await c.query(`SELECT to_regclass('half_done') AS t`);
+      return { row: row.rows[0], table: table.rows[0].t };
+    }, fresh);
+    expect(state.row.finished_at).toBeNull();
+    expect(state.row.logs).toContain('no_such_function');
+    expect(state.table).toBeNull();
+    await expect(migrate(fresh, { migrationsDir: dir })).rejects.toMatchObject({ code: 'db_migration', message: expect.stringContaining('failed earlier') });
+  });
+
+  it('fails with a retryable typed error when Postgres is unreachable', async () => {
+    await expect(migrate('postgresql://postgres@127.0.0.1:1/none')).rejects.toMatchObject({ code: 'db_unavailable', retryable: true });
+  });
+});

@@ -1,0 +1,150 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { NonRetryableError, silentLogger, type Logger } from '@crawler/core';
+import { DB_ERROR_CODES, translateDbError } from '../errors.js';
+import { locateMigrationsDir } from './locate.js';
+
+/**
+ * The advisory lock key `prisma migrate` itself takes, so our runs and a `prisma migrate deploy` elsewhere
+ * serialise against each other as well as against concurrent fleet start-ups.
+ */
+export const MIGRATION_LOCK_KEY = 72707369;
+
+/** Options for {@link migrate}. */
+export interface MigrateOptions {
+  logger?: Logger;
+  /** Directory holding `<timestamp>_<name>/migration.sql`. @defaultValue the repository's prisma/migrations */
+  migrationsDir?: string;
+}
+
+/** What {@link migrate} did. */
+export interface MigrateResult {
+  /** Migrations applied by this run, in order. */
+  applied: string[];
+  /** Migrations that were already recorded as applied. */
+  alreadyApplied: string[];
+}
+
+/** One migration on disk. */
+export interface MigrationFile {
+  name: string;
+  sql: string;
+  /** sha256 hex of the file's bytes, as Prisma records it. */
+  checksum: string;
+}
+
+/** Read the migrations under `dir` in name (= timestamp) order, checksummed the way Prisma does. */
+export function readMigrations(dir: string = locateMigrationsDir()): MigrationFile[] {
+  return readdirSync(dir)
+    .filter((name) => statSync(join(dir, name)).isDirectory())
+    .sort()
+    .map((name) => {
+      const bytes = readFileSync(join(dir, name, 'migration.sql'));
+      return { name, sql: bytes.toString('utf8'), checksum: createHash('sha256').update(bytes).digest('hex') };
+    });
+}
+
+// Byte-for-byte the table `prisma migrate` creates, so either tool can take over from the other.
+const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+    "id"                    VARCHAR(36) PRIMARY KEY NOT NULL,
+    "checksum"              VARCHAR(64) NOT NULL,
+    "finished_at"           TIMESTAMPTZ,
+    "migration_name"        VARCHAR(255) NOT NULL,
+    "logs"                  TEXT,
+    "rolled_back_at"        TIMESTAMPTZ,
+    "started_at"            TIMESTAMPTZ NOT NULL DEFAULT now(),
+    "applied_steps_count"   INTEGER NOT NULL DEFAULT 0
+)`;
+
+interface AppliedRow {
+  migration_name: string;
+  checksum: string;
+  finished_at: Date | null;
+  rolled_back_at: Date | null;
+}
+
+function migrationError(message: string): NonRetryableError {
+  return new NonRetryableError(DB_ERROR_CODES.migration, message);
+}
+
+/**
+ * Apply pending migrations from prisma/migrations, each in its own transaction, recording them in
+ * `_prisma_migrations` as Prisma does. Idempotent and safe to run from many processes at once (advisory lock).
+ * Refuses when an applied migration's file changed or a failed migration is recorded.
+ */
+export async function migrate(databaseUrl: string, options: MigrateOptions = {}): Promise<MigrateResult> {
+  const log = (options.logger ?? silentLogger).child({ component: 'migrate' });
+  const migrations = readMigrations(options.migrationsDir ?? locateMigrationsDir());
+  const client = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await client.connect();
+  } catch (err) {
+    throw translateDbError(err, 'connect for migrations');
+  }
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      return await applyPending(client, migrations, log);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    }
+  } catch (err) {
+    throw translateDbError(err, 'migrate');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function applyPending(client: pg.Client, migrations: MigrationFile[], log: Logger): Promise<MigrateResult> {
+  await client.query(CREATE_MIGRATIONS_TABLE);
+  const { rows } = await client.query<AppliedRow>(
+    'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at',
+  );
+  const live = rows.filter((r) => r.rolled_back_at === null);
+  const failed = live.find((r) => r.finished_at === null);
+  if (failed) {
+    throw migrationError(`migration ${failed.migration_name} failed earlier and is recorded as such; fix the database and mark it rolled back before migrating again`);
+  }
+  const appliedByName = new Map(live.map((r) => [r.migration_name, r]));
+  const onDisk = new Set(migrations.map((m) => m.name));
+  for (const r of live) {
+    if (!onDisk.has(r.migration_name)) log.warn({ migration: r.migration_name }, 'applied migration missing from disk');
+  }
+  for (const m of migrations) {
+    const row = appliedByName.get(m.name);
+    if (row && row.checksum !== m.checksum) {
+      throw migrationError(`migration ${m.name} was modified after it was applied (checksum ${row.checksum} in the database, ${m.checksum} on disk)`);
+    }
+  }
+
+  const result: MigrateResult = { applied: [], alreadyApplied: [] };
+  for (const m of migrations) {
+    if (appliedByName.has(m.name)) {
+      result.alreadyApplied.push(m.name);
+      continue;
+    }
+    const id = randomUUID();
+    // Recorded before running, as Prisma does: if the script fails the row stays unfinished with its logs,
+    // which blocks later runs until someone looks.
+    await client.query(
+      'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
+      [id, m.checksum, m.name],
+    );
+    try {
+      await client.query('BEGIN');
+      await client.query(m.sql);
+      await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      const text = err instanceof Error ? err.message : String(err);
+      await client.query('UPDATE "_prisma_migrations" SET logs = $2 WHERE id = $1', [id, text]).catch(() => undefined);
+      throw migrationError(`migration ${m.name} failed: ${text}`);
+    }
+    log.info({ migration: m.name }, 'migration applied');
+    result.applied.push(m.name);
+  }
+  return result;
+}

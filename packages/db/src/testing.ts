@@ -1,0 +1,142 @@
+/**
+ * Throwaway databases for integration tests (`@crawler/db/testing`). Each call clones a migrated template, so a
+ * fresh database costs one CREATE DATABASE instead of a full migration run.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createPrismaClient, type PrismaClient } from './client.js';
+import { migrate, readMigrations } from './migrate/migrate.js';
+import { locateMigrationsDir } from './migrate/locate.js';
+
+/** Where test databases are created when `TEST_PG_URL` is not set. */
+export const DEFAULT_TEST_PG_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+// Distinct from the migration lock: serialises template creation across test processes on one server.
+const TEMPLATE_LOCK_KEY = 72707370;
+
+/** A fresh, migrated database of its own. */
+export interface TestDatabase {
+  /** Connection string of the new database. */
+  url: string;
+  /** Its name, `crawler_test_<label>_<pid>_<rand>`. */
+  name: string;
+  prisma: PrismaClient;
+  /** Disconnect the client and drop the database (WITH (FORCE)). Safe to call twice. */
+  drop(): Promise<void>;
+}
+
+/** Options for {@link createTestDatabase}. */
+export interface CreateTestDatabaseOptions {
+  /** Server to create it on (any database URL on it). @defaultValue env TEST_PG_URL, else {@link DEFAULT_TEST_PG_URL} */
+  serverUrl?: string;
+  /** Migrations to apply. @defaultValue the repository's prisma/migrations */
+  migrationsDir?: string;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+async function withAdmin<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** The template's name changes whenever any migration does, so a stale template is never cloned. */
+function templateName(migrationsDir: string): string {
+  const hash = createHash('sha256');
+  for (const m of readMigrations(migrationsDir)) hash.update(m.name).update(m.checksum);
+  return `crawler_test_template_${hash.digest('hex').slice(0, 16)}`;
+}
+
+const ensured = new Map<string, Promise<void>>();
+
+async function ensureTemplate(serverUrl: string, migrationsDir: string, template: string): Promise<void> {
+  await withAdmin(serverUrl, async (admin) => {
+    await admin.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_KEY]);
+    try {
+      const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
+      if (exists.rowCount) return;
+      const building = `${template}_tmp`;
+      await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(building)} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${quoteIdent(building)}`);
+      await migrate(withDatabase(serverUrl, building), { migrationsDir });
+      // Renamed only once complete, so a crash mid-migration never leaves a half-built template behind.
+      await admin.query(`ALTER DATABASE ${quoteIdent(building)} RENAME TO ${quoteIdent(template)}`);
+      const stale = await admin.query<{ datname: string }>(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'crawler\\_test\\_template\\_%' AND datname <> $1",
+        [template],
+      );
+      for (const { datname } of stale.rows) {
+        await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)} WITH (FORCE)`).catch(() => undefined);
+      }
+    } finally {
+      await admin.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK_KEY]).catch(() => undefined);
+    }
+  });
+}
+
+/**
+ * Create `crawler_test_<label>_<pid>_<rand>`, migrated, and a Prisma client on it. The seed priors are re-dated
+ * to now, as if the migration had just run, because the template may be days old.
+ */
+export async function createTestDatabase(label: string, options: CreateTestDatabaseOptions = {}): Promise<TestDatabase> {
+  const serverUrl = options.serverUrl ?? process.env.TEST_PG_URL ?? DEFAULT_TEST_PG_URL;
+  const migrationsDir = options.migrationsDir ?? locateMigrationsDir();
+  const template = templateName(migrationsDir);
+  const key = `${serverUrl}|${template}`;
+  if (!ensured.has(key)) ensured.set(key, ensureTemplate(serverUrl, migrationsDir, template));
+  try {
+    await ensured.get(key);
+  } catch (err) {
+    ensured.delete(key);
+    throw err;
+  }
+
+  const safeLabel = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 24) || 'x';
+  const name = `crawler_test_${safeLabel}_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await withAdmin(serverUrl, async (admin) => {
+    // CREATE DATABASE ... TEMPLATE fails while anyone else is connected to the template; that only happens for
+    // the instant another process checks it, so retry briefly.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)}`);
+        return;
+      } catch (err) {
+        if (attempt >= 20 || !/being accessed by other users/.test(String((err as Error).message))) throw err;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
+    }
+  });
+  const url = withDatabase(serverUrl, name);
+  await withAdmin(url, async (client) => {
+    await client.query("UPDATE fetcher_attempts SET attempted_at = now() WHERE selection_source = 'prior' AND link IS NULL");
+    await client.query(
+      "UPDATE attempt_heuristics SET created_at = now() WHERE attempt IN (SELECT id FROM fetcher_attempts WHERE selection_source = 'prior' AND link IS NULL)",
+    );
+  });
+  const prisma = createPrismaClient(url, { maxConnections: 4 });
+  let dropped = false;
+  return {
+    url,
+    name,
+    prisma,
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await prisma.$disconnect().catch(() => undefined);
+      await withAdmin(serverUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+    },
+  };
+}
