@@ -1,0 +1,225 @@
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Logger } from '@crawler/core';
+import { FetchError } from '../errors.js';
+import { CHROMIUM_ARGS, type ResolvedFetchersOptions } from '../options.js';
+import { Semaphore } from './semaphore.js';
+
+/** How a fetcher flavour makes a context: plain, or with a fingerprint (stealth). */
+export interface ContextFactory {
+  /** Contexts of different profiles are never shared, even for the same site. */
+  readonly profile: string;
+  newContext(browser: Browser, site: string): Promise<BrowserContext>;
+}
+
+interface ContextEntry {
+  key: string;
+  generation: number;
+  context: Promise<BrowserContext>;
+  pages: number;
+  inFlight: number;
+  lastUsedAt: number;
+  retired: boolean;
+}
+
+interface BrowserEntry {
+  generation: number;
+  browser: Promise<Browser>;
+  pages: number;
+  inFlight: number;
+  retired: boolean;
+}
+
+/** What the pool has done, for tests, metrics and the benchmark. */
+export interface BrowserPoolStats {
+  /** Browsers launched since the pool was created. */
+  launches: number;
+  /** Pages opened since the pool was created. */
+  pagesOpened: number;
+  /** Contexts created since the pool was created. */
+  contextsCreated: number;
+  /** Contexts open now. */
+  openContexts: number;
+  /** Pages open now. */
+  inFlight: number;
+  /** Whether a browser is running (or launching) now. */
+  browserRunning: boolean;
+}
+
+/**
+ * ONE Chromium per process, shared by the browser fetchers. Launched on the first browser job; retired and
+ * relaunched after `maxPagesPerBrowser` pages (Chromium leaks) or when it crashes. Contexts are per site and
+ * profile — a new context costs about a second of Chromium time here — reused across that site's jobs, and
+ * closed when idle or after `maxPagesPerContext` pages. At most `maxPages` pages are open at once.
+ */
+export class BrowserPool {
+  readonly #opts: ResolvedFetchersOptions;
+  readonly #log: Logger;
+  readonly #slots: Semaphore;
+  readonly #contexts = new Map<string, ContextEntry>();
+  #current: BrowserEntry | undefined;
+  #generation = 0;
+  #sweeper: NodeJS.Timeout | undefined;
+  #closed = false;
+  readonly #stats = { launches: 0, pagesOpened: 0, contextsCreated: 0 };
+
+  constructor(options: ResolvedFetchersOptions) {
+    this.#opts = options;
+    this.#log = options.logger.child({ component: 'browser-pool' });
+    this.#slots = new Semaphore(options.browser.maxPages);
+  }
+
+  stats(): BrowserPoolStats {
+    return {
+      ...this.#stats,
+      openContexts: this.#contexts.size,
+      inFlight: this.#slots.inUse,
+      browserRunning: this.#current !== undefined,
+    };
+  }
+
+  /**
+   * Run `fn` with a fresh page in `site`'s context. The page is closed afterwards whatever happens; `signal`
+   * aborts waiting for a slot and closes the page mid-work.
+   */
+  async withPage<T>(site: string, factory: ContextFactory, signal: AbortSignal, fn: (page: Page) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new FetchError('browser_error', 'browser pool is closed', {}, false);
+    await this.#slots.acquire(signal);
+    let browserEntry: BrowserEntry | undefined;
+    let ctxEntry: ContextEntry | undefined;
+    let page: Page | undefined;
+    const onAbort = () => void page?.close().catch(() => undefined);
+    try {
+      browserEntry = this.#browserEntry();
+      browserEntry.inFlight++;
+      browserEntry.pages++;
+      if (browserEntry.pages >= this.#opts.browser.maxPagesPerBrowser) browserEntry.retired = true;
+      const browser = await browserEntry.browser;
+      ctxEntry = this.#contextEntry(site, factory, browserEntry.generation, browser);
+      ctxEntry.inFlight++;
+      ctxEntry.pages++;
+      if (ctxEntry.pages >= this.#opts.browser.maxPagesPerContext) ctxEntry.retired = true;
+      const context = await ctxEntry.context;
+      page = await context.newPage();
+      this.#stats.pagesOpened++;
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) throw signal.reason;
+      return await fn(page);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      if (page) await page.close().catch(() => undefined);
+      if (ctxEntry) {
+        ctxEntry.inFlight--;
+        ctxEntry.lastUsedAt = Date.now();
+        if (ctxEntry.retired && ctxEntry.inFlight === 0) await this.#closeContext(ctxEntry);
+      }
+      if (browserEntry) {
+        browserEntry.inFlight--;
+        if (browserEntry.retired && browserEntry.inFlight === 0) await this.#closeBrowser(browserEntry);
+      }
+      this.#slots.release();
+    }
+  }
+
+  #browserEntry(): BrowserEntry {
+    if (this.#current && !this.#current.retired) return this.#current;
+    const generation = ++this.#generation;
+    const entry: BrowserEntry = { generation, browser: this.#launch(generation), pages: 0, inFlight: 0, retired: false };
+    // A launch that failed must not be reused: the next job tries again.
+    entry.browser.catch(() => {
+      if (this.#current === entry) this.#current = undefined;
+    });
+    this.#current = entry;
+    this.#ensureSweeper();
+    return entry;
+  }
+
+  async #launch(generation: number): Promise<Browser> {
+    this.#stats.launches++;
+    let browser: Browser;
+    try {
+      browser = await chromium.launch({
+        executablePath: this.#opts.chromiumPath,
+        headless: this.#opts.browser.headless,
+        args: CHROMIUM_ARGS,
+        // Workers own shutdown order; Playwright must not install its own signal handlers.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+      });
+    } catch (cause) {
+      throw new FetchError('browser_error', `cannot launch Chromium at ${this.#opts.chromiumPath}`, { cause });
+    }
+    this.#log.info({ generation }, 'browser launched');
+    browser.on('disconnected', () => {
+      // A crash or kill: forget this browser and its contexts; the next job relaunches.
+      for (const [key, c] of this.#contexts) if (c.generation === generation) this.#contexts.delete(key);
+      if (this.#current?.generation === generation) {
+        this.#current = undefined;
+        this.#log.warn({ generation }, 'browser disconnected');
+      }
+    });
+    return browser;
+  }
+
+  #contextEntry(site: string, factory: ContextFactory, generation: number, browser: Browser): ContextEntry {
+    const key = `${factory.profile}|${site}`;
+    const existing = this.#contexts.get(key);
+    if (existing && !existing.retired && existing.generation === generation) return existing;
+    if (existing && existing.inFlight === 0) void this.#closeContext(existing);
+    this.#evictIdleBeyondLimit();
+    const entry: ContextEntry = {
+      key,
+      generation,
+      context: factory.newContext(browser, site),
+      pages: 0,
+      inFlight: 0,
+      lastUsedAt: Date.now(),
+      retired: false,
+    };
+    entry.context.catch(() => this.#contexts.get(key) === entry && this.#contexts.delete(key));
+    this.#stats.contextsCreated++;
+    this.#contexts.set(key, entry);
+    return entry;
+  }
+
+  #evictIdleBeyondLimit(): void {
+    if (this.#contexts.size < this.#opts.browser.maxContexts) return;
+    const idle = [...this.#contexts.values()].filter((c) => c.inFlight === 0).sort((a, b) => a.lastUsedAt - b.lastUsedAt);
+    for (const c of idle.slice(0, this.#contexts.size - this.#opts.browser.maxContexts + 1)) void this.#closeContext(c);
+  }
+
+  async #closeContext(entry: ContextEntry): Promise<void> {
+    if (this.#contexts.get(entry.key) === entry) this.#contexts.delete(entry.key);
+    await entry.context.then((c) => c.close()).catch(() => undefined);
+  }
+
+  async #closeBrowser(entry: BrowserEntry): Promise<void> {
+    if (this.#current === entry) this.#current = undefined;
+    for (const [key, c] of this.#contexts) if (c.generation === entry.generation) this.#contexts.delete(key);
+    this.#log.info({ generation: entry.generation, pages: entry.pages }, 'browser retired');
+    await entry.browser.then((b) => b.close()).catch(() => undefined);
+  }
+
+  #ensureSweeper(): void {
+    if (this.#sweeper) return;
+    const every = Math.max(250, Math.min(5000, Math.floor(this.#opts.browser.contextIdleMs / 2)));
+    this.#sweeper = setInterval(() => {
+      const cutoff = Date.now() - this.#opts.browser.contextIdleMs;
+      for (const c of this.#contexts.values()) if (c.inFlight === 0 && c.lastUsedAt < cutoff) void this.#closeContext(c);
+    }, every);
+    this.#sweeper.unref();
+  }
+
+  /** Close contexts and the browser. Idempotent; in-flight pages fail with `browser_error`. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#sweeper) clearInterval(this.#sweeper);
+    const contexts = [...this.#contexts.values()];
+    this.#contexts.clear();
+    await Promise.allSettled(contexts.map((c) => c.context.then((x) => x.close())));
+    const current = this.#current;
+    this.#current = undefined;
+    if (current) await current.browser.then((b) => b.close()).catch(() => undefined);
+  }
+}

@@ -1,0 +1,210 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  forbidden,
+  jsRenderedPage,
+  redirect,
+  slowHeaders,
+  startTestServer,
+  staticArticle,
+  tooManyRequests,
+  webdriverGatedPage,
+  type TestServer,
+} from '@crawler/testkit';
+import { validateResponse } from '@crawler/core';
+import { createDefaultRegistry, type FetcherRegistry } from '../registry.js';
+import { createPlaywrightFetcher, type PlaywrightFetcher } from './playwright-fetcher.js';
+import { FetchError } from '../errors.js';
+
+/** SIGKILL the Chromium processes this test process launched: a real crash, not a polite close. */
+function killChildChromium(): number {
+  let killed = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8').trim();
+      const [, comm = '', rest = ''] = stat.match(/^\d+ \((.*)\) (.*)$/) ?? [];
+      const ppid = Number(rest.split(' ')[1]);
+      if (ppid === process.pid && /chrom/i.test(comm)) {
+        process.kill(Number(entry), 'SIGKILL');
+        killed++;
+      }
+    } catch {
+      // The process went away while we looked.
+    }
+  }
+  return killed;
+}
+
+const CHALLENGE = /Just a moment\.\.\.|\/cdn-cgi\/challenge-platform\//;
+
+describe('browser fetchers (one shared Chromium)', () => {
+  let server: TestServer;
+  let registry: FetcherRegistry;
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      '/': { body: staticArticle({ title: 'Static in a browser' }) },
+      '/spa': { body: jsRenderedPage({ title: 'Rendered', paragraphs: ['Only a browser reads this sentence.'], renderDelayMs: 100 }) },
+      '/gated': { body: webdriverGatedPage({ title: 'Behind the gate' }) },
+      '/probe-ua': {
+        body: `<html><body><script>document.body.setAttribute('data-ua', navigator.userAgent);document.body.setAttribute('data-wd', String(navigator.webdriver));</script></body></html>`,
+      },
+      '/img.png': { headers: { 'content-type': 'image/png' }, body: new Uint8Array([137, 80, 78, 71]) },
+      '/with-image': { body: `<html><body><p>picture below</p><img src="/img.png"></body></html>` },
+      '/moved': redirect('/'),
+      '/slow': slowHeaders(5000),
+      '/403': forbidden(),
+      '/429': tooManyRequests(60),
+    });
+    registry = createDefaultRegistry({ allowPrivateNetworks: true, browser: { maxPages: 2 } });
+  });
+
+  afterAll(async () => {
+    await registry.closeAll();
+    await server.close();
+  });
+
+  it('renders a JS page the plain HTTP fetcher sees empty', async () => {
+    const plain = await registry.get('direct_access').fetch({ url: server.url('/spa') });
+    expect(plain.text?.replace(/<script[\s\S]*?<\/script>/g, '')).not.toContain('Only a browser reads');
+    const rendered = await registry.get('playwright').fetch({ url: server.url('/spa') });
+    expect(rendered.fetcher).toBe('playwright');
+    expect(rendered.status).toBe(200);
+    expect(rendered.contentType).toBe('text/html');
+    expect(rendered.text).toContain('<p>Only a browser reads this sentence.</p>');
+    expect(rendered.text).toContain('data-rendered="true"');
+  });
+
+  it('returns the main document status, headers and redirect chain', async () => {
+    const pw = registry.get('playwright');
+    const moved = await pw.fetch({ url: server.url('/moved') });
+    expect(moved.finalUrl).toBe(server.url('/'));
+    expect(moved.redirectChain).toEqual([server.url('/moved')]);
+    expect(moved.text).toContain('Static in a browser');
+    expect(moved.headers['content-type']).toContain('text/html');
+    expect((await pw.fetch({ url: server.url('/403') })).status).toBe(403);
+    const limited = await pw.fetch({ url: server.url('/429') });
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toBe('60');
+  });
+
+  it('blocks images by default', async () => {
+    server.resetHits();
+    const r = await registry.get('playwright').fetch({ url: server.url('/with-image') });
+    expect(r.text).toContain('picture below');
+    expect(server.hits('/img.png')).toBe(0);
+  });
+
+  it('is stopped by a webdriver gate that the stealth fetcher passes', async () => {
+    const plain = await registry.get('playwright').fetch({ url: server.url('/gated') });
+    expect(plain.text).toMatch(CHALLENGE);
+    expect(plain.text).not.toContain('Behind the gate');
+    expect(validateResponse({ status: plain.status, headers: plain.headers, body: plain.body }).blockType).toBe('blocked_captcha');
+    const stealth = await registry.get('playwright_stealth').fetch({ url: server.url('/gated') });
+    expect(stealth.fetcher).toBe('playwright_stealth');
+    expect(stealth.text).not.toMatch(CHALLENGE);
+    expect(stealth.text).toContain('<h1>Behind the gate</h1>');
+    expect(validateResponse({ status: stealth.status, headers: stealth.headers, body: stealth.body }).isBlocked).toBe(false);
+  });
+
+  it('hides webdriver and headless markers only in stealth', async () => {
+    const attrs = (html: string | null) => ({
+      ua: html?.match(/data-ua="([^"]*)"/)?.[1] ?? '',
+      wd: html?.match(/data-wd="([^"]*)"/)?.[1] ?? '',
+    });
+    const plain = attrs((await registry.get('playwright').fetch({ url: server.url('/probe-ua') })).text);
+    expect(plain.wd).toBe('true');
+    const stealth = attrs((await registry.get('playwright_stealth').fetch({ url: server.url('/probe-ua') })).text);
+    expect(stealth.wd).toBe('false');
+    expect(stealth.ua).toMatch(/Chrome\/\d+/);
+    expect(stealth.ua).not.toContain('Headless');
+  });
+
+  it('maps refused connections and deadlines to FetchError codes', async () => {
+    const closed = await startTestServer({});
+    const url = closed.url('/');
+    await closed.close();
+    const refused = await registry.get('playwright').fetch({ url }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(FetchError);
+    expect((refused as FetchError).code).toBe('network_error');
+    const blocked = await registry.get('playwright').fetch({ url: 'file:///etc/passwd' }).catch((e: unknown) => e);
+    expect((blocked as FetchError).code).toBe('blocked_scheme');
+    const late = await registry.get('playwright').fetch({ url: server.url('/slow'), timeoutMs: 800 }).catch((e: unknown) => e);
+    expect((late as FetchError).code).toBe('timeout');
+    expect((late as FetchError).retryable).toBe(true);
+  });
+
+  it('keeps the SSRF guard on in the browser: private targets and redirects into them are refused', async () => {
+    const publicLike = await startTestServer({ '/': { body: staticArticle() }, '/to-private': redirect(server.url('/')) }, { host: '127.0.0.2' });
+    const guarded = createPlaywrightFetcher({ allowHosts: ['127.0.0.2'] }, { pool: (registry.get('playwright') as PlaywrightFetcher).pool });
+    try {
+      expect((await guarded.fetch({ url: publicLike.url('/') })).status).toBe(200);
+      const direct = await guarded.fetch({ url: server.url('/') }).catch((e: unknown) => e);
+      expect((direct as FetchError).code).toBe('blocked_address');
+      const bounced = await guarded.fetch({ url: publicLike.url('/to-private') }).catch((e: unknown) => e);
+      expect((bounced as FetchError).code).toBe('blocked_address');
+    } finally {
+      await guarded.close();
+      await publicLike.close();
+    }
+  });
+});
+
+describe('browser pool lifecycle', () => {
+  let server: TestServer;
+  let fetcher: PlaywrightFetcher;
+
+  beforeAll(async () => {
+    server = await startTestServer({ '/*': { body: staticArticle() } });
+    fetcher = createPlaywrightFetcher({ allowPrivateNetworks: true, browser: { maxPages: 2, maxPagesPerBrowser: 3, maxPagesPerContext: 2 } });
+  });
+
+  afterAll(async () => {
+    await fetcher.close();
+    await server.close();
+  });
+
+  it('launches lazily, retires the browser after N pages and relaunches', async () => {
+    expect(fetcher.pool.stats().launches).toBe(0);
+    for (let i = 0; i < 4; i++) {
+      const r = await fetcher.fetch({ url: server.url(`/p${i}`) });
+      expect(r.status).toBe(200);
+    }
+    const stats = fetcher.pool.stats();
+    expect(stats.launches).toBe(2);
+    expect(stats.pagesOpened).toBe(4);
+    // 2 pages per context: contexts for pages 1-2 and 3 on the first browser, 4 on the second.
+    expect(stats.contextsCreated).toBe(3);
+  });
+
+  it('relaunches after the browser disconnects', async () => {
+    const before = fetcher.pool.stats().launches;
+    expect(killChildChromium()).toBeGreaterThan(0);
+    for (let i = 0; i < 100 && fetcher.pool.stats().browserRunning; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fetcher.pool.stats().browserRunning).toBe(false);
+    const r = await fetcher.fetch({ url: server.url('/after-crash') });
+    expect(r.status).toBe(200);
+    expect(fetcher.pool.stats().launches).toBe(before + 1);
+  });
+});
+
+describe('idle contexts', () => {
+  it('closes a site context after it has been idle for contextIdleMs', async () => {
+    const server = await startTestServer({ '/': { body: staticArticle() } });
+    const fetcher = createPlaywrightFetcher({ allowPrivateNetworks: true, browser: { contextIdleMs: 300 } });
+    try {
+      await fetcher.fetch({ url: server.url('/') });
+      expect(fetcher.pool.stats().contextsCreated).toBe(1);
+      // Bounded wait for the sweeper, not a timing assertion: it must happen, however slow the machine.
+      for (let i = 0; i < 100 && fetcher.pool.stats().openContexts > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(fetcher.pool.stats().openContexts).toBe(0);
+      // The next job for the site gets a fresh context on the same browser.
+      await fetcher.fetch({ url: server.url('/') });
+      expect(fetcher.pool.stats()).toMatchObject({ contextsCreated: 2, launches: 1 });
+    } finally {
+      await fetcher.close();
+      await server.close();
+    }
+  });
+});

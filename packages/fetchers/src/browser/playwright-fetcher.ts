@@ -1,0 +1,189 @@
+import type { Browser, Page, Request, Response } from 'playwright-core';
+import { FETCHERS } from '@crawler/core';
+import { BaseFetcher, type PreparedRequest } from '../base-fetcher.js';
+import type { FetchResult } from '../contract.js';
+import { FetchError } from '../errors.js';
+import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
+import { isTextualType, mimeTypeOf } from '../http/decode.js';
+import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
+import { BrowserPool, type ContextFactory } from './browser-pool.js';
+import { translatePlaywrightError } from './translate-error.js';
+import { installRequestPolicy, policyKey, refusalFor, type RequestPolicy } from './request-policy.js';
+
+/**
+ * What makes a browser fetcher flavour different: how its contexts are made. Stealth is the playwright
+ * fetcher with hooks that inject a fingerprint, not a copy of it.
+ */
+export interface BrowserHooks extends ContextFactory {}
+
+export interface PlaywrightFetcherDeps {
+  /** Share a pool (and so one browser) with other browser fetchers; a private one is made when absent. */
+  pool?: BrowserPool;
+  /** Called once when the fetcher closes, instead of closing a shared pool. */
+  onClose?: () => Promise<void>;
+  hooks?: BrowserHooks;
+  /** @defaultValue 'playwright' */
+  name?: string;
+}
+
+// After DOMContentLoaded, the network counts as quiet once nothing has been in flight for this long.
+// Playwright's own 'networkidle' waits 500 ms; 250 ms catches an SPA's first API call at half the cost per page.
+const QUIET_WINDOW_MS = 250;
+
+/** Plain contexts: one realistic desktop profile, no fingerprint games. */
+export function plainHooks(options: ResolvedFetchersOptions): BrowserHooks {
+  return {
+    profile: 'plain',
+    newContext: (browser: Browser) =>
+      browser.newContext({
+        userAgent: options.userAgent,
+        viewport: { width: 1366, height: 768 },
+        locale: 'en-US',
+        // Service workers would serve later pages from their own cache and hide real statuses.
+        serviceWorkers: 'block',
+      }),
+  };
+}
+
+/**
+ * playwright: the page rendered by Chromium. Waits for DOMContentLoaded, then for the network to go quiet
+ * (capped), and returns the rendered HTML with the MAIN document's real status and headers.
+ */
+export class PlaywrightFetcher extends BaseFetcher {
+  readonly name: string;
+  readonly #pool: BrowserPool;
+  readonly #ownsPool: boolean;
+  readonly #contexts: ContextFactory;
+  readonly #onClose: (() => Promise<void>) | undefined;
+  readonly #policy: AddressPolicy;
+  #closed: Promise<void> | undefined;
+
+  constructor(options: ResolvedFetchersOptions, deps: PlaywrightFetcherDeps = {}) {
+    super(options, deps.name ?? FETCHERS.playwright);
+    this.name = deps.name ?? FETCHERS.playwright;
+    this.#ownsPool = deps.pool === undefined;
+    this.#pool = deps.pool ?? new BrowserPool(options);
+    this.#onClose = deps.onClose;
+    this.#policy = { allowPrivateNetworks: options.allowPrivateNetworks, allowHosts: options.allowHosts };
+    const hooks = deps.hooks ?? plainHooks(options);
+    const requests: RequestPolicy = {
+      blockResources: options.browser.blockResources,
+      guard: !options.allowPrivateNetworks,
+      addresses: this.#policy,
+    };
+    this.#contexts = {
+      profile: `${hooks.profile}|${policyKey(requests)}`,
+      async newContext(browser, site) {
+        const context = await hooks.newContext(browser, site);
+        await installRequestPolicy(context, requests);
+        return context;
+      },
+    };
+  }
+
+  /** The pool behind this fetcher (stats for tests and benchmarks). */
+  get pool(): BrowserPool {
+    return this.#pool;
+  }
+
+  protected async fetchPrepared(req: PreparedRequest): Promise<FetchResult> {
+    await assertAllowedTarget(req.url, this.#policy, { resolve: true });
+    const site = req.url.hostname.replace(/^www\./, '').toLowerCase();
+    return this.#pool.withPage(site, this.#contexts, req.signal, (page) => this.#render(page, req));
+  }
+
+  async #render(page: Page, req: PreparedRequest): Promise<FetchResult> {
+    const network = trackNetwork(page);
+    if (Object.keys(req.headers).length > 0) await page.setExtraHTTPHeaders(req.headers);
+    const remaining = () => Math.max(1, req.timeoutMs - (Date.now() - req.startedAt));
+    let response: Response | null;
+    try {
+      response = await page.goto(req.url.href, { waitUntil: 'domcontentloaded', timeout: remaining() });
+    } catch (err) {
+      throw refusalFor(page) ?? err;
+    }
+    const refused = refusalFor(page);
+    if (refused) throw refused;
+    if (!response) throw new FetchError('browser_error', 'navigation produced no response', { url: req.originalUrl, fetcher: this.name });
+    const redirectChain = redirectChainOf(response.request());
+    if (!this.#policy.allowPrivateNetworks) {
+      // Route interception does not see redirect hops; check them (and the final URL) before returning content.
+      for (const hop of [...redirectChain, response.url()]) await assertAllowedTarget(new URL(hop), this.#policy, { resolve: true });
+    }
+    await network.quiet(Math.min(this.options.browser.networkIdleCapMs, remaining()));
+    network.stop();
+    const html = await page.content();
+    const body = new TextEncoder().encode(html);
+    if (body.length > req.maxBytes) {
+      throw new FetchError('too_large', `rendered HTML exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
+    }
+    const headers = await response.allHeaders();
+    const contentType = mimeTypeOf(headers['content-type']);
+    return {
+      fetcher: this.name,
+      url: req.originalUrl,
+      finalUrl: page.url(),
+      status: response.status(),
+      headers,
+      body,
+      contentType,
+      text: isTextualType(contentType, body) ? html : null,
+      redirectChain,
+      timings: { startedAt: req.startedAt, headersMs: null, totalMs: Date.now() - req.startedAt },
+    };
+  }
+
+  protected override translateError(err: unknown, req: PreparedRequest): FetchError {
+    return translatePlaywrightError(err, { url: req.originalUrl, fetcher: this.name, signal: req.signal }) ?? super.translateError(err, req);
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      if (this.#ownsPool) await this.#pool.close();
+      await this.#onClose?.();
+    })();
+    return this.#closed;
+  }
+}
+
+/** Create the plain playwright fetcher with its own browser pool. */
+export function createPlaywrightFetcher(opts: FetchersOptions = {}, deps: PlaywrightFetcherDeps = {}): PlaywrightFetcher {
+  return new PlaywrightFetcher(resolveFetchersOptions(opts), deps);
+}
+
+function redirectChainOf(request: Request): string[] {
+  const chain: string[] = [];
+  for (let r = request.redirectedFrom(); r; r = r.redirectedFrom()) chain.unshift(r.url());
+  return chain;
+}
+
+/** Count requests in flight so "network quiet" means quiet for this page, not Playwright's fixed 500 ms. */
+function trackNetwork(page: Page): { quiet(capMs: number): Promise<void>; stop(): void } {
+  let inFlight = 0;
+  let lastChange = Date.now();
+  const up = () => {
+    inFlight++;
+    lastChange = Date.now();
+  };
+  const down = () => {
+    inFlight = Math.max(0, inFlight - 1);
+    lastChange = Date.now();
+  };
+  page.on('request', up);
+  page.on('requestfinished', down);
+  page.on('requestfailed', down);
+  return {
+    async quiet(capMs: number) {
+      const until = Date.now() + capMs;
+      while (Date.now() < until) {
+        if (inFlight === 0 && Date.now() - lastChange >= QUIET_WINDOW_MS) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    stop() {
+      page.off('request', up);
+      page.off('requestfinished', down);
+      page.off('requestfailed', down);
+    },
+  };
+}

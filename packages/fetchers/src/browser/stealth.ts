@@ -1,0 +1,104 @@
+import type { Browser } from 'playwright-core';
+import { FingerprintGenerator, type BrowserFingerprintWithHeaders } from 'fingerprint-generator';
+import { FingerprintInjector } from 'fingerprint-injector';
+import { FETCHERS } from '@crawler/core';
+import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
+import { PlaywrightFetcher, type BrowserHooks, type PlaywrightFetcherDeps } from './playwright-fetcher.js';
+
+// Sites remember visitors: the same site sees the same generated "person" across context replacements.
+const MAX_REMEMBERED_SITES = 1000;
+
+/**
+ * Align a generated fingerprint's browser version with the Chromium really running. The generator's data lags
+ * Debian's Chromium; a user agent claiming Chrome 147 on an engine that behaves like 156 is itself a tell.
+ */
+/** Client hints' GREASE entry ("Not A;Brand", "Not/A)Brand", ...), which carries no real version. */
+function isGreaseBrand(brand: string): boolean {
+  return /not.?a.?brand/i.test(brand);
+}
+
+export function alignFingerprintVersion(fp: BrowserFingerprintWithHeaders, realVersion: string): BrowserFingerprintWithHeaders {
+  const realMajor = realVersion.split('.')[0] ?? realVersion;
+  const nav = fp.fingerprint.navigator;
+  const generatedMajor = nav.userAgent.match(/Chrome\/(\d+)/)?.[1];
+  if (!generatedMajor || generatedMajor === realMajor) return fp;
+  const swap = (s: string) => s.replace(new RegExp(`(Chrome|Edg|Chromium)/${generatedMajor}\\.[\\d.]+`, 'g'), `$1/${realMajor}.0.0.0`);
+  const uaData = nav.userAgentData as
+    | { brands?: { brand: string; version: string }[]; fullVersionList?: { brand: string; version: string }[]; uaFullVersion?: string }
+    | undefined;
+  // Every real brand (Chromium, Google Chrome, ...) takes the running version; only the GREASE brand ("Not A;Brand")
+  // keeps its generated one. The generator's brand versions do not always equal its user agent's, and a page that
+  // sees Chrome/140 in the user agent but Chromium 141 in the client hints has found a forged fingerprint.
+  const brands = uaData?.brands?.map((b) => (isGreaseBrand(b.brand) ? b : { ...b, version: realMajor }));
+  const fullVersionList = uaData?.fullVersionList?.map((b) => (isGreaseBrand(b.brand) ? b : { ...b, version: realVersion }));
+  const headers = { ...fp.headers };
+  if (headers['user-agent']) headers['user-agent'] = swap(headers['user-agent']);
+  if (headers['sec-ch-ua']) {
+    headers['sec-ch-ua'] = brands?.length
+      ? brands.map((b) => `"${b.brand}";v="${b.version}"`).join(', ')
+      : headers['sec-ch-ua'].replace(new RegExp(`v="${generatedMajor}"`, 'g'), `v="${realMajor}"`);
+  }
+  return {
+    headers,
+    fingerprint: {
+      ...fp.fingerprint,
+      navigator: {
+        ...nav,
+        userAgent: swap(nav.userAgent),
+        appVersion: swap(nav.appVersion),
+        // Only the fields the generator gave: an explicit `brands: undefined` would itself be a tell.
+        userAgentData: (uaData
+          ? { ...uaData, ...(brands ? { brands } : {}), ...(fullVersionList ? { fullVersionList } : {}), uaFullVersion: realVersion }
+          : uaData) as typeof nav.userAgentData,
+      },
+    },
+  };
+}
+
+/**
+ * Hooks that make playwright into playwright_stealth: each site's context gets a generated, self-consistent
+ * fingerprint (user agent, client hints, platform, languages, screen, WebGL vendor) injected before any page
+ * script runs; the injector hides `navigator.webdriver`, and the generated user agent and brands replace
+ * Chromium's `HeadlessChrome` markers.
+ */
+export function createStealthHooks(_options?: ResolvedFetchersOptions): BrowserHooks {
+  let generator: FingerprintGenerator | undefined;
+  const injector = new FingerprintInjector();
+  const remembered = new Map<string, BrowserFingerprintWithHeaders>();
+  const fingerprintFor = (site: string, browserVersion: string): BrowserFingerprintWithHeaders => {
+    let fp = remembered.get(site);
+    if (!fp) {
+      // Built lazily: loading the generator's model takes ~200 ms.
+      generator ??= new FingerprintGenerator({ browsers: [{ name: 'chrome' }], devices: ['desktop'], operatingSystems: ['linux'], locales: ['en-US'] });
+      fp = alignFingerprintVersion(generator.getFingerprint(), browserVersion);
+      if (remembered.size >= MAX_REMEMBERED_SITES) remembered.delete(remembered.keys().next().value as string);
+      remembered.set(site, fp);
+    }
+    return fp;
+  };
+  return {
+    profile: 'stealth',
+    async newContext(browser: Browser, site: string) {
+      const fp = fingerprintFor(site, browser.version());
+      const { screen, navigator } = fp.fingerprint;
+      const context = await browser.newContext({
+        userAgent: navigator.userAgent,
+        locale: navigator.language,
+        viewport: { width: Math.min(screen.availWidth || screen.width, 1920), height: Math.min(screen.availHeight || screen.height, 1080) },
+        screen: { width: screen.width, height: screen.height },
+        deviceScaleFactor: screen.devicePixelRatio || 1,
+        extraHTTPHeaders: { 'accept-language': fp.headers['accept-language'] ?? 'en-US,en;q=0.9' },
+        serviceWorkers: 'block',
+      });
+      // fingerprint-injector types the context as `playwright`'s; playwright-core's is the same class.
+      await injector.attachFingerprintToPlaywright(context as never, fp);
+      return context;
+    },
+  };
+}
+
+/** Create playwright_stealth: the playwright fetcher with fingerprint hooks. */
+export function createStealthFetcher(opts: FetchersOptions = {}, deps: Omit<PlaywrightFetcherDeps, 'hooks' | 'name'> = {}): PlaywrightFetcher {
+  const options = resolveFetchersOptions(opts);
+  return new PlaywrightFetcher(options, { ...deps, hooks: createStealthHooks(options), name: FETCHERS.playwrightStealth });
+}

@@ -1,0 +1,33 @@
+import { errors } from 'playwright-core';
+import { FetchError } from '../errors.js';
+
+// Chromium's net:: error names, grouped by what the crawler does next.
+const NET_ERRORS: [RegExp, string, boolean?][] = [
+  [/net::ERR_NAME_NOT_RESOLVED|net::ERR_NAME_RESOLUTION_FAILED/, 'dns_error', false],
+  [/net::ERR_(CONNECTION_)?TIMED_OUT/, 'timeout'],
+  [/net::ERR_(CERT_|SSL_|BAD_SSL_)/, 'tls_error'],
+  [/net::ERR_TOO_MANY_REDIRECTS/, 'too_many_redirects'],
+  [/net::ERR_(CONNECTION_RESET|CONNECTION_CLOSED|CONNECTION_REFUSED|CONNECTION_ABORTED|CONNECTION_FAILED|EMPTY_RESPONSE|ADDRESS_UNREACHABLE|INTERNET_DISCONNECTED|NETWORK_CHANGED|SOCKET_NOT_CONNECTED|INCOMPLETE_CHUNKED_ENCODING|CONTENT_LENGTH_MISMATCH)/, 'network_error'],
+  [/net::ERR_(INVALID_RESPONSE|INVALID_HTTP_RESPONSE|RESPONSE_HEADERS_)/, 'protocol_error'],
+  [/net::ERR_UNSAFE_PORT|net::ERR_UNKNOWN_URL_SCHEME/, 'blocked_scheme', false],
+  // Chromium hands non-HTML (a PDF, a zip) to its download manager: plain HTTP is the right tool.
+  [/Download is starting/, 'wrong_tool', false],
+  [/Target page, context or browser has been closed|Browser has been closed|browser has disconnected|Target closed/i, 'browser_error'],
+];
+
+/** Translate a Playwright error into a FetchError, or null to let the base decide (deadline, abort). */
+export function translatePlaywrightError(err: unknown, ctx: { url: string; fetcher: string; signal: AbortSignal }): FetchError | null {
+  if (err instanceof FetchError) return err;
+  if (ctx.signal.aborted) return null;
+  const base = { url: ctx.url, fetcher: ctx.fetcher, cause: err };
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof errors.TimeoutError) return new FetchError('timeout', firstLine(message), base);
+  for (const [pattern, code, retryable] of NET_ERRORS) {
+    if (pattern.test(message)) return new FetchError(code, firstLine(message), base, retryable);
+  }
+  return new FetchError('browser_error', firstLine(message), base);
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0] ?? message;
+}

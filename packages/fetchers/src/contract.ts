@@ -1,0 +1,54 @@
+/** What a caller asks a fetcher for. */
+export interface FetchRequest {
+  url: string;
+  /** Overall deadline for the whole fetch, redirects and body included. Defaults to the fetcher's own. */
+  timeoutMs?: number;
+  /** Largest body accepted, counted after decompression. Defaults to the fetcher's own (10 MiB). */
+  maxBytes?: number;
+  /** Extra request headers; they override the fetcher's browser-like defaults. */
+  headers?: Record<string, string>;
+  /** Abort from outside (worker shutdown, job cancelled). */
+  signal?: AbortSignal;
+}
+
+/** Timings of one fetch, in epoch and elapsed milliseconds. */
+export interface FetchTimings {
+  /** Epoch milliseconds when the fetch started. */
+  startedAt: number;
+  /** Milliseconds until the final response's headers arrived; null when unknown (browser navigations). */
+  headersMs: number | null;
+  /** Milliseconds for the whole fetch. */
+  totalMs: number;
+}
+
+/**
+ * A response, whatever its status: 403, 429 and 5xx are results, not errors, so the caller can classify
+ * them (blocked, rate-limited) with the body in hand.
+ */
+export interface FetchResult {
+  /** Canonical name of the fetcher that produced this result. */
+  fetcher: string;
+  /** The URL that was asked for. */
+  url: string;
+  /** The URL after redirects. */
+  finalUrl: string;
+  status: number;
+  /** Response headers of the final (main document) response, lower-case names; repeats joined with ", " (set-cookie with "\n"). */
+  headers: Record<string, string>;
+  body: Uint8Array;
+  /** MIME type without parameters, lower-case (`text/html`), or null when the server sent none. */
+  contentType: string | null;
+  /** The body decoded with its charset when it is textual; null for binary content (PDF, images). */
+  text: string | null;
+  /** URLs that answered with a redirect, in order; empty when there was none. */
+  redirectChain: string[];
+  timings: FetchTimings;
+}
+
+/** One way of getting a page. Implementations translate their library's failures into {@link FetchError}s. */
+export interface Fetcher {
+  readonly name: string;
+  fetch(req: FetchRequest): Promise<FetchResult>;
+  /** Release pools, browsers and timers. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,22 @@
+/**
+ * Request headers a desktop Chrome sends for a top-level navigation. Sites that only check headers treat
+ * plain HTTP with these as a browser; the client hints agree with the user agent's major version.
+ */
+export function browserLikeHeaders(userAgent: string): Record<string, string> {
+  const major = userAgent.match(/Chrome\/(\d+)/)?.[1] ?? '138';
+  const platform = /Windows/.test(userAgent) ? 'Windows' : /Mac OS X/.test(userAgent) ? 'macOS' : 'Linux';
+  return {
+    'user-agent': userAgent,
+    accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8',
+    'accept-language': 'en-US,en;q=0.9',
+    'accept-encoding': 'gzip, deflate, br',
+    'sec-ch-ua': `"Not)A;Brand";v="8", "Chromium";v="${major}", "Google Chrome";v="${major}"`,
+    'sec-ch-ua-mobile': '?0',
+    'sec-ch-ua-platform': `"${platform}"`,
+    'sec-fetch-dest': 'document',
+    'sec-fetch-mode': 'navigate',
+    'sec-fetch-site': 'none',
+    'sec-fetch-user': '?1',
+    'upgrade-insecure-requests': '1',
+  };
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { encodeSingleByte, SAMPLE_TEXTS } from '@crawler/testkit';
+import { decodeText, isTextualType, mimeTypeOf, sniffCharset } from './decode.js';
+
+const enc = new TextEncoder();
+
+describe('charset sniffing', () => {
+  it('prefers a BOM, then the header, then <meta>, else UTF-8', () => {
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode('<meta charset="windows-1251">')]);
+    expect(sniffCharset(bom, 'text/html; charset=iso-8859-1')).toBe('utf-8');
+    expect(sniffCharset(enc.encode('<meta charset="windows-1251">'), 'text/html; charset="ISO-8859-1"')).toBe('iso-8859-1');
+    expect(sniffCharset(enc.encode('<head><meta charset="windows-1251">'), 'text/html')).toBe('windows-1251');
+    expect(sniffCharset(enc.encode('<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">'), undefined)).toBe('koi8-r');
+    expect(sniffCharset(enc.encode('<p>plain</p>'), undefined)).toBe('utf-8');
+  });
+
+  it('decodes single-byte charsets and survives unknown labels', () => {
+    expect(decodeText(encodeSingleByte(SAMPLE_TEXTS.russian, 'windows-1251'), 'windows-1251')).toBe(SAMPLE_TEXTS.russian);
+    expect(decodeText(encodeSingleByte(SAMPLE_TEXTS.russian, 'koi8-r'), 'koi8-r')).toBe(SAMPLE_TEXTS.russian);
+    expect(decodeText(enc.encode('héllo'), 'x-no-such-charset')).toBe('héllo');
+  });
+
+  it('tells text from binary', () => {
+    expect(mimeTypeOf('Text/HTML; charset=utf-8')).toBe('text/html');
+    expect(isTextualType('application/xhtml+xml', new Uint8Array())).toBe(true);
+    expect(isTextualType('application/pdf', enc.encode('%PDF-1.4'))).toBe(false);
+    expect(isTextualType(null, enc.encode('  <!DOCTYPE html><html>'))).toBe(true);
+    expect(isTextualType(null, new Uint8Array([0, 1, 2]))).toBe(false);
+  });
+});

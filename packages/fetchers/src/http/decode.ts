@@ -1,0 +1,75 @@
+import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, constants as zlibConstants } from 'node:zlib';
+import type { Transform } from 'node:stream';
+import iconv from 'iconv-lite';
+
+/**
+ * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
+ * sent raw by some servers, so the first byte decides (0x78 is the zlib header's usual first byte).
+ * Unknown encodings pass through untouched: the bytes are still the server's answer.
+ */
+export function createDecoder(contentEncoding: string | undefined, firstByte: number | undefined): Transform | null {
+  const enc = (contentEncoding ?? '').trim().toLowerCase();
+  // Partial trailing data is common on the web; undici and browsers accept it, so do we.
+  const lenient = { finishFlush: zlibConstants.Z_SYNC_FLUSH };
+  if (enc === 'gzip' || enc === 'x-gzip') return createGunzip(lenient);
+  if (enc === 'deflate') return ((firstByte ?? 0) & 0x0f) === 0x08 ? createInflate(lenient) : createInflateRaw(lenient);
+  if (enc === 'br') return createBrotliDecompress({ finishFlush: zlibConstants.BROTLI_OPERATION_FLUSH });
+  return null;
+}
+
+/** The MIME type of a `content-type` header without parameters, lower-case. */
+export function mimeTypeOf(contentType: string | undefined): string | null {
+  if (!contentType) return null;
+  const mime = contentType.split(';')[0]?.trim().toLowerCase();
+  return mime ? mime : null;
+}
+
+/** True for types whose body is text a crawler reads: HTML, XML, JSON, plain text, JavaScript, CSS. */
+export function isTextualType(mime: string | null, body: Uint8Array): boolean {
+  if (mime === null) return looksLikeMarkup(body);
+  return (
+    mime.startsWith('text/') ||
+    mime === 'application/xhtml+xml' ||
+    mime === 'application/xml' ||
+    mime === 'application/json' ||
+    mime === 'application/javascript' ||
+    mime === 'application/ld+json' ||
+    mime.endsWith('+xml') ||
+    mime.endsWith('+json')
+  );
+}
+
+function looksLikeMarkup(body: Uint8Array): boolean {
+  const head = Buffer.from(body.subarray(0, 512)).toString('latin1').trimStart().toLowerCase();
+  return head.startsWith('<!doctype html') || head.startsWith('<html') || head.startsWith('<?xml') || head.startsWith('<head');
+}
+
+const CHARSET_IN_TYPE = /charset\s*=\s*["']?([\w.:-]+)/i;
+const META_CHARSET = /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i;
+
+/**
+ * Which charset the body is in, by the HTML standard's order: a byte-order mark wins, then the header's
+ * `charset`, then a `<meta charset>` or `<meta http-equiv content-type>` in the first 4 KiB, else UTF-8.
+ */
+export function sniffCharset(body: Uint8Array, contentType: string | undefined): string {
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
+  if (body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
+  if (body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';
+  const fromHeader = contentType?.match(CHARSET_IN_TYPE)?.[1];
+  if (fromHeader) return fromHeader.toLowerCase();
+  // Latin-1 maps bytes one-to-one, so the ASCII <meta> is found whatever the real charset is.
+  const head = Buffer.from(body.subarray(0, 4096)).toString('latin1');
+  const fromMeta = head.match(META_CHARSET)?.[1];
+  return fromMeta ? fromMeta.toLowerCase() : 'utf-8';
+}
+
+/** Decode with the platform's WHATWG decoder (full ICU), falling back to iconv-lite, then UTF-8. */
+export function decodeText(body: Uint8Array, charset: string): string {
+  try {
+    // TextDecoder strips the BOM itself.
+    return new TextDecoder(charset).decode(body);
+  } catch {
+    if (iconv.encodingExists(charset)) return iconv.decode(Buffer.from(body), charset);
+    return new TextDecoder('utf-8').decode(body);
+  }
+}

@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  connectionReset,
+  encodedPage,
+  endlessBody,
+  forbidden,
+  gzipBomb,
+  jsRenderedPage,
+  pdf,
+  pdfBytes,
+  redirect,
+  redirectChain,
+  redirectLoop,
+  resetMidBody,
+  SAMPLE_TEXTS,
+  slowBody,
+  slowHeaders,
+  startTestServer,
+  staticArticle,
+  tooManyRequests,
+  type TestServer,
+} from '@crawler/testkit';
+import { gzipSync, brotliCompressSync, deflateRawSync } from 'node:zlib';
+import { createHttpFetcher, type HttpFetcher } from './http-fetcher.js';
+import { probe } from './probe.js';
+import { FetchError } from '../errors.js';
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(FetchError);
+    return (err as FetchError).code;
+  }
+  throw new Error('expected the fetch to fail');
+}
+
+describe('simple_http against local servers', () => {
+  let server: TestServer;
+  let other: TestServer;
+  let http: HttpFetcher;
+
+  beforeAll(async () => {
+    const article = staticArticle({ title: 'Harbour news', links: ['/next'] });
+    other = await startTestServer({ '/landing': { body: staticArticle({ title: 'Other host' }) } }, { host: '127.0.0.2' });
+    server = await startTestServer({
+      '/': { body: article },
+      '/spa': { body: jsRenderedPage({ paragraphs: ['Only a browser reads this sentence.'] }) },
+      '/gzip': { headers: { 'content-encoding': 'gzip', 'content-type': 'text/html' }, body: gzipSync(article) },
+      '/br': { headers: { 'content-encoding': 'br', 'content-type': 'text/html' }, body: brotliCompressSync(article) },
+      '/deflate-raw': { headers: { 'content-encoding': 'deflate', 'content-type': 'text/html' }, body: deflateRawSync(article) },
+      '/slow-headers': slowHeaders(3000),
+      '/slow-body': slowBody({ chunks: 40, intervalMs: 100 }),
+      '/stalling-body': slowBody({ chunks: 3, intervalMs: 1500 }),
+      '/endless': endlessBody(),
+      '/bomb': gzipBomb(30 * 1024 * 1024),
+      '/cp1251-header': encodedPage({ charset: 'windows-1251', via: 'header', text: SAMPLE_TEXTS.russian }),
+      '/cp1251-meta': encodedPage({ charset: 'windows-1251', via: 'meta', text: SAMPLE_TEXTS.russian }),
+      '/latin1-meta': encodedPage({ charset: 'iso-8859-1', via: 'meta', text: SAMPLE_TEXTS.french }),
+      '/403': forbidden(),
+      '/429': tooManyRequests(120),
+      '/503': { status: 503, body: 'down' },
+      '/reset': connectionReset(),
+      '/reset-mid-body': resetMidBody(2048),
+      '/doc.pdf': pdf(pdfBytes()),
+      '/echo-headers': (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers)),
+      '/to-other': redirect(`${other.url('/landing')}`, 301),
+      '/see-other': redirect('/', 303),
+      ...redirectChain('/chain', 3, '/'),
+      ...redirectChain('/long', 12, '/'),
+      ...redirectLoop('/loop-a', '/loop-b'),
+    });
+    http = createHttpFetcher({ allowPrivateNetworks: true, maxBytes: 1024 * 1024 });
+  });
+
+  afterAll(async () => {
+    await http.close();
+    await server.close();
+    await other.close();
+  });
+
+  it('fetches a static article with browser-like headers and decoded text', async () => {
+    const r = await http.fetch({ url: server.url('/') });
+    expect(r.fetcher).toBe('simple_http');
+    expect(r.status).toBe(200);
+    expect(r.contentType).toBe('text/html');
+    expect(r.text).toContain('<h1>Harbour news</h1>');
+    expect(r.body.length).toBeGreaterThan(500);
+    expect(r.finalUrl).toBe(server.url('/'));
+    expect(r.redirectChain).toEqual([]);
+    expect(r.timings.headersMs).not.toBeNull();
+    const echoed = JSON.parse((await http.fetch({ url: server.url('/echo-headers'), headers: { 'X-Job': '7' } })).text ?? '{}');
+    expect(echoed['user-agent']).toMatch(/Chrome\/\d+/);
+    expect(echoed['accept-language']).toBe('en-US,en;q=0.9');
+    expect(echoed['sec-ch-ua']).toContain('Chromium');
+    expect(echoed['x-job']).toBe('7');
+  });
+
+  it('sees only the empty shell of a JS-rendered page', async () => {
+    const r = await http.fetch({ url: server.url('/spa') });
+    expect(r.text).toContain('<div id="app"></div>');
+    expect(r.text?.replace(/<script[\s\S]*?<\/script>/g, '')).not.toContain('Only a browser reads');
+  });
+
+  it.each(['/gzip', '/br', '/deflate-raw'])('decompresses %s by hand', async (path) => {
+    const r = await http.fetch({ url: server.url(path) });
+    expect(r.text).toContain('<h1>Harbour news</h1>');
+  });
+
+  it('times out on slow headers with the headers timeout and on a trickling body with the deadline', async () => {
+    expect(await codeOf(http.fetch({ url: server.url('/slow-headers'), timeoutMs: 10_000, headersTimeoutMs: 300 } as never))).toBe('timeout');
+    expect(await codeOf(http.fetch({ url: server.url('/slow-body'), timeoutMs: 600 }))).toBe('timeout');
+    // A body that stalls between chunks trips the body (idle) timeout long before the overall deadline.
+    const stalled = http.fetch({ url: server.url('/stalling-body'), timeoutMs: 20_000, bodyTimeoutMs: 400 } as never);
+    const stalledErr = await stalled.catch((e: FetchError) => e);
+    expect((stalledErr as FetchError).code).toBe('timeout');
+    expect((stalledErr as FetchError).message).toContain('UND_ERR_BODY_TIMEOUT');
+    const slow = await http.fetch({ url: server.url('/slow-body'), timeoutMs: 600 }).catch((e: FetchError) => e);
+    expect((slow as FetchError).retryable).toBe(true);
+  });
+
+  it('cuts an endless body and a gzip bomb at the limit, counted after decompression', async () => {
+    expect(await codeOf(http.fetch({ url: server.url('/endless') }))).toBe('too_large');
+    const bomb = http.fetch({ url: server.url('/bomb'), maxBytes: 2 * 1024 * 1024 });
+    expect(await codeOf(bomb)).toBe('too_large');
+    // The same server answer is fine under a limit larger than what it inflates to.
+    const big = await http.fetch({ url: server.url('/bomb'), maxBytes: 40 * 1024 * 1024 });
+    expect(big.body.length).toBeGreaterThan(30 * 1024 * 1024);
+  });
+
+  it('follows redirects by hand, records the chain, and stops loops and long chains', async () => {
+    const r = await http.fetch({ url: server.url('/chain/1') });
+    expect(r.status).toBe(200);
+    expect(r.finalUrl).toBe(server.url('/'));
+    expect(r.redirectChain).toEqual([server.url('/chain/1'), server.url('/chain/2'), server.url('/chain/3')]);
+    expect(await codeOf(http.fetch({ url: server.url('/loop-a') }))).toBe('redirect_loop');
+    expect(await codeOf(http.fetch({ url: server.url('/long/1') }))).toBe('too_many_redirects');
+    const cross = await http.fetch({ url: server.url('/to-other') });
+    expect(cross.finalUrl).toBe(other.url('/landing'));
+    expect(cross.text).toContain('Other host');
+    expect((await http.fetch({ url: server.url('/see-other') })).status).toBe(200);
+  });
+
+  it('decodes windows-1251 and ISO-8859-1 declared by header or <meta>', async () => {
+    for (const path of ['/cp1251-header', '/cp1251-meta']) {
+      const r = await http.fetch({ url: server.url(path) });
+      expect(r.text).toContain(SAMPLE_TEXTS.russian);
+    }
+    expect((await http.fetch({ url: server.url('/latin1-meta') })).text).toContain(SAMPLE_TEXTS.french);
+  });
+
+  it('returns 403, 429 and 503 as results, not errors', async () => {
+    const f = await http.fetch({ url: server.url('/403') });
+    expect(f.status).toBe(403);
+    const t = await http.fetch({ url: server.url('/429') });
+    expect(t.status).toBe(429);
+    expect(t.headers['retry-after']).toBe('120');
+    expect((await http.fetch({ url: server.url('/503') })).status).toBe(503);
+  });
+
+  it('turns a connection reset into a retryable network_error', async () => {
+    const err = await http.fetch({ url: server.url('/reset') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FetchError);
+    expect((err as FetchError).code).toBe('network_error');
+    expect((err as FetchError).retryable).toBe(true);
+    expect((err as FetchError).url).toBe(server.url('/reset'));
+    const mid = await http.fetch({ url: server.url('/reset-mid-body') }).catch((e: unknown) => e);
+    expect((mid as FetchError).code).toBe('network_error');
+  });
+
+  it('keeps binary bodies as bytes without text', async () => {
+    const r = await http.fetch({ url: server.url('/doc.pdf') });
+    expect(r.contentType).toBe('application/pdf');
+    expect(r.text).toBeNull();
+    expect(Buffer.from(r.body.subarray(0, 5)).toString()).toBe('%PDF-');
+  });
+
+  it('refuses connection refused and unresolvable hosts with their codes', async () => {
+    const closed = await startTestServer({});
+    const url = closed.url('/');
+    await closed.close();
+    expect(await codeOf(http.fetch({ url }))).toBe('network_error');
+    expect(await codeOf(http.fetch({ url: 'http://no-such-host.invalid/' }))).toBe('dns_error');
+  });
+
+  it('aborts when the caller aborts', async () => {
+    const ac = new AbortController();
+    const p = http.fetch({ url: server.url('/slow-headers'), signal: ac.signal });
+    setTimeout(() => ac.abort(), 50);
+    expect(await codeOf(p)).toBe('aborted');
+  });
+
+  it('probes with the same fetcher and a short deadline', async () => {
+    const ok = await probe(http, server.url('/'));
+    expect(ok.status).toBe(200);
+    expect(ok.text).toContain('Harbour news');
+    expect(await codeOf(probe(http, server.url('/slow-headers'), { timeoutMs: 300 }))).toBe('timeout');
+  });
+});

@@ -1,0 +1,221 @@
+import { Readable } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent } from 'undici';
+import { FETCHERS } from '@crawler/core';
+import { BaseFetcher, parseFetchUrl, type PreparedRequest } from '../base-fetcher.js';
+import type { FetchRequest, FetchResult } from '../contract.js';
+import { FetchError } from '../errors.js';
+import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
+import { browserLikeHeaders } from './browser-headers.js';
+import { createDecoder, decodeText, isTextualType, mimeTypeOf, sniffCharset } from './decode.js';
+import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
+import { translateUndiciError } from './translate-error.js';
+
+/** A plain-HTTP request may tighten the per-phase timeouts (the 3 s probe does). */
+export interface HttpFetchRequest extends FetchRequest {
+  /** Time allowed until response headers arrive, per hop. */
+  headersTimeoutMs?: number;
+  /** Longest silence allowed between two body chunks. */
+  bodyTimeoutMs?: number;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+// Credentials must not follow a redirect to another origin.
+const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+
+/**
+ * simple_http: undici with a keep-alive pool, browser-like headers, redirects followed by hand (every hop
+ * re-checked by the SSRF guard), decompression counted against `maxBytes`, and charset-aware decoding.
+ */
+export class HttpFetcher extends BaseFetcher {
+  readonly name: string = FETCHERS.simpleHttp;
+  readonly #agent: Agent;
+  readonly #policy: AddressPolicy;
+  readonly #defaultHeaders: Record<string, string>;
+  #closed: Promise<void> | undefined;
+
+  constructor(options: ResolvedFetchersOptions) {
+    super(options, 'http-fetcher');
+    this.#policy = { allowPrivateNetworks: options.allowPrivateNetworks, allowHosts: options.allowHosts };
+    this.#defaultHeaders = browserLikeHeaders(options.userAgent);
+    this.#agent = new Agent({
+      connections: options.connectionsPerOrigin,
+      keepAliveTimeout: 10_000,
+      headersTimeout: options.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs,
+      connect: {
+        timeout: options.connectTimeoutMs,
+        // Checked again here, at connect time: a DNS answer that changed since the pre-check cannot slip through.
+        ...(options.allowPrivateNetworks ? {} : { lookup: createGuardedLookup(this.#policy) }),
+      },
+    });
+  }
+
+  override fetch(req: HttpFetchRequest): Promise<FetchResult> {
+    return super.fetch(req);
+  }
+
+  protected async fetchPrepared(req: PreparedRequest): Promise<FetchResult> {
+    const phases = req.request as HttpFetchRequest;
+    let url: URL = req.url;
+    let headers = { ...this.#defaultHeaders, ...lowerCaseKeys(req.headers) };
+    const chain: string[] = [];
+    const seen = new Set<string>([withoutHash(url)]);
+    for (;;) {
+      await assertAllowedTarget(url, this.#policy, { resolve: false });
+      const res = await this.#agent.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: 'GET',
+        headers,
+        signal: req.signal,
+        headersTimeout: phases.headersTimeoutMs ?? this.options.headersTimeoutMs,
+        bodyTimeout: phases.bodyTimeoutMs ?? this.options.bodyTimeoutMs,
+      });
+      const headersMs = Date.now() - req.startedAt;
+      const location = firstHeader(res.headers.location);
+      if (REDIRECT_STATUSES.has(res.statusCode) && location) {
+        await res.body.dump().catch(() => undefined);
+        const next = resolveLocation(location, url, this.name);
+        chain.push(url.href);
+        if (seen.has(withoutHash(next))) {
+          throw new FetchError('redirect_loop', `redirect loop at ${next.href}`, { url: req.originalUrl, fetcher: this.name });
+        }
+        if (chain.length > this.options.maxRedirects) {
+          throw new FetchError('too_many_redirects', `more than ${this.options.maxRedirects} redirects`, {
+            url: req.originalUrl,
+            fetcher: this.name,
+          });
+        }
+        seen.add(withoutHash(next));
+        if (next.origin !== url.origin) headers = dropKeys(headers, ORIGIN_BOUND_HEADERS);
+        // 301/302/303 turn into GET per browsers; we only ever send GET, so there is no body to drop.
+        url = next;
+        continue;
+      }
+      const flatHeaders = flattenHeaders(res.headers);
+      const body = await readBody(res.body, flatHeaders, req.maxBytes, {
+        url: req.originalUrl,
+        fetcher: this.name,
+      });
+      const contentType = mimeTypeOf(flatHeaders['content-type']);
+      const text = isTextualType(contentType, body) ? decodeText(body, sniffCharset(body, flatHeaders['content-type'])) : null;
+      return {
+        fetcher: this.name,
+        url: req.originalUrl,
+        finalUrl: url.href,
+        status: res.statusCode,
+        headers: flatHeaders,
+        body,
+        contentType,
+        text,
+        redirectChain: chain,
+        timings: { startedAt: req.startedAt, headersMs, totalMs: Date.now() - req.startedAt },
+      };
+    }
+  }
+
+  protected override translateError(err: unknown, req: PreparedRequest): FetchError {
+    return translateUndiciError(err, { url: req.originalUrl, fetcher: this.name, signal: req.signal }) ?? super.translateError(err, req);
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= this.#agent.close().catch(() => this.#agent.destroy());
+    return this.#closed;
+  }
+}
+
+/** Create the simple_http fetcher. */
+export function createHttpFetcher(opts: FetchersOptions = {}): HttpFetcher {
+  return new HttpFetcher(resolveFetchersOptions(opts));
+}
+
+/**
+ * Read a body, decompressing by hand and counting bytes AFTER decompression, so a 50 KB gzip bomb that
+ * inflates to gigabytes is cut at `maxBytes` instead of filling memory.
+ */
+async function readBody(
+  raw: Readable,
+  headers: Record<string, string>,
+  maxBytes: number,
+  ctx: { url: string; fetcher: string },
+): Promise<Uint8Array> {
+  const encoding = headers['content-encoding'];
+  const declared = Number(headers['content-length']);
+  const tooLarge = () => new FetchError('too_large', `body exceeds ${maxBytes} bytes`, ctx);
+  if (!encoding && Number.isFinite(declared) && declared > maxBytes) {
+    raw.destroy();
+    throw tooLarge();
+  }
+  const iterator = raw[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const first = await iterator.next();
+  if (first.done) return new Uint8Array(0);
+  const decoder = createDecoder(encoding, first.value[0]);
+  const replay = Readable.from(
+    (async function* () {
+      yield first.value;
+      for (let n = await iterator.next(); !n.done; n = await iterator.next()) yield n.value;
+    })(),
+  );
+  let source: Readable = replay;
+  if (decoder) {
+    replay.on('error', (e) => decoder.destroy(e));
+    source = replay.pipe(decoder);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > maxBytes) throw tooLarge();
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if (err instanceof FetchError) throw err;
+    const code = (err as { code?: string }).code;
+    if (typeof code === 'string' && code.startsWith('Z_')) {
+      throw new FetchError('decode_error', `cannot decompress ${encoding} body: ${(err as Error).message}`, { ...ctx, cause: err }, false);
+    }
+    throw err;
+  } finally {
+    source.destroy();
+    replay.destroy();
+    raw.destroy();
+  }
+  return new Uint8Array(Buffer.concat(chunks, total));
+}
+
+function resolveLocation(location: string, base: URL, fetcher: string): URL {
+  let next: URL;
+  try {
+    next = new URL(location, base);
+  } catch (cause) {
+    throw new FetchError('invalid_url', `bad redirect location ${location.slice(0, 200)}`, { url: base.href, fetcher, cause });
+  }
+  return parseFetchUrl(next.href, fetcher);
+}
+
+function withoutHash(url: URL): string {
+  return url.href.split('#')[0] ?? url.href;
+}
+
+function firstHeader(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function flattenHeaders(h: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    out[k.toLowerCase()] = Array.isArray(v) ? v.join(k.toLowerCase() === 'set-cookie' ? '\n' : ', ') : String(v);
+  }
+  return out;
+}
+
+function lowerCaseKeys(h: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+function dropKeys(h: Record<string, string>, keys: string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(h).filter(([k]) => !keys.includes(k)));
+}

@@ -1,0 +1,50 @@
+import { FetchError } from '../errors.js';
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const NETWORK_CODES = new Set([
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+]);
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|ERR_OSSL_)/;
+
+/** Walk `cause` links: undici and Node wrap the error that matters. */
+function causes(err: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e: unknown = err; e !== undefined && e !== null && out.length < 8; e = (e as { cause?: unknown }).cause) out.push(e);
+  return out;
+}
+
+/**
+ * Translate an undici / Node socket error into a FetchError, or return null when it is not one of theirs
+ * (the base then decides between deadline, abort and network_error). Runs once, at the edge.
+ */
+export function translateUndiciError(
+  err: unknown,
+  ctx: { url: string; fetcher: string; signal: AbortSignal },
+): FetchError | null {
+  for (const e of causes(err)) if (e instanceof FetchError) return e;
+  // A deadline or caller abort makes undici throw its own abort error; the base knows which it was.
+  if (ctx.signal.aborted) return null;
+  for (const e of causes(err)) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string') continue;
+    const base = { url: ctx.url, fetcher: ctx.fetcher, cause: err };
+    const message = (e as Error).message ?? code;
+    if (TIMEOUT_CODES.has(code)) return new FetchError('timeout', `${code}: ${message}`, base);
+    if (code === 'ENOTFOUND') return new FetchError('dns_error', message, base, false);
+    if (code === 'EAI_AGAIN' || code === 'ESERVFAIL') return new FetchError('dns_error', message, base, true);
+    if (NETWORK_CODES.has(code)) return new FetchError('network_error', `${code}: ${message}`, base);
+    if (TLS_CODE.test(code)) return new FetchError('tls_error', `${code}: ${message}`, base);
+    if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new FetchError('too_large', message, base);
+    if (code.startsWith('HPE_')) return new FetchError('protocol_error', `${code}: ${message}`, base);
+  }
+  return null;
+}

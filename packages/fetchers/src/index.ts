@@ -1,0 +1,13 @@
+export * from './contract.js';
+export * from './errors.js';
+export * from './options.js';
+export { BaseFetcher, DeadlineExceeded, parseFetchUrl, type PreparedRequest } from './base-fetcher.js';
+export { HttpFetcher, createHttpFetcher, type HttpFetchRequest } from './http/http-fetcher.js';
+export { probe, type ProbeOptions } from './http/probe.js';
+export { assertAllowedTarget, blockedRangeOf, createGuardedLookup, type AddressPolicy } from './http/ssrf.js';
+export { browserLikeHeaders } from './http/browser-headers.js';
+export { decodeText, sniffCharset, mimeTypeOf, isTextualType } from './http/decode.js';
+export { BrowserPool, type BrowserPoolStats } from './browser/browser-pool.js';
+export { PlaywrightFetcher, createPlaywrightFetcher, type BrowserHooks, type PlaywrightFetcherDeps } from './browser/playwright-fetcher.js';
+export { createStealthFetcher, createStealthHooks } from './browser/stealth.js';
+export { FetcherRegistry, createDefaultRegistry, type FetcherFactory } from './registry.js';

@@ -1,0 +1,125 @@
+import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
+
+/** Browser pool settings shared by the playwright and playwright_stealth fetchers. */
+export interface BrowserOptions {
+  /** Pages open at once across all contexts. @defaultValue 4 */
+  maxPages?: number;
+  /** Pages a browser serves before it is retired and relaunched, to shed Chromium's leaks. @defaultValue 500 */
+  maxPagesPerBrowser?: number;
+  /** Close a site's context after it has been idle this long. @defaultValue 30000 */
+  contextIdleMs?: number;
+  /** Pages a site's context serves before it is replaced (cookies and cache do not grow forever). @defaultValue 100 */
+  maxPagesPerContext?: number;
+  /** Contexts kept open at once; the least recently used idle one is closed beyond this. @defaultValue 32 */
+  maxContexts?: number;
+  /** Abort images, media and fonts: they cost bandwidth and CPU and never change the HTML. @defaultValue true */
+  blockResources?: boolean;
+  /** After DOMContentLoaded, wait at most this long for the network to go quiet. @defaultValue 3000 */
+  networkIdleCapMs?: number;
+  /** Launch without a window. @defaultValue true */
+  headless?: boolean;
+}
+
+/** Options of every fetcher; apps build them from their parsed environment. */
+export interface FetchersOptions {
+  /**
+   * Turn the SSRF guard off: allow loopback, private, link-local and other non-public addresses. For local tests
+   * and demos only (env `ALLOW_PRIVATE_NETWORKS=true`). @defaultValue false
+   */
+  allowPrivateNetworks?: boolean;
+  /** Hosts (exact names or IP literals) or CIDR ranges allowed even though they are not public. @defaultValue [] */
+  allowHosts?: string[];
+  /** Chromium binary (env `CHROMIUM_PATH`). @defaultValue '/usr/bin/chromium' */
+  chromiumPath?: string;
+  /** User agent of plain HTTP and of the plain playwright fetcher. @defaultValue a current desktop Chrome on Linux */
+  userAgent?: string;
+  /** Largest body accepted, after decompression. @defaultValue 10485760 (10 MiB) */
+  maxBytes?: number;
+  /** Overall deadline of a fetch when the request gives none. @defaultValue 30000 */
+  timeoutMs?: number;
+  /** TCP + TLS connect timeout. @defaultValue 10000 */
+  connectTimeoutMs?: number;
+  /** Time allowed until response headers arrive. @defaultValue 15000 */
+  headersTimeoutMs?: number;
+  /** Longest silence allowed between two body chunks. @defaultValue 15000 */
+  bodyTimeoutMs?: number;
+  /** Redirects followed before giving up with `too_many_redirects`. @defaultValue 10 */
+  maxRedirects?: number;
+  /** Keep-alive connections per origin in the plain-HTTP pool. @defaultValue 8 */
+  connectionsPerOrigin?: number;
+  browser?: BrowserOptions;
+  logger?: Logger;
+}
+
+export type ResolvedBrowserOptions = Required<BrowserOptions>;
+export type ResolvedFetchersOptions = Required<Omit<FetchersOptions, 'browser'>> & { browser: ResolvedBrowserOptions };
+
+/** Chrome 13x on Linux: what most desktop traffic looks like; sites that sniff UAs treat it as a browser. */
+export const DEFAULT_USER_AGENT =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36';
+
+/** Launch flags for Debian's Chromium in a container: no sandbox (no user namespaces), no background traffic. */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+  '--disable-sync',
+];
+
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new CrawlerError('invalid_config', `fetchers option ${name} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Fill defaults and fail fast, naming the option and the value it got, on anything out of range. */
+export function resolveFetchersOptions(opts: FetchersOptions = {}): ResolvedFetchersOptions {
+  const b = opts.browser ?? {};
+  return {
+    allowPrivateNetworks: opts.allowPrivateNetworks ?? false,
+    allowHosts: opts.allowHosts ?? [],
+    chromiumPath: opts.chromiumPath ?? '/usr/bin/chromium',
+    userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
+    maxBytes: positiveInt('maxBytes', opts.maxBytes, 10 * 1024 * 1024),
+    timeoutMs: positiveInt('timeoutMs', opts.timeoutMs, 30_000),
+    connectTimeoutMs: positiveInt('connectTimeoutMs', opts.connectTimeoutMs, 10_000),
+    headersTimeoutMs: positiveInt('headersTimeoutMs', opts.headersTimeoutMs, 15_000),
+    bodyTimeoutMs: positiveInt('bodyTimeoutMs', opts.bodyTimeoutMs, 15_000),
+    maxRedirects: positiveInt('maxRedirects', opts.maxRedirects, 10),
+    connectionsPerOrigin: positiveInt('connectionsPerOrigin', opts.connectionsPerOrigin, 8),
+    logger: opts.logger ?? silentLogger,
+    browser: {
+      maxPages: positiveInt('browser.maxPages', b.maxPages, 4),
+      maxPagesPerBrowser: positiveInt('browser.maxPagesPerBrowser', b.maxPagesPerBrowser, 500),
+      contextIdleMs: positiveInt('browser.contextIdleMs', b.contextIdleMs, 30_000),
+      maxPagesPerContext: positiveInt('browser.maxPagesPerContext', b.maxPagesPerContext, 100),
+      maxContexts: positiveInt('browser.maxContexts', b.maxContexts, 32),
+      blockResources: b.blockResources ?? true,
+      networkIdleCapMs: positiveInt('browser.networkIdleCapMs', b.networkIdleCapMs, 3000),
+      headless: b.headless ?? true,
+    },
+  };
+}
+
+/**
+ * Read the fetchers' environment variables from an env object the app hands in (apps own `process.env`):
+ * `ALLOW_PRIVATE_NETWORKS`, `FETCH_ALLOW_HOSTS` (comma-separated), `CHROMIUM_PATH`.
+ */
+export function fetchersOptionsFromEnv(env: Record<string, string | undefined>): FetchersOptions {
+  const flag = env.ALLOW_PRIVATE_NETWORKS?.trim().toLowerCase();
+  if (flag !== undefined && flag !== '' && !['true', 'false', '1', '0'].includes(flag)) {
+    throw new CrawlerError('invalid_config', `ALLOW_PRIVATE_NETWORKS must be true or false, got ${env.ALLOW_PRIVATE_NETWORKS}`);
+  }
+  const hosts = env.FETCH_ALLOW_HOSTS?.split(',').map((h) => h.trim()).filter(Boolean);
+  return {
+    allowPrivateNetworks: flag === 'true' || flag === '1',
+    ...(hosts && hosts.length > 0 ? { allowHosts: hosts } : {}),
+    ...(env.CHROMIUM_PATH ? { chromiumPath: env.CHROMIUM_PATH } : {}),
+  };
+}
