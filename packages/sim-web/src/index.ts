@@ -1,0 +1,3 @@
+export * from './site-kinds.js';
+export * from './sim-site.js';
+export * from './sim-web.js';

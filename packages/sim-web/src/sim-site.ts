@@ -1,0 +1,202 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { systemClock, type Clock } from '@crawler/core';
+import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, webdriverGatedPage, type TestServer } from '@crawler/testkit';
+import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
+
+/** One site of the simulated web. */
+export interface SiteSpec {
+  kind: SiteKind;
+  /** Changes of kind, in order; later ones win when several hold. @defaultValue [] */
+  changes?: KindChange[];
+  /** Limit of a `ratelimit` site (any other site may have one too). */
+  rateLimit?: RateLimit;
+  /** Label used in reports. @defaultValue `${kind}-${index}` */
+  name?: string;
+}
+
+/** What the site did with one request. */
+export type RequestOutcome = 'served' | 'shell' | 'challenge' | 'rate_limited' | 'not_found';
+
+/** One page request, as the site saw it. */
+export interface SiteRequest {
+  /** Sequence number within the site, from 1. */
+  seq: number;
+  path: string;
+  client: ClientClass;
+  /** Simulated epoch ms at arrival. */
+  atMs: number;
+  /** The site's kind when it answered. */
+  kind: SiteKind;
+  /**
+   * `served`: the client got the page (for JS-rendered and gated pages: the page's script reported that it ran and,
+   * for a gate, that it passed); `shell`: an SPA shell nobody rendered; `challenge`: a bot wall not passed;
+   * `rate_limited`: a 429 while the site was pausing us.
+   */
+  outcome: RequestOutcome;
+}
+
+/** A site's counters. */
+export interface SiteStats {
+  name: string;
+  domain: string;
+  kind: SiteKind;
+  initialKind: SiteKind;
+  /** Page requests by client class (beacons, favicons and robots.txt are not pages). */
+  requests: Record<ClientClass, number>;
+  /** Page requests in total. */
+  pageRequests: number;
+  /** Requests the site refused: received while it was pausing us (429) or stopped by its wall. */
+  blocked: number;
+  /** Requests that got the page. */
+  served: number;
+  /** When each change of kind was first seen to hold: simulated ms and the number of the first request under it. */
+  changes: Array<{ kind: SiteKind; atMs: number; fromSeq: number }>;
+}
+
+/** A running simulated site. */
+export interface SimSite {
+  readonly name: string;
+  /** The site's domain as the crawler sees it (its loopback address). */
+  readonly domain: string;
+  /** `http://127.0.0.x:port`. */
+  readonly origin: string;
+  /** The kind the site has now. */
+  readonly kind: SiteKind;
+  readonly initialKind: SiteKind;
+  /** `count` page URLs starting at page number `from`; a files site serves PDFs, every other kind HTML pages. */
+  urls(count: number, from?: number): string[];
+  stats(): SiteStats;
+  /** Every page request so far, in arrival order. */
+  requestLog(): readonly SiteRequest[];
+  close(): Promise<void>;
+}
+
+const BEACON = '/__sim/beacon';
+
+function pagePath(kind: SiteKind, n: number): string {
+  return kind === 'files' ? `/files/doc-${n}.pdf` : `/page/${n}`;
+}
+
+/** A script that tells the site the page's own script ran to the end (a render, or a gate passed). */
+function beaconScript(seq: number): string {
+  return `<script>try{fetch('${BEACON}?seq=${seq}',{keepalive:true})}catch(e){}</script>`;
+}
+
+const GATE_SWAP = 'document.documentElement.innerHTML = new TextDecoder().decode(bytes);';
+
+/** testkit's webdriver gate, reporting to the site when it lets a visitor through. */
+function gatedPage(title: string, seq: number): string {
+  const page = webdriverGatedPage({ title });
+  if (!page.includes(GATE_SWAP)) throw new Error('sim-web: testkit webdriverGatedPage changed; the pass beacon cannot be attached');
+  return page.replace(GATE_SWAP, `${GATE_SWAP} try{fetch('${BEACON}?seq=${seq}',{keepalive:true})}catch(e){}`);
+}
+
+function relatedLinks(kind: SiteKind, n: number): string[] {
+  return [1, 2, 3].map((d) => pagePath(kind, n + d));
+}
+
+/** Start one site on `host` (a loopback address of its own), its clock giving the simulated time. */
+export async function startSimSite(spec: SiteSpec, opts: { host: string; index: number; clock?: Clock }): Promise<SimSite> {
+  const clock = opts.clock ?? systemClock;
+  const name = spec.name ?? `${spec.kind}-${opts.index}`;
+  const changes = spec.changes ?? [];
+  const limiter = spec.kind === 'ratelimit' || spec.rateLimit ? new RateLimiter(spec.rateLimit) : null;
+  const log: SiteRequest[] = [];
+  const seen: SiteStats['changes'] = [];
+  let current: SiteKind = spec.kind;
+
+  const kindNow = (nowMs: number): SiteKind => {
+    const k = kindAt(spec.kind, changes, nowMs, log.length);
+    if (k !== current) {
+      current = k;
+      seen.push({ kind: k, atMs: nowMs, fromSeq: log.length + 1 });
+    }
+    return k;
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = new URL(req.url ?? '/', 'http://sim.invalid');
+    if (url.pathname === BEACON) {
+      const entry = log[Number(url.searchParams.get('seq')) - 1];
+      if (entry && (entry.outcome === 'shell' || entry.outcome === 'challenge')) entry.outcome = 'served';
+      res.writeHead(204).end();
+      return;
+    }
+    if (url.pathname === '/robots.txt') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow:\n');
+      return;
+    }
+    const isPage = url.pathname.startsWith('/page/') || url.pathname.startsWith('/files/');
+    if (!isPage) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    const nowMs = clock.now().getTime();
+    const kind = kindNow(nowMs);
+    const client = classifyClient(req.rawHeaders);
+    const entry: SiteRequest = { seq: log.length + 1, path: url.pathname, client, atMs: nowMs, kind, outcome: 'served' };
+    log.push(entry);
+    const n = Number(/(\d+)(?:\.pdf)?$/.exec(url.pathname)?.[1] ?? 0);
+    const title = `${name} page ${n}`;
+
+    if (limiter) {
+      const verdict = limiter.take(nowMs);
+      if (!verdict.allowed) {
+        entry.outcome = 'rate_limited';
+        const retryAfterS = Math.max(1, Math.ceil((verdict.pausedUntilMs! - nowMs) / 1000));
+        res.writeHead(429, { 'content-type': 'text/html', 'retry-after': String(retryAfterS) }).end('<html><head><title>429 Too Many Requests</title></head><body><h1>Too Many Requests</h1></body></html>');
+        return;
+      }
+    }
+    switch (kind) {
+      case 'static':
+      case 'ratelimit':
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
+        return;
+      case 'files':
+        res.writeHead(200, { 'content-type': 'application/pdf' }).end(pdfBytes());
+        return;
+      case 'spa':
+        // Only a client that runs the page's script renders it; the beacon marks the request served when it does.
+        entry.outcome = 'shell';
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(jsRenderedPage({ title, links: relatedLinks(kind, n) }).replace('</body>', `${beaconScript(entry.seq)}</body>`));
+        return;
+      case 'botwall':
+        entry.outcome = 'challenge';
+        if (client === 'plain') {
+          // Vendors answer a client that cannot run JavaScript with the challenge and a 403 straight away.
+          res.writeHead(403, { 'content-type': 'text/html; charset=utf-8' }).end(challengePage('cloudflare'));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(gatedPage(title, entry.seq));
+        return;
+    }
+  };
+
+  const server: TestServer = await startTestServer({ '*': handle }, { host: opts.host });
+  server.resetHits();
+
+  return {
+    name,
+    domain: opts.host,
+    origin: server.origin,
+    get kind() {
+      return kindNow(clock.now().getTime());
+    },
+    initialKind: spec.kind,
+    urls: (count, from = 0) => Array.from({ length: count }, (_, i) => server.url(pagePath(kindNow(clock.now().getTime()), from + i))),
+    requestLog: () => log,
+    stats: () => {
+      const requests: Record<ClientClass, number> = { plain: 0, browser: 0 };
+      let blocked = 0;
+      let served = 0;
+      for (const r of log) {
+        requests[r.client] += 1;
+        if (r.outcome === 'served') served += 1;
+        else if (r.outcome === 'rate_limited' || r.outcome === 'challenge') blocked += 1;
+      }
+      return { name, domain: opts.host, kind: current, initialKind: spec.kind, requests, pageRequests: log.length, blocked, served, changes: seen.map((c) => ({ ...c })) };
+    },
+    close: () => server.close(),
+  };
+}

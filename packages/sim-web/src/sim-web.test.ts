@@ -1,0 +1,109 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '@crawler/core';
+import { createDefaultRegistry } from '@crawler/fetchers';
+import { loopbackAddress, startSimWeb, type SimWeb } from './sim-web.js';
+
+const registry = createDefaultRegistry({ allowPrivateNetworks: true });
+const http = registry.get('simple_http');
+let web: SimWeb | undefined;
+
+afterEach(async () => {
+  await web?.close();
+  web = undefined;
+});
+afterAll(() => registry.closeAll());
+
+const get = (url: string) => http.fetch({ url, timeoutMs: 5_000, maxBytes: 1 << 20 });
+
+describe('loopbackAddress', () => {
+  it('counts addresses after the first, skipping .0 and .255', () => {
+    expect(loopbackAddress('127.0.0.2', 0)).toBe('127.0.0.2');
+    expect(loopbackAddress('127.0.0.2', 3)).toBe('127.0.0.5');
+    expect(loopbackAddress('127.0.0.250', 6)).toBe('127.0.1.2');
+    expect(() => loopbackAddress('10.0.0.1', 0)).toThrow(/127/);
+  });
+});
+
+describe('startSimWeb', () => {
+  it('puts every site on its own loopback address (its own domain)', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'static' }, { kind: 'spa' }, { kind: 'files' }], firstHost: '127.0.3.10' });
+    expect(web.sites.map((s) => s.domain)).toEqual(['127.0.3.10', '127.0.3.11', '127.0.3.12']);
+    expect(new Set(web.sites.map((s) => new URL(s.origin).hostname)).size).toBe(3);
+    expect(web.site('127.0.3.11')?.kind).toBe('spa');
+    expect(web.sites[2]!.urls(2, 5)).toEqual([`${web.sites[2]!.origin}/files/doc-5.pdf`, `${web.sites[2]!.origin}/files/doc-6.pdf`]);
+  });
+
+  it('answers plain HTTP by kind and counts it: static served, SPA shell, wall challenged, PDF served', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'static' }, { kind: 'spa' }, { kind: 'botwall' }, { kind: 'files' }], firstHost: '127.0.3.20' });
+    const [st, spa, wall, files] = web.sites;
+    const a = await get(st!.urls(1)[0]!);
+    expect(a.status).toBe(200);
+    expect(a.text).toContain('page 0');
+    const b = await get(spa!.urls(1)[0]!);
+    expect(b.text).toContain('<div id="app"></div>');
+    const c = await get(wall!.urls(1)[0]!);
+    expect(c.status).toBe(403);
+    expect(c.text).toContain('Just a moment...');
+    const d = await get(files!.urls(1)[0]!);
+    expect(d.contentType).toBe('application/pdf');
+
+    const s = web.stats();
+    expect(s.sites.map((x) => [x.name, x.requests.plain, x.requests.browser, x.served, x.blocked])).toEqual([
+      ['static-0', 1, 0, 1, 0],
+      ['spa-1', 1, 0, 0, 0],
+      ['botwall-2', 1, 0, 0, 1],
+      ['files-3', 1, 0, 1, 0],
+    ]);
+    expect(s.totals).toMatchObject({ pageRequests: 4, served: 2, blocked: 1, requests: { plain: 4, browser: 0 } });
+    expect(spa!.requestLog()[0]).toMatchObject({ seq: 1, path: '/page/0', client: 'plain', kind: 'spa', outcome: 'shell' });
+  });
+
+  it('a rate-limiting site answers 429 with Retry-After to the end of its window, counted as blocks, then recovers', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 10, 0, 0));
+    web = await startSimWeb({ sites: [{ kind: 'ratelimit', rateLimit: { maxRequests: 2, windowMs: 3_600_000 } }], clock, firstHost: '127.0.3.30' });
+    const site = web.sites[0]!;
+    const urls = site.urls(4);
+    expect((await get(urls[0]!)).status).toBe(200);
+    clock.advance(15 * 60_000);
+    expect((await get(urls[1]!)).status).toBe(200);
+    const limited = await get(urls[2]!);
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toBe(String(45 * 60));
+    expect(site.stats()).toMatchObject({ blocked: 1, served: 2, pageRequests: 3 });
+    clock.advance(45 * 60_000);
+    expect((await get(urls[3]!)).status).toBe(200);
+    expect(site.stats()).toMatchObject({ blocked: 1, served: 3 });
+  });
+
+  it('changes kind at a simulated time and after N requests, recording when', async () => {
+    const t0 = Date.UTC(2026, 0, 1);
+    const clock = new ManualClock(t0);
+    web = await startSimWeb({
+      clock,
+      firstHost: '127.0.3.40',
+      sites: [
+        { kind: 'static', changes: [{ kind: 'botwall', atMs: t0 + 86_400_000 }] },
+        { kind: 'spa', changes: [{ kind: 'static', afterRequests: 2 }] },
+      ],
+    });
+    const [walled, ssr] = web.sites;
+    expect((await get(walled!.urls(1)[0]!)).status).toBe(200);
+    clock.advance(86_400_000);
+    expect((await get(walled!.urls(1, 1)[0]!)).status).toBe(403);
+    expect(walled!.stats()).toMatchObject({ kind: 'botwall', initialKind: 'static', changes: [{ kind: 'botwall', atMs: t0 + 86_400_000, fromSeq: 2 }] });
+
+    for (const u of ssr!.urls(2)) expect((await get(u)).text).toContain('<div id="app"></div>');
+    const third = await get(ssr!.urls(1, 2)[0]!);
+    expect(third.text).toContain('<article>');
+    expect(ssr!.stats()).toMatchObject({ kind: 'static', served: 1, changes: [{ kind: 'static', fromSeq: 3 }] });
+  });
+
+  it('does not count robots.txt, beacons or unknown paths as page requests', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'static' }], firstHost: '127.0.3.50' });
+    const o = web.sites[0]!.origin;
+    expect((await get(`${o}/robots.txt`)).status).toBe(200);
+    expect((await get(`${o}/favicon.ico`)).status).toBe(404);
+    expect((await get(`${o}/__sim/beacon?seq=99`)).status).toBe(204);
+    expect(web.stats().totals.pageRequests).toBe(0);
+  });
+});

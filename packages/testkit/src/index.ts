@@ -1,0 +1,3 @@
+export * from './server.js';
+export * from './pages.js';
+export * from './routes.js';
