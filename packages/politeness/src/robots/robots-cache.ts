@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { InvalidUrlError, isUrlPolicyError, silentLogger, systemClock, type Clock, type Logger, type RobotsPolicy, type RobotsVerdict } from '@crawler/core';
+import { hashTaggedPrefix } from '../redis/run-script.js';
+import { compileRobots, rulesFromFetch, type CompiledRobots, type RobotsFetchResult, type RobotsRules } from './robots-rules.js';
+
+export interface RobotsCacheOptions {
+  /** The Redis client; shared with the app, never closed here. */
+  redis: Redis;
+  /** Key prefix (hash-tagged like the gate's). @defaultValue '{crawler:robots}:' */
+  prefix?: string;
+  /**
+   * Fetch `${origin}/robots.txt` (following redirects); resolve null when unreachable. Injected: the pipeline passes a
+   * fetcher. A thrown URL-policy error (core URL_POLICY_ERRORS) refuses the origin: check() rejects with it, uncached.
+   */
+  fetchRobots: (origin: string) => Promise<RobotsFetchResult | null>;
+  /** Our product token, matched against User-agent lines. */
+  userAgent: string;
+  /** How long a fetched robots.txt is trusted, in milliseconds. @defaultValue 86400000 (24 h, RFC 9309 §2.4) */
+  ttlMs?: number;
+  /** How long a 5xx/unreachable "disallow all" is kept before asking again, in milliseconds. @defaultValue 600000 */
+  unreachableTtlMs?: number;
+  /** Upper bound on a honoured Crawl-delay, in milliseconds. @defaultValue 60000 */
+  maxCrawlDelayMs?: number;
+  /** When false every URL is allowed and nothing is fetched (robots.txt switched off). @defaultValue true */
+  enabled?: boolean;
+  /** Called once per fresh fetch that carries a Crawl-delay: wire it to `gate.raiseMinDelay(domain, delayMs, ttlMs)`. */
+  onCrawlDelay?: (domain: string, delayMs: number, ttlMs: number) => void | Promise<void>;
+  /** How long one worker may hold the fetch lock of an origin, in milliseconds. @defaultValue 15000 */
+  lockMs?: number;
+  /** Origins kept parsed in this process. @defaultValue 1000 */
+  memoryEntries?: number;
+  /** Time source for expiry. @defaultValue systemClock */
+  clock?: Clock;
+  /** @defaultValue silentLogger */
+  logger?: Logger;
+}
+
+const HYGIENE_MS = 60_000;
+const LOCK_POLL_MS = 50;
+
+/**
+ * robots.txt per origin, fetched once for the whole fleet and cached in Redis with expiry. A short Redis lock
+ * makes concurrent workers wait for one fetch instead of all asking the site; each process also keeps recently
+ * used origins parsed in memory, so a check on a warm origin costs no round trip.
+ */
+export class RobotsCache implements RobotsPolicy {
+  readonly #o: Required<Omit<RobotsCacheOptions, 'onCrawlDelay'>> & Pick<RobotsCacheOptions, 'onCrawlDelay'>;
+  readonly #prefix: string;
+  readonly #memory = new Map<string, CompiledRobots>();
+  readonly #inflight = new Map<string, Promise<CompiledRobots>>();
+
+  constructor(options: RobotsCacheOptions) {
+    if (!options.userAgent) throw new TypeError('RobotsCache needs a userAgent');
+    this.#o = {
+      prefix: '{crawler:robots}:',
+      ttlMs: 86_400_000,
+      unreachableTtlMs: 600_000,
+      maxCrawlDelayMs: 60_000,
+      enabled: true,
+      lockMs: 15_000,
+      memoryEntries: 1000,
+      clock: systemClock,
+      logger: silentLogger,
+      // An option passed as undefined means "default", not "unset".
+      ...(Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as RobotsCacheOptions),
+    };
+    this.#prefix = hashTaggedPrefix(this.#o.prefix);
+  }
+
+  async check(url: string): Promise<RobotsVerdict> {
+    if (!this.#o.enabled) return { allowed: true, crawlDelayMs: null };
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch (cause) {
+      throw new InvalidUrlError(`cannot check robots.txt for an unparsable URL`, { url, cause });
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidUrlError(`robots.txt applies to http(s) only, got ${parsed.protocol}`, { url });
+    const robots = await this.#robotsFor(parsed.origin, parsed.hostname);
+    return robots.verdict(parsed);
+  }
+
+  /** Forget an origin here and in Redis (tests, or after a site owner asks). */
+  async invalidate(origin: string): Promise<void> {
+    this.#memory.delete(origin);
+    await this.#o.redis.del(this.#key('rules', origin));
+  }
+
+  async #robotsFor(origin: string, hostname: string): Promise<CompiledRobots> {
+    const nowMs = this.#o.clock.now().getTime();
+    const cached = this.#memory.get(origin);
+    if (cached && cached.rules.expiresAtMs > nowMs) {
+      // Re-insert to keep the Map in least-recently-used order for eviction.
+      this.#memory.delete(origin);
+      this.#memory.set(origin, cached);
+      return cached;
+    }
+    let pending = this.#inflight.get(origin);
+    if (!pending) {
+      pending = this.#load(origin, hostname).finally(() => this.#inflight.delete(origin));
+      this.#inflight.set(origin, pending);
+    }
+    return pending;
+  }
+
+  async #load(origin: string, hostname: string): Promise<CompiledRobots> {
+    const rules = (await this.#readRules(origin)) ?? (await this.#fetchOnce(origin, hostname));
+    const compiled = compileRobots(origin, rules, this.#o.userAgent, this.#o.maxCrawlDelayMs);
+    this.#remember(origin, compiled);
+    return compiled;
+  }
+
+  async #readRules(origin: string): Promise<RobotsRules | null> {
+    const raw = await this.#o.redis.get(this.#key('rules', origin));
+    if (raw === null) return null;
+    try {
+      const rules = JSON.parse(raw) as RobotsRules;
+      return rules.expiresAtMs > this.#o.clock.now().getTime() ? rules : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Take the origin's lock and fetch; without it, wait for the holder's result, and fetch ourselves if it never comes. */
+  async #fetchOnce(origin: string, hostname: string): Promise<RobotsRules> {
+    const { redis, lockMs } = this.#o;
+    const lockKey = this.#key('lock', origin);
+    const token = randomUUID();
+    const locked = (await redis.set(lockKey, token, 'PX', lockMs, 'NX')) === 'OK';
+    if (!locked) {
+      const deadline = Date.now() + lockMs;
+      while (Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+        const rules = await this.#readRules(origin);
+        if (rules) return rules;
+        if ((await redis.exists(lockKey)) === 0) break;
+      }
+      this.#o.logger.debug({ origin }, 'robots.txt lock holder gave no result; fetching ourselves');
+    }
+    try {
+      return await this.#fetchAndStore(origin, hostname);
+    } finally {
+      if (locked && (await redis.get(lockKey)) === token) await redis.del(lockKey);
+    }
+  }
+
+  async #fetchAndStore(origin: string, hostname: string): Promise<RobotsRules> {
+    let result: RobotsFetchResult | null;
+    try {
+      result = await this.#o.fetchRobots(origin);
+    } catch (err) {
+      // A refused origin (the SSRF guard) is not an unreachable site: caching "disallow all" would report every link
+      // as forbidden by robots.txt, and keep doing so after the guard is switched off. Let the refusal through.
+      if (isUrlPolicyError(err)) throw err;
+      this.#o.logger.warn({ err, origin }, 'robots.txt fetch failed; treating the site as unreachable');
+      result = null;
+    }
+    const nowMs = this.#o.clock.now().getTime();
+    const rules = rulesFromFetch(result, nowMs, this.#o.ttlMs, this.#o.unreachableTtlMs);
+    await this.#o.redis.set(this.#key('rules', origin), JSON.stringify(rules), 'PX', rules.expiresAtMs - nowMs + HYGIENE_MS);
+    const compiled = compileRobots(origin, rules, this.#o.userAgent, this.#o.maxCrawlDelayMs);
+    if (compiled.crawlDelayMs !== null && this.#o.onCrawlDelay) {
+      try {
+        await this.#o.onCrawlDelay(hostname, compiled.crawlDelayMs, rules.expiresAtMs - nowMs);
+      } catch (err) {
+        this.#o.logger.warn({ err, origin }, 'applying robots.txt Crawl-delay failed');
+      }
+    }
+    return rules;
+  }
+
+  #remember(origin: string, compiled: CompiledRobots): void {
+    this.#memory.delete(origin);
+    this.#memory.set(origin, compiled);
+    while (this.#memory.size > this.#o.memoryEntries) {
+      const oldest = this.#memory.keys().next().value;
+      if (oldest === undefined) break;
+      this.#memory.delete(oldest);
+    }
+  }
+
+  #key(kind: string, origin: string): string {
+    return `${this.#prefix}${kind}:${origin}`;
+  }
+}

@@ -1,0 +1,79 @@
+import { createRequire } from 'node:module';
+import type { RobotsVerdict } from '@crawler/core';
+
+/** What a robots.txt fetch came back with; null means unreachable (DNS, connection, timeout). */
+export interface RobotsFetchResult {
+  status: number;
+  body: string;
+}
+
+/** How a site's robots.txt is applied, after RFC 9309's status rules. Stored in Redis as JSON. */
+export type RobotsRules =
+  | { kind: 'allow_all'; status: number | null; expiresAtMs: number }
+  | { kind: 'disallow_all'; status: number | null; expiresAtMs: number }
+  | { kind: 'parsed'; status: number; body: string; expiresAtMs: number };
+
+// RFC 9309 §2.5: crawlers must parse at least 500 KiB; anything after that may be ignored.
+const MAX_ROBOTS_CHARS = 500 * 1024;
+
+interface ParsedRobots {
+  isDisallowed(url: string, ua?: string): boolean | undefined;
+  getMatchingLineNumber(url: string, ua?: string): number;
+  getCrawlDelay(ua?: string): number | undefined;
+}
+// robots-parser is CommonJS with `module.exports = fn` but its typings declare an ES default export, which
+// NodeNext resolves to `.default`; requiring it gives the real function.
+const robotsParser = createRequire(import.meta.url)('robots-parser') as (url: string, body: string) => ParsedRobots;
+
+/**
+ * Turn a robots.txt fetch into rules (RFC 9309 §2.3.1): 2xx is parsed; 3xx left unresolved by the fetcher and 4xx
+ * mean "no robots.txt", so everything is allowed; 5xx and unreachable mean "assume complete disallow" and are
+ * cached for `unreachableTtlMs` only, so the site is asked again soon. 429 is read as the server being overloaded
+ * (like 5xx), not as a missing file: treating it as "allow all" would answer rate limiting with more requests.
+ */
+export function rulesFromFetch(result: RobotsFetchResult | null, nowMs: number, ttlMs: number, unreachableTtlMs: number): RobotsRules {
+  if (result === null) return { kind: 'disallow_all', status: null, expiresAtMs: nowMs + unreachableTtlMs };
+  const { status } = result;
+  if (status >= 200 && status < 300) return { kind: 'parsed', status, body: result.body.slice(0, MAX_ROBOTS_CHARS), expiresAtMs: nowMs + ttlMs };
+  if (status === 429 || status >= 500) return { kind: 'disallow_all', status, expiresAtMs: nowMs + unreachableTtlMs };
+  return { kind: 'allow_all', status, expiresAtMs: nowMs + ttlMs };
+}
+
+/** A parsed robots.txt ready to answer many URLs of one origin. */
+export interface CompiledRobots {
+  readonly rules: RobotsRules;
+  /** Crawl-delay for our user agent in milliseconds (capped), or null. */
+  readonly crawlDelayMs: number | null;
+  verdict(url: URL): RobotsVerdict;
+}
+
+/** Parse `rules` once for `userAgent`; Crawl-delay is capped at `maxCrawlDelayMs` so one line cannot stall a domain for hours. */
+export function compileRobots(origin: string, rules: RobotsRules, userAgent: string, maxCrawlDelayMs: number): CompiledRobots {
+  if (rules.kind === 'allow_all') {
+    return { rules, crawlDelayMs: null, verdict: () => ({ allowed: true, crawlDelayMs: null }) };
+  }
+  if (rules.kind === 'disallow_all') {
+    const why = rules.status === null ? 'unreachable' : `answered ${rules.status}`;
+    const reason = `robots.txt of ${origin} ${why}; RFC 9309 says assume complete disallow until it can be read`;
+    return { rules, crawlDelayMs: null, verdict: () => ({ allowed: false, crawlDelayMs: null, reason }) };
+  }
+  const robots = robotsParser(`${origin}/robots.txt`, rules.body);
+  const seconds = robots.getCrawlDelay(userAgent);
+  const crawlDelayMs = typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? Math.min(Math.round(seconds * 1000), maxCrawlDelayMs) : null;
+  return {
+    rules,
+    crawlDelayMs,
+    verdict: (url) => {
+      // RFC 9309 §2.2.2: /robots.txt itself is always allowed.
+      if (url.pathname === '/robots.txt') return { allowed: true, crawlDelayMs };
+      // robots-parser answers undefined for a URL of another origin; we only ask about our own, so undefined means allowed.
+      if (robots.isDisallowed(url.href, userAgent) !== true) return { allowed: true, crawlDelayMs };
+      const line = robots.getMatchingLineNumber(url.href, userAgent);
+      return {
+        allowed: false,
+        crawlDelayMs,
+        reason: `robots.txt of ${origin} disallows ${url.pathname} for user-agent "${userAgent}"${line > 0 ? ` (line ${line})` : ''}`,
+      };
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+/** Why a route job exists: the first routing of a link, or a re-route after a pause or a crash. */
+export const ROUTE_REASONS = ['enqueue', 'resume', 'reroute'] as const;
+
+/** A link to route. `generation` counts re-routes; it makes every job id of the link distinct and deterministic. */
+export const RouteJobSchema = z.object({
+  linkId: z.guid(),
+  url: z.url(),
+  generation: z.number().int().min(0).default(0),
+  reason: z.enum(ROUTE_REASONS).default('enqueue'),
+  /**
+   * Set on the re-route of a blocked link: the fetcher the retry policy escalates to (core decideOutcome's
+   * `nextFetcher`, e.g. playwright → playwright_stealth after a challenge). The router uses it instead of asking the
+   * learned store again, which would hand back the fetcher that was just blocked.
+   */
+  nextFetcher: z.string().trim().min(1).optional(),
+  /** Set on the re-route of a blocked link: the fetcher the site just refused, which the router does not pick again. */
+  blockedFetcher: z.string().trim().min(1).optional(),
+});
+export type RouteJob = z.infer<typeof RouteJobSchema>;
+export type RouteJobInput = z.input<typeof RouteJobSchema>;
+
+/** Where a stored probe response is, so the fetch worker can reuse it instead of requesting the page again. */
+export const ProbeRefSchema = z.object({
+  /** Redis key of the compressed probe response. */
+  key: z.string().min(1),
+  status: z.number().int(),
+  /** Size of the uncompressed body, for logs. */
+  bodyBytes: z.number().int().min(0),
+});
+export type ProbeRef = z.infer<typeof ProbeRefSchema>;
+
+/** A link to fetch with one named fetcher. */
+export const FetchJobSchema = z.object({
+  linkId: z.guid(),
+  url: z.url(),
+  fetcher: z.string().min(1),
+  /** learned | probe | hard_coded | default | retry: recorded on every attempt. */
+  selectionSource: z.string().min(1),
+  confidence: z.number().min(0).max(1).optional(),
+  generation: z.number().int().min(0).default(0),
+  /** The link's attempt_count when this job was created: part of the job id, so duplicates collapse into one job. */
+  attemptsBefore: z.number().int().min(0).default(0),
+  probe: ProbeRefSchema.optional(),
+  /** Set on a switched-fetcher retry (wrong tool): the error that caused it. */
+  retryOf: z.object({ fetcher: z.string(), errorType: z.string() }).optional(),
+});
+export type FetchJob = z.infer<typeof FetchJobSchema>;
+export type FetchJobInput = z.input<typeof FetchJobSchema>;
+
+/** What the router returns for a job (visible in Bull Board and job results). */
+export const RouteResultSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('routed'), fetcher: z.string(), source: z.string(), confidence: z.number().optional(), probeReused: z.boolean() }),
+  z.object({ kind: z.literal('skipped'), reason: z.string() }),
+  z.object({ kind: z.literal('failed'), errorType: z.string(), message: z.string() }),
+]);
+export type RouteResult = z.infer<typeof RouteResultSchema>;
+
+/** What a fetch worker returns for a job. */
+export const FetchResultSchema = z.object({
+  outcome: z.enum(['done', 'failed', 'paused', 'switched', 'skipped']),
+  fetcher: z.string(),
+  attempts: z.number().int().min(0),
+  errorType: z.string().optional(),
+  httpStatus: z.number().int().optional(),
+  pausedUntil: z.string().optional(),
+});
+export type FetchResult = z.infer<typeof FetchResultSchema>;

@@ -1,0 +1,6 @@
+export * from './catalog/queue-names.js';
+export * from './catalog/payloads.js';
+export * from './catalog/job-options.js';
+export * from './connection.js';
+export * from './parse-job.js';
+export * from './job-queues.js';

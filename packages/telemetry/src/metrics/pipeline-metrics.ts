@@ -1,0 +1,114 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { PipelineMetrics } from '@crawler/core';
+import { DomainLabeler, type DomainLabelerOptions } from './domain-labels.js';
+
+export interface PipelineMetricsOptions {
+  /** Registry to register on; a process usually has one, served at /metrics. @defaultValue a new Registry */
+  registry?: Registry;
+  /** Bounds on the `domain` label of pauses and bans. @defaultValue { maxDomains: 50, promoteAfter: 3 } */
+  domains?: DomainLabelerOptions;
+  /** Also export Node process metrics (event loop lag, heap, GC). @defaultValue false */
+  defaultMetrics?: boolean;
+  /** Histogram buckets for fetch duration, in seconds: plain HTTP lands low, browsers in the seconds. */
+  fetchDurationBucketsSeconds?: number[];
+}
+
+/** Queue → state (waiting, active, delayed, failed, ...) → job count, as BullMQ's `getJobCounts` returns per queue. */
+export type QueueDepths = Record<string, Record<string, number>>;
+
+/** The pipeline's metrics over prom-client, plus the registry to serve and the queue-depth gauge. */
+export interface PrometheusPipelineMetrics extends PipelineMetrics {
+  readonly registry: Registry;
+  /** Read queue depths on each scrape (not on a timer), so the gauge is as fresh as the scrape and costs nothing between them. */
+  collectQueueDepths(getCounts: () => Promise<QueueDepths>): void;
+}
+
+const DEFAULT_BUCKETS_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60];
+const withDefaultMetrics = new WeakSet<Registry>();
+
+/** Register `create()` unless the registry already has a metric of that name (two pipelines in one process share it). */
+function once<M extends Metric<string>>(registry: Registry, name: string, create: () => M): M {
+  return (registry.getSingleMetric(name) as M | undefined) ?? create();
+}
+
+/**
+ * Build the crawler's Prometheus metrics: crawler_jobs_total, crawler_fetch_duration_seconds,
+ * crawler_decisions_total, crawler_probe_total, crawler_pauses_total, crawler_bans_total and crawler_queue_jobs.
+ */
+export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMetricsOptions): PrometheusPipelineMetrics {
+  const options: PipelineMetricsOptions = registryOrOptions instanceof Registry ? { registry: registryOrOptions } : (registryOrOptions ?? {});
+  const registry = options.registry ?? new Registry();
+  const registers = [registry];
+  const domains = new DomainLabeler(options.domains);
+
+  if (options.defaultMetrics && !withDefaultMetrics.has(registry)) {
+    withDefaultMetrics.add(registry);
+    collectDefaultMetrics({ register: registry });
+  }
+
+  const jobs = once(registry, 'crawler_jobs_total', () => new Counter({ name: 'crawler_jobs_total', help: 'Jobs finished, by queue and outcome.', labelNames: ['queue', 'outcome'], registers }));
+  const fetchDuration = once(
+    registry,
+    'crawler_fetch_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'crawler_fetch_duration_seconds',
+        help: 'Time one fetch took, by fetcher and outcome (success or the error type).',
+        labelNames: ['fetcher', 'outcome'],
+        buckets: options.fetchDurationBucketsSeconds ?? DEFAULT_BUCKETS_SECONDS,
+        registers,
+      }),
+  );
+  const decisions = once(registry, 'crawler_decisions_total', () => new Counter({ name: 'crawler_decisions_total', help: 'Router decisions, by selection source and chosen fetcher.', labelNames: ['source', 'fetcher'], registers }));
+  const probes = once(registry, 'crawler_probe_total', () => new Counter({ name: 'crawler_probe_total', help: 'Probe outcomes: body reused, discarded for another fetcher, or probe failed.', labelNames: ['outcome'], registers }));
+  const pauses = once(registry, 'crawler_pauses_total', () => new Counter({ name: 'crawler_pauses_total', help: 'Domain or link pauses after a block, by domain (bounded) and error type.', labelNames: ['domain', 'error_type'], registers }));
+  const bans = once(registry, 'crawler_bans_total', () => new Counter({ name: 'crawler_bans_total', help: 'Attempts marked banned, by domain (bounded).', labelNames: ['domain'], registers }));
+
+  let getCounts: (() => Promise<QueueDepths>) | undefined;
+  const scrapeErrors = once(registry, 'crawler_queue_depth_errors_total', () => new Counter({ name: 'crawler_queue_depth_errors_total', help: 'Scrapes where queue depths could not be read.', registers }));
+  once(
+    registry,
+    'crawler_queue_jobs',
+    () =>
+      new Gauge({
+        name: 'crawler_queue_jobs',
+        help: 'Jobs in each queue by state, read at scrape time.',
+        labelNames: ['queue', 'state'],
+        registers,
+        async collect() {
+          if (!getCounts) return;
+          let depths: QueueDepths;
+          try {
+            depths = await getCounts();
+          } catch {
+            // A scrape must not fail because Redis hiccuped; stale depths would mislead, so report none.
+            scrapeErrors.inc();
+            this.reset();
+            return;
+          }
+          this.reset();
+          for (const [queue, states] of Object.entries(depths)) {
+            for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
+          }
+        },
+      }),
+  );
+
+  return {
+    registry,
+    collectQueueDepths: (fn) => {
+      getCounts = fn;
+    },
+    jobFinished: (queue, outcome) => jobs.inc({ queue, outcome }),
+    fetchObserved: (fetcher, durationMs, outcome) => fetchDuration.observe({ fetcher, outcome }, durationMs / 1000),
+    decision: (source, fetcher) => decisions.inc({ source, fetcher }),
+    probe: (outcome) => probes.inc({ outcome }),
+    pause: (domain, errorType) => pauses.inc({ domain: domains.label(domain), error_type: errorType }),
+    ban: (domain) => bans.inc({ domain: domains.label(domain) }),
+  };
+}
+
+/** Serve a registry: call the returned function per /metrics request and send `body` with `contentType`. */
+export function metricsHandler(registry: Registry): () => Promise<{ contentType: string; body: string }> {
+  return async () => ({ contentType: registry.contentType, body: await registry.metrics() });
+}
