@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { ManualClock, noopMetrics, openGate, allowAllRobots, silentLogger, type BestFetcherResult } from '@crawler/core';
+import type { FetchJobInput, RouteJobInput } from '@crawler/queue';
+import type { FetchResult } from '@crawler/fetchers';
+import type { LinkPatch, LinkRecord, LinkRepo, NewLink } from '../links/link-repo.js';
+import type { StoredProbe } from '../probe/probe-store.js';
+import type { AttemptRecord, FetcherLike } from '../ports.js';
+import type { JobHandle } from '../job-control.js';
+
+/** An in-memory LinkRepo for processor unit tests. */
+export class MemoryLinks implements LinkRepo {
+  readonly rows = new Map<string, LinkRecord>();
+
+  add(url: string, patch: Partial<LinkRecord> = {}): LinkRecord {
+    const row: LinkRecord = {
+      id: randomUUID(), url, initialUrl: url, domain: new URL(url).hostname, status: 'queued', pausedUntil: null, riskLevel: 0,
+      attemptCount: 0, lastAttemptAt: null, learningModeEnabled: null, fetcher: null, selectionSource: null, lastErrorType: null, lastError: null,
+      ...patch,
+    };
+    this.rows.set(row.id, row);
+    return row;
+  }
+
+  async upsertMany(links: NewLink[]) {
+    return links.map((l) => {
+      const existing = [...this.rows.values()].find((r) => r.url === l.url);
+      if (existing) return { ...existing, created: false };
+      return { ...this.add(l.url, { initialUrl: l.initialUrl, domain: l.domain }), created: true };
+    });
+  }
+
+  async get(id: string) {
+    const r = this.rows.get(id);
+    return r ? { ...r } : null;
+  }
+
+  async update(id: string, patch: LinkPatch) {
+    const r = this.rows.get(id);
+    if (r) Object.assign(r, Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)));
+  }
+
+  async updateUnlessFinished(id: string, patch: LinkPatch) {
+    const r = this.rows.get(id);
+    if (!r || r.status === 'done' || r.status === 'failed') return false;
+    await this.update(id, patch);
+    return true;
+  }
+
+  async countAttempts(id: string, n: number, at: Date) {
+    const r = this.rows.get(id)!;
+    r.attemptCount += n;
+    r.lastAttemptAt = at;
+  }
+}
+
+/** A job stub that records moveToDelayed. */
+export function fakeJob(data: unknown, queueName?: string): JobHandle & { queueName?: string; delayedTo: number[] } {
+  const delayedTo: number[] = [];
+  return { id: 'job-1', data, queueName, delayedTo, moveToDelayed: async (ts: number) => void delayedTo.push(ts) };
+}
+
+/** A FetchResult with sensible defaults. */
+export function response(url: string, over: Partial<FetchResult> & { html?: string } = {}): FetchResult {
+  const text = over.html ?? over.text ?? null;
+  const body = over.body ?? new TextEncoder().encode(text ?? '');
+  return {
+    fetcher: 'simple_http', url, finalUrl: url, status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, contentType: 'text/html',
+    redirectChain: [], timings: { startedAt: 0, headersMs: 1, totalMs: 5 }, ...over, body, text,
+  };
+}
+
+/** A long static article: clearly readable without JavaScript. */
+export const STATIC_HTML = `<!doctype html><html><head><title>Static</title></head><body><article><h1>A static page</h1>${'<p>Plain server-rendered prose about crawling politely and learning which fetcher works for which site.</p>'.repeat(12)}</article></body></html>`;
+/** A React-style shell with no text. */
+export const SPA_HTML = '<!doctype html><html><head><title>App</title></head><body><div id="root"></div><script src="/static/js/main.js"></script></body></html>';
+/** An empty but valid HTML page. */
+export const EMPTY_HTML = '<!doctype html><html><head><title>x</title></head><body></body></html>';
+
+/** Everything the processors need, as stubs that record what happened. */
+export function makeHarness(opts: { best?: BestFetcherResult; route?: string | null } = {}) {
+  const links = new MemoryLinks();
+  const clock = new ManualClock(new Date('2026-01-01T00:00:00Z'));
+  const fetchJobs: FetchJobInput[] = [];
+  const routeJobs: Array<{ input: RouteJobInput; delayMs?: number }> = [];
+  const attempts: AttemptRecord[] = [];
+  const saved: unknown[] = [];
+  const probes = new Map<string, StoredProbe>();
+  const pausedDomains: Array<{ domain: string; untilMs: number }> = [];
+  const fetchCalls: string[] = [];
+  let fetchQueue: Array<FetchResult | Error> = [];
+  const fetcher = (name: string): FetcherLike => ({
+    name,
+    close: async () => {},
+    fetch: async ({ url }) => {
+      fetchCalls.push(`${name} ${url}`);
+      const next = fetchQueue.shift();
+      if (!next) throw new Error('no scripted response');
+      if (next instanceof Error) throw next;
+      return { ...next, fetcher: name };
+    },
+  });
+  return {
+    links, clock, fetchJobs, routeJobs, attempts, saved, probes, pausedDomains, fetchCalls,
+    script(...r: Array<FetchResult | Error>) {
+      fetchQueue = r;
+    },
+    common: {
+      links,
+      clock,
+      logger: silentLogger,
+      metrics: noopMetrics,
+      robots: allowAllRobots,
+      gate: { ...openGate, pauseDomain: async (domain: string, untilMs: number) => void pausedDomains.push({ domain, untilMs }) },
+      enqueueFetch: async (input: FetchJobInput) => {
+        fetchJobs.push(input);
+        return 'f';
+      },
+    },
+    probeStore: {
+      save: async (linkId: string, p: StoredProbe) => {
+        probes.set(`probe:${linkId}`, p);
+        return `probe:${linkId}`;
+      },
+      load: async (key: string) => probes.get(key) ?? null,
+      delete: async (key: string) => void probes.delete(key),
+    },
+    learning: { findBestFetcher: async () => opts.best ?? { best: null, scores: [] } },
+    routes: { fetcherFor: async () => opts.route ?? null },
+    fetchers: { get: (name: string) => fetcher(name) },
+    enqueueRoute: async (input: RouteJobInput, o: { delayMs?: number }) => {
+      routeJobs.push({ input, delayMs: o.delayMs });
+      return 'r';
+    },
+    recordAttempt: (row: AttemptRecord) => void attempts.push(row),
+    content: { save: async (input: unknown) => void saved.push(input) },
+  };
+}

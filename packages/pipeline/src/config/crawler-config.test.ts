@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseFetcherList } from './crawler-config.js';
+
+const base = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/x' };
+
+describe('loadConfig', () => {
+  it('fills defaults', () => {
+    const c = loadConfig(base);
+    expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(c.queuePrefix).toBe('{crawler}');
+    expect(c.learningModeEnabled).toBe(true);
+    expect(c.probeTimeoutMs).toBe(3000);
+    expect(c.fetchers.map((f) => f.name)).toEqual(['simple_http', 'playwright', 'playwright_stealth']);
+    expect(c.defaultFetcher).toBeUndefined();
+  });
+
+  it('parses fetchers with concurrency and aliases', () => {
+    const c = loadConfig({ ...base, FETCHERS: 'direct_access:16, playwright', DEFAULT_FETCHER: 'direct_access', LEARNING_MODE_ENABLED: 'false' });
+    expect(c.fetchers).toEqual([{ name: 'simple_http', concurrency: 16 }, { name: 'playwright', concurrency: 2 }]);
+    expect(c.defaultFetcher).toBe('simple_http');
+    expect(c.learningModeEnabled).toBe(false);
+  });
+
+  it('fails naming every bad variable and its value', () => {
+    let err: unknown;
+    try {
+      loadConfig({ ...base, LEARNING_MODE_ENABLED: 'maybe', PROBE_TIMEOUT_MS: '-3', FETCHERS: 'simple_http:x' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as Error).message;
+    expect(msg).toContain('LEARNING_MODE_ENABLED="maybe"');
+    expect(msg).toContain('PROBE_TIMEOUT_MS="-3"');
+    expect(msg).toContain('FETCHERS="simple_http:x"');
+  });
+
+  it('defaults the router\'s learned-query heuristics to core\'s routing policy, with "all" and lists accepted', () => {
+    expect(loadConfig(base).routingHeuristicTypes).toEqual(['domain', 'suffix', 'contains_cdn', 'video_platform']);
+    expect(loadConfig(base).domainMemoryEnabled).toBe(true);
+    expect(loadConfig({ ...base, ROUTING_HEURISTIC_TYPES: 'all' }).routingHeuristicTypes).toContain('path_depth');
+    const c = loadConfig({ ...base, ROUTING_HEURISTIC_TYPES: ' Domain, suffix,domain ', DOMAIN_MEMORY_ENABLED: 'false' });
+    expect(c.routingHeuristicTypes).toEqual(['domain', 'suffix']);
+    expect(c.domainMemoryEnabled).toBe(false);
+    expect(() => loadConfig({ ...base, ROUTING_HEURISTIC_TYPES: 'domain,path depth' })).toThrow(/ROUTING_HEURISTIC_TYPES="domain,path depth".*path depth/);
+    expect(() => loadConfig({ ...base, ROUTING_HEURISTIC_TYPES: ',' })).toThrow(/ROUTING_HEURISTIC_TYPES/);
+  });
+
+  it('requires a postgres DATABASE_URL', () => {
+    expect(() => loadConfig({})).toThrow(/DATABASE_URL=\(unset\)/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL="mysql:\/\/x"/);
+  });
+
+  it('rejects an empty fetcher list', () => {
+    expect(() => parseFetcherList(' , ')).toThrow(/no fetcher/);
+  });
+});

@@ -1,0 +1,192 @@
+import { NonRetryableError } from '@crawler/core';
+import { describe, expect, it } from 'vitest';
+import { DelayedError } from 'bullmq';
+import { CrawlerError, RetryableError } from '@crawler/core';
+import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
+import { EMPTY_HTML, STATIC_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
+
+const settings: FetchSettings = { fetcherNames: ['simple_http', 'playwright', 'playwright_stealth'], maxAttempts: 4, pauseMaxMs: 24 * 3600_000, fetchTimeoutMs: 1000, fetchMaxBytes: 1 << 20 };
+
+function fetchProc(h: ReturnType<typeof makeHarness>, over: Partial<Parameters<typeof createFetchProcessor>[0]> = {}, s: Partial<FetchSettings> = {}) {
+  return createFetchProcessor({
+    ...h.common,
+    settings: { ...settings, ...s },
+    enqueueRoute: h.enqueueRoute,
+    fetchers: h.fetchers,
+    probeStore: h.probeStore,
+    recordAttempt: h.recordAttempt,
+    content: h.content,
+    ...over,
+  });
+}
+
+const job = (linkId: string, url: string, extra: Record<string, unknown> = {}) =>
+  fakeJob({ linkId, url, fetcher: 'simple_http', selectionSource: 'probe', ...extra }, 'fetch-simple_http');
+
+describe('fetch processor', () => {
+  it('reuses the probe body: no request, one attempt, content stored, link done', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://static.example/a', { status: 'fetching' });
+    await h.probeStore.save(link.id, { status: 200, headers: { 'content-type': 'text/html' }, finalUrl: link.url, contentType: 'text/html', body: new TextEncoder().encode(STATIC_HTML), text: STATIC_HTML });
+    const out = await fetchProc(h)(job(link.id, link.url, { probe: { key: `probe:${link.id}`, status: 200, bodyBytes: 10 } }));
+    expect(out).toMatchObject({ outcome: 'done', attempts: 1 });
+    expect(h.fetchCalls).toEqual([]);
+    expect(h.attempts).toHaveLength(1);
+    expect(h.attempts[0]).toMatchObject({ fetcher: 'simple_http', success: true, selectionSource: 'probe', httpStatus: 200 });
+    expect(h.attempts[0]!.heuristics.some((x) => x.type === 'domain')).toBe(true);
+    expect(h.saved).toHaveLength(1);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'done', attemptCount: 1, riskLevel: 0 });
+    expect(h.probes.size).toBe(0);
+  });
+
+  it('retries a timeout once at once, logs both attempts, then pauses with a delayed re-route', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://slow.example/', { status: 'fetching' });
+    h.script(new RetryableError('timeout', 'too slow'), new RetryableError('timeout', 'still slow'));
+    const out = await fetchProc(h)(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'paused', attempts: 2, errorType: 'timeout' });
+    expect(h.fetchCalls).toHaveLength(2);
+    expect(h.attempts.map((a) => [a.success, a.errorType, a.selectionSource])).toEqual([
+      [false, 'timeout', 'probe'],
+      [false, 'timeout', 'retry'],
+    ]);
+    expect(h.routeJobs).toHaveLength(1);
+    expect(h.routeJobs[0]!.input).toMatchObject({ linkId: link.id, generation: 1, reason: 'resume' });
+    expect(h.routeJobs[0]!.delayMs).toBe(5 * 60_000);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'paused', attemptCount: 2 });
+  });
+
+  it('succeeds on the immediate retry after a network error', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://flaky.example/', { status: 'fetching' });
+    h.script(new RetryableError('network_error', 'reset'), response(link.url, { html: STATIC_HTML }));
+    const out = await fetchProc(h)(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'done', attempts: 2 });
+    expect(h.attempts.map((a) => a.success)).toEqual([false, true]);
+  });
+
+  it('marks a 403 as banned, raises the risk level, pauses link and domain by the table', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://blocked.example/p', { status: 'fetching' });
+    h.script(response(link.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
+    const out = await fetchProc(h)(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'paused', errorType: 'blocked_403' });
+    expect(h.attempts[0]).toMatchObject({ success: false, isBanned: true, errorType: 'blocked_403', httpStatus: 403 });
+    const row = h.links.rows.get(link.id)!;
+    expect(row.riskLevel).toBe(1);
+    expect(row.pausedUntil!.getTime() - h.clock.now().getTime()).toBe(10 * 60_000);
+    expect(h.pausedDomains).toEqual([{ domain: 'blocked.example', untilMs: row.pausedUntil!.getTime() }]);
+    expect(h.routeJobs[0]!.delayMs).toBe(10 * 60_000);
+    expect(h.routeJobs[0]!.input).toMatchObject({ blockedFetcher: 'simple_http', nextFetcher: 'playwright_stealth' });
+  });
+
+  it('re-routes a challenged browser link with the escalation to the stealth browser', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://walled.example/p', { status: 'fetching' });
+    h.script(response(link.url, { status: 403, html: '<html><head><title>Just a moment...</title></head><body>Checking your browser before accessing walled.example. cf-chl</body></html>' }));
+    await fetchProc(h)(fakeJob({ linkId: link.id, url: link.url, fetcher: 'playwright', selectionSource: 'learned' }, 'fetch-playwright'));
+    expect(h.routeJobs[0]!.input).toMatchObject({ reason: 'resume', blockedFetcher: 'playwright', nextFetcher: 'playwright_stealth' });
+  });
+
+  it('re-routes a rate-limited link without escalation: stealth does not help against a pace limit', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://ratelimit.example/q', { status: 'fetching' });
+    h.script(response(link.url, { status: 429, headers: { 'retry-after': '60', 'content-type': 'text/plain' }, contentType: 'text/plain', text: 'slow down' }));
+    await fetchProc(h)(job(link.id, link.url));
+    expect(h.routeJobs[0]!.input).not.toHaveProperty('nextFetcher');
+    expect(h.routeJobs[0]!.input).not.toHaveProperty('blockedFetcher');
+  });
+
+  it('never ends a 429 pause before the Retry-After the site sent', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://ratelimit.example/', { status: 'fetching' });
+    h.script(response(link.url, { status: 429, headers: { 'retry-after': '3600', 'content-type': 'text/plain' }, contentType: 'text/plain', text: 'slow down' }));
+    await fetchProc(h)(job(link.id, link.url));
+    const row = h.links.rows.get(link.id)!;
+    expect(row.pausedUntil!.getTime() - h.clock.now().getTime()).toBe(3600_000);
+    expect(h.attempts[0]?.responseHeaders).toMatchObject({ 'retry-after': '3600' });
+  });
+
+  it('sends an empty page from plain HTTP to playwright once, as a retry', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://empty.example/', { status: 'fetching' });
+    h.script(response(link.url, { html: EMPTY_HTML }));
+    const out = await fetchProc(h)(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'switched', errorType: 'wrong_tool' });
+    expect(h.attempts[0]).toMatchObject({ success: false, errorType: 'wrong_tool', fetcher: 'simple_http' });
+    expect(h.fetchJobs[0]).toMatchObject({ fetcher: 'playwright', selectionSource: 'retry', retryOf: { fetcher: 'simple_http', errorType: 'wrong_tool' } });
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', fetcher: 'playwright', selectionSource: 'retry' });
+  });
+
+  it('fails a page that stays empty in the browser with empty_content', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://empty.example/', { status: 'fetching', attemptCount: 1 });
+    h.script(response(link.url, { html: EMPTY_HTML }));
+    const out = await fetchProc(h)(fakeJob({ linkId: link.id, url: link.url, fetcher: 'playwright', selectionSource: 'retry' }, 'fetch-playwright'));
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'empty_content' });
+    expect(h.links.rows.get(link.id)?.status).toBe('failed');
+  });
+
+  it('waits for politeness as a delayed job, without an attempt', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://busy.example/', { status: 'fetching' });
+    const j = job(link.id, link.url);
+    const before = Date.now();
+    const gate = { ...h.common.gate, acquire: async () => ({ granted: false as const, retryInMs: 1500, reason: 'delay' as const }) };
+    await expect(fetchProc(h, { gate })(j)).rejects.toBeInstanceOf(DelayedError);
+    expect(j.delayedTo[0]! - before).toBeGreaterThanOrEqual(1500);
+    expect(h.attempts).toHaveLength(0);
+    expect(h.fetchCalls).toHaveLength(0);
+  });
+
+  it('fails a robots-disallowed URL without a request', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://robots.example/private', { status: 'fetching' });
+    const robots = { check: async () => ({ allowed: false, crawlDelayMs: null, reason: 'disallowed by robots.txt: /private' }) };
+    const out = await fetchProc(h, { robots })(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'robots_disallowed', attempts: 0 });
+    expect(h.fetchCalls).toHaveLength(0);
+  });
+
+  it('fails a link whose address the SSRF guard refuses with that reason, not as a robots.txt verdict', async () => {
+    const h = makeHarness();
+    const link = h.links.add('http://10.0.0.5/admin', { status: 'fetching' });
+    const robots = { check: async () => Promise.reject(new NonRetryableError('blocked_address', '10.0.0.5 is a private address')) };
+    const out = await fetchProc(h, { robots })(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'blocked_address', attempts: 0 });
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'failed', lastErrorType: 'blocked_address', lastError: '10.0.0.5 is a private address' });
+    expect(h.fetchCalls).toHaveLength(0);
+  });
+
+  it('lets an unexpected robots failure fail the job (BullMQ retries it) rather than the link', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://flaky.example/', { status: 'fetching' });
+    const robots = { check: async () => Promise.reject(new Error('redis went away')) };
+    await expect(fetchProc(h, { robots })(job(link.id, link.url))).rejects.toThrow(/redis went away/);
+    expect(h.links.rows.get(link.id)?.status).toBe('fetching');
+  });
+
+  it('fails a link for good once it has used its attempts', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://tired.example/', { status: 'fetching', attemptCount: 4, lastErrorType: 'blocked_403' });
+    const out = await fetchProc(h)(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'blocked_403' });
+    expect(h.links.rows.get(link.id)?.lastError).toBe('max_attempts:blocked_403');
+  });
+
+  it('fails a link routed to a fetcher that is not configured instead of crashing', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://x.example/', { status: 'fetching' });
+    const out = await fetchProc(h)(fakeJob({ linkId: link.id, url: link.url, fetcher: 'archive_proxy', selectionSource: 'learned' }));
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'unknown_fetcher' });
+  });
+
+  it('records a typed fetcher error code on the attempt', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://big.example/', { status: 'fetching' });
+    h.script(new CrawlerError('too_large', 'body over limit'));
+    const out = await fetchProc(h)(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'too_large' });
+    expect(h.attempts[0]).toMatchObject({ errorType: 'too_large', success: false });
+  });
+});

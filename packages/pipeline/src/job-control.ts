@@ -1,0 +1,20 @@
+import { DelayedError } from 'bullmq';
+
+/** The part of a BullMQ job the processors use, so tests can hand in a stub. */
+export interface JobHandle {
+  id?: string;
+  data: unknown;
+  moveToDelayed(timestamp: number, token?: string): Promise<void>;
+}
+
+/**
+ * Park the running job for `delayMs` and end this run without counting it as a failure or a BullMQ attempt
+ * (BullMQ's documented pattern: moveToDelayed, then throw DelayedError). Delays are relative to the real clock
+ * because BullMQ schedules by it, whatever clock the pipeline uses for its own decisions.
+ */
+export async function delayJob(job: JobHandle, token: string | undefined, delayMs: number): Promise<never> {
+  await job.moveToDelayed(Date.now() + Math.max(1, Math.ceil(delayMs)), token);
+  throw new DelayedError();
+}
+
+export { DelayedError };

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { JobQueues, ROUTE_QUEUE, createRedisConnection, closeRedisConnection } from '@crawler/queue';
+import { PrismaLinkRepo } from './link-repo.js';
+import { enqueueLinks } from './enqueue-links.js';
+
+const redis = createRedisConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
+const prefix = `{crawler_test_pipeline_enqueue_${process.pid}}`;
+let db: TestDatabase;
+let queues: JobQueues;
+
+beforeAll(async () => {
+  db = await createTestDatabase('pipeline_enqueue');
+  queues = new JobQueues({ connection: redis, prefix });
+});
+
+afterAll(async () => {
+  await queues.obliterate([ROUTE_QUEUE]);
+  await queues.close();
+  await closeRedisConnection(redis);
+  await db.drop();
+});
+
+describe('enqueueLinks on real Postgres and Redis', () => {
+  it('stores a batch larger than one statement allows, once per page, with one job per link', async () => {
+    const urls = Array.from({ length: 2_500 }, (_, i) => `https://site${i % 7}.example/page/${i}`);
+    const links = new PrismaLinkRepo(db.prisma);
+    const res = await enqueueLinks([...urls, ...urls.slice(0, 10).map((u) => `${u}#dup`)], { links, queues, learningModeEnabled: false });
+    expect(res.rejected).toEqual([]);
+    expect(res.accepted).toHaveLength(2_510);
+    expect(res.accepted.filter((a) => a.created)).toHaveLength(2_500);
+    expect(await db.prisma.link.count()).toBe(2_500);
+    expect(await db.prisma.link.count({ where: { learningModeEnabled: false, domain: 'site3.example' } })).toBeGreaterThan(300);
+    expect((await queues.countJobs([ROUTE_QUEUE])).waiting).toBe(2_500);
+  }, 60_000);
+});

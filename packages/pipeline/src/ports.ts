@@ -1,0 +1,45 @@
+/**
+ * What the pipeline needs from the store and the fetchers, as small interfaces: the real @crawler/db and
+ * @crawler/fetchers objects satisfy them, and unit tests stub them.
+ */
+import type { BestFetcherResult, Heuristic } from '@crawler/core';
+import type { AttemptInput } from '@crawler/db';
+import type { FetchRequest, FetchResult } from '@crawler/fetchers';
+
+/** One attempt row with its heuristics: the store's own input type, so the two cannot drift. */
+export type AttemptRecord = AttemptInput;
+
+/** The attempt log, written in batches. */
+export interface AttemptLog {
+  logAttempts(inputs: AttemptRecord[]): Promise<unknown>;
+}
+
+/** The learned choice (document 001 FindBestFetcher). */
+export interface LearnedSelector {
+  findBestFetcher(heuristics: Heuristic[], opts: { minSampleSize: number; now: Date }): Promise<BestFetcherResult>;
+}
+
+/** The legacy fetcher_router table: the fetcher for a domain, or null. */
+export interface LegacyRoutes {
+  fetcherFor(domain: string): Promise<string | null>;
+}
+
+/** Where fetched pages go (@crawler/db ContentStore). */
+export interface ContentSink {
+  save(input: { linkId: string; body: Uint8Array; contentType: string | null; httpStatus: number; finalUrl: string; fetcher: string }): Promise<unknown>;
+}
+
+/** One fetcher, as the workers use it. */
+export interface FetcherLike {
+  readonly name: string;
+  fetch(req: FetchRequest): Promise<FetchResult>;
+  close(): Promise<void>;
+}
+
+/** Fetchers by name (@crawler/fetchers FetcherRegistry): lazy, so a browser starts only when a browser job arrives. */
+export interface FetcherSource {
+  get(name: string): FetcherLike;
+}
+
+/** The router's cheap probe: a short GET with plain HTTP. Throws a FetchError when it fails. */
+export type ProbeFn = (url: string, signal?: AbortSignal) => Promise<FetchResult>;

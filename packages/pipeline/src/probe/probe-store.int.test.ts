@@ -1,0 +1,49 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { createRedisConnection, closeRedisConnection } from '@crawler/queue';
+import { ProbeStore } from './probe-store.js';
+
+const redis = createRedisConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'producer');
+const prefix = `{crawler_test_pipeline_probe_${process.pid}}`;
+
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await closeRedisConnection(redis);
+});
+
+describe('ProbeStore on real Redis', () => {
+  it('round-trips a probe compressed, with an expiry', async () => {
+    const store = new ProbeStore({ redis, prefix, maxCompressedBytes: 1 << 20, ttlMs: 60_000 });
+    const html = `<html><body>${'<p>hello probe</p>'.repeat(2000)}</body></html>`;
+    const body = new TextEncoder().encode(html);
+    const key = await store.save('l1', { status: 200, headers: { server: 'nginx' }, finalUrl: 'http://a/', contentType: 'text/html', body, text: html });
+    expect(key).toBe(`${prefix}:probe:l1`);
+    const raw = await redis.getBuffer(key!);
+    expect(raw!.length).toBeLessThan(body.length / 10);
+    const ttl = await redis.pttl(key!);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    const back = await store.load(key!);
+    expect(back).toMatchObject({ status: 200, headers: { server: 'nginx' }, finalUrl: 'http://a/', contentType: 'text/html', text: html });
+    expect(Buffer.from(back!.body).equals(Buffer.from(body))).toBe(true);
+    await store.delete(key!);
+    expect(await store.load(key!)).toBeNull();
+  });
+
+  it('keeps text decoded from another charset, and binary bodies without text', async () => {
+    const store = new ProbeStore({ redis, prefix, maxCompressedBytes: 1 << 20, ttlMs: 60_000 });
+    const latin1 = Uint8Array.from([0x63, 0x61, 0x66, 0xe9]);
+    const k1 = await store.save('l2', { status: 200, headers: {}, finalUrl: 'http://a/', contentType: 'text/html', body: latin1, text: 'café' });
+    expect((await store.load(k1!))?.text).toBe('café');
+    const k2 = await store.save('l3', { status: 200, headers: {}, finalUrl: 'http://a/x.pdf', contentType: 'application/pdf', body: latin1, text: null });
+    expect((await store.load(k2!))?.text).toBeNull();
+  });
+
+  it('refuses a probe whose compressed size is over the cap', async () => {
+    const store = new ProbeStore({ redis, prefix, maxCompressedBytes: 10_000, ttlMs: 60_000 });
+    const noise = new Uint8Array(randomBytes(50_000));
+    expect(await store.save('big', { status: 200, headers: {}, finalUrl: 'http://a/', contentType: 'application/octet-stream', body: noise, text: null })).toBeNull();
+    expect(await redis.exists(`${prefix}:probe:big`)).toBe(0);
+  });
+});

@@ -1,0 +1,66 @@
+import {
+  DOMAIN_MEMORY_SOURCE,
+  SELECTION_SOURCES,
+  canonicalFetcherName,
+  isConfident,
+  isDisqualified,
+  needsReverification,
+  rememberedFetcher,
+  summarizeDomainAttempts,
+  type BestFetcherResult,
+  type DomainAttempt,
+} from '@crawler/core';
+
+/** The learned step's inputs: the store's score for the routing heuristics, and the domain's latest attempts. */
+export interface LearnedChoiceInput {
+  learned: BestFetcherResult;
+  /** The domain's latest attempts, newest first; empty when domain memory is off. */
+  recent: readonly DomainAttempt[];
+  now: Date;
+  confidenceThreshold: number;
+  /** A fetcher this link was just blocked with: never chosen again on its re-route. */
+  avoid?: string | null;
+  /** Use the domain's own attempts (disqualification, re-verification, latest working browser). @defaultValue true */
+  domainMemory?: boolean;
+}
+
+export type LearnedChoice =
+  | { kind: 'learned'; fetcher: string; source: typeof SELECTION_SOURCES.learned; confidence: number }
+  | { kind: 'domain_memory'; fetcher: string; source: typeof DOMAIN_MEMORY_SOURCE }
+  | { kind: 'probe'; reason: string };
+
+/**
+ * The router's learned step (document 001 FindBestFetcher, plus the domain's own memory), without the probe. Shared
+ * by the router and `crawl explain`, so explain shows the decision the router takes.
+ */
+export function chooseLearned(input: LearnedChoiceInput): LearnedChoice {
+  const { learned, now, confidenceThreshold } = input;
+  const avoid = input.avoid ? canonicalFetcherName(input.avoid) : null;
+  const states = input.domainMemory === false ? new Map() : summarizeDomainAttempts(input.recent);
+  const best = learned.best;
+  let setAside: string | null = null;
+  if (best && isConfident(best, confidenceThreshold)) {
+    const name = canonicalFetcherName(best.fetcher);
+    const state = states.get(name);
+    // A confident score can rest on old evidence: a fetcher this domain just refused, or a browser the domain has not
+    // been shown to need for a while, goes back through the probe instead.
+    if (name === avoid) setAside = `${name} was just blocked on this link`;
+    else if (isDisqualified(state)) setAside = `${name}'s latest attempt on this domain failed (${state?.last.errorType ?? 'banned'})`;
+    else if (needsReverification(state, now)) setAside = `${name} has not been shown to be needed on this domain for a while`;
+    else {
+      // Clamped: the store's rollup branch weighs an attempt stamped up to a minute after `now` slightly above 1
+      // (db ROLLUP_FUTURE_TOLERANCE_MS), and a confidence of 1.00001 failed the fetch job's schema and stalled the link.
+      return { kind: 'learned', fetcher: best.fetcher, source: SELECTION_SOURCES.learned, confidence: Math.min(1, Math.max(0, best.confidence)) };
+    }
+  }
+  // Too few attempts for a confident score (a site crawled a page at a time): the domain's own latest working browser
+  // costs one request where the probe would cost two, or a refused request at a bot wall.
+  const remembered = input.domainMemory === false ? null : rememberedFetcher(states, now, { avoid });
+  if (remembered) return { kind: 'domain_memory', fetcher: remembered.fetcher, source: DOMAIN_MEMORY_SOURCE };
+  const why = setAside
+    ? `${setAside}: set aside`
+    : best
+      ? `best confidence ${best.confidence.toFixed(3)} (${best.fetcher}) is not above ${confidenceThreshold}`
+      : 'no fetcher has enough matching attempts';
+  return { kind: 'probe', reason: why };
+}

@@ -1,0 +1,256 @@
+import { NonRetryableError } from '@crawler/core';
+import { describe, expect, it } from 'vitest';
+import { DelayedError } from 'bullmq';
+import { InvalidJobPayloadError } from '@crawler/queue';
+import { DAY_MS, type DomainAttempt, type Heuristic } from '@crawler/core';
+import { createRouteProcessor, type DomainStateReader, type RouterSettings } from './route-processor.js';
+import type { LearnedSelector } from '../ports.js';
+import { STATIC_HTML, SPA_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
+
+const settings: RouterSettings = { learningModeEnabled: true, fetcherNames: ['simple_http', 'playwright', 'playwright_stealth'], confidenceThreshold: 0.6, minSampleSize: 5 };
+const score = (fetcher: string, confidence: number) => ({ fetcher, sampleSize: 10, decayedSuccesses: confidence * 10, successRate: confidence, sampleFactor: 1, confidence, eligible: true });
+
+function router(h: ReturnType<typeof makeHarness>, probe: (url: string) => Promise<ReturnType<typeof response>>, over: Partial<RouterSettings> = {}, domainState?: DomainStateReader, learning?: LearnedSelector) {
+  let probes = 0;
+  const process = createRouteProcessor({
+    ...h.common,
+    settings: { ...settings, ...over },
+    learning: learning ?? h.learning,
+    domainState,
+    routes: h.routes,
+    probeStore: h.probeStore,
+    probe: async (url) => {
+      probes += 1;
+      return probe(url);
+    },
+  });
+  return { process, probes: () => probes };
+}
+
+describe('route processor, learning mode', () => {
+  it('uses a confident learned fetcher without probing', async () => {
+    const h = makeHarness({ best: { best: score('playwright', 0.9), scores: [score('playwright', 0.9)] } });
+    const link = h.links.add('https://wiki.example/a');
+    const r = router(h, async () => {
+      throw new Error('must not probe');
+    });
+    const out = await r.process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ kind: 'routed', fetcher: 'playwright', source: 'learned', probeReused: false });
+    expect(r.probes()).toBe(0);
+    expect(h.fetchJobs[0]).toMatchObject({ linkId: link.id, fetcher: 'playwright', selectionSource: 'learned', confidence: 0.9 });
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', fetcher: 'playwright', selectionSource: 'learned' });
+  });
+
+  it('probes when the learned confidence is not above the threshold, and keeps a static body for reuse', async () => {
+    const h = makeHarness({ best: { best: score('playwright', 0.6), scores: [] } });
+    const link = h.links.add('https://static.example/a');
+    const r = router(h, async (url) => response(url, { html: STATIC_HTML }));
+    const out = await r.process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http', source: 'probe', probeReused: true });
+    expect(r.probes()).toBe(1);
+    expect(h.fetchJobs[0]?.probe?.key).toBe(`probe:${link.id}`);
+    expect(h.probes.get(`probe:${link.id}`)?.status).toBe(200);
+  });
+
+  it('sends an SPA shell to the browser without keeping the probe body', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://spa.example/');
+    const r = router(h, async (url) => response(url, { html: SPA_HTML }));
+    const out = await r.process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ fetcher: 'playwright', source: 'probe', probeReused: false });
+    expect(h.probes.size).toBe(0);
+  });
+
+  it('falls back to plain HTTP without reuse when the probe fails', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://down.example/');
+    const r = router(h, async () => {
+      throw new Error('ECONNRESET');
+    });
+    const out = await r.process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ fetcher: 'simple_http', source: 'probe', probeReused: false });
+    expect(h.attempts).toHaveLength(0);
+  });
+
+  it('fails a link whose address the SSRF guard refuses instead of probing it', async () => {
+    const h = makeHarness();
+    const link = h.links.add('http://10.0.0.5/');
+    let probed = 0;
+    const process = createRouteProcessor({
+      ...h.common,
+      robots: { check: async () => Promise.reject(new NonRetryableError('blocked_address', '10.0.0.5 is a private address')) },
+      settings,
+      learning: h.learning,
+      routes: h.routes,
+      probeStore: h.probeStore,
+      probe: async () => {
+        probed += 1;
+        throw new Error('must not probe');
+      },
+    });
+    const out = await process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ kind: 'failed', errorType: 'blocked_address' });
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'failed', lastErrorType: 'blocked_address' });
+    expect(probed).toBe(0);
+  });
+
+  it('delays a paused link until its pause ends instead of routing it', async () => {
+    const h = makeHarness();
+    const until = new Date(h.clock.now().getTime() + 600_000);
+    const link = h.links.add('https://paused.example/', { pausedUntil: until, status: 'paused' });
+    const r = router(h, async () => {
+      throw new Error('must not probe');
+    });
+    const job = fakeJob({ linkId: link.id, url: link.url });
+    const before = Date.now();
+    await expect(r.process(job)).rejects.toBeInstanceOf(DelayedError);
+    expect(job.delayedTo).toHaveLength(1);
+    expect(job.delayedTo[0]! - before).toBeGreaterThanOrEqual(600_000);
+    expect(h.fetchJobs).toHaveLength(0);
+    expect(h.links.rows.get(link.id)?.status).toBe('paused');
+  });
+
+  it('routes a link whose pause has ended', async () => {
+    const h = makeHarness({ best: { best: score('simple_http', 1), scores: [] } });
+    const link = h.links.add('https://paused.example/', { pausedUntil: new Date(h.clock.now().getTime() - 1), status: 'paused' });
+    const out = await router(h, async (u) => response(u)).process(fakeJob({ linkId: link.id, url: link.url, generation: 1, reason: 'resume' }));
+    expect(out).toMatchObject({ kind: 'routed' });
+    expect(h.fetchJobs[0]?.generation).toBe(1);
+  });
+
+  it('re-routes a blocked link to the escalated fetcher instead of the learned one that was just blocked', async () => {
+    const h = makeHarness({ best: { best: score('playwright', 0.9), scores: [] } });
+    const link = h.links.add('https://walled.example/', { pausedUntil: new Date(h.clock.now().getTime() - 1), status: 'paused' });
+    const r = router(h, async () => {
+      throw new Error('must not probe');
+    });
+    const out = await r.process(fakeJob({ linkId: link.id, url: link.url, generation: 1, reason: 'resume', nextFetcher: 'playwright_stealth', blockedFetcher: 'playwright' }));
+    expect(out).toMatchObject({ kind: 'routed', fetcher: 'playwright_stealth', source: 'retry' });
+    expect(h.fetchJobs[0]).toMatchObject({ fetcher: 'playwright_stealth', selectionSource: 'retry', generation: 1 });
+  });
+
+  it('probes instead when the escalation names a fetcher the fleet does not run, never re-using the blocked one', async () => {
+    const h = makeHarness({ best: { best: score('playwright', 0.9), scores: [] } });
+    const link = h.links.add('https://walled.example/b');
+    const r = router(h, async (u) => response(u, { html: STATIC_HTML }), { fetcherNames: ['simple_http', 'playwright'] });
+    const out = await r.process(fakeJob({ linkId: link.id, url: link.url, generation: 1, reason: 'resume', nextFetcher: 'playwright_stealth', blockedFetcher: 'playwright' }));
+    expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http', source: 'probe' });
+    expect(r.probes()).toBe(1);
+  });
+
+  it('hands on a confidence within [0, 1] even when the store\'s rounding puts it just above 1', async () => {
+    const h = makeHarness({ best: { best: score('simple_http', 1.0000163), scores: [] } });
+    const link = h.links.add('https://files.example/doc.pdf');
+    const out = await router(h, async () => {
+      throw new Error('must not probe');
+    }).process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ kind: 'routed', source: 'learned', confidence: 1 });
+    expect(h.fetchJobs[0]?.confidence).toBe(1);
+  });
+
+  it('fails the link when the decision names a fetcher nobody runs', async () => {
+    const h = makeHarness({ best: { best: score('archive_proxy', 0.95), scores: [] } });
+    const link = h.links.add('https://x.example/');
+    const out = await router(h, async (u) => response(u)).process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ kind: 'failed', errorType: 'unknown_fetcher' });
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'failed', lastErrorType: 'unknown_fetcher' });
+    expect(h.fetchJobs).toHaveLength(0);
+  });
+
+  it('skips links that are already done and rejects bad payloads', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://done.example/', { status: 'done' });
+    const r = router(h, async (u) => response(u));
+    expect(await r.process(fakeJob({ linkId: link.id, url: link.url }))).toEqual({ kind: 'skipped', reason: 'link_done' });
+    await expect(r.process(fakeJob({ linkId: 'x', url: 1 }))).rejects.toBeInstanceOf(InvalidJobPayloadError);
+  });
+});
+
+describe('route processor, per-domain policy', () => {
+  const mustNotProbe = async (): Promise<never> => {
+    throw new Error('must not probe');
+  };
+  const domainOf = (attempts: Array<Partial<DomainAttempt> & { fetcher: string; daysAgo: number }>, now: Date): DomainStateReader => ({
+    recentDomainAttempts: async () =>
+      attempts.map(({ daysAgo, ...a }) => ({ success: true, isBanned: false, errorType: null, selectionSource: 'probe', ...a, attemptedAt: new Date(now.getTime() - daysAgo * DAY_MS) })),
+  });
+
+  it('asks the learned store with the routing heuristics only, not the ones every site shares', async () => {
+    const h = makeHarness();
+    const asked: Heuristic[][] = [];
+    const learning: LearnedSelector = {
+      findBestFetcher: async (hs) => {
+        asked.push(hs);
+        return { best: null, scores: [] };
+      },
+    };
+    const link = h.links.add('https://files.example/a/b/report.pdf');
+    await router(h, async (u) => response(u, { html: STATIC_HTML }), {}, undefined, learning).process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(asked).toEqual([[{ type: 'domain', value: 'files.example' }, { type: 'suffix', value: '.pdf' }]]);
+  });
+
+  it('sends a domain with too few attempts for a score to its latest working browser, without a probe', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://walled.example/p2');
+    const state = domainOf([{ fetcher: 'playwright_stealth', daysAgo: 8, selectionSource: 'probe' }], h.clock.now());
+    const out = await router(h, mustNotProbe, {}, state).process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ kind: 'routed', fetcher: 'playwright_stealth', source: 'domain_memory' });
+  });
+
+  it('probes again when the browser was last shown necessary too long ago (an SPA may have moved to server rendering)', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://spa.example/p4');
+    const state = domainOf([{ fetcher: 'playwright', daysAgo: 8, selectionSource: 'domain_memory' }, { fetcher: 'playwright', daysAgo: 24, selectionSource: 'probe' }], h.clock.now());
+    const r = router(h, async (u) => response(u, { html: STATIC_HTML }), {}, state);
+    expect(await r.process(fakeJob({ linkId: link.id, url: link.url }))).toMatchObject({ fetcher: 'simple_http', source: 'probe', probeReused: true });
+    expect(r.probes()).toBe(1);
+  });
+
+  it('sets aside a confident learned fetcher that this domain just refused, and the memory of it', async () => {
+    const h = makeHarness({ best: { best: score('simple_http', 0.9), scores: [] } });
+    const link = h.links.add('https://newwall.example/p3');
+    const state = domainOf([{ fetcher: 'simple_http', daysAgo: 0, success: false, isBanned: true, errorType: 'blocked_captcha' }, { fetcher: 'simple_http', daysAgo: 8 }], h.clock.now());
+    const r = router(h, async (u) => response(u, { html: SPA_HTML }), {}, state);
+    expect(await r.process(fakeJob({ linkId: link.id, url: link.url }))).toMatchObject({ fetcher: 'playwright', source: 'probe' });
+    expect(r.probes()).toBe(1);
+  });
+
+  it('keeps a confident learned choice the domain has not refused, and ignores the domain when disabled', async () => {
+    const h = makeHarness({ best: { best: score('simple_http', 0.9), scores: [] } });
+    const a = h.links.add('https://ok.example/a');
+    const state = domainOf([{ fetcher: 'simple_http', daysAgo: 1 }], h.clock.now());
+    expect(await router(h, mustNotProbe, {}, state).process(fakeJob({ linkId: a.id, url: a.url }))).toMatchObject({ fetcher: 'simple_http', source: 'learned' });
+    const h2 = makeHarness();
+    const b = h2.links.add('https://walled.example/b');
+    const walled = domainOf([{ fetcher: 'playwright_stealth', daysAgo: 1 }], h2.clock.now());
+    const r = router(h2, async (u) => response(u, { html: STATIC_HTML }), { domainMemoryEnabled: false }, walled);
+    expect(await r.process(fakeJob({ linkId: b.id, url: b.url }))).toMatchObject({ source: 'probe' });
+  });
+});
+
+describe('route processor, legacy mode', () => {
+  it('uses the hard-coded route of the domain', async () => {
+    const h = makeHarness({ route: 'direct_access' });
+    const link = h.links.add('https://legacy.example/a');
+    const out = await router(h, async () => {
+      throw new Error('no probe in legacy mode');
+    }, { learningModeEnabled: false }).process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ fetcher: 'simple_http', source: 'hard_coded' });
+  });
+
+  it('uses the default fetcher for a domain without a route, or fails the link with no_route', async () => {
+    const h = makeHarness({ route: null });
+    const a = h.links.add('https://a.example/');
+    const b = h.links.add('https://b.example/');
+    expect(await router(h, async (u) => response(u), { learningModeEnabled: false, defaultFetcher: 'playwright' }).process(fakeJob({ linkId: a.id, url: a.url }))).toMatchObject({ fetcher: 'playwright', source: 'default' });
+    expect(await router(h, async (u) => response(u), { learningModeEnabled: false }).process(fakeJob({ linkId: b.id, url: b.url }))).toMatchObject({ kind: 'failed', errorType: 'no_route' });
+    expect(h.links.rows.get(b.id)?.lastError).toMatch(/no route for domain b.example/);
+  });
+
+  it('lets a link override the global flag', async () => {
+    const h = makeHarness({ route: 'playwright' });
+    const link = h.links.add('https://legacy.example/b', { learningModeEnabled: false });
+    const out = await router(h, async (u) => response(u, { html: STATIC_HTML })).process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ fetcher: 'playwright', source: 'hard_coded' });
+  });
+});

@@ -1,0 +1,216 @@
+import {
+  ERROR_TYPES,
+  LINK_STATUSES,
+  SELECTION_SOURCES,
+  canonicalFetcherName,
+  domainOf,
+  extractUrlHeuristics,
+  isUrlPolicyError,
+  selectRoutingHeuristics,
+  type Clock,
+  type DomainAttempt,
+  type Logger,
+  type PipelineMetrics,
+  type PolitenessGate,
+  type RobotsPolicy,
+} from '@crawler/core';
+import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type ProbeRef, type RouteResult } from '@crawler/queue';
+import type { FetchResult } from '@crawler/fetchers';
+import type { LinkRepo } from '../links/link-repo.js';
+import type { LearnedSelector, LegacyRoutes, ProbeFn } from '../ports.js';
+import type { ProbeStore } from '../probe/probe-store.js';
+import { delayJob, type JobHandle } from '../job-control.js';
+import { judgeProbe } from '../fetch/response-analysis.js';
+import { chooseLearned } from './learned-choice.js';
+
+/** The router's settings (a slice of CrawlerConfig). */
+export interface RouterSettings {
+  learningModeEnabled: boolean;
+  defaultFetcher?: string;
+  /** Fetchers the fleet runs; a decision naming another fails the link with `unknown_fetcher`. */
+  fetcherNames: string[];
+  confidenceThreshold: number;
+  minSampleSize: number;
+  /** Heuristic types the learned query uses (core selectRoutingHeuristics). @defaultValue core ROUTING_HEURISTIC_TYPES */
+  routingHeuristicTypes?: readonly string[];
+  /** Use the domain's own recent attempts (ban/wrong-tool, re-verification, latest working browser). @defaultValue true */
+  domainMemoryEnabled?: boolean;
+}
+
+/** A domain's latest attempts, newest first (@crawler/db DomainStateStore). */
+export interface DomainStateReader {
+  recentDomainAttempts(domain: string): Promise<DomainAttempt[]>;
+}
+
+export interface RouterDeps {
+  settings: RouterSettings;
+  links: LinkRepo;
+  enqueueFetch(input: FetchJobInput): Promise<string>;
+  learning: LearnedSelector;
+  /** Without it the router decides from findBestFetcher and the probe alone. */
+  domainState?: DomainStateReader;
+  routes: LegacyRoutes;
+  probe: ProbeFn;
+  probeStore: Pick<ProbeStore, 'save'>;
+  gate: PolitenessGate;
+  robots: RobotsPolicy;
+  clock: Clock;
+  logger: Logger;
+  metrics: PipelineMetrics;
+}
+
+interface Decision {
+  fetcher: string;
+  source: string;
+  confidence?: number;
+  probe?: ProbeRef;
+}
+
+/**
+ * The router worker's processor (document 003 route_fetcher): choose a fetcher for one link and hand the link to
+ * that fetcher's queue. Idempotent: a re-run after a crash finds the link where it left it, and the fetch job id is
+ * deterministic.
+ */
+export function createRouteProcessor(deps: RouterDeps) {
+  const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
+
+  return async function processRoute(job: JobHandle, token?: string): Promise<RouteResult> {
+    const data = parseJobData(RouteJobSchema, job.data, { queue: ROUTE_QUEUE, jobId: job.id });
+    const log = deps.logger.child({ jobId: job.id, queue: ROUTE_QUEUE, linkId: data.linkId, url: data.url });
+    const link = await deps.links.get(data.linkId);
+    if (!link) return skipped(deps, 'link_missing');
+    if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) return skipped(deps, `link_${link.status}`);
+
+    const now = deps.clock.now();
+    if (link.pausedUntil && link.pausedUntil.getTime() > now.getTime()) {
+      // A paused link waits as a delayed job: no busy loop, no error, and nothing waiting/active keeps --until-idle up.
+      if (link.status !== LINK_STATUSES.paused) await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.paused });
+      deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
+      log.debug({ pausedUntil: link.pausedUntil }, 'link paused; route job delayed');
+      return delayJob(job, token, link.pausedUntil.getTime() - now.getTime());
+    }
+    if (link.status !== LINK_STATUSES.routing && !(await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.routing }))) {
+      return skipped(deps, 'link_finished');
+    }
+
+    const learning = link.learningModeEnabled ?? deps.settings.learningModeEnabled;
+    const domain = domainOf(link.url);
+    let decision: Decision | { error: string; message: string };
+    const escalateTo = data.nextFetcher ? canonicalFetcherName(data.nextFetcher) : null;
+    if (learning && escalateTo && known.has(escalateTo)) {
+      // A blocked link's re-route: the retry policy already chose the next tool (e.g. stealth after a challenge).
+      decision = { fetcher: escalateTo, source: SELECTION_SOURCES.retry };
+    } else if (learning) {
+      const avoid = data.blockedFetcher ? canonicalFetcherName(data.blockedFetcher) : null;
+      decision = await decideLearning(deps, job, token, link.id, link.url, domain, log, avoid);
+    } else {
+      const routed = await deps.routes.fetcherFor(domain);
+      if (routed) decision = { fetcher: routed, source: SELECTION_SOURCES.hardCoded };
+      else if (deps.settings.defaultFetcher) decision = { fetcher: deps.settings.defaultFetcher, source: SELECTION_SOURCES.default };
+      else decision = { error: ERROR_TYPES.noRoute, message: `no route for domain ${domain} and no DEFAULT_FETCHER configured` };
+    }
+
+    if ('fetcher' in decision && !known.has(canonicalFetcherName(decision.fetcher))) {
+      decision = { error: ERROR_TYPES.unknownFetcher, message: `fetcher '${decision.fetcher}' is not configured (FETCHERS=${[...known].join(',')})` };
+    }
+    if ('error' in decision) {
+      await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.failed, lastErrorType: decision.error, lastError: decision.message });
+      deps.metrics.jobFinished(ROUTE_QUEUE, 'failed');
+      log.warn({ errorType: decision.error }, decision.message);
+      return { kind: 'failed', errorType: decision.error, message: decision.message };
+    }
+
+    const fetcher = canonicalFetcherName(decision.fetcher);
+    // The link is updated before the fetch job exists, so a fast fetch worker can never be overwritten by us; and only
+    // while it is unfinished, so a duplicate route job racing a finished fetch cannot reopen it.
+    if (!(await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.fetching, fetcher, selectionSource: decision.source }))) {
+      return skipped(deps, 'link_finished');
+    }
+    await deps.enqueueFetch({
+      linkId: link.id,
+      url: link.url,
+      fetcher,
+      selectionSource: decision.source,
+      confidence: decision.confidence,
+      generation: data.generation,
+      attemptsBefore: link.attemptCount,
+      probe: decision.probe,
+    });
+    deps.metrics.decision(decision.source, fetcher);
+    deps.metrics.jobFinished(ROUTE_QUEUE, 'routed');
+    log.info({ fetcher, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined }, 'routed');
+    return { kind: 'routed', fetcher, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined };
+  };
+}
+
+async function decideLearning(
+  deps: RouterDeps,
+  job: JobHandle,
+  token: string | undefined,
+  linkId: string,
+  url: string,
+  domain: string,
+  log: Logger,
+  avoid: string | null,
+): Promise<Decision | { error: string; message: string }> {
+  const now = deps.clock.now();
+  const useDomain = deps.domainState !== undefined && deps.settings.domainMemoryEnabled !== false;
+  // Two independent reads, in parallel: the store's pooled score and the domain's own latest attempts.
+  const [learned, recent] = await Promise.all([
+    deps.learning.findBestFetcher(selectRoutingHeuristics(extractUrlHeuristics(url), deps.settings.routingHeuristicTypes), { minSampleSize: deps.settings.minSampleSize, now }),
+    useDomain ? deps.domainState!.recentDomainAttempts(domain) : Promise.resolve([]),
+  ]);
+  const choice = chooseLearned({ learned, recent, now, confidenceThreshold: deps.settings.confidenceThreshold, avoid, domainMemory: useDomain });
+  if (choice.kind !== 'probe') return choice.kind === 'learned' ? { fetcher: choice.fetcher, source: choice.source, confidence: choice.confidence } : { fetcher: choice.fetcher, source: choice.source };
+  log.debug({ reason: choice.reason, avoid }, 'no learned choice: probing');
+
+  // The probe is a real request to the site, so it obeys robots.txt and the fleet's politeness like any fetch.
+  let robots;
+  try {
+    robots = await deps.robots.check(url);
+  } catch (err) {
+    // The URL itself is refused (SSRF guard, scheme): probing it would be refused the same way.
+    if (isUrlPolicyError(err)) return { error: err.code, message: err.message };
+    throw err;
+  }
+  if (!robots.allowed) return { error: ERROR_TYPES.robotsDisallowed, message: robots.reason ?? 'disallowed by robots.txt' };
+  const gate = await deps.gate.acquire(domain);
+  if (!gate.granted) {
+    if (gate.reason === 'paused') {
+      await deps.links.updateUnlessFinished(linkId, { status: LINK_STATUSES.paused, pausedUntil: new Date(now.getTime() + gate.retryInMs) });
+    }
+    deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
+    log.debug({ retryInMs: gate.retryInMs, reason: gate.reason }, 'politeness: probe delayed');
+    return delayJob(job, token, gate.retryInMs);
+  }
+
+  let outcome: { response: FetchResult } | { error: unknown };
+  try {
+    outcome = { response: await deps.probe(url) };
+  } catch (error) {
+    outcome = { error };
+  } finally {
+    await gate.permit.release();
+  }
+  const verdict = judgeProbe(outcome);
+  let probe: ProbeRef | undefined;
+  if ('error' in outcome) {
+    // A failed probe says nothing about the page: no attempt is logged for any fetcher.
+    deps.metrics.probe('failed');
+    log.info({ err: outcome.error }, 'probe failed');
+  } else if (verdict.reuse) {
+    const res = outcome.response;
+    const key = await deps.probeStore.save(linkId, { status: res.status, headers: res.headers, finalUrl: res.finalUrl, contentType: res.contentType, body: res.body, text: res.text });
+    if (key) probe = { key, status: res.status, bodyBytes: res.body.byteLength };
+    deps.metrics.probe(key ? 'reused' : 'discarded');
+  } else {
+    deps.metrics.probe('discarded');
+  }
+  log.debug({ fetcher: verdict.fetcher, reason: verdict.reason, reuse: probe !== undefined }, 'probe classified');
+  return { fetcher: verdict.fetcher, source: SELECTION_SOURCES.probe, probe };
+}
+
+function skipped(deps: RouterDeps, reason: string): RouteResult {
+  deps.metrics.jobFinished(ROUTE_QUEUE, 'skipped');
+  return { kind: 'skipped', reason };
+}

@@ -1,0 +1,221 @@
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
+import { JobQueues, ROUTE_QUEUE, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
+import type { PrismaClient } from '@crawler/db';
+import type { CrawlerConfig } from '../config/crawler-config.js';
+import type { LinkRepo } from '../links/link-repo.js';
+import { enqueueLinks, type EnqueueResult } from '../links/enqueue-links.js';
+import type { AttemptBuffer } from '../attempts/attempt-buffer.js';
+import type { AttemptRecord } from '../ports.js';
+import { createRouteProcessor, type RouterDeps } from '../router/route-processor.js';
+import { createFetchProcessor, type FetchDeps } from '../fetch/fetch-processor.js';
+
+/** Everything a running crawler holds; built by createRuntime. */
+export interface RuntimeParts {
+  config: CrawlerConfig;
+  redis: Redis;
+  prisma: PrismaClient;
+  queues: JobQueues;
+  links: LinkRepo;
+  attempts: AttemptBuffer<AttemptRecord>;
+  clock: Clock;
+  logger: Logger;
+  metrics: PipelineMetrics;
+  routerDeps: Omit<RouterDeps, 'settings'>;
+  fetchDeps: Omit<FetchDeps, 'settings' | 'signal'>;
+  /** Closes browsers and connection pools of the fetchers. */
+  closeFetchers(): Promise<void>;
+  /** Whether close() also closes prisma / redis (false when the caller handed them in). */
+  ownsPrisma: boolean;
+  ownsRedis: boolean;
+}
+
+/** Which workers to start in this process. */
+export interface StartWorkersOptions {
+  /** Run the router. @defaultValue true */
+  router?: boolean;
+  /** Fetchers to consume (names from config.fetchers). @defaultValue every configured fetcher */
+  fetchers?: string[];
+}
+
+/**
+ * A crawler in one process: producers, the router worker and fetch workers over shared clients, with an idle check
+ * for `--until-idle` and one ordered, idempotent shutdown.
+ */
+/** Delayed jobs due within this window keep the runtime from being idle: politeness gaps and Crawl-delays (≤ 60 s). */
+export const IDLE_DELAY_HORIZON_MS = 65_000;
+
+export class CrawlerRuntime {
+  readonly config: CrawlerConfig;
+  readonly queues: JobQueues;
+  readonly links: LinkRepo;
+  readonly prisma: PrismaClient;
+  readonly redis: Redis;
+  readonly logger: Logger;
+  readonly #parts: RuntimeParts;
+  readonly #workers: Worker[] = [];
+  /** Queues this process consumes; the idle check looks only at these (all queues before any worker starts). */
+  readonly #served = new Set<string>();
+  readonly #abort = new AbortController();
+  #closing: Promise<void> | null = null;
+
+  constructor(parts: RuntimeParts) {
+    this.#parts = parts;
+    this.config = parts.config;
+    this.queues = parts.queues;
+    this.links = parts.links;
+    this.prisma = parts.prisma;
+    this.redis = parts.redis;
+    this.logger = parts.logger;
+  }
+
+  /** The queue names this crawler uses: the route queue and one per configured fetcher. */
+  queueNames(): string[] {
+    return [ROUTE_QUEUE, ...this.config.fetchers.map((f) => fetchQueueName(f.name))];
+  }
+
+  /** Enqueue URLs (see enqueueLinks). */
+  enqueue(urls: readonly string[], opts: { learningModeEnabled?: boolean } = {}): Promise<EnqueueResult> {
+    return enqueueLinks(urls, { links: this.links, queues: this.queues, learningModeEnabled: opts.learningModeEnabled });
+  }
+
+  /** Start the router and/or fetch workers. */
+  startWorkers(opts: StartWorkersOptions = {}): void {
+    const { config } = this;
+    const fetcherNames = config.fetchers.map((f) => f.name);
+    const common = {
+      connection: this.redis,
+      prefix: this.queues.prefix,
+      lockDuration: config.lockDurationMs,
+      stalledInterval: config.stalledIntervalMs,
+      maxStalledCount: 2,
+    };
+    if (opts.router ?? true) {
+      const processRoute = createRouteProcessor({
+        ...this.#parts.routerDeps,
+        settings: {
+          learningModeEnabled: config.learningModeEnabled,
+          defaultFetcher: config.defaultFetcher,
+          fetcherNames,
+          confidenceThreshold: config.confidenceThreshold,
+          minSampleSize: config.minSampleSize,
+          routingHeuristicTypes: config.routingHeuristicTypes,
+          domainMemoryEnabled: config.domainMemoryEnabled,
+        },
+      });
+      this.#track(new Worker(ROUTE_QUEUE, (job: Job, token?: string) => processRoute(job, token), { ...common, concurrency: config.routerConcurrency }));
+    }
+    const wanted = new Set((opts.fetchers ?? fetcherNames).map(canonicalFetcherName));
+    const processFetch = createFetchProcessor({
+      ...this.#parts.fetchDeps,
+      signal: this.#abort.signal,
+      settings: {
+        fetcherNames,
+        maxAttempts: config.maxAttempts,
+        pauseMaxMs: config.pauseMaxMs,
+        fetchTimeoutMs: config.fetchTimeoutMs,
+        fetchMaxBytes: config.fetchMaxBytes,
+      },
+    });
+    for (const f of config.fetchers) {
+      if (!wanted.has(f.name)) continue;
+      this.#track(new Worker(fetchQueueName(f.name), (job: Job, token?: string) => processFetch(job, token), { ...common, concurrency: f.concurrency }));
+    }
+  }
+
+  #track(worker: Worker): void {
+    const log = this.logger.child({ queue: worker.name });
+    // An 'error' event without a listener would crash the process; a worker must survive Redis hiccups.
+    worker.on('error', (err) => log.error({ err }, 'worker error'));
+    worker.on('failed', (job, err) => {
+      log.warn({ jobId: job?.id, err }, 'job failed');
+      // BullMQ gave up on the job (crashes exhausted its attempts): record it on the link so it is never silently
+      // stuck in routing/fetching. A payload too broken to name a link has nothing to update.
+      const linkId = (job?.data as { linkId?: unknown } | undefined)?.linkId;
+      const final = job && job.attemptsMade >= (job.opts.attempts ?? 1);
+      if (final && typeof linkId === 'string' && /^[0-9a-f-]{36}$/i.test(linkId)) {
+        this.links
+          .updateUnlessFinished(linkId, { status: LINK_STATUSES.failed, lastErrorType: ERROR_TYPES.internal, lastError: `${worker.name} job failed: ${err.message}` })
+          .catch((e: unknown) => log.error({ err: e, linkId }, 'could not record a failed job on its link'));
+      }
+    });
+    this.#workers.push(worker);
+    this.#served.add(worker.name);
+  }
+
+  /** Jobs waiting, active, prioritized and delayed over this crawler's queues. */
+  counts(): Promise<QueueCounts> {
+    return this.queues.countJobs(this.queueNames());
+  }
+
+  /**
+   * True when nothing is waiting or running on the queues this process serves. Delayed jobs (paused links, politeness waits) do not count: a paused
+   * link must not keep `--until-idle` alive for hours.
+   */
+  async isIdle(): Promise<boolean> {
+    // A process serving some queues must not wait forever on jobs only other processes (or fetchers) will take.
+    const names = this.#served.size > 0 ? [...this.#served] : this.queueNames();
+    const c = await this.queues.countJobs(names);
+    if (c.waiting + c.active + c.prioritized > 0) return false;
+    // A job parked for a politeness gap or a Crawl-delay (capped at a minute) is still work in progress: its link stays
+    // routing/fetching. A paused link's delayed re-route is not, whatever its length (a Retry-After can be short), and
+    // must not keep `--until-idle` alive: its link is `paused`.
+    if (c.delayed === 0 || (await this.queues.countDelayedDueWithin(names, IDLE_DELAY_HORIZON_MS)) === 0) return true;
+    const unsettled = await this.prisma.link.count({ where: { status: { in: [LINK_STATUSES.queued, LINK_STATUSES.routing, LINK_STATUSES.fetching] } } });
+    return unsettled === 0;
+  }
+
+  /** Resolve once the queues are idle on two checks in a row (a job between queues is never missed). */
+  async waitUntilIdle(opts: { pollMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
+    const pollMs = opts.pollMs ?? 250;
+    let quiet = 0;
+    while (quiet < 2) {
+      await new Promise((r) => setTimeout(r, pollMs));
+      await opts.onTick?.();
+      quiet = (await this.isIdle()) ? quiet + 1 : 0;
+    }
+    await this.#parts.attempts.flush();
+  }
+
+  /** Write buffered attempts now. */
+  flushAttempts(): Promise<void> {
+    return this.#parts.attempts.flush();
+  }
+
+  /**
+   * Ordered shutdown, each step on its own so one failure does not skip the rest: workers drain in-flight jobs
+   * (fetches are aborted after `drainTimeoutMs`), buffered attempts are written, browsers close, then Redis, then
+   * Postgres. Idempotent: a second call waits for the first.
+   */
+  close(opts: { drainTimeoutMs?: number } = {}): Promise<void> {
+    this.#closing ??= this.#close(opts.drainTimeoutMs ?? 30_000);
+    return this.#closing;
+  }
+
+  async #close(drainTimeoutMs: number): Promise<void> {
+    const log = this.logger;
+    const step = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
+      try {
+        await fn();
+      } catch (err) {
+        log.error({ err, step: name }, 'shutdown step failed');
+      }
+    };
+    await step('workers', async () => {
+      const timer = setTimeout(() => this.#abort.abort(), drainTimeoutMs);
+      timer.unref();
+      try {
+        await Promise.all(this.#workers.map((w) => w.close()));
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+    await step('attempts', () => this.#parts.attempts.close());
+    await step('fetchers', () => this.#parts.closeFetchers());
+    await step('queues', () => this.queues.close());
+    if (this.#parts.ownsRedis) await step('redis', () => closeRedisConnection(this.redis));
+    if (this.#parts.ownsPrisma) await step('postgres', () => this.prisma.$disconnect());
+    log.info('crawler closed');
+  }
+}

@@ -1,0 +1,165 @@
+import type { Redis } from 'ioredis';
+import { isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
+import { JobQueues, createRedisConnection } from '@crawler/queue';
+import { AttemptStore, ContentStore, DomainStateStore, RouteStore, createPrismaClient, type PrismaClient } from '@crawler/db';
+import { createDefaultRegistry, probe as probeWith } from '@crawler/fetchers';
+import { RedisPolitenessGate, RobotsCache } from '@crawler/politeness';
+import type { CrawlerConfig } from '../config/crawler-config.js';
+import { PrismaLinkRepo, type LinkRepo } from '../links/link-repo.js';
+import { AttemptBuffer } from '../attempts/attempt-buffer.js';
+import { ProbeStore } from '../probe/probe-store.js';
+import type { AttemptLog, AttemptRecord, ContentSink, FetcherSource, LearnedSelector, LegacyRoutes, ProbeFn } from '../ports.js';
+import { CrawlerRuntime } from './crawler-runtime.js';
+
+/** Replace any part of the crawler: tests inject clocks, stubs and clients; apps usually pass a logger and metrics. */
+export interface RuntimeOverrides {
+  clock?: Clock;
+  logger?: Logger;
+  metrics?: PipelineMetrics;
+  /** A Prisma client to use (not closed by the runtime). */
+  prisma?: PrismaClient;
+  /** A worker-grade ioredis client to use (not closed by the runtime). */
+  redis?: Redis;
+  links?: LinkRepo;
+  attemptLog?: AttemptLog;
+  learning?: LearnedSelector;
+  routes?: LegacyRoutes;
+  content?: ContentSink;
+  /** Fetchers by name; `closeAll` is called on shutdown when present. */
+  fetchers?: FetcherSource & { closeAll?(): Promise<void> };
+  probe?: ProbeFn;
+  gate?: PolitenessGate;
+  robots?: RobotsPolicy;
+}
+
+/**
+ * Build a crawler runtime from its configuration: Prisma, Redis, the job queues, the stores, the fetcher registry
+ * (lazy: browsers launch on the first browser job), the fleet's politeness gate and robots cache, and the batched
+ * attempt log. Nothing starts consuming until `startWorkers()`.
+ */
+export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): CrawlerRuntime {
+  const clock = o.clock ?? systemClock;
+  const logger = o.logger ?? silentLogger;
+  const metrics = o.metrics ?? noopMetrics;
+  const prisma = o.prisma ?? createPrismaClient(config.databaseUrl);
+  const redis = o.redis ?? createRedisConnection(config.redisUrl, 'worker');
+  const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix });
+  const links = o.links ?? new PrismaLinkRepo(prisma);
+
+  const attemptStore = o.attemptLog && o.learning ? null : new AttemptStore({ prisma, clock, logger: logger.child({ component: 'attempts' }) });
+  const attemptLog: AttemptLog = o.attemptLog ?? attemptStore!;
+  const learning: LearnedSelector = o.learning ?? attemptStore!;
+  const routeStore = o.routes ? null : new RouteStore({ prisma, clock });
+  const routes: LegacyRoutes = o.routes ?? {
+    fetcherFor: async (domain) => {
+      const r: unknown = await routeStore!.get(domain);
+      return typeof r === 'string' ? r : ((r as { fetcher?: string } | null)?.fetcher ?? null);
+    },
+  };
+  const content: ContentSink = o.content ?? new ContentStore({ prisma, clock });
+
+  const registry =
+    o.fetchers ??
+    createDefaultRegistry({
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      chromiumPath: config.chromiumPath,
+      maxBytes: config.fetchMaxBytes,
+      timeoutMs: config.fetchTimeoutMs,
+      logger: logger.child({ component: 'fetchers' }),
+    });
+  const probe: ProbeFn =
+    o.probe ?? ((url, signal) => probeWith(registry.get(FETCHERS.simpleHttp), url, { timeoutMs: config.probeTimeoutMs, maxBytes: config.probeMaxBytes, signal }));
+
+  const gate =
+    o.gate ??
+    new RedisPolitenessGate({
+      redis,
+      prefix: `${config.queuePrefix}:polite:`,
+      defaults: { maxConcurrency: config.domainMaxConcurrency, minDelayMs: config.domainMinDelayMs },
+      clock: o.clock,
+      logger: logger.child({ component: 'politeness' }),
+    });
+  const robots =
+    o.robots ??
+    (config.robotsEnabled
+      ? new RobotsCache({
+          redis,
+          prefix: `${config.queuePrefix}:robots:`,
+          userAgent: config.robotsUserAgent,
+          clock,
+          logger: logger.child({ component: 'robots' }),
+          fetchRobots: async (origin) => {
+            try {
+              const res = await registry.get(FETCHERS.simpleHttp).fetch({ url: `${origin}/robots.txt`, timeoutMs: 10_000, maxBytes: 512 * 1024 });
+              return { status: res.status, body: res.text ?? '' };
+            } catch (err) {
+              if (isUrlPolicyError(err)) throw err; // the origin itself is refused: not an unreachable robots.txt
+              return null;
+            }
+          },
+          onCrawlDelay: gate instanceof RedisPolitenessGate ? (domain, delayMs, ttlMs) => gate.raiseMinDelay(domain, delayMs, ttlMs) : undefined,
+        })
+      : allowAllRobots);
+
+  const attempts = new AttemptBuffer<AttemptRecord>({
+    sink: (batch) => attemptLog.logAttempts(batch),
+    maxBatch: config.attemptFlushSize,
+    flushIntervalMs: config.attemptFlushIntervalMs,
+    logger: logger.child({ component: 'attempt-buffer' }),
+  });
+  const probeStore = new ProbeStore({ redis, prefix: config.queuePrefix, maxCompressedBytes: config.probeStoreMaxBytes, ttlMs: config.probeTtlMs });
+  const fetchers: FetcherSource = registry;
+
+  return new CrawlerRuntime({
+    config,
+    redis,
+    prisma,
+    queues,
+    links,
+    attempts,
+    clock,
+    logger,
+    metrics,
+    ownsPrisma: !o.prisma,
+    ownsRedis: !o.redis,
+    closeFetchers: async () => {
+      await registry.closeAll?.();
+    },
+    routerDeps: {
+      links,
+      enqueueFetch: (input) => queues.enqueueFetch(input),
+      learning,
+      // The domain's own attempts are part of the learned step: a replaced learned selector replaces both.
+      ...(o.learning ? {} : { domainState: new DomainStateStore({ prisma }) }),
+      routes,
+      probe,
+      probeStore,
+      gate,
+      robots,
+      clock,
+      logger,
+      metrics,
+    },
+    fetchDeps: {
+      links,
+      enqueueFetch: (input) => queues.enqueueFetch(input),
+      enqueueRoute: (input, opts) => queues.enqueueRoute(input, opts),
+      fetchers,
+      probeStore,
+      recordAttempt: (row) => attempts.add(row),
+      content,
+      gate,
+      robots,
+      clock,
+      logger,
+      metrics,
+    },
+  });
+}
+
+/** createRuntime, then start the router and every configured fetcher in this process. */
+export function startCrawler(config: CrawlerConfig, overrides: RuntimeOverrides = {}): CrawlerRuntime {
+  const runtime = createRuntime(config, overrides);
+  runtime.startWorkers();
+  return runtime;
+}

@@ -1,0 +1,170 @@
+import type { Logger, PipelineMetrics } from '@crawler/core';
+import { createRuntime, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
+import { createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths } from '@crawler/telemetry';
+import { closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { RedisPolitenessGate } from '@crawler/politeness';
+import type { WorkerEnv } from './env.js';
+
+/** What a health line reports. */
+export interface HealthSnapshot {
+  /** Jobs per queue and state, over the queues this process serves. */
+  queues: QueueDepths;
+  /** Jobs this process finished since start, by outcome (done, failed, paused, delayed, ...). */
+  jobs: Record<string, number>;
+  rssMb: number;
+  heapUsedMb: number;
+}
+
+/** A running worker process: its runtime, metrics endpoint, health logging and one ordered shutdown. */
+export interface WorkerProcess {
+  readonly runtime: CrawlerRuntime;
+  readonly metrics: PrometheusPipelineMetrics;
+  /** The port /metrics listens on, or null when it is off. */
+  readonly metricsPort: number | null;
+  health(): Promise<HealthSnapshot>;
+  /** Drain in-flight jobs, then close browsers, Redis and Postgres (via the runtime), then /metrics. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface StartWorkerProcessOptions {
+  env: WorkerEnv;
+  logger: Logger;
+  /** Which workers this process runs. */
+  workers: StartWorkersOptions;
+  /** Test seams (clients, clocks); production passes none. */
+  overrides?: RuntimeOverrides;
+}
+
+/** Count finished jobs by outcome on the way to the Prometheus metrics, for the health line. */
+function countingMetrics(inner: PipelineMetrics, counts: Record<string, number>): PipelineMetrics {
+  return {
+    jobFinished: (queue, outcome) => {
+      counts[outcome] = (counts[outcome] ?? 0) + 1;
+      inner.jobFinished(queue, outcome);
+    },
+    fetchObserved: (f, ms, o) => inner.fetchObserved(f, ms, o),
+    decision: (s, f) => inner.decision(s, f),
+    probe: (o) => inner.probe(o),
+    pause: (d, e) => inner.pause(d, e),
+    ban: (d) => inner.ban(d),
+  };
+}
+
+const MB = 1024 * 1024;
+
+/**
+ * Build the runtime from the environment, start the requested workers, expose /metrics (queue depths read at
+ * scrape time) and log a health line every `healthLogIntervalMs`.
+ */
+export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promise<WorkerProcess> {
+  const { env, logger } = opts;
+  const metrics = createPipelineMetrics({ defaultMetrics: true });
+  const jobs: Record<string, number> = {};
+  const politeness = domainOverrides(env, logger);
+  const runtime = createRuntime(env.crawler, { logger, ...politeness?.overrides, ...opts.overrides, metrics: countingMetrics(metrics, jobs) });
+  const served = servedQueues(runtime, opts.workers);
+  const depths = async (): Promise<QueueDepths> => {
+    const out: QueueDepths = {};
+    for (const name of served) {
+      out[name] = await runtime.queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed');
+    }
+    return out;
+  };
+  metrics.collectQueueDepths(depths);
+
+  let server: MetricsServer | null = null;
+  try {
+    if (env.metricsPort !== null) {
+      server = await startMetricsServer({ registry: metrics.registry, port: env.metricsPort, host: env.metricsHost, logger });
+      logger.info({ port: server.port }, 'metrics listening on /metrics');
+    }
+    runtime.startWorkers(opts.workers);
+  } catch (err) {
+    await server?.close();
+    await runtime.close({ drainTimeoutMs: 0 });
+    await politeness?.close();
+    throw err;
+  }
+  logger.info({ queues: served, fetchers: env.crawler.fetchers }, 'workers started');
+
+  const health = async (): Promise<HealthSnapshot> => {
+    const mem = process.memoryUsage();
+    return { queues: await depths(), jobs: { ...jobs }, rssMb: Math.round(mem.rss / MB), heapUsedMb: Math.round(mem.heapUsed / MB) };
+  };
+  const timer = setInterval(() => {
+    health().then(
+      (h) => logger.info({ health: h }, 'health'),
+      (err: unknown) => logger.warn({ err }, 'health check failed'),
+    );
+  }, env.healthLogIntervalMs);
+  timer.unref();
+
+  let closing: Promise<void> | null = null;
+  return {
+    runtime,
+    metrics,
+    metricsPort: server?.port ?? null,
+    health,
+    close: () =>
+      (closing ??= (async () => {
+        clearInterval(timer);
+        logger.info({ drainTimeoutMs: env.drainTimeoutMs }, 'shutting down: draining workers');
+        await runtime.close({ drainTimeoutMs: env.drainTimeoutMs });
+        await politeness?.close().catch((err: unknown) => logger.warn({ err }, 'closing the politeness Redis client failed'));
+        // Last, so the final scrape can still see the drain.
+        await server?.close().catch((err: unknown) => logger.warn({ err }, 'closing /metrics failed'));
+        logger.info('shut down');
+      })()),
+  };
+}
+
+/**
+ * With DOMAIN_LIMITS set, the gate is built here (same prefix and defaults as the runtime's own) so it carries the
+ * per-domain overrides; the runtime then shares this Redis client, which the app closes after the runtime.
+ */
+function domainOverrides(env: WorkerEnv, logger: Logger): { overrides: RuntimeOverrides; close(): Promise<void> } | null {
+  if (Object.keys(env.domainLimits).length === 0) return null;
+  const redis = createRedisConnection(env.crawler.redisUrl, 'worker');
+  const gate = new RedisPolitenessGate({
+    redis,
+    prefix: `${env.crawler.queuePrefix}:polite:`,
+    defaults: { maxConcurrency: env.crawler.domainMaxConcurrency, minDelayMs: env.crawler.domainMinDelayMs },
+    overrides: env.domainLimits,
+    logger: logger.child({ component: 'politeness' }),
+  });
+  logger.info({ domainLimits: env.domainLimits }, 'per-domain politeness overrides');
+  return { overrides: { redis, gate }, close: () => closeRedisConnection(redis) };
+}
+
+/** The queues the requested workers consume. */
+function servedQueues(runtime: CrawlerRuntime, workers: StartWorkersOptions): string[] {
+  const [route, ...fetch] = runtime.queueNames();
+  const wanted = workers.fetchers ? new Set(workers.fetchers.map(fetchQueueName)) : null;
+  return [...((workers.router ?? true) ? [route!] : []), ...fetch.filter((q) => !wanted || wanted.has(q))];
+}
+
+/**
+ * Run `close` on the first SIGTERM or SIGINT, then exit; later signals wait for the same shutdown. A shutdown that
+ * hangs past `forceExitMs` exits with code 1 rather than leaving a zombie the orchestrator has to SIGKILL.
+ */
+export function exitOnSignals(close: () => Promise<void>, logger: Logger, forceExitMs: number): void {
+  let started = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, started ? 'shutdown already in progress' : 'signal received');
+    if (started) return;
+    started = true;
+    setTimeout(() => {
+      logger.error({ forceExitMs }, 'shutdown timed out; exiting');
+      process.exit(1);
+    }, forceExitMs).unref();
+    close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
