@@ -1,0 +1,67 @@
+/** The built API process: refuses a bad environment naming the variable, serves, and shuts down on SIGTERM. */
+import { execFileSync, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { createRedisConnection } from '@crawler/queue';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const MAIN = `${REPO}apps/api/dist/main.js`;
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `{crawler_test_api_main_${process.pid}}`;
+let db: TestDatabase;
+
+beforeAll(async () => {
+  execFileSync(`${REPO}node_modules/.bin/tsc`, ['-p', `${REPO}apps/api/tsconfig.json`], { stdio: 'pipe' });
+  db = await createTestDatabase('api_main');
+}, 120_000);
+afterAll(async () => {
+  // The served API's queues leave their meta keys behind.
+  const redis = createRedisConnection(REDIS_URL, 'producer');
+  const keys = await redis.keys(`${PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+  await db?.drop();
+});
+
+function start(env: Record<string, string>) {
+  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += String(d)));
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited, out: () => stdout, err: () => stderr };
+}
+
+describe('apps/api main', () => {
+  it('will not start in production without Bull Board credentials, and says which variable', async () => {
+    const p = start({ DATABASE_URL: db.url, REDIS_URL, NODE_ENV: 'production', PORT: '0' });
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toMatch(/BULL_BOARD_PASSWORD=\(unset\): required when NODE_ENV=production/);
+    expect(p.err()).toMatch(/BULL_BOARD_USER=\(unset\)/);
+  });
+
+  it('names a malformed variable and its value', async () => {
+    const p = start({ DATABASE_URL: db.url, REDIS_URL: 'localhost:6379', PORT: 'http' });
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toContain('REDIS_URL="localhost:6379"');
+    expect(p.err()).toContain('PORT="http"');
+  });
+
+  it('serves /healthz and exits 0 on SIGTERM', async () => {
+    const p = start({ DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'a-long-secret' });
+    const end = Date.now() + 30_000;
+    let port: number | undefined;
+    while (!port && Date.now() < end && p.child.exitCode === null) {
+      port = Number(/"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/.exec(p.out())?.[1]) || undefined;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(port, p.out() + p.err()).toBeGreaterThan(0);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/admin/queues`)).status).toBe(401);
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+  });
+});

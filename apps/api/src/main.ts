@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+/** The producer API: POST /links, GET /links/:id, Bull Board, /metrics, /healthz. */
+import { createPrismaClient } from '@crawler/db';
+import { PrismaLinkRepo } from '@crawler/pipeline';
+import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { createLogger, createPipelineMetrics } from '@crawler/telemetry';
+import { parseApiEnv } from './env.js';
+import { createServer } from './server.js';
+
+const env = (() => {
+  try {
+    return parseApiEnv(process.env);
+  } catch (err) {
+    process.stderr.write(`api: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+})();
+const logger = createLogger({ name: 'api', level: env.crawler.logLevel });
+const prisma = createPrismaClient(env.crawler.databaseUrl);
+const redis = createRedisConnection(env.crawler.redisUrl, 'producer');
+redis.on('error', (err) => logger.warn({ err }, 'redis error'));
+const queues = new JobQueues({ connection: redis, prefix: env.crawler.queuePrefix });
+const app = await createServer({
+  prisma,
+  redis,
+  queues,
+  links: new PrismaLinkRepo(prisma),
+  queueNames: [ROUTE_QUEUE, ...env.crawler.fetchers.map((f) => fetchQueueName(f.name))],
+  metrics: createPipelineMetrics({ defaultMetrics: true }),
+  bullBoard: env.bullBoard,
+  maxBatchSize: env.maxBatchSize,
+  loggerInstance: logger,
+});
+if (!env.bullBoard) logger.warn('Bull Board is off: set BULL_BOARD_USER and BULL_BOARD_PASSWORD to enable it');
+
+let closing: Promise<void> | null = null;
+/** Stop taking requests and finish the open ones, then queues, Redis, Postgres; each step on its own. */
+const close = () =>
+  (closing ??= (async () => {
+    for (const [name, step] of [
+      ['http', () => app.close()],
+      ['queues', () => queues.close()],
+      ['redis', () => closeRedisConnection(redis)],
+      ['postgres', () => prisma.$disconnect()],
+    ] as const) {
+      await step().catch((err: unknown) => logger.error({ err, step: name }, 'shutdown step failed'));
+    }
+  })());
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => process.exit(1), 30_000).unref();
+    close().then(() => process.exit(0));
+  });
+}
+await app.listen({ port: env.port, host: env.host });

@@ -1,0 +1,51 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import fastifyBasicAuth from '@fastify/basic-auth';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { Queue } from 'bullmq';
+import type { BullBoardCredentials } from '../env.js';
+
+/** Where Bull Board is mounted. */
+export const BULL_BOARD_PATH = '/admin/queues';
+
+// Hash both sides so the comparison takes the same time whatever the lengths: no timing hint about the secret.
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/**
+ * Bull Board over `queues`, behind HTTP basic auth. Without credentials (development with no password set) the
+ * path answers 404 with how to turn it on, rather than serving the board open.
+ */
+export async function registerBullBoard(app: FastifyInstance, queues: Queue[], credentials: BullBoardCredentials | null): Promise<void> {
+  if (!credentials) {
+    app.all(`${BULL_BOARD_PATH}*`, async (_req, reply) =>
+      reply.code(404).send({ error: 'bull_board_disabled', message: 'set BULL_BOARD_USER and BULL_BOARD_PASSWORD to enable Bull Board' }),
+    );
+    return;
+  }
+  // An encapsulated scope: the auth hook guards the board's routes and nothing else.
+  await app.register(async (scope) => {
+    await scope.register(fastifyBasicAuth, {
+      authenticate: { realm: 'crawler queues' },
+      validate: async (user, password) => {
+        // Evaluate both so a wrong user costs the same as a wrong password.
+        const ok = [sameSecret(user, credentials.user), sameSecret(password, credentials.password)].every(Boolean);
+        if (!ok) return new Error('invalid credentials');
+      },
+    });
+    scope.addHook('onRequest', scope.basicAuth);
+    const serverAdapter = new FastifyAdapter();
+    serverAdapter.setBasePath(BULL_BOARD_PATH);
+    createBullBoard({
+      queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: false })),
+      serverAdapter,
+      options: { uiConfig: { boardTitle: 'Crawler queues' } },
+    });
+    await scope.register(serverAdapter.registerPlugin(), { prefix: BULL_BOARD_PATH });
+  });
+}

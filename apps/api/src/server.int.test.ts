@@ -1,0 +1,235 @@
+/** The API against real Redis and Postgres: its own database, its own queue prefix, everything removed afterwards. */
+import { createServer as createNetServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import type { FastifyInstance } from 'fastify';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { AttemptStore, createPrismaClient } from '@crawler/db';
+import { PrismaLinkRepo } from '@crawler/pipeline';
+import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { createPipelineMetrics } from '@crawler/telemetry';
+import { createServer } from './server.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `{crawler_test_api_${process.pid}}`;
+const QUEUE_NAMES = [ROUTE_QUEUE, fetchQueueName('simple_http'), fetchQueueName('playwright')];
+const AUTH = { user: 'ops', password: 'correct horse battery' };
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+let db: TestDatabase;
+let redis: Redis;
+let queues: JobQueues;
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  db = await createTestDatabase('api');
+  redis = createRedisConnection(REDIS_URL, 'producer');
+  queues = new JobQueues({ connection: redis, prefix: PREFIX });
+  app = await createServer({
+    prisma: db.prisma,
+    redis,
+    queues,
+    links: new PrismaLinkRepo(db.prisma),
+    queueNames: QUEUE_NAMES,
+    metrics: createPipelineMetrics(),
+    bullBoard: AUTH,
+    maxBatchSize: 5,
+  });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await queues?.obliterate(QUEUE_NAMES).catch(() => undefined);
+  await queues?.close();
+  const keys = await redis.keys(`${PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis?.disconnect();
+  await db?.drop();
+});
+
+describe('POST /links', () => {
+  it('rejects bad URLs one by one and enqueues the rest, one job per page', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/links',
+      payload: { urls: ['https://a.example/x?b=2&a=1', 'ftp://files.example/f', 'not a url', 42, 'https://A.example:443/x?b=2&a=1#f'] },
+    });
+    expect(res.statusCode).toBe(202);
+    const body = res.json() as { accepted: Array<{ id: string; url: string; created: boolean; queued: boolean }>; rejected: Array<{ input: string; code: string; message: string }> };
+    expect(body.rejected.map((r) => r.input).sort()).toEqual(['42', 'ftp://files.example/f', 'not a url']);
+    for (const r of body.rejected) {
+      expect(r.code).toMatch(/^[a-z_]+$/);
+      expect(r.message.length).toBeGreaterThan(5);
+    }
+    // The two spellings of one page are one link and one job.
+    expect(body.accepted).toHaveLength(2);
+    expect(new Set(body.accepted.map((a) => a.id)).size).toBe(1);
+    expect(body.accepted.filter((a) => a.queued)).toHaveLength(1);
+
+    const route = queues.queue(ROUTE_QUEUE);
+    expect(await route.getWaitingCount()).toBe(1);
+    const [job] = await route.getWaiting();
+    expect(job!.data).toMatchObject({ linkId: body.accepted[0]!.id, url: body.accepted[0]!.url });
+    expect(await db.prisma.link.count()).toBe(1);
+  });
+
+  it('stores the per-link learning flag of the links form', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/links',
+      payload: { links: [{ url: 'https://b.example/on', learningMode: true }, { url: 'https://b.example/off', learningMode: false }, 'https://b.example/default', { url: 'mailto:x@y.z' }] },
+    });
+    expect(res.statusCode).toBe(202);
+    expect((res.json() as { rejected: unknown[] }).rejected).toHaveLength(1);
+    const rows = await db.prisma.link.findMany({ where: { domain: 'b.example' }, select: { url: true, learningModeEnabled: true } });
+    const flag = Object.fromEntries(rows.map((r) => [new URL(r.url).pathname, r.learningModeEnabled]));
+    expect(flag).toEqual({ '/on': true, '/off': false, '/default': null });
+    expect(await queues.queue(ROUTE_QUEUE).getWaitingCount()).toBe(4);
+  });
+
+  it('answers 422 when nothing in the batch is valid', async () => {
+    const res = await app.inject({ method: 'POST', url: '/links', payload: { urls: ['javascript:alert(1)'] } });
+    expect(res.statusCode).toBe(422);
+    expect((res.json() as { rejected: unknown[] }).rejected).toHaveLength(1);
+  });
+
+  it('answers 400 on a malformed body and 413 past the batch limit, enqueueing nothing', async () => {
+    const before = await db.prisma.link.count();
+    const bad: Array<{ payload: string | object; headers?: Record<string, string> }> = [
+      { payload: '{"urls": [', headers: { 'content-type': 'application/json' } },
+      { payload: { urls: 'https://c.example/' } },
+      { payload: { urls: ['https://c.example/'], extra: 1 } },
+      { payload: { links: [{ url: 'https://c.example/', learningMode: 'yes' }] } },
+      { payload: {} },
+      { payload: { urls: [] } },
+    ];
+    for (const b of bad) {
+      const res = await app.inject({ method: 'POST', url: '/links', payload: b.payload, headers: b.headers });
+      expect(res.statusCode, JSON.stringify(b.payload)).toBe(400);
+      expect((res.json() as { error: string }).error).toMatch(/^[A-Za-z_]+$/);
+    }
+    const big = await app.inject({ method: 'POST', url: '/links', payload: { urls: Array.from({ length: 6 }, (_, i) => `https://c.example/${i}`) } });
+    expect(big.statusCode).toBe(413);
+    expect((big.json() as { error: string }).error).toBe('batch_too_large');
+    expect(await db.prisma.link.count()).toBe(before);
+  });
+});
+
+describe('GET /links/:id', () => {
+  it('returns status, attempts with summarised heuristics and the decision', async () => {
+    const post = await app.inject({ method: 'POST', url: '/links', payload: { urls: ['https://d.example/report.pdf'] } });
+    const id = (post.json() as { accepted: Array<{ id: string }> }).accepted[0]!.id;
+    await db.prisma.link.update({ where: { id }, data: { status: 'done', fetcher: 'simple_http', selectionSource: 'learned', attemptCount: 1 } });
+    await new AttemptStore({ prisma: db.prisma }).logAttempt({
+      linkId: id,
+      url: 'https://d.example/report.pdf',
+      fetcher: 'simple_http',
+      success: true,
+      httpStatus: 200,
+      durationMs: 12,
+      selectionSource: 'learned',
+      heuristics: [
+        { type: 'url_suffix', value: '.pdf' },
+        { type: 'domain', value: 'd.example' },
+      ],
+    });
+    const res = await app.inject({ method: 'GET', url: `/links/${id}` });
+    expect(res.statusCode).toBe(200);
+    const link = res.json() as Record<string, unknown> & { attempts: Array<Record<string, unknown>> };
+    expect(link).toMatchObject({ id, url: 'https://d.example/report.pdf', status: 'done', attemptCount: 1, decision: { fetcher: 'simple_http', selectionSource: 'learned' } });
+    expect(link.attempts).toHaveLength(1);
+    expect(link.attempts[0]).toMatchObject({ fetcher: 'simple_http', success: true, httpStatus: 200, selectionSource: 'learned', heuristics: { url_suffix: '.pdf', domain: 'd.example' } });
+  });
+
+  it('answers 404 for an unknown id and 400 for a malformed one', async () => {
+    expect((await app.inject({ method: 'GET', url: '/links/00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
+    const bad = await app.inject({ method: 'GET', url: '/links/12345' });
+    expect(bad.statusCode).toBe(400);
+    expect((bad.json() as { error: string }).error).toBe('invalid_id');
+  });
+});
+
+describe('Bull Board', () => {
+  it('answers 401 without or with wrong credentials, 200 with them, over the crawler queues', async () => {
+    const none = await app.inject({ method: 'GET', url: '/admin/queues' });
+    expect(none.statusCode).toBe(401);
+    expect(none.headers['www-authenticate']).toMatch(/^Basic/);
+    expect((await app.inject({ method: 'GET', url: '/admin/queues', headers: { authorization: basic(AUTH.user, 'wrong') } })).statusCode).toBe(401);
+    expect((await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { authorization: basic('root', AUTH.password) } })).statusCode).toBe(401);
+
+    const page = await app.inject({ method: 'GET', url: '/admin/queues', headers: { authorization: basic(AUTH.user, AUTH.password) } });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    const api = await app.inject({ method: 'GET', url: '/admin/queues/api/queues', headers: { authorization: basic(AUTH.user, AUTH.password) } });
+    expect(api.statusCode).toBe(200);
+    const names = (api.json() as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort();
+    expect(names).toEqual([...QUEUE_NAMES].sort());
+  });
+
+  it('is not served at all without configured credentials', async () => {
+    const open = await createServer({ prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null });
+    try {
+      const res = await open.inject({ method: 'GET', url: '/admin/queues' });
+      expect(res.statusCode).toBe(404);
+      expect((res.json() as { error: string }).error).toBe('bull_board_disabled');
+    } finally {
+      await open.close();
+    }
+  });
+});
+
+describe('/metrics', () => {
+  it('exposes the crawler counters, the API counter and queue depths read at scrape time', async () => {
+    const res = await app.inject({ method: 'GET', url: '/metrics' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = res.body;
+    for (const name of ['crawler_jobs_total', 'crawler_decisions_total', 'crawler_fetch_duration_seconds', 'crawler_pauses_total', 'crawler_bans_total']) {
+      expect(text).toContain(`# TYPE ${name} `);
+    }
+    const waiting = await queues.queue(ROUTE_QUEUE).getWaitingCount();
+    expect(waiting).toBeGreaterThan(0);
+    expect(text).toContain(`crawler_queue_jobs{queue="route",state="waiting"} ${waiting}`);
+    expect(text).toMatch(/crawler_api_links_total\{outcome="accepted"\} [1-9]/);
+    expect(text).toMatch(/crawler_api_links_total\{outcome="rejected"\} [1-9]/);
+  });
+});
+
+describe('/healthz', () => {
+  it('answers 200 when Redis and Postgres answer', async () => {
+    const res = await app.inject({ method: 'GET', url: '/healthz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok', checks: { redis: 'ok', postgres: 'ok' } });
+  });
+
+  it('answers 503 naming what failed', async () => {
+    // A port that was free a moment ago: nothing answers there.
+    const port = await new Promise<number>((resolve) => {
+      const s = createNetServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const deadRedis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    deadRedis.on('error', () => {});
+    const missingDb = createPrismaClient(db.url.replace(/\/[^/?]+(\?|$)/, '/crawler_test_api_missing$1'), { connectionTimeoutMs: 2_000 });
+    const broken = await createServer({ prisma: missingDb, redis: deadRedis, queues, links: new PrismaLinkRepo(missingDb), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, healthTimeoutMs: 1_000 });
+    const halfBroken = await createServer({ prisma: db.prisma, redis: deadRedis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, healthTimeoutMs: 1_000 });
+    try {
+      const res = await broken.inject({ method: 'GET', url: '/healthz' });
+      expect(res.statusCode).toBe(503);
+      const body = res.json() as { status: string; checks: { redis: string; postgres: string } };
+      expect(body.status).toBe('fail');
+      expect(body.checks.redis).toMatch(/^fail: /);
+      expect(body.checks.postgres).toMatch(/^fail: /);
+      const half = await halfBroken.inject({ method: 'GET', url: '/healthz' });
+      expect(half.statusCode).toBe(503);
+      expect((half.json() as { checks: Record<string, string> }).checks).toMatchObject({ postgres: 'ok', redis: expect.stringMatching(/^fail: /) });
+    } finally {
+      await broken.close();
+      await halfBroken.close();
+      deadRedis.disconnect();
+      await missingDb.$disconnect().catch(() => undefined);
+    }
+  });
+});

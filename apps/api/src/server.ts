@@ -1,0 +1,68 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Redis } from 'ioredis';
+import { Counter } from 'prom-client';
+import { CrawlerError } from '@crawler/core';
+import type { PrismaClient } from '@crawler/db';
+import type { LinkRepo } from '@crawler/pipeline';
+import type { JobQueues } from '@crawler/queue';
+import type { PrometheusPipelineMetrics } from '@crawler/telemetry';
+import type { BullBoardCredentials } from './env.js';
+import { registerLinkRoutes } from './routes/links.js';
+import { registerBullBoard } from './routes/admin.js';
+import { registerOpsRoutes } from './routes/ops.js';
+
+/** Everything the API needs, built by main.ts (or a test) and handed in. */
+export interface ServerDeps {
+  prisma: PrismaClient;
+  /** A producer-grade ioredis client (fails fast instead of hanging a request). */
+  redis: Redis;
+  queues: JobQueues;
+  links: LinkRepo;
+  /** The route queue and every fetch queue: shown in Bull Board and measured on /metrics. */
+  queueNames: string[];
+  /** The crawler's Prometheus metrics; its registry is served at /metrics with queue depths read per scrape. */
+  metrics: PrometheusPipelineMetrics;
+  bullBoard: BullBoardCredentials | null;
+  /** @defaultValue 1000 */
+  maxBatchSize?: number;
+  /** @defaultValue 2000 */
+  healthTimeoutMs?: number;
+  /** Fastify's logger: a pino instance, or off. @defaultValue off */
+  loggerInstance?: FastifyServerOptions['loggerInstance'];
+}
+
+/**
+ * Build the API without listening: tests call `inject()` or `listen({ port: 0 })`, main.ts listens on PORT.
+ * Routes: POST /links, GET /links/:id, Bull Board at /admin/queues (basic auth), /metrics, /healthz.
+ */
+export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const maxBatchSize = deps.maxBatchSize ?? 1_000;
+  // Room for a full batch of long URLs; beyond it Fastify answers 413 before parsing.
+  const app = Fastify({ bodyLimit: Math.max(1_048_576, maxBatchSize * 4_096), ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: false }) });
+
+  app.setErrorHandler((err, req, reply) => {
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return reply.code(status).send({ error: (err as { code?: string }).code ?? 'bad_request', message: err instanceof Error ? err.message : String(err) });
+    }
+    req.log.error({ err }, 'request failed');
+    // Our typed errors carry a stable code worth showing; anything else stays generic.
+    const code = err instanceof CrawlerError ? err.code : 'internal_error';
+    return reply.code(503).send({ error: code, message: 'the crawler could not handle this request now; try again' });
+  });
+
+  const registry = deps.metrics.registry;
+  deps.metrics.collectQueueDepths(async () => {
+    const out: Record<string, Record<string, number>> = {};
+    for (const name of deps.queueNames) out[name] = await deps.queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
+    return out;
+  });
+  const linksCounter =
+    (registry.getSingleMetric('crawler_api_links_total') as Counter<'outcome'> | undefined) ??
+    new Counter({ name: 'crawler_api_links_total', help: 'Links submitted to POST /links, by outcome (accepted or rejected).', labelNames: ['outcome'], registers: [registry] });
+
+  registerLinkRoutes(app, { prisma: deps.prisma, links: deps.links, queues: deps.queues, maxBatchSize, linksCounter });
+  registerOpsRoutes(app, { redis: deps.redis, prisma: deps.prisma, registry, healthTimeoutMs: deps.healthTimeoutMs });
+  await registerBullBoard(app, deps.queueNames.map((n) => deps.queues.queue(n)), deps.bullBoard);
+  return app;
+}

@@ -1,0 +1,19 @@
+/** What a `crawl` sub-command receives: its arguments and the process's streams, injectable for tests. */
+export interface CommandIO {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A sub-command: resolves to the process exit code. Bad arguments print a clear message and resolve to 2. */
+export interface Command {
+  /** One line for `crawl --help`. */
+  summary: string;
+  run(args: string[], io: CommandIO): Promise<number>;
+}
+
+/** Thrown for bad command-line arguments; main prints the message and the usage, and exits 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}

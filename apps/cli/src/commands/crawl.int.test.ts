@@ -1,0 +1,97 @@
+/**
+ * The `crawl` command line end to end: the real CLI entry point in a child process, real Redis and Postgres,
+ * a local site.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisConnection } from '@crawler/queue';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+
+const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `{crawler_test_cli_${process.pid}}`;
+
+let db: TestDatabase;
+let server: TestServer;
+
+function crawl(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    REDIS_URL,
+    QUEUE_PREFIX: PREFIX,
+    ALLOW_PRIVATE_NETWORKS: 'true',
+    FETCHERS: 'simple_http:4',
+    DOMAIN_MIN_DELAY_MS: '0',
+    LOG_LEVEL: 'warn',
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += String(d)));
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  child.stdin.end(stdin);
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase('cli_crawl');
+  server = await startTestServer({ '/a': { body: staticArticle({ title: 'A' }) }, '/b': { body: staticArticle({ title: 'B' }) } });
+});
+
+afterAll(async () => {
+  await server.close();
+  const r = createRedisConnection(REDIS_URL, 'producer');
+  const keys = await r.keys(`${PREFIX}*`);
+  if (keys.length > 0) await r.del(...keys);
+  r.disconnect();
+  await db.drop();
+});
+
+describe('crawl CLI', () => {
+  it('enqueue reads stdin, reports each invalid URL and stores the rest', async () => {
+    const res = await crawl(['enqueue'], `${server.url('/a')}\n# a comment\nftp://nope.example/x\n\n${server.url('/a')}#again\n`);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('crawl enqueue: ftp://nope.example/x: unsupported scheme ftp');
+    expect(res.stdout).toContain('accepted 2 (1 new, 1 already known), rejected 1');
+    expect(await db.prisma.link.count()).toBe(1);
+  });
+
+  it('run --until-idle crawls what is queued and exits', async () => {
+    const res = await crawl(['run', '--until-idle']);
+    expect(res.code).toBe(0);
+    expect(await db.prisma.link.findUniqueOrThrow({ where: { url: server.url('/a') } })).toMatchObject({ status: 'done', selectionSource: 'probe' });
+  });
+
+  it('crawl --json enqueues, runs until idle and prints every link with totals', async () => {
+    const res = await crawl(['crawl', '--json', server.url('/b'), 'mailto:x@example.com']);
+    expect(res.code).toBe(1);
+    const report = JSON.parse(res.stdout) as { links: Array<Record<string, unknown>>; totals: Record<string, unknown>; rejected: unknown[] };
+    expect(report.links).toEqual([
+      { url: server.url('/b'), status: 'done', fetcher: 'simple_http', selectionSource: 'probe', attemptCount: 1, errorType: null, pausedUntil: null },
+    ]);
+    expect(report.totals).toMatchObject({ links: 1, done: 1, failed: 0, paused: 0, rejected: 1, attempts: 1 });
+    expect(server.hits('/b')).toBe(1);
+  });
+
+  it('explain prints heuristics, scores and the decision; bad config fails naming the variable', async () => {
+    const res = await crawl(['explain', '--json', server.url('/c')]);
+    expect(res.code).toBe(0);
+    const e = JSON.parse(res.stdout) as { heuristics: Array<{ type: string }>; scores: Array<{ fetcher: string; sampleSize: number }>; decision: { action: string } };
+    expect(e.heuristics.map((h) => h.type)).toContain('domain');
+    // Two successful probe-routed attempts on this host so far: below the minimum sample, so the router would probe.
+    expect(e.scores).toContainEqual(expect.objectContaining({ fetcher: 'simple_http', sampleSize: 2 }));
+    expect(e.decision.action).toBe('probe');
+
+    const broken = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'explain', server.url('/c')], { env: { ...process.env, DATABASE_URL: db.url, LEARNING_MODE_ENABLED: 'perhaps' } });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += String(d)));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain('LEARNING_MODE_ENABLED="perhaps"');
+  });
+});

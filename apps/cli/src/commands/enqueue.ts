@@ -1,0 +1,46 @@
+import { parseArgs } from 'node:util';
+import { createRuntime } from '@crawler/pipeline';
+import { UsageError, type Command } from '../command.js';
+import { cliLogger, collectUrls, configFrom } from '../crawler/cli-context.js';
+
+const USAGE = 'usage: crawl enqueue [URL...] [--file F]... [--learning on|off] [--json]  (no URLs: read stdin, one per line)';
+
+/** Parse `--learning on|off` into the per-link override. */
+export function parseLearningFlag(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (['on', 'true', '1'].includes(value)) return true;
+  if (['off', 'false', '0'].includes(value)) return false;
+  throw new UsageError(`--learning must be on or off (got ${JSON.stringify(value)})`);
+}
+
+const command: Command = {
+  summary: 'add URLs (arguments, --file, or stdin) to the crawl; invalid ones are reported one by one',
+  async run(args, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args, allowPositionals: true, options: { file: { type: 'string', multiple: true }, learning: { type: 'string' }, json: { type: 'boolean' } } });
+    } catch (err) {
+      throw new UsageError(`${(err as Error).message}\n${USAGE}`);
+    }
+    const learningModeEnabled = parseLearningFlag(parsed.values.learning);
+    const urls = await collectUrls(io, { urls: parsed.positionals, files: parsed.values.file ?? [], stdinWhenEmpty: true });
+    const config = configFrom(io);
+    const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
+    try {
+      const res = await runtime.enqueue(urls, { learningModeEnabled });
+      if (parsed.values.json) {
+        io.stdout.write(`${JSON.stringify(res)}\n`);
+      } else {
+        for (const r of res.rejected) io.stderr.write(`crawl enqueue: ${r.input}: ${r.message} (${r.code})\n`);
+        const created = res.accepted.filter((a) => a.created).length;
+        io.stdout.write(`accepted ${res.accepted.length} (${created} new, ${res.accepted.length - created} already known), rejected ${res.rejected.length}\n`);
+      }
+      // Non-zero when anything was rejected, so scripts notice; the valid URLs are in either way.
+      return res.rejected.length > 0 ? 1 : 0;
+    } finally {
+      await runtime.close();
+    }
+  },
+};
+
+export default command;

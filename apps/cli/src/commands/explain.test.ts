@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '@crawler/pipeline';
+import { explainUrl, formatExplanation } from './explain.js';
+import { parseLearningFlag } from './enqueue.js';
+
+const config = loadConfig({ DATABASE_URL: 'postgresql://postgres@127.0.0.1/x' });
+const score = (fetcher: string, n: number, conf: number) => ({ fetcher, sampleSize: n, decayedSuccesses: conf * n, successRate: conf, sampleFactor: 1, confidence: conf, eligible: n >= 5 });
+
+describe('explainUrl', () => {
+  it('takes the learned fetcher above the threshold and shows every score', async () => {
+    const best = score('playwright', 10, 0.9);
+    const e = await explainUrl('https://Wikipedia.org/wiki/X#top', config, { attempts: { findBestFetcher: async () => ({ best, scores: [best, score('simple_http', 3, 1)] }) }, routes: { get: async () => null } });
+    expect(e.url).toBe('https://wikipedia.org/wiki/X');
+    expect(e.heuristics).toContainEqual({ type: 'domain', value: 'wikipedia.org' });
+    expect(e.decision).toMatchObject({ action: 'learned', fetcher: 'playwright' });
+    const text = formatExplanation(e);
+    expect(text).toMatch(/simple_http\s+3 .*\(too few samples\)/);
+    expect(text).toContain('decision   learned → playwright');
+  });
+
+  it('probes below the threshold, and in legacy mode follows the route table or fails', async () => {
+    const weak = score('playwright', 5, 0.5);
+    const stores = { attempts: { findBestFetcher: async () => ({ best: weak, scores: [weak] }) }, routes: { get: async (d: string) => (d === 'routed.example' ? { domain: d, fetcher: 'playwright_stealth' } : null) } };
+    expect((await explainUrl('https://x.example/', config, stores)).decision.action).toBe('probe');
+    expect((await explainUrl('https://routed.example/', config, stores, false)).decision).toMatchObject({ action: 'hard_coded', fetcher: 'playwright_stealth' });
+    expect((await explainUrl('https://x.example/', config, stores, false)).decision.action).toBe('fail');
+  });
+
+  it('asks the store with the routing heuristics only, as the router does', async () => {
+    let asked: { type: string; value: string }[] = [];
+    const stores = { attempts: { findBestFetcher: async (hs: readonly { type: string; value: string }[]) => ((asked = [...hs]), { best: null, scores: [] }) }, routes: { get: async () => null } };
+    const e = await explainUrl('https://shop.example/a/b/report.pdf', config, stores);
+    expect(asked).toEqual([{ type: 'domain', value: 'shop.example' }, { type: 'suffix', value: '.pdf' }]);
+    expect(e.heuristics).toContainEqual({ type: 'path_depth', value: '3' });
+    expect(e.queried).toEqual(asked);
+    expect(formatExplanation(e)).toMatch(/\* domain\s+shop\.example/);
+    expect(formatExplanation(e)).toMatch(/\n {2}path_depth\s+3/);
+  });
+
+  it("sets aside a confident fetcher the domain just banned, and falls back to the domain's last working browser", async () => {
+    const best = score('simple_http', 20, 0.9);
+    const now = new Date('2026-11-22T12:00:00Z');
+    const at = (minutesAgo: number) => new Date(now.getTime() - minutesAgo * 60_000);
+    const recent = [
+      { fetcher: 'simple_http', success: false, isBanned: true, errorType: 'blocked_captcha', attemptedAt: at(5), selectionSource: 'learned' },
+      { fetcher: 'playwright_stealth', success: true, isBanned: false, errorType: null, attemptedAt: at(60), selectionSource: 'retry' },
+    ];
+    const stores = { attempts: { findBestFetcher: async () => ({ best, scores: [best] }) }, routes: { get: async () => null }, domainState: { recentDomainAttempts: async () => recent } };
+    const e = await explainUrl('https://walled.example/p', config, stores, undefined, now);
+    expect(e.decision).toMatchObject({ action: 'domain_memory', fetcher: 'playwright_stealth' });
+    const noBrowser = { ...stores, domainState: { recentDomainAttempts: async () => recent.slice(0, 1) } };
+    const p = await explainUrl('https://walled.example/p', config, noBrowser, undefined, now);
+    expect(p.decision.action).toBe('probe');
+    expect(p.decision.reason).toMatch(/simple_http's latest attempt on this domain failed \(blocked_captcha\): set aside/);
+  });
+
+  it('parses the learning flag strictly', () => {
+    expect(parseLearningFlag('on')).toBe(true);
+    expect(parseLearningFlag('off')).toBe(false);
+    expect(parseLearningFlag(undefined)).toBeUndefined();
+    expect(() => parseLearningFlag('maybe')).toThrow(/on or off/);
+  });
+});

@@ -1,0 +1,101 @@
+import { parseArgs } from 'node:util';
+import { CrawlerError, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
+import { AttemptStore, DomainStateStore, RouteStore, createPrismaClient } from '@crawler/db';
+import { chooseLearned, type CrawlerConfig } from '@crawler/pipeline';
+import { UsageError, type Command } from '../command.js';
+import { configFrom } from '../crawler/cli-context.js';
+
+const USAGE = 'usage: crawl explain <URL> [--json] [--learning on|off]';
+
+/** What the router would do for a URL, and why. */
+export interface Explanation {
+  url: string;
+  domain: string;
+  learningMode: boolean;
+  heuristics: Heuristic[];
+  /** The heuristics the router's learned query uses (ROUTING_HEURISTIC_TYPES); the rest are logged, not queried. */
+  queried: Heuristic[];
+  scores: BestFetcherResult['scores'];
+  threshold: number;
+  minSampleSize: number;
+  decision: { action: 'learned' | 'domain_memory' | 'probe' | 'hard_coded' | 'default' | 'fail'; fetcher: string | null; reason: string };
+}
+
+/** The router's decision procedure (the pipeline's chooseLearned), minus the probe itself, which would make a request. */
+export async function explainUrl(
+  raw: string,
+  config: CrawlerConfig,
+  stores: { attempts: Pick<AttemptStore, 'findBestFetcher'>; routes: Pick<RouteStore, 'get'>; domainState?: { recentDomainAttempts(domain: string): Promise<DomainAttempt[]> } },
+  learningOverride?: boolean,
+  now = new Date(),
+): Promise<Explanation> {
+  const url = normalizeUrl(raw);
+  const domain = domainOf(url);
+  const heuristics = extractUrlHeuristics(url);
+  const queried = selectRoutingHeuristics(heuristics, config.routingHeuristicTypes);
+  const learningMode = learningOverride ?? config.learningModeEnabled;
+  const domainMemory = config.domainMemoryEnabled !== false && stores.domainState !== undefined;
+  const [result, recent] = await Promise.all([
+    stores.attempts.findBestFetcher(queried, { minSampleSize: config.minSampleSize, now }),
+    domainMemory ? stores.domainState!.recentDomainAttempts(domain) : Promise.resolve([]),
+  ]);
+  const base = { url, domain, learningMode, heuristics, queried, scores: result.scores, threshold: config.confidenceThreshold, minSampleSize: config.minSampleSize };
+  if (learningMode) {
+    const choice = chooseLearned({ learned: result, recent, now, confidenceThreshold: config.confidenceThreshold, domainMemory });
+    if (choice.kind === 'learned') {
+      return { ...base, decision: { action: 'learned', fetcher: choice.fetcher, reason: `confidence ${choice.confidence.toFixed(3)} > ${config.confidenceThreshold}` } };
+    }
+    if (choice.kind === 'domain_memory') {
+      return { ...base, decision: { action: 'domain_memory', fetcher: choice.fetcher, reason: `too little evidence for a score; ${choice.fetcher} is the browser that last worked on ${domain}` } };
+    }
+    return { ...base, decision: { action: 'probe', fetcher: null, reason: `${choice.reason}: a ${config.probeTimeoutMs} ms probe with plain HTTP decides` } };
+  }
+  const route = await stores.routes.get(domain);
+  if (route) return { ...base, decision: { action: 'hard_coded', fetcher: route.fetcher, reason: `fetcher_router has ${domain}` } };
+  if (config.defaultFetcher) return { ...base, decision: { action: 'default', fetcher: config.defaultFetcher, reason: `no route for ${domain}; DEFAULT_FETCHER` } };
+  return { ...base, decision: { action: 'fail', fetcher: null, reason: `no route for ${domain} and no DEFAULT_FETCHER: the link would fail with no_route` } };
+}
+
+/** A terminal rendering of an explanation. */
+export function formatExplanation(e: Explanation): string {
+  const out = [`url        ${e.url}`, `mode       ${e.learningMode ? 'learning' : 'legacy'}`, 'heuristics (* = used by the learned query)'];
+  const used = new Set(e.queried.map((h) => `${h.type}\u0000${h.value}`));
+  for (const h of e.heuristics) out.push(`${used.has(`${h.type}\u0000${h.value}`) ? '* ' : '  '}${h.type.padEnd(16)} ${h.value}`);
+  out.push(`fetchers   (min sample ${e.minSampleSize}, threshold ${e.threshold})`);
+  if (e.scores.length === 0) out.push('  no matching attempts');
+  out.push(`  ${'fetcher'.padEnd(20)} ${'samples'.padStart(7)} ${'decayed'.padStart(8)} ${'rate'.padStart(6)} ${'conf'.padStart(6)}`);
+  for (const s of e.scores) {
+    out.push(`  ${s.fetcher.padEnd(20)} ${String(s.sampleSize).padStart(7)} ${s.decayedSuccesses.toFixed(2).padStart(8)} ${s.successRate.toFixed(3).padStart(6)} ${s.confidence.toFixed(3).padStart(6)}${s.eligible ? '' : '  (too few samples)'}`);
+  }
+  out.push(`decision   ${e.decision.action}${e.decision.fetcher ? ` → ${e.decision.fetcher}` : ''}: ${e.decision.reason}`);
+  return `${out.join('\n')}\n`;
+}
+
+const command: Command = {
+  summary: "show a URL's heuristics, every fetcher's score and the decision the router would take",
+  async run(args, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, learning: { type: 'string' } } });
+    } catch (err) {
+      throw new UsageError(`${(err as Error).message}\n${USAGE}`);
+    }
+    if (parsed.positionals.length !== 1) throw new UsageError(`expected exactly one URL\n${USAGE}`);
+    const { parseLearningFlag } = await import('./enqueue.js');
+    const learning = parseLearningFlag(parsed.values.learning);
+    const config = configFrom(io);
+    const prisma = createPrismaClient(config.databaseUrl);
+    try {
+      const e = await explainUrl(parsed.positionals[0]!, config, { attempts: new AttemptStore({ prisma }), routes: new RouteStore({ prisma }), domainState: new DomainStateStore({ prisma }) }, learning);
+      io.stdout.write(parsed.values.json ? `${JSON.stringify(e)}\n` : formatExplanation(e));
+      return 0;
+    } catch (err) {
+      if (err instanceof CrawlerError && err.code === 'invalid_url') throw new UsageError(err.message);
+      throw err;
+    } finally {
+      await prisma.$disconnect();
+    }
+  },
+};
+
+export default command;

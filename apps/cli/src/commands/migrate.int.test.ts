@@ -1,0 +1,79 @@
+import { readdirSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AttemptStore } from '@crawler/db';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { UsageError, type CommandIO } from '../command.js';
+import migrate from './migrate.js';
+import prune from './prune.js';
+
+const MIGRATIONS = readdirSync(fileURLToPath(new URL('../../../../prisma/migrations/', import.meta.url)), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
+const DAY_MS = 86_400_000;
+
+let db: TestDatabase;
+let emptyName: string;
+let emptyUrl: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase('cli_migrate');
+  // A database with nothing in it, as `crawl migrate` meets it on a fresh machine.
+  emptyName = `${db.name}_empty`;
+  await db.prisma.$executeRawUnsafe(`CREATE DATABASE "${emptyName}"`);
+  emptyUrl = db.url.replace(/\/[^/?]+(\?|$)/, `/${emptyName}$1`);
+});
+
+afterAll(async () => {
+  await db?.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${emptyName}" WITH (FORCE)`).catch(() => undefined);
+  await db?.drop();
+});
+
+async function run(command: typeof migrate, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string }> {
+  const stdout = new PassThrough();
+  let out = '';
+  stdout.on('data', (d) => (out += String(d)));
+  const io: CommandIO = { stdin: new PassThrough(), stdout, stderr: new PassThrough(), env };
+  const code = await command.run(args, io);
+  return { code, out };
+}
+
+describe('crawl migrate', () => {
+  it('applies every migration to an empty database, then finds nothing to do', async () => {
+    const first = await run(migrate, [], { DATABASE_URL: emptyUrl });
+    expect(first.code).toBe(0);
+    for (const name of MIGRATIONS) expect(first.out).toContain(`applied ${name}\n`);
+    expect(first.out).toMatch(new RegExp(`^${MIGRATIONS.length} applied, 0 already applied$`, 'm'));
+
+    const again = await run(migrate, [], { DATABASE_URL: emptyUrl });
+    expect(again).toEqual({ code: 0, out: `0 applied, ${MIGRATIONS.length} already applied\n` });
+  });
+
+  it('refuses a DATABASE_URL that is not postgres, naming the variable and the value', async () => {
+    await expect(run(migrate, [], { DATABASE_URL: 'mysql://root@localhost/x' })).rejects.toThrow(UsageError);
+    await expect(run(migrate, [], { DATABASE_URL: 'mysql://root@localhost/x' })).rejects.toThrow(/DATABASE_URL .*"mysql:\/\/root@localhost\/x"/);
+    await expect(run(migrate, ['--force'], { DATABASE_URL: emptyUrl })).rejects.toThrow(/unexpected arguments: --force/);
+  });
+});
+
+describe('crawl prune', () => {
+  it('deletes attempts older than the retention with their heuristics and keeps the rest', async () => {
+    const store = new AttemptStore({ prisma: db.prisma });
+    const now = Date.now();
+    const base = { url: 'https://old.example/a', fetcher: 'simple_http', success: true, heuristics: [{ type: 'domain', value: 'old.example' }] };
+    await store.logAttempt({ ...base, attemptedAt: new Date(now - 40 * DAY_MS) });
+    await store.logAttempt({ ...base, attemptedAt: new Date(now - 20 * DAY_MS) });
+    const before = await db.prisma.fetcherAttempt.count();
+
+    const res = await run(prune, ['--older-than-days', '30'], { DATABASE_URL: db.url });
+    expect(res).toEqual({ code: 0, out: 'pruned 1 attempts and 1 heuristics older than 30 days\n' });
+    expect(await db.prisma.fetcherAttempt.count()).toBe(before - 1);
+    expect(await db.prisma.attemptHeuristic.count({ where: { heuristicValue: 'old.example' } })).toBe(1);
+  });
+
+  it('rejects a retention that is not a positive whole number of days', async () => {
+    await expect(run(prune, ['--older-than-days', '0'], { DATABASE_URL: db.url })).rejects.toThrow(/positive integer/);
+    await expect(run(prune, ['--days', '5'], { DATABASE_URL: db.url })).rejects.toThrow(/unknown argument --days/);
+  });
+});

@@ -1,0 +1,54 @@
+import { parseArgs } from 'node:util';
+import { createRuntime, type CrawlerRuntime } from '@crawler/pipeline';
+import { UsageError, type Command } from '../command.js';
+import { cliLogger, configFrom } from '../crawler/cli-context.js';
+
+const USAGE = 'usage: crawl run [--until-idle] [--no-router] [--fetchers a,b]';
+
+/** Stop on SIGTERM/SIGINT: drain in-flight jobs, then close browsers, Redis and Postgres (runtime.close). */
+export function closeOnSignals(runtime: CrawlerRuntime, onClosed: () => void): () => void {
+  const stop = (signal: NodeJS.Signals): void => {
+    runtime.logger.info({ signal }, 'shutting down: draining in-flight jobs');
+    void runtime.close().finally(onClosed);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  return () => {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  };
+}
+
+const command: Command = {
+  summary: 'run the router and every configured fetcher in this process (--until-idle: exit when the queues are idle)',
+  async run(args, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args, options: { 'until-idle': { type: 'boolean' }, 'no-router': { type: 'boolean' }, fetchers: { type: 'string' } } });
+    } catch (err) {
+      throw new UsageError(`${(err as Error).message}\n${USAGE}`);
+    }
+    const config = configFrom(io);
+    const logger = cliLogger(io, config.logLevel);
+    const fetchers = parsed.values.fetchers?.split(',').map((s) => s.trim()).filter(Boolean);
+    const unknown = fetchers?.filter((f) => !config.fetchers.some((c) => c.name === f));
+    if (unknown && unknown.length > 0) throw new UsageError(`--fetchers names fetchers not in FETCHERS: ${unknown.join(', ')}`);
+    const runtime = createRuntime(config, { logger });
+    runtime.startWorkers({ router: !parsed.values['no-router'], fetchers });
+    logger.info({ fetchers: fetchers ?? config.fetchers.map((f) => f.name), learning: config.learningModeEnabled }, 'crawler running');
+    if (parsed.values['until-idle']) {
+      const release = closeOnSignals(runtime, () => undefined);
+      try {
+        await runtime.waitUntilIdle();
+      } finally {
+        release();
+        await runtime.close();
+      }
+      return 0;
+    }
+    await new Promise<void>((resolve) => closeOnSignals(runtime, resolve));
+    return 0;
+  },
+};
+
+export default command;

@@ -1,0 +1,82 @@
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { AttemptStore } from '@crawler/db';
+import { JobQueues, ROUTE_QUEUE, createRedisConnection } from '@crawler/queue';
+import type { Redis } from 'ioredis';
+import type { CommandIO } from '../command.js';
+import stats, { type StatsReport } from './stats.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `{crawler_test_cli_stats_${process.pid}}`;
+let db: TestDatabase;
+let redis: Redis;
+let queues: JobQueues;
+
+beforeAll(async () => {
+  db = await createTestDatabase('cli_stats');
+  redis = createRedisConnection(REDIS_URL, 'producer');
+  queues = new JobQueues({ connection: redis, prefix: PREFIX });
+  await queues.enqueueRoute({ linkId: '00000000-0000-4000-8000-000000000001', url: 'https://a.example/1' });
+  await queues.enqueueRoute({ linkId: '00000000-0000-4000-8000-000000000002', url: 'https://a.example/2' }, { delayMs: 60_000 });
+  const store = new AttemptStore({ prisma: db.prisma });
+  const at = (source: string, fetcher: string, success: boolean, domain: string, isBanned = false) => ({
+    url: `https://${domain}/x`,
+    fetcher,
+    success,
+    isBanned,
+    selectionSource: source,
+    heuristics: [{ type: 'domain', value: domain }],
+  });
+  await store.logAttempts([
+    at('probe', 'simple_http', true, 'a.example'),
+    at('probe', 'simple_http', false, 'b.example', true),
+    at('learned', 'direct_access', true, 'a.example'),
+    at('learned', 'playwright', true, 'b.example'),
+    at('retry', 'playwright', false, 'b.example'),
+  ]);
+});
+
+afterAll(async () => {
+  await queues?.close();
+  const keys = await redis.keys(`${PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+  await db?.drop();
+});
+
+async function run(args: string[]): Promise<string> {
+  const stdout = new PassThrough();
+  let out = '';
+  stdout.on('data', (d) => (out += String(d)));
+  const env = { DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, FETCHERS: 'simple_http,playwright' };
+  const io: CommandIO = { stdin: new PassThrough(), stdout, stderr: new PassThrough(), env };
+  expect(await stats.run(args, io)).toBe(0);
+  return out;
+}
+
+describe('crawl stats', () => {
+  it('reports rates by fetcher (aliases merged, priors left out) and domain, queue depths and learned share', async () => {
+    const r = JSON.parse(await run(['--json'])) as StatsReport;
+    const byFetcher = Object.fromEntries(r.byFetcher.map((s) => [s.key, s]));
+    expect(Object.keys(byFetcher).sort()).toEqual(['playwright', 'simple_http']);
+    expect(byFetcher.simple_http).toMatchObject({ attempts: 3, successes: 2, banned: 1 });
+    expect(byFetcher.playwright).toMatchObject({ attempts: 2, successes: 1, banRate: 0 });
+    expect(r.byDomain.map((d) => [d.key, d.attempts, d.banned])).toEqual([
+      ['b.example', 3, 1],
+      ['a.example', 2, 0],
+    ]);
+    expect(r.queues[ROUTE_QUEUE]).toEqual({ waiting: 1, active: 0, delayed: 1, failed: 0 });
+    expect(Object.keys(r.queues)).toEqual(['route', 'fetch-simple_http', 'fetch-playwright']);
+    expect(r.decisions).toEqual({ attempts: 5, learned: 2, probes: 2, learnedShare: 0.4, probesSaved: 2 });
+    expect(r.velocity).toHaveLength(1);
+  });
+
+  it('prints tables on a terminal', async () => {
+    const text = await run([]);
+    expect(text).toMatch(/By fetcher \(last 7 days\)\nfetcher\s+attempts\s+success\s+banned/);
+    expect(text).toMatch(/simple_http\s+3\s+66\.7%\s+33\.3%/);
+    expect(text).toMatch(/route\s+1\s+0\s+1\s+0/);
+    expect(text).toContain('5 attempts, 40.0% learned, 2 probes, 2 probes saved');
+  });
+});

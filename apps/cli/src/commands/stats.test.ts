@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { buildStatsReport, formatStatsReport, formatTable } from './stats.js';
+
+const hour = (h: number) => new Date(Date.UTC(2026, 10, 22, h));
+
+describe('buildStatsReport', () => {
+  it('sums decisions over the window and counts each learned decision as a probe saved', () => {
+    const r = buildStatsReport({
+      sinceDays: 7,
+      velocityHours: 24,
+      byFetcher: [],
+      byDomain: [],
+      queues: {},
+      velocity: [
+        { bucketStart: hour(1), attempts: 10, learned: 0, probes: 10, learnedShare: 0 },
+        { bucketStart: hour(2), attempts: 10, learned: 6, probes: 4, learnedShare: 0.6 },
+      ],
+    });
+    expect(r.decisions).toEqual({ attempts: 20, learned: 6, probes: 14, learnedShare: 0.3, probesSaved: 6 });
+    expect(r.velocity.map((b) => b.probesSaved)).toEqual([0, 6]);
+  });
+
+  it('reports a zero share, not NaN, without attempts', () => {
+    const r = buildStatsReport({ sinceDays: 1, velocityHours: 1, byFetcher: [], byDomain: [], queues: {}, velocity: [] });
+    expect(r.decisions.learnedShare).toBe(0);
+    expect(formatStatsReport(r)).toContain('(no attempts)');
+  });
+});
+
+describe('formatTable', () => {
+  it('pads the first column left and the others right, under a rule', () => {
+    expect(formatTable(['fetcher', 'attempts'], [['simple_http', 12], ['playwright', 3]]).split('\n')).toEqual([
+      'fetcher      attempts',
+      '-----------  --------',
+      'simple_http        12',
+      'playwright          3',
+    ]);
+  });
+});
+
+describe('formatStatsReport', () => {
+  it('shows rates as percentages, queue depths and the hourly velocity', () => {
+    const text = formatStatsReport(
+      buildStatsReport({
+        sinceDays: 7,
+        velocityHours: 24,
+        byFetcher: [{ key: 'simple_http', attempts: 4, successes: 3, banned: 1, successRate: 0.75, banRate: 0.25 }],
+        byDomain: [{ key: 'a.example', attempts: 4, successes: 3, banned: 1, successRate: 0.75, banRate: 0.25 }],
+        queues: { route: { waiting: 2, active: 0, delayed: 1, failed: 0 } },
+        velocity: [{ bucketStart: hour(3), attempts: 4, learned: 1, probes: 3, learnedShare: 0.25 }],
+      }),
+    );
+    expect(text).toMatch(/simple_http\s+4\s+75\.0%\s+25\.0%/);
+    expect(text).toMatch(/a\.example\s+4\s+75\.0%\s+25\.0%/);
+    expect(text).toMatch(/route\s+2\s+0\s+1\s+0/);
+    expect(text).toMatch(/2026-11-22 03:00\s+4\s+1\s+3\s+25\.0%\s+1/);
+    expect(text).toContain('4 attempts, 25.0% learned, 3 probes, 1 probes saved');
+  });
+});

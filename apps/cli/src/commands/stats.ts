@@ -1,0 +1,123 @@
+import { parseArgs } from 'node:util';
+import { AttemptStore, createPrismaClient, type AttemptStats, type VelocityBucket } from '@crawler/db';
+import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { UsageError, type Command } from '../command.js';
+import { configFrom } from '../crawler/cli-context.js';
+
+const USAGE = 'usage: crawl stats [--days N] [--hours N] [--domains N] [--json]';
+
+/** Jobs of one queue by state. */
+export type QueueDepth = Record<'waiting' | 'active' | 'delayed' | 'failed', number>;
+
+/** One hour of learning velocity: a learned decision is a probe the crawler did not have to send. */
+export interface VelocityRow extends VelocityBucket {
+  probesSaved: number;
+}
+
+/** Everything `crawl stats` shows. */
+export interface StatsReport {
+  sinceDays: number;
+  byFetcher: AttemptStats[];
+  byDomain: AttemptStats[];
+  queues: Record<string, QueueDepth>;
+  /** Over the velocity window: how attempts were routed. */
+  decisions: { attempts: number; learned: number; probes: number; learnedShare: number; probesSaved: number };
+  velocityHours: number;
+  velocity: VelocityRow[];
+}
+
+/** Assemble the report from what the stores and queues returned (pure, so it is unit-tested without a database). */
+export function buildStatsReport(input: { sinceDays: number; velocityHours: number; byFetcher: AttemptStats[]; byDomain: AttemptStats[]; queues: Record<string, QueueDepth>; velocity: VelocityBucket[] }): StatsReport {
+  const velocity = input.velocity.map((b) => ({ ...b, probesSaved: b.learned }));
+  const attempts = velocity.reduce((n, b) => n + b.attempts, 0);
+  const learned = velocity.reduce((n, b) => n + b.learned, 0);
+  const probes = velocity.reduce((n, b) => n + b.probes, 0);
+  return {
+    sinceDays: input.sinceDays,
+    byFetcher: input.byFetcher,
+    byDomain: input.byDomain,
+    queues: input.queues,
+    decisions: { attempts, learned, probes, learnedShare: attempts ? learned / attempts : 0, probesSaved: learned },
+    velocityHours: input.velocityHours,
+    velocity,
+  };
+}
+
+/** Left-align the first column, right-align the rest: a plain-text table for a terminal. */
+export function formatTable(headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = [headers, ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  return [line(cells[0]!), line(widths.map((w) => '-'.repeat(w))), ...cells.slice(1).map(line)].join('\n');
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+function rateTable(title: string, keyName: string, rows: AttemptStats[]): string {
+  if (rows.length === 0) return `${title}\n  (no attempts)`;
+  return `${title}\n${formatTable([keyName, 'attempts', 'success', 'banned'], rows.map((r) => [r.key, r.attempts, pct(r.successRate), pct(r.banRate)]))}`;
+}
+
+/** The report as terminal text. */
+export function formatStatsReport(r: StatsReport): string {
+  const parts = [
+    rateTable(`By fetcher (last ${r.sinceDays} days)`, 'fetcher', r.byFetcher),
+    rateTable(`By domain (last ${r.sinceDays} days, busiest first)`, 'domain', r.byDomain),
+    `Queues\n${formatTable(['queue', 'waiting', 'active', 'delayed', 'failed'], Object.entries(r.queues).map(([q, d]) => [q, d.waiting, d.active, d.delayed, d.failed]))}`,
+    `Decisions (last ${r.velocityHours} h): ${r.decisions.attempts} attempts, ${pct(r.decisions.learnedShare)} learned, ${r.decisions.probes} probes, ${r.decisions.probesSaved} probes saved`,
+    r.velocity.length === 0
+      ? `Learning velocity per hour\n  (no attempts)`
+      : `Learning velocity per hour\n${formatTable(['hour (UTC)', 'attempts', 'learned', 'probes', 'learned share', 'probes saved'], r.velocity.map((b) => [b.bucketStart.toISOString().slice(0, 13).replace('T', ' ') + ':00', b.attempts, b.learned, b.probes, pct(b.learnedShare), b.probesSaved]))}`,
+  ];
+  return `${parts.join('\n\n')}\n`;
+}
+
+function positiveInt(name: string, value: string | undefined, def: number): number {
+  if (value === undefined) return def;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a positive integer (got ${JSON.stringify(value)})\n${USAGE}`);
+  return n;
+}
+
+const command: Command = {
+  summary: 'success and ban rates by fetcher and domain, queue depths, learned share and learning velocity',
+  async run(args, io) {
+    let values;
+    try {
+      ({ values } = parseArgs({ args, options: { json: { type: 'boolean' }, days: { type: 'string' }, hours: { type: 'string' }, domains: { type: 'string' } } }));
+    } catch (err) {
+      throw new UsageError(`${(err as Error).message}\n${USAGE}`);
+    }
+    const sinceDays = positiveInt('days', values.days, 7);
+    const velocityHours = positiveInt('hours', values.hours, 24);
+    const domainLimit = positiveInt('domains', values.domains, 20);
+    const config = configFrom(io);
+    const prisma = createPrismaClient(config.databaseUrl);
+    const redis = createRedisConnection(config.redisUrl, 'producer');
+    const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix });
+    try {
+      const store = new AttemptStore({ prisma });
+      const depths: Record<string, QueueDepth> = {};
+      for (const name of [ROUTE_QUEUE, ...config.fetchers.map((f) => fetchQueueName(f.name))]) {
+        const c = await queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+        depths[name] = { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
+      }
+      const report = buildStatsReport({
+        sinceDays,
+        velocityHours,
+        byFetcher: await store.statsByFetcher({ sinceDays }),
+        byDomain: await store.statsByDomain({ sinceDays, limit: domainLimit }),
+        queues: depths,
+        velocity: await store.learningVelocity({ sinceHours: velocityHours, bucket: 'hour' }),
+      });
+      io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatStatsReport(report));
+      return 0;
+    } finally {
+      await queues.close();
+      await closeRedisConnection(redis);
+      await prisma.$disconnect();
+    }
+  },
+};
+
+export default command;

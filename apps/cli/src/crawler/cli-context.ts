@@ -1,0 +1,52 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { ConfigError, loadConfig, type CrawlerConfig } from '@crawler/pipeline';
+import { createLogger } from '@crawler/telemetry';
+import type { Logger } from '@crawler/core';
+import { UsageError, type CommandIO } from '../command.js';
+
+/** The crawler's configuration from the command's environment; a bad value is a usage error naming the variable. */
+export function configFrom(io: CommandIO, overrides: Record<string, string> = {}): CrawlerConfig {
+  try {
+    return loadConfig({ ...io.env, ...overrides });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/**
+ * The CLI's logger. Logs go to stderr so stdout carries only results (`--json` output stays parseable);
+ * pretty on a terminal, JSON otherwise; cookies and authorization redacted (telemetry's createLogger).
+ */
+export function cliLogger(io: CommandIO, level: string): Logger {
+  const stderr = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
+  return createLogger({ name: 'crawl', level, pretty: stderr.isTTY === true, destination: stderr as never }) as unknown as Logger;
+}
+
+/** Non-empty, non-comment lines of a stream: one URL per line, `#` starts a comment. */
+export async function readLines(stream: NodeJS.ReadableStream): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+    const t = line.trim();
+    if (t !== '' && !t.startsWith('#')) out.push(t);
+  }
+  return out;
+}
+
+/** URLs from arguments, files (`--file F`, or any argument without "://" for `crawl crawl`), or stdin. */
+export async function collectUrls(io: CommandIO, opts: { urls: string[]; files: string[]; stdinWhenEmpty: boolean }): Promise<string[]> {
+  const urls = [...opts.urls];
+  for (const file of opts.files) {
+    try {
+      urls.push(...(await readLines(file === '-' ? io.stdin : createReadStream(file))));
+    } catch (err) {
+      throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+    }
+  }
+  if (urls.length === 0 && opts.files.length === 0 && opts.stdinWhenEmpty) {
+    if (io.stdin.isTTY) throw new UsageError('no URLs given (pass URLs, --file F, or pipe them on stdin)');
+    urls.push(...(await readLines(io.stdin)));
+  }
+  return urls;
+}

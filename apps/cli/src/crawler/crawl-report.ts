@@ -1,0 +1,69 @@
+/** One link as the `crawl` summary reports it. */
+export interface LinkReport {
+  url: string;
+  status: string;
+  fetcher: string | null;
+  selectionSource: string | null;
+  attemptCount: number;
+  errorType: string | null;
+  pausedUntil: string | null;
+}
+
+/** The `crawl --json` document: every link, the rejected inputs, and totals. */
+export interface CrawlReport {
+  links: LinkReport[];
+  rejected: Array<{ input: string; code: string; message: string }>;
+  totals: { links: number; done: number; failed: number; paused: number; other: number; rejected: number; attempts: number; bySource: Record<string, number> };
+}
+
+/** The link fields the report reads (a Prisma Link row fits). */
+export interface LinkRow {
+  url: string;
+  status: string;
+  fetcher: string | null;
+  selectionSource: string | null;
+  attemptCount: number;
+  lastErrorType: string | null;
+  pausedUntil: Date | null;
+}
+
+/** Build the report from link rows, in the order given. */
+export function buildCrawlReport(rows: readonly LinkRow[], rejected: CrawlReport['rejected']): CrawlReport {
+  const links = rows.map((r) => ({
+    url: r.url,
+    status: r.status,
+    fetcher: r.fetcher,
+    selectionSource: r.selectionSource,
+    attemptCount: r.attemptCount,
+    errorType: r.status === 'done' ? null : r.lastErrorType,
+    pausedUntil: r.status === 'paused' && r.pausedUntil ? r.pausedUntil.toISOString() : null,
+  }));
+  const count = (s: string) => links.filter((l) => l.status === s).length;
+  const bySource: Record<string, number> = {};
+  for (const l of links) if (l.selectionSource) bySource[l.selectionSource] = (bySource[l.selectionSource] ?? 0) + 1;
+  const done = count('done');
+  const failed = count('failed');
+  const paused = count('paused');
+  return {
+    links,
+    rejected,
+    totals: {
+      links: links.length, done, failed, paused, other: links.length - done - failed - paused, rejected: rejected.length,
+      attempts: links.reduce((n, l) => n + l.attemptCount, 0), bySource,
+    },
+  };
+}
+
+/** A plain-text summary for a terminal: one line per link, then totals. */
+export function formatCrawlReport(report: CrawlReport): string {
+  const lines = report.links.map((l) => {
+    const how = l.fetcher ? `${l.fetcher} (${l.selectionSource ?? '?'})` : '-';
+    const extra = l.status === 'paused' ? ` until ${l.pausedUntil}` : l.errorType ? ` ${l.errorType}` : '';
+    return `${l.status.padEnd(7)} ${how.padEnd(34)} ${String(l.attemptCount).padStart(2)} att  ${l.url}${extra}`;
+  });
+  for (const r of report.rejected) lines.push(`rejected ${r.input}: ${r.message}`);
+  const t = report.totals;
+  const sources = Object.entries(t.bySource).map(([k, v]) => `${k} ${v}`).join(', ');
+  lines.push(`\n${t.links} links: ${t.done} done, ${t.failed} failed, ${t.paused} paused${t.other ? `, ${t.other} other` : ''}; ${t.rejected} rejected; ${t.attempts} attempts${sources ? `; decisions: ${sources}` : ''}`);
+  return `${lines.join('\n')}\n`;
+}
