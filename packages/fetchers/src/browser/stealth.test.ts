@@ -36,6 +36,8 @@ describe('alignFingerprintVersion', () => {
       { brand: 'Chromium', version: String(generated + 1) },
       { brand: 'Google Chrome', version: String(generated + 1) },
     ];
+    // Generated header sets do not always carry sec-ch-ua (a CI run drew one without): give it one, one version off too.
+    fp.headers['sec-ch-ua'] = `"Not A(Brand";v="8", "Chromium";v="${generated + 1}", "Google Chrome";v="${generated + 1}"`;
     const aligned = alignFingerprintVersion(fp, `${generated + 20}.0.7000.1`);
     const brands = (aligned.fingerprint.navigator.userAgentData as { brands: { brand: string; version: string }[] }).brands;
     expect(brands).toEqual([
@@ -44,5 +46,15 @@ describe('alignFingerprintVersion', () => {
       { brand: 'Google Chrome', version: String(generated + 20) },
     ]);
     expect(aligned.headers['sec-ch-ua']).toBe(`"Not A(Brand";v="8", "Chromium";v="${generated + 20}", "Google Chrome";v="${generated + 20}"`);
+  });
+
+  it('does not invent a sec-ch-ua header the generated fingerprint did not have', () => {
+    const generator = new FingerprintGenerator({ browsers: [{ name: 'chrome' }], devices: ['desktop'], operatingSystems: ['linux'] });
+    const fp = generator.getFingerprint();
+    const generated = Number(fp.fingerprint.navigator.userAgent.match(/Chrome\/(\d+)/)?.[1]);
+    delete fp.headers['sec-ch-ua'];
+    const aligned = alignFingerprintVersion(fp, `${generated + 3}.0.7000.1`);
+    expect(aligned.headers).not.toHaveProperty('sec-ch-ua');
+    expect(aligned.headers['user-agent'] ?? aligned.fingerprint.navigator.userAgent).toContain(`Chrome/${generated + 3}.`);
   });
 });
