@@ -1,5 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.js';
+import { registerPool } from './sql.js';
 
 export { PrismaClient };
 
@@ -19,11 +21,25 @@ export interface CreatePrismaClientOptions {
  * - `work_mem=32MB`: an exact scan de-duplicates a hot domain's 100k attempts in memory.
  */
 export function createPrismaClient(databaseUrl: string, options: CreatePrismaClientOptions = {}): PrismaClient {
-  const adapter = new PrismaPg({
+  // One pool, shared by Prisma and by the hot path's plain SQL (sqlOf); $disconnect ends it.
+  const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
     options: '-c jit=off -c work_mem=32MB -c max_parallel_workers_per_gather=0',
   });
-  return new PrismaClient({ adapter });
+  // An idle connection that drops (Postgres restarted) must not crash the process: the next query reconnects.
+  pool.on('error', () => {});
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  registerPool(prisma, pool);
+  // The pool is ours, so $disconnect ends it, whether or not Prisma itself ever connected.
+  const disconnect = prisma.$disconnect.bind(prisma);
+  Object.defineProperty(prisma, '$disconnect', {
+    configurable: true,
+    value: async () => {
+      await disconnect();
+      if (!pool.ended) await pool.end();
+    },
+  });
+  return prisma;
 }

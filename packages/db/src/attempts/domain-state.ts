@@ -1,6 +1,7 @@
 import { canonicalFetcherName, type DomainAttempt } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
+import { sqlOf } from '../sql.js';
 
 /** Attempts read per domain: enough for every fetcher's latest outcome and its last verification on a busy domain. */
 export const DOMAIN_STATE_WINDOW = 200;
@@ -42,7 +43,7 @@ export class DomainStateStore {
 
   /** Up to `limit` latest attempts on `domain` (lower-case host as the `domain` heuristic stores it). */
   async recentDomainAttempts(domain: string, limit: number = DOMAIN_STATE_WINDOW): Promise<DomainAttempt[]> {
-    const rows = await withDbErrors('domain state', () => this.#prisma.$queryRawUnsafe<Row[]>(DOMAIN_STATE_SQL, domain, Math.max(1, Math.floor(limit))));
+    const rows = await withDbErrors('domain state', () => sqlOf(this.#prisma).query<Row>(DOMAIN_STATE_SQL, [domain, Math.max(1, Math.floor(limit))]));
     return rows.map((r) => ({
       fetcher: canonicalFetcherName(r.fetcher),
       success: r.success,

@@ -10,6 +10,7 @@ import {
 } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import type { FindBestFetcherOptions } from './types.js';
+import { sqlOf } from '../sql.js';
 
 /** One fetcher's aggregates as Postgres returns them, before scoring. */
 export interface FetcherAggregate {
@@ -166,15 +167,14 @@ export async function queryBestFetcher(
     !keys.some((k) => /[\u001e]/.test(k) || k.split(KEY_SEP).length !== 2);
   const { subsetKeys } = rollupable ? rollupSubsets(keys) : { subsetKeys: [] as string[] };
   const run = (fast: boolean) =>
-    prisma.$queryRawUnsafe<Row[]>(
-      FIND_BEST_FETCHER_SQL,
+    sqlOf(prisma).query<Row>(FIND_BEST_FETCHER_SQL, [
       list.map((h) => h.type),
       list.map((h) => h.value),
       now.toISOString(),
       halfLifeDays,
       fast,
       subsetKeys,
-    );
+    ]);
   let rows = await run(rollupable);
   if (rows.some((r) => r.rolled && r.max_attempted_at !== null && new Date(r.max_attempted_at).getTime() > now.getTime() + ROLLUP_FUTURE_TOLERANCE_MS)) {
     rows = await run(false);

@@ -1,6 +1,7 @@
 import { canonicalFetcherName, NonRetryableError, type CrawlerError } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import type { AttemptInput } from './types.js';
+import { sqlOf } from '../sql.js';
 
 /** Stable code for an attempt that cannot be recorded as given. */
 export const INVALID_ATTEMPT = 'invalid_attempt';
@@ -98,6 +99,6 @@ SELECT i, id FROM input ORDER BY i`;
 export async function insertAttempts(prisma: PrismaClient, inputs: readonly AttemptInput[], now: Date): Promise<bigint[]> {
   if (inputs.length === 0) return [];
   const rows = inputs.map((input, i) => toAttemptRow(input, i, now));
-  const out = await prisma.$queryRawUnsafe<{ i: number; id: bigint }[]>(LOG_ATTEMPTS_SQL, JSON.stringify(rows), now.toISOString());
+  const out = await sqlOf(prisma).query<{ i: number; id: string | bigint }>(LOG_ATTEMPTS_SQL, [JSON.stringify(rows), now.toISOString()]);
   return out.map((r) => BigInt(r.id));
 }

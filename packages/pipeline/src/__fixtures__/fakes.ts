@@ -36,7 +36,10 @@ export class MemoryLinks implements LinkRepo {
 
   async update(id: string, patch: LinkPatch) {
     const r = this.rows.get(id);
-    if (r) Object.assign(r, Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)));
+    if (!r) return;
+    const { attemptsMade, ...fields } = patch;
+    Object.assign(r, Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)));
+    if (attemptsMade) r.attemptCount += attemptsMade;
   }
 
   async updateUnlessFinished(id: string, patch: LinkPatch) {
@@ -44,6 +47,13 @@ export class MemoryLinks implements LinkRepo {
     if (!r || r.status === 'done' || r.status === 'failed') return false;
     await this.update(id, patch);
     return true;
+  }
+
+  async claimForRouting(id: string, now: Date) {
+    const r = this.rows.get(id);
+    if (!r || r.status === 'done' || r.status === 'failed' || (r.pausedUntil && r.pausedUntil.getTime() > now.getTime())) return null;
+    r.status = 'routing';
+    return { ...r };
   }
 
   async countAttempts(id: string, n: number, at: Date) {

@@ -20,7 +20,7 @@ import {
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchJob, type FetchJobInput, type FetchResult as FetchJobResult, type RouteJobInput } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
-import type { LinkRecord, LinkRepo } from '../links/link-repo.js';
+import type { LinkPatch, LinkRecord, LinkRepo } from '../links/link-repo.js';
 import type { AttemptRecord, ContentSink, FetcherSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
@@ -114,6 +114,15 @@ export function createFetchProcessor(deps: FetchDeps) {
     const retried: { retryNow?: boolean; switchFetcher?: boolean } = {};
     let attempts = 0;
     let useProbe = data.probe !== undefined;
+    // Attempts not yet added to the link's attempt_count: they ride on the link's next write (one statement, not two).
+    let uncounted = 0;
+    let lastAttemptAt = now0;
+    const counted = (patch: LinkPatch): LinkPatch => {
+      if (uncounted === 0) return patch;
+      const out = { ...patch, attemptsMade: uncounted, lastAttemptAt };
+      uncounted = 0;
+      return out;
+    };
 
     for (;;) {
       let attempt: Try;
@@ -132,7 +141,10 @@ export function createFetchProcessor(deps: FetchDeps) {
         if (!gate.granted) {
           if (gate.reason === 'paused') {
             // The domain is paused (a block on another of its pages): this link waits the pause out too, visibly.
-            await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.paused, pausedUntil: new Date(deps.clock.now().getTime() + gate.retryInMs) });
+            await deps.links.updateUnlessFinished(link.id, counted({ status: LINK_STATUSES.paused, pausedUntil: new Date(deps.clock.now().getTime() + gate.retryInMs) }));
+          } else if (uncounted > 0) {
+            await deps.links.countAttempts(link.id, uncounted, lastAttemptAt);
+            uncounted = 0;
           }
           deps.metrics.jobFinished(queue, 'delayed');
           log.debug({ retryInMs: gate.retryInMs, reason: gate.reason }, 'politeness: fetch delayed');
@@ -178,15 +190,22 @@ export function createFetchProcessor(deps: FetchDeps) {
         selectionSource: attempts > 1 ? SELECTION_SOURCES.retry : data.selectionSource,
         heuristics: [...preHeuristics, ...postHeuristics],
       });
-      await deps.links.countAttempts(link.id, 1, now);
+      uncounted += 1;
+      lastAttemptAt = now;
       deps.metrics.fetchObserved(fetcherName, attempt.durationMs, decision.errorType ?? 'success');
       log.info({ kind: decision.kind, errorType: decision.errorType, status: attempt.response?.status, reason: decision.reason }, 'attempt');
 
       switch (decision.kind) {
         case 'success': {
           const res = attempt.response!;
-          await deps.content.save({ linkId: link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher: fetcherName });
-          await deps.links.update(link.id, { status: LINK_STATUSES.done, riskLevel: 0, pausedUntil: null, fetcher: fetcherName, lastErrorType: null, lastError: null });
+          try {
+            await deps.content.save({ linkId: link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher: fetcherName });
+          } catch (err) {
+            // The job will be retried: its attempts still count towards the link's limit.
+            await deps.links.countAttempts(link.id, uncounted, lastAttemptAt).catch(() => {});
+            throw err;
+          }
+          await deps.links.update(link.id, counted({ status: LINK_STATUSES.done, riskLevel: 0, pausedUntil: null, fetcher: fetcherName, lastErrorType: null, lastError: null }));
           if (data.probe) await deps.probeStore.delete(data.probe.key).catch(() => {});
           return finish({ outcome: 'done', fetcher: fetcherName, attempts, httpStatus: res.status });
         }
@@ -197,16 +216,16 @@ export function createFetchProcessor(deps: FetchDeps) {
           const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
           if (!next || !known.has(next)) {
             const why = `${decision.reason}: ${next ?? 'no fetcher'} to switch to is not configured`;
-            return finish(await failLink(deps, link, fetcherName, attempts, decision.errorType ?? ERROR_TYPES.wrongTool, why, data));
+            return finish(await failLink(deps, link, fetcherName, attempts, decision.errorType ?? ERROR_TYPES.wrongTool, why, data, undefined, counted({})));
           }
-          await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.fetching, fetcher: next, selectionSource: SELECTION_SOURCES.retry, lastErrorType: decision.errorType });
+          await deps.links.updateUnlessFinished(link.id, counted({ status: LINK_STATUSES.fetching, fetcher: next, selectionSource: SELECTION_SOURCES.retry, lastErrorType: decision.errorType }));
           await deps.enqueueFetch({ linkId: link.id, url: data.url, fetcher: next, selectionSource: SELECTION_SOURCES.retry, generation: data.generation, attemptsBefore: link.attemptCount + attempts, retryOf: { fetcher: fetcherName, errorType: decision.errorType ?? ERROR_TYPES.wrongTool } });
           if (data.probe) await deps.probeStore.delete(data.probe.key).catch(() => {});
           return finish({ outcome: 'switched', fetcher: fetcherName, attempts, errorType: decision.errorType ?? undefined, httpStatus: attempt.response?.status });
         }
         case 'pause': {
           const pausedUntil = decision.pausedUntil ?? new Date(now.getTime() + (decision.pauseMs ?? 0));
-          await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.paused, pausedUntil, riskLevel: decision.riskLevel, lastErrorType: decision.errorType, lastError: decision.reason });
+          await deps.links.updateUnlessFinished(link.id, counted({ status: LINK_STATUSES.paused, pausedUntil, riskLevel: decision.riskLevel, lastErrorType: decision.errorType, lastError: decision.reason }));
           if (decision.isBanned) {
             // The whole site pushed back, not just this page: the fleet stops asking it until the pause ends.
             await deps.gate.pauseDomain(domain, pausedUntil.getTime(), decision.errorType ?? 'blocked');
@@ -222,7 +241,7 @@ export function createFetchProcessor(deps: FetchDeps) {
           return finish({ outcome: 'paused', fetcher: fetcherName, attempts, errorType: decision.errorType ?? undefined, httpStatus: attempt.response?.status, pausedUntil: pausedUntil.toISOString() });
         }
         case 'fail':
-          return finish(await failLink(deps, link, fetcherName, attempts, decision.errorType ?? ERROR_TYPES.internal, decision.reason, data, attempt.response?.status));
+          return finish(await failLink(deps, link, fetcherName, attempts, decision.errorType ?? ERROR_TYPES.internal, decision.reason, data, attempt.response?.status, counted({})));
       }
     }
   };
@@ -248,8 +267,10 @@ async function failLink(
   message: string,
   data: FetchJob,
   httpStatus?: number,
+  /** Pending changes to write with the failure (uncounted attempts). */
+  extra: LinkPatch = {},
 ): Promise<FetchJobResult> {
-  await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.failed, lastErrorType: errorType, lastError: message });
+  await deps.links.updateUnlessFinished(link.id, { ...extra, status: LINK_STATUSES.failed, lastErrorType: errorType, lastError: message });
   if (data.probe) await deps.probeStore.delete(data.probe.key).catch(() => {});
   deps.logger.child({ linkId: link.id, url: link.url, fetcher }).warn({ errorType }, `link failed: ${message}`);
   return { outcome: 'failed', fetcher, attempts, errorType, httpStatus };

@@ -1,4 +1,4 @@
-import type { PrismaClient } from '@crawler/db';
+import { sqlOf, type PrismaClient, type SqlClient } from '@crawler/db';
 import { LINK_STATUSES, type LinkStatus } from '@crawler/core';
 
 /** The link fields the pipeline reads. */
@@ -36,6 +36,9 @@ export interface LinkPatch {
   selectionSource?: string | null;
   lastErrorType?: string | null;
   lastError?: string | null;
+  /** Attempts made since the link was last written: attempt_count += attemptsMade (with lastAttemptAt). */
+  attemptsMade?: number;
+  lastAttemptAt?: Date;
 }
 
 /** Links as the pipeline needs them: a small interface so processors can be tested with a stub. */
@@ -48,6 +51,11 @@ export interface LinkRepo {
   updateUnlessFinished(id: string, patch: LinkPatch): Promise<boolean>;
   /** Count `n` attempts made now: attempt_count += n, last_attempt_at = at. */
   countAttempts(id: string, n: number, at: Date): Promise<void>;
+  /**
+   * Mark the link `routing` and return it, in one step, when it is unfinished and not paused at `now`; null
+   * otherwise (missing, finished or paused: read it with `get` to learn which).
+   */
+  claimForRouting(id: string, now: Date): Promise<LinkRecord | null>;
 }
 
 const SELECT = {
@@ -60,7 +68,11 @@ const UPSERT_CHUNK = 1_000;
 
 /** LinkRepo over the generated Prisma client. */
 export class PrismaLinkRepo implements LinkRepo {
-  constructor(private readonly prisma: PrismaClient) {}
+  private readonly sql: SqlClient;
+
+  constructor(private readonly prisma: PrismaClient) {
+    this.sql = sqlOf(prisma);
+  }
 
   async upsertMany(links: NewLink[]): Promise<Array<LinkRecord & { created: boolean }>> {
     // Postgres caps a statement at 65 535 parameters: big batches go in chunks.
@@ -91,19 +103,68 @@ export class PrismaLinkRepo implements LinkRepo {
   }
 
   async get(id: string): Promise<LinkRecord | null> {
-    return this.prisma.link.findUnique({ where: { id }, select: SELECT });
+    const [row] = await this.sql.query<LinkRecord>(`SELECT ${COLUMNS} FROM links WHERE id = $1::uuid`, [id]);
+    return row ?? null;
   }
 
   async update(id: string, patch: LinkPatch): Promise<void> {
-    await this.prisma.link.update({ where: { id }, data: patch });
+    const { set, params } = setClause(patch, 2);
+    await this.sql.query(`UPDATE links SET ${set} WHERE id = $1::uuid`, [id, ...params]);
   }
 
   async updateUnlessFinished(id: string, patch: LinkPatch): Promise<boolean> {
-    const r = await this.prisma.link.updateMany({ where: { id, status: { notIn: [LINK_STATUSES.done, LINK_STATUSES.failed] } }, data: patch });
-    return r.count > 0;
+    const { set, params } = setClause(patch, 2);
+    const rows = await this.sql.query(`UPDATE links SET ${set} WHERE id = $1::uuid AND status NOT IN ('done', 'failed') RETURNING 1`, [id, ...params]);
+    return rows.length > 0;
   }
 
   async countAttempts(id: string, n: number, at: Date): Promise<void> {
-    await this.prisma.link.update({ where: { id }, data: { attemptCount: { increment: n }, lastAttemptAt: at } });
+    await this.update(id, { attemptsMade: n, lastAttemptAt: at });
   }
+
+  async claimForRouting(id: string, now: Date): Promise<LinkRecord | null> {
+    const [row] = await this.sql.query<LinkRecord>(
+      `UPDATE links SET status = 'routing', updated_at = now()
+       WHERE id = $1::uuid AND status NOT IN ('done', 'failed') AND (paused_until IS NULL OR paused_until <= $2)
+       RETURNING ${COLUMNS}`,
+      [id, now],
+    );
+    return row ?? null;
+  }
+}
+
+// The hot path's statements in plain SQL (one or two per job, every job): @crawler/db sqlOf explains why.
+const COLUMNS = [
+  'id', 'url', 'initial_url AS "initialUrl"', 'domain', 'status', 'paused_until AS "pausedUntil"', 'risk_level AS "riskLevel"',
+  'attempt_count AS "attemptCount"', 'last_attempt_at AS "lastAttemptAt"', 'learning_mode_enabled AS "learningModeEnabled"',
+  'fetcher', 'selection_source AS "selectionSource"', 'last_error_type AS "lastErrorType"', 'last_error AS "lastError"',
+].join(', ');
+
+const PATCH_COLUMNS: Record<Exclude<keyof LinkPatch, 'attemptsMade'>, string> = {
+  status: 'status',
+  pausedUntil: 'paused_until',
+  riskLevel: 'risk_level',
+  fetcher: 'fetcher',
+  selectionSource: 'selection_source',
+  lastErrorType: 'last_error_type',
+  lastError: 'last_error',
+  lastAttemptAt: 'last_attempt_at',
+};
+
+/** `col = $n, ...` for the defined fields of a patch (numbered from `first`), and updated_at as Prisma's @updatedAt. */
+function setClause(patch: LinkPatch, first: number): { set: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  for (const [key, column] of Object.entries(PATCH_COLUMNS) as [keyof typeof PATCH_COLUMNS, string][]) {
+    const value = patch[key];
+    if (value === undefined) continue;
+    params.push(value);
+    parts.push(`${column} = $${first + params.length - 1}`);
+  }
+  if (patch.attemptsMade) {
+    params.push(patch.attemptsMade);
+    parts.push(`attempt_count = attempt_count + $${first + params.length - 1}::int`);
+  }
+  parts.push('updated_at = now()');
+  return { set: parts.join(', '), params };
 }

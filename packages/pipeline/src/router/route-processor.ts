@@ -77,11 +77,13 @@ export function createRouteProcessor(deps: RouterDeps) {
   return async function processRoute(job: JobHandle, token?: string): Promise<RouteResult> {
     const data = parseJobData(RouteJobSchema, job.data, { queue: ROUTE_QUEUE, jobId: job.id });
     const log = deps.logger.child({ jobId: job.id, queue: ROUTE_QUEUE, linkId: data.linkId, url: data.url });
-    const link = await deps.links.get(data.linkId);
+    const now = deps.clock.now();
+    // The common case in one statement: an unfinished, unpaused link is marked routing and read at once.
+    const claimed = await deps.links.claimForRouting(data.linkId, now);
+    const link = claimed ?? (await deps.links.get(data.linkId));
     if (!link) return skipped(deps, 'link_missing');
     if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) return skipped(deps, `link_${link.status}`);
 
-    const now = deps.clock.now();
     if (link.pausedUntil && link.pausedUntil.getTime() > now.getTime()) {
       // A paused link waits as a delayed job: no busy loop, no error, and nothing waiting/active keeps --until-idle up.
       if (link.status !== LINK_STATUSES.paused) await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.paused });
@@ -89,7 +91,7 @@ export function createRouteProcessor(deps: RouterDeps) {
       log.debug({ pausedUntil: link.pausedUntil }, 'link paused; route job delayed');
       return delayJob(job, token, link.pausedUntil.getTime() - now.getTime());
     }
-    if (link.status !== LINK_STATUSES.routing && !(await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.routing }))) {
+    if (!claimed && link.status !== LINK_STATUSES.routing && !(await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.routing }))) {
       return skipped(deps, 'link_finished');
     }
 
