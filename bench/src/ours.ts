@@ -210,7 +210,9 @@ export async function crawlWithOurs(options: OursCrawlOptions): Promise<{ first:
     return { first: { name: 'ours', ...first }, second: { name: 'ours', ...second } };
   } finally {
     await procs?.stop().catch(() => undefined);
-    await db.drop().catch(() => undefined);
+    // BENCH_KEEP_DB=1 keeps the crawl's database for inspection (its name is logged).
+    if (process.env.BENCH_KEEP_DB === '1') console.error(`kept database: ${db.url}`);
+    else await db.drop().catch(() => undefined);
     await deleteRedisPrefix(options.redisUrl, prefix).catch(() => undefined);
   }
 }

@@ -135,6 +135,7 @@ const EnvSchema = z.object({
   MIN_SAMPLE_SIZE: intVar(5, 1),
   ROUTING_HEURISTIC_TYPES: heuristicTypeList,
   DOMAIN_MEMORY_ENABLED: bool(true),
+  ROUTER_DECISION_CACHE_MS: intVar(1_000, 0),
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
   ALLOW_PRIVATE_NETWORKS: bool(false),
   ROBOTS_ENABLED: bool(true),
@@ -177,6 +178,11 @@ export interface CrawlerConfig {
   routingHeuristicTypes: string[];
   /** Let the router use the domain's own latest attempts (bans, re-verification, latest working browser). @defaultValue true */
   domainMemoryEnabled: boolean;
+  /**
+   * How long the router reuses a confident learned decision for URLs with the same routing heuristics, instead of
+   * reading the store again (0: never). Decisions that would probe are never reused. @defaultValue 1000
+   */
+  routerDecisionCacheMs: number;
   chromiumPath: string;
   allowPrivateNetworks: boolean;
   robotsEnabled: boolean;
@@ -234,6 +240,7 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     minSampleSize: e.MIN_SAMPLE_SIZE,
     routingHeuristicTypes: e.ROUTING_HEURISTIC_TYPES,
     domainMemoryEnabled: e.DOMAIN_MEMORY_ENABLED,
+    routerDecisionCacheMs: e.ROUTER_DECISION_CACHE_MS,
     chromiumPath: e.CHROMIUM_PATH,
     allowPrivateNetworks: e.ALLOW_PRIVATE_NETWORKS,
     robotsEnabled: e.ROBOTS_ENABLED,

@@ -41,6 +41,50 @@ describe('route processor, learning mode', () => {
     expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', fetcher: 'playwright', selectionSource: 'learned' });
   });
 
+  it('reuses a confident decision for URLs with the same routing heuristics while the cache lasts, but never a probe', async () => {
+    let calls = 0;
+    let best = score('playwright', 0.4);
+    const learning: LearnedSelector = {
+      findBestFetcher: async () => {
+        calls += 1;
+        return { best, scores: [best] };
+      },
+    };
+    const h = makeHarness();
+    const r = router(h, async (url) => response(url, { html: STATIC_HTML }), { decisionCacheMs: 60_000 }, undefined, learning);
+    const route = async (url: string) => r.process(fakeJob({ linkId: h.links.add(url).id, url }));
+    // Not confident: every link asks the store again (and probes), so a new site is learned as fast as without a cache.
+    expect(await route('https://news.example/a/1.html')).toMatchObject({ source: 'probe' });
+    expect(await route('https://news.example/a/2.html')).toMatchObject({ source: 'probe' });
+    expect(calls).toBe(2);
+    best = score('playwright', 0.9);
+    expect(await route('https://news.example/a/3.html')).toMatchObject({ fetcher: 'playwright', source: 'learned', confidence: 0.9 });
+    expect(calls).toBe(3);
+    // Same domain, suffix and depth: the decision is reused without a read.
+    expect(await route('https://news.example/a/4.html')).toMatchObject({ fetcher: 'playwright', source: 'learned', confidence: 0.9 });
+    expect(calls).toBe(3);
+    // Other routing heuristics (another domain): asked afresh.
+    expect(await route('https://other.example/a/4.html')).toMatchObject({ source: 'learned' });
+    expect(calls).toBe(4);
+    expect(r.probes()).toBe(2);
+  });
+
+  it('asks the store for every link when the decision cache is off (the default)', async () => {
+    let calls = 0;
+    const learning: LearnedSelector = {
+      findBestFetcher: async () => {
+        calls += 1;
+        return { best: score('simple_http', 0.9), scores: [] };
+      },
+    };
+    const h = makeHarness();
+    const r = router(h, async () => {
+      throw new Error('must not probe');
+    }, {}, undefined, learning);
+    for (const url of ['https://news.example/a/1.html', 'https://news.example/a/2.html']) await r.process(fakeJob({ linkId: h.links.add(url).id, url }));
+    expect(calls).toBe(2);
+  });
+
   it('probes when the learned confidence is not above the threshold, and keeps a static body for reuse', async () => {
     const h = makeHarness({ best: { best: score('playwright', 0.6), scores: [] } });
     const link = h.links.add('https://static.example/a');

@@ -22,6 +22,7 @@ import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
 import { chooseLearned } from './learned-choice.js';
+import { DecisionCache } from './decision-cache.js';
 
 /** The router's settings (a slice of CrawlerConfig). */
 export interface RouterSettings {
@@ -35,6 +36,8 @@ export interface RouterSettings {
   routingHeuristicTypes?: readonly string[];
   /** Use the domain's own recent attempts (ban/wrong-tool, re-verification, latest working browser). @defaultValue true */
   domainMemoryEnabled?: boolean;
+  /** Reuse a confident learned decision for the same routing heuristics this long (0: ask the store every time). @defaultValue 0 */
+  decisionCacheMs?: number;
 }
 
 /** A domain's latest attempts, newest first (@crawler/db DomainStateStore). */
@@ -73,6 +76,7 @@ interface Decision {
  */
 export function createRouteProcessor(deps: RouterDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
+  const cache = new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock);
 
   return async function processRoute(job: JobHandle, token?: string): Promise<RouteResult> {
     const data = parseJobData(RouteJobSchema, job.data, { queue: ROUTE_QUEUE, jobId: job.id });
@@ -104,7 +108,7 @@ export function createRouteProcessor(deps: RouterDeps) {
       decision = { fetcher: escalateTo, source: SELECTION_SOURCES.retry };
     } else if (learning) {
       const avoid = data.blockedFetcher ? canonicalFetcherName(data.blockedFetcher) : null;
-      decision = await decideLearning(deps, job, token, link.id, link.url, domain, log, avoid);
+      decision = await decideLearning(deps, cache, job, token, link.id, link.url, domain, log, avoid);
     } else {
       const routed = await deps.routes.fetcherFor(domain);
       if (routed) decision = { fetcher: routed, source: SELECTION_SOURCES.hardCoded };
@@ -147,6 +151,7 @@ export function createRouteProcessor(deps: RouterDeps) {
 
 async function decideLearning(
   deps: RouterDeps,
+  cache: DecisionCache<Decision>,
   job: JobHandle,
   token: string | undefined,
   linkId: string,
@@ -157,13 +162,25 @@ async function decideLearning(
 ): Promise<Decision | { error: string; message: string }> {
   const now = deps.clock.now();
   const useDomain = deps.domainState !== undefined && deps.settings.domainMemoryEnabled !== false;
+  const routing = selectRoutingHeuristics(extractUrlHeuristics(url), deps.settings.routingHeuristicTypes);
+  // The answer depends only on these (and on time): URLs that share them share the decision.
+  const cacheKey = cache.enabled ? `${domain}\u0001${avoid ?? ''}\u0001${routing.map((h) => `${h.type}=${h.value}`).sort().join('\u0001')}` : '';
+  const cached = cache.get(cacheKey);
+  if (cached) {
+    log.debug({ fetcher: cached.fetcher, source: cached.source }, 'learned decision reused');
+    return cached;
+  }
   // Two independent reads, in parallel: the store's pooled score and the domain's own latest attempts.
   const [learned, recent] = await Promise.all([
-    deps.learning.findBestFetcher(selectRoutingHeuristics(extractUrlHeuristics(url), deps.settings.routingHeuristicTypes), { minSampleSize: deps.settings.minSampleSize, now }),
+    deps.learning.findBestFetcher(routing, { minSampleSize: deps.settings.minSampleSize, now }),
     useDomain ? deps.domainState!.recentDomainAttempts(domain) : Promise.resolve([]),
   ]);
   const choice = chooseLearned({ learned, recent, now, confidenceThreshold: deps.settings.confidenceThreshold, avoid, domainMemory: useDomain });
-  if (choice.kind !== 'probe') return choice.kind === 'learned' ? { fetcher: choice.fetcher, source: choice.source, confidence: choice.confidence } : { fetcher: choice.fetcher, source: choice.source };
+  if (choice.kind !== 'probe') {
+    const decided: Decision = choice.kind === 'learned' ? { fetcher: choice.fetcher, source: choice.source, confidence: choice.confidence } : { fetcher: choice.fetcher, source: choice.source };
+    cache.set(cacheKey, decided);
+    return decided;
+  }
   log.debug({ reason: choice.reason, avoid }, 'no learned choice: probing');
 
   // The probe is a real request to the site, so it obeys robots.txt and the fleet's politeness like any fetch.

@@ -102,6 +102,7 @@ export class CrawlerRuntime {
           minSampleSize: config.minSampleSize,
           routingHeuristicTypes: config.routingHeuristicTypes,
           domainMemoryEnabled: config.domainMemoryEnabled,
+          decisionCacheMs: config.routerDecisionCacheMs,
         },
       });
       this.#track(new Worker(ROUTE_QUEUE, (job: Job, token?: string) => processRoute(job, token), { ...common, concurrency: config.routerConcurrency }));
