@@ -1,7 +1,9 @@
 import type { PageFeatures } from './page-features.js';
 
+type PaywallMarker = { in: 'html' | 'text'; pattern: RegExp };
+
 /** Subscription-wall markers over the lower-cased HTML and the visible text. Data, so new ones are one line. */
-export const PAYWALL_MARKERS: readonly { in: 'html' | 'text'; pattern: RegExp }[] = [
+export const PAYWALL_MARKERS: readonly PaywallMarker[] = [
   { in: 'html', pattern: /"isaccessibleforfree"\s*:\s*"?false"?/ },
   { in: 'html', pattern: /itemprop=["']isaccessibleforfree["'][^>]{0,500}content=["']false["']/ },
   { in: 'html', pattern: /property=["']article:content_tier["'][^>]{0,500}content=["'](locked|metered)["']/ },
@@ -9,7 +11,32 @@ export const PAYWALL_MARKERS: readonly { in: 'html' | 'text'; pattern: RegExp }[
   { in: 'text', pattern: /subscribe to (continue|keep) reading|subscribe (now )?to (read|unlock)|(this|the) (article|content|story|post) is (only )?(available|reserved|exclusive) (for|to) (paid |premium )?(subscribers|members)|already a subscriber\?|you('ve| have) (reached|used) (your|all your) (free )?(article|story|monthly) (limit|articles)|to continue reading,? (please )?(subscribe|log in|sign in)|become a (paid )?(member|subscriber) to (read|continue)|subscribers only/i },
 ];
 
+/**
+ * The markers as few patterns as possible: one alternation per subject and flags, so a page is scanned once per
+ * subject rather than once per marker (whether some marker matches is whether their alternation does). A pattern
+ * with a back-reference (its group numbers would shift) or a stateful flag stays on its own.
+ */
+function combineMarkers(markers: readonly PaywallMarker[]): PaywallMarker[] {
+  const out: PaywallMarker[] = [];
+  const groups = new Map<string, { in: PaywallMarker['in']; flags: string; sources: string[] }>();
+  for (const m of markers) {
+    if (/\\[1-9]|\\k</.test(m.pattern.source) || m.pattern.global || m.pattern.sticky) {
+      out.push(m);
+      continue;
+    }
+    const key = `${m.in}/${m.pattern.flags}`;
+    const g = groups.get(key) ?? { in: m.in, flags: m.pattern.flags, sources: [] };
+    g.sources.push(`(?:${m.pattern.source})`);
+    groups.set(key, g);
+  }
+  for (const g of groups.values()) out.push({ in: g.in, pattern: new RegExp(g.sources.join('|'), g.flags) });
+  // HTML first, as the markers are listed: the text is only scanned when the markup shows nothing.
+  return out.sort((a, b) => Number(a.in === 'text') - Number(b.in === 'text'));
+}
+
+const COMBINED_MARKERS = combineMarkers(PAYWALL_MARKERS);
+
 /** Whether the page shows signs of a subscription wall. */
 export function detectPaywall(page: PageFeatures): boolean {
-  return PAYWALL_MARKERS.some((m) => m.pattern.test(m.in === 'html' ? page.markupLower : page.visibleText));
+  return COMBINED_MARKERS.some((m) => m.pattern.test(m.in === 'html' ? page.markupLower : page.visibleText));
 }

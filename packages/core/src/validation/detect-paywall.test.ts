@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { detectPaywall } from './detect-paywall.js';
+import { extractPageFeatures } from './page-features.js';
+
+const prose = '<p>' + 'The harbour town market opened early this morning. '.repeat(10) + '</p>';
+const page = (extra: string) => extractPageFeatures(`<html><head><title>Story</title></head><body>${prose}${extra}</body></html>`);
+
+/** The markers are tested as one alternation per subject: each must still be found on its own. */
+describe('detectPaywall', () => {
+  it.each([
+    ['JSON-LD isAccessibleForFree', '<script type="application/ld+json">{"isAccessibleForFree": "False"}</script>'],
+    ['microdata isAccessibleForFree', '<meta itemprop="isAccessibleForFree" content="false">'],
+    ['article:content_tier', '<meta property="article:content_tier" content="metered">'],
+    ['a paywall class', '<div class="story-body tp-modal"></div>'],
+    ['the wording', '<p>You have reached your free article limit.</p>'],
+  ])('finds %s', (_name, extra) => {
+    expect(detectPaywall(page(extra))).toBe(true);
+  });
+
+  it('finds nothing on an ordinary article, nor in quoted markup', () => {
+    expect(detectPaywall(page(''))).toBe(false);
+    expect(detectPaywall(page('<pre>&lt;div class="paywall"&gt;</pre><p>Subscribe to our newsletter.</p>'))).toBe(false);
+  });
+});

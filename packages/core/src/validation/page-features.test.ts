@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { extractPageFeatures } from './page-features.js';
+
+/**
+ * extractPageFeatures walks htmlparser2's events without decoding entities and decodes the text it keeps itself;
+ * these pages exercise where that could differ from the decoded DOM cheerio builds (expected values are what the
+ * walk over cheerio's DOM gave): entities in text, title and attributes, raw-text elements, the title's end-tag
+ * quirk, a self-closed <script/>, bodies cut inside a tag, mount-point counting and the quoted-markup spans.
+ */
+const CASES: Record<string, { html: string; expected: Record<string, unknown> }> = {
+  "entities": {
+    "html": "<title>A &amp; B &lt;x</title><body><p id=\"a&amp;b\">Fish &amp; chips &notin; &copy</p><input type=\"te&#x78;t\" name=\"q\"><textarea>&amp; raw</textarea><script>var a=\"&amp;\"</script></body>",
+    "expected": {
+      "title": "A & B <x",
+      "visibleText": "Fish & chips ∉ © &amp; raw",
+      "noscriptText": "",
+      "scriptRatio": 0.16129032258064516,
+      "scriptCount": 1,
+      "bodyElementCount": 3,
+      "linkCount": 0,
+      "emptyMountIds": [
+        "a&b"
+      ],
+      "dataFieldCount": 2,
+      "markupLower": "<title>a &amp; b &lt;x</title><body><p id=\"a&amp;b\">fish &amp; chips &notin; &copy</p><input type=\"te&#x78;t\" name=\"q\"><script>var a=\"&amp;\"</script></body>"
+    }
+  },
+  "titleEndTagQuirk": {
+    "html": "<title>a </&amp; <&amp; b &amp;</title><p>x</p>",
+    "expected": {
+      "title": "a </&amp; <&amp; b &",
+      "visibleText": "x",
+      "noscriptText": "",
+      "scriptRatio": 0,
+      "scriptCount": 0,
+      "bodyElementCount": 1,
+      "linkCount": 0,
+      "emptyMountIds": [],
+      "dataFieldCount": 0,
+      "markupLower": "<title>a </&amp; <&amp; b &amp;</title><p>x</p>"
+    }
+  },
+  "selfClosingScript": {
+    "html": "<body><script/>x &amp; y</body>",
+    "expected": {
+      "title": "",
+      "visibleText": "",
+      "noscriptText": "",
+      "scriptRatio": 0.8064516129032258,
+      "scriptCount": 1,
+      "bodyElementCount": 0,
+      "linkCount": 0,
+      "emptyMountIds": [],
+      "dataFieldCount": 0,
+      "markupLower": "<body><script/>x &amp; y</body>"
+    }
+  },
+  "truncatedStartTag": {
+    "html": "<div id=\"app\">Loading</div><div class=\"x",
+    "expected": {
+      "title": "",
+      "visibleText": "Loading",
+      "noscriptText": "",
+      "scriptRatio": 0,
+      "scriptCount": 0,
+      "bodyElementCount": 1,
+      "linkCount": 0,
+      "emptyMountIds": [
+        "app"
+      ],
+      "dataFieldCount": 0,
+      "markupLower": "<div id=\"app\">loading</div><div class=\"x"
+    }
+  },
+  "unfinishedAtEnd": {
+    "html": "<p>a &amp; b</p></\"c &amp; d",
+    "expected": {
+      "title": "",
+      "visibleText": "a & b \"c &amp; d",
+      "noscriptText": "",
+      "scriptRatio": 0,
+      "scriptCount": 0,
+      "bodyElementCount": 1,
+      "linkCount": 0,
+      "emptyMountIds": [],
+      "dataFieldCount": 0,
+      "markupLower": "<p>a &amp; b</p></\"c &amp; d"
+    }
+  },
+  "mountCounting": {
+    "html": "<div id=\"root\"><p>word word word word word word word word word word word word word word word word word word word word </p><span id=\"inner\">hi</span></div><div id=\"app\"> Loading… </div>",
+    "expected": {
+      "title": "",
+      "visibleText": "word word word word word word word word word word word word word word word word word word word word hi Loading…",
+      "noscriptText": "",
+      "scriptRatio": 0,
+      "scriptCount": 0,
+      "bodyElementCount": 4,
+      "linkCount": 0,
+      "emptyMountIds": [
+        "inner",
+        "app"
+      ],
+      "dataFieldCount": 0,
+      "markupLower": "<div id=\"root\"><p>word word word word word word word word word word word word word word word word word word word word </p><span id=\"inner\">hi</span></div><div id=\"app\"> loading… </div>"
+    }
+  },
+  "spans": {
+    "html": "<p>x</p><pre>&lt;div class=\"paywall\"&gt;</pre><TEXTAREA>class=\"paywall\"</TEXTAREA><scripts>s</scripts><script>1</script><code>open",
+    "expected": {
+      "title": "",
+      "visibleText": "x <div class=\"paywall\"> class=\"paywall\"sopen",
+      "noscriptText": "",
+      "scriptRatio": 0.13846153846153847,
+      "scriptCount": 1,
+      "bodyElementCount": 5,
+      "linkCount": 0,
+      "emptyMountIds": [],
+      "dataFieldCount": 1,
+      "markupLower": "<p>x</p><scripts>s</scripts><script>1</script>"
+    }
+  }
+};
+
+describe('extractPageFeatures', () => {
+  for (const [name, { html, expected }] of Object.entries(CASES)) {
+    it(`measures ${name} as the decoded DOM does`, () => {
+      expect(extractPageFeatures(html)).toMatchObject(expected);
+    });
+  }
+});
