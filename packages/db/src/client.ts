@@ -26,7 +26,7 @@ export function createPrismaClient(databaseUrl: string, options: CreatePrismaCli
     connectionString: databaseUrl,
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
-    options: '-c jit=off -c work_mem=32MB -c max_parallel_workers_per_gather=0',
+    options: '-c jit=off -c work_mem=32MB -c max_parallel_workers_per_gather=0 -c plan_cache_mode=force_custom_plan',
   });
   // An idle connection that drops (Postgres restarted) must not crash the process: the next query reconnects.
   pool.on('error', () => {});

@@ -16,6 +16,23 @@ export interface SqlClient {
 
 const pools = new WeakMap<PrismaClient, pg.Pool>();
 
+/**
+ * Statements run as named prepared statements, one name per distinct text: each connection parses and plans a
+ * statement once, and afterwards only its parameters travel (the store's statements are up to ~3 KB of SQL, sent
+ * and parsed again on every call otherwise). Bounded, for safety against generated texts: beyond it, unnamed.
+ */
+const MAX_PREPARED = 256;
+const names = new Map<string, string>();
+
+function nameFor(text: string): string | undefined {
+  let name = names.get(text);
+  if (name === undefined && names.size < MAX_PREPARED) {
+    name = `crawler_${names.size + 1}`;
+    names.set(text, name);
+  }
+  return name;
+}
+
 /** Remember the pool behind a client (createPrismaClient does this). */
 export function registerPool(prisma: PrismaClient, pool: pg.Pool): void {
   pools.set(prisma, pool);
@@ -30,7 +47,7 @@ export function sqlOf(prisma: PrismaClient): SqlClient {
   if (pool) {
     return {
       async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
-        const res = await pool.query({ text, values: params as unknown[] });
+        const res = await pool.query({ name: nameFor(text), text, values: params as unknown[] });
         return res.rows as R[];
       },
     };

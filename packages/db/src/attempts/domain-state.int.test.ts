@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY_MS, ManualClock, rememberedFetcher, summarizeDomainAttempts } from '@crawler/core';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { AttemptStore } from './attempt-store.js';
-import { DomainStateStore } from './domain-state.js';
+import { DOMAIN_STATE_SQL, DOMAIN_STATE_WINDOW, DomainStateStore } from './domain-state.js';
 
 let db: TestDatabase;
 let attempts: AttemptStore;
@@ -45,5 +45,45 @@ describe('DomainStateStore', () => {
     expect(rows.map((r) => r.attemptedAt.getTime())).toEqual([at(6).getTime(), at(7).getTime()]);
     expect(rows[0]!.success).toBe(false);
     expect(await state.recentDomainAttempts('nobody.test')).toEqual([]);
+  });
+});
+
+describe('DomainStateStore on a busy domain', () => {
+  it('reads only the window of index entries, newest first, even before the planner has statistics', async () => {
+    // A fresh database, as after a migration or on a new deployment: no ANALYZE has run, so the planner believes the
+    // tables nearly empty. The domain's latest attempts must still come straight off an index ordered by attempt, not
+    // from sorting every attempt the domain ever had (measured: 15k rows sorted, 11 ms, per routing decision).
+    const busy = await createTestDatabase('learning_domain_state_busy');
+    try {
+      const store = new AttemptStore({ prisma: busy.prisma, clock: new ManualClock(now) });
+      // The size of a short crawl (the bench's 4 domains × 3k pages): enough pages that the planner's stale picture
+      // (a table of one page) makes the narrow index plus a sort look cheapest.
+      const total = 12_000;
+      for (let b = 0; b < total / 1_000; b++) {
+        await store.logAttempts(Array.from({ length: 1_000 }, (_, i) => {
+          const n = b * 1_000 + i;
+          return {
+            url: `https://busy.test/p/${n}.html`, fetcher: 'simple_http', success: true, selectionSource: 'learned',
+            attemptedAt: new Date(now - (total - n) * 1000),
+            heuristics: [{ type: 'domain', value: 'busy.test' }, { type: 'path_depth', value: '2' }, { type: 'suffix', value: 'html' }, { type: 'status_200', value: 'true' }],
+          };
+        }));
+      }
+      const plan = await busy.prisma.$queryRawUnsafe<{ 'QUERY PLAN': unknown }[]>(`EXPLAIN (ANALYZE, FORMAT JSON) ${DOMAIN_STATE_SQL.replace('$1', "'busy.test'").replace('$2', '200')}`);
+      const nodes: { 'Node Type': string; 'Relation Name'?: string; 'Actual Rows': number }[] = [];
+      const walk = (n: { Plans?: unknown[] } & Record<string, unknown>) => {
+        nodes.push(n as never);
+        for (const c of n.Plans ?? []) walk(c as never);
+      };
+      walk((plan[0]!['QUERY PLAN'] as { Plan: never }[])[0]!.Plan);
+      const heuristicsScans = nodes.filter((n) => n['Relation Name'] === 'attempt_heuristics');
+      expect(heuristicsScans.length).toBeGreaterThan(0);
+      for (const scan of heuristicsScans) expect(scan['Actual Rows']).toBeLessThanOrEqual(DOMAIN_STATE_WINDOW);
+      const rows = await new DomainStateStore({ prisma: busy.prisma }).recentDomainAttempts('busy.test');
+      expect(rows).toHaveLength(DOMAIN_STATE_WINDOW);
+      expect(rows[0]!.attemptedAt.getTime()).toBe(now - 1000);
+    } finally {
+      await busy.drop();
+    }
   });
 });

@@ -9,7 +9,7 @@ export const DOMAIN_STATE_WINDOW = 200;
 // The domain's latest attempts newest first: a backward range scan of idx_heur_match on ('domain', value) ordered
 // by attempt id (ids follow insertion, which is the order attempts happen in), then a primary-key probe per row for
 // the columns the heuristics index does not carry. Bounded by the window, whatever the domain's history.
-const DOMAIN_STATE_SQL = `
+export const DOMAIN_STATE_SQL = `
 SELECT fa.fetcher, fa.success, fa.is_banned, fa.error_type, fa.selection_source, fa.attempted_at
 FROM (
   SELECT ah.attempt FROM attempt_heuristics ah
