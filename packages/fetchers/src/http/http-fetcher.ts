@@ -151,6 +151,22 @@ async function readBody(
   const first = await iterator.next();
   if (first.done) return new Uint8Array(0);
   const decoder = createDecoder(encoding, first.value[0]);
+  if (!decoder) {
+    // Identity (most bodies): read the socket's chunks as they come, with no stream re-wrapping.
+    const chunks: Buffer[] = [first.value];
+    let total = first.value.length;
+    try {
+      if (total > maxBytes) throw tooLarge();
+      for (let n = await iterator.next(); !n.done; n = await iterator.next()) {
+        total += n.value.length;
+        if (total > maxBytes) throw tooLarge();
+        chunks.push(n.value);
+      }
+    } finally {
+      raw.destroy();
+    }
+    return new Uint8Array(Buffer.concat(chunks, total));
+  }
   const replay = Readable.from(
     (async function* () {
       yield first.value;
