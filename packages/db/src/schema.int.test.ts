@@ -104,6 +104,25 @@ describe('schema.prisma ↔ migrations', () => {
     await expect(content.save({ linkId: '00000000-0000-0000-0000-000000000000', body: html, httpStatus: 200, finalUrl: 'x', fetcher: 'simple_http' })).rejects.toMatchObject({ code: 'db_constraint' });
   });
 
+  it('ContentStore.saveAndComplete stores the page and marks its link done in one statement', async () => {
+    const link = await db.prisma.link.create({
+      data: { url: 'https://d.test/', initialUrl: 'https://d.test/', domain: 'd.test', status: 'fetching', riskLevel: 3, attemptCount: 2, pausedUntil: new Date('2030-01-01T00:00:00Z'), lastErrorType: 'timeout', lastError: 'slow' },
+    });
+    const content = new ContentStore({ prisma: db.prisma, clock: new ManualClock(Date.parse('2026-03-01T00:00:00Z')) });
+    const html = new TextEncoder().encode('<html><body>done</body></html>');
+    const at = new Date('2026-03-01T00:00:00Z');
+    const saved = await content.saveAndComplete({ linkId: link.id, body: html, contentType: 'text/html', httpStatus: 200, finalUrl: 'https://d.test/', fetcher: 'direct_access' }, { attemptsMade: 1, lastAttemptAt: at });
+    expect(saved).toMatchObject({ linkId: link.id, fetcher: 'simple_http', sizeBytes: html.byteLength });
+    expect(Buffer.from((await content.get(saved!.id))!.body).toString()).toBe('<html><body>done</body></html>');
+    expect(await db.prisma.link.findUniqueOrThrow({ where: { id: link.id } })).toMatchObject({
+      status: 'done', riskLevel: 0, pausedUntil: null, fetcher: 'simple_http', lastErrorType: null, lastError: null, attemptCount: 3, lastAttemptAt: at,
+    });
+    // A link that is gone (pruned mid-fetch): nothing stored, no error.
+    const missing = '00000000-0000-4000-8000-000000000000';
+    expect(await content.saveAndComplete({ linkId: missing, body: html, httpStatus: 200, finalUrl: 'x', fetcher: 'simple_http' })).toBeNull();
+    expect(await db.prisma.fetchedContent.count({ where: { linkId: missing } })).toBe(0);
+  });
+
   it('translates an unreachable database into db_unavailable', async () => {
     const { createPrismaClient } = await import('./client.js');
     const { RouteStore: Routes } = await import('./routes/route-store.js');

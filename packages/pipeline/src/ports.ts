@@ -26,7 +26,23 @@ export interface LegacyRoutes {
 
 /** Where fetched pages go (@crawler/db ContentStore). */
 export interface ContentSink {
-  save(input: { linkId: string; body: Uint8Array; contentType: string | null; httpStatus: number; finalUrl: string; fetcher: string }): Promise<unknown>;
+  save(input: ContentRecord): Promise<unknown>;
+  /**
+   * Store the page and mark its link done (status, cleared pause/risk/errors, its fetcher, `attemptsMade` more
+   * attempts) in one write; null when the link no longer exists. Optional: without it the fetch worker saves, then
+   * updates the link.
+   */
+  saveAndComplete?(input: ContentRecord, link: { attemptsMade?: number; lastAttemptAt?: Date }): Promise<unknown>;
+}
+
+/** A fetched page to store. */
+export interface ContentRecord {
+  linkId: string;
+  body: Uint8Array;
+  contentType: string | null;
+  httpStatus: number;
+  finalUrl: string;
+  fetcher: string;
 }
 
 /** One fetcher, as the workers use it. */

@@ -27,6 +27,20 @@ INSERT INTO fetched_content (link, body, encoding, content_type, http_status, fi
 VALUES ($1::uuid, $2, 'br', $3, $4, $5, $6, $7, $8, $9)
 RETURNING id::text AS id`;
 
+// The same insert, and the link marked done, in one statement; the insert only happens when the link exists.
+const SAVE_AND_COMPLETE_SQL = `
+WITH done AS (
+  UPDATE links SET status = 'done', risk_level = 0, paused_until = NULL, fetcher = $8, last_error_type = NULL, last_error = NULL,
+    attempt_count = attempt_count + $10::int, last_attempt_at = coalesce($11::timestamptz, last_attempt_at), updated_at = now()
+  WHERE id = $1::uuid
+  RETURNING id
+), saved AS (
+  INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at)
+  SELECT done.id, $2, 'br', $3, $4, $5, $6, $7, $8, $9 FROM done
+  RETURNING id
+)
+SELECT (SELECT id::text FROM saved) AS id`;
+
 /** A page to store. */
 export interface ContentInput {
   linkId: string;
@@ -68,6 +82,25 @@ export class ContentStore {
 
   /** Compress and store a page; returns the row without the body. */
   async save(input: ContentInput): Promise<Omit<StoredContent, 'body'>> {
+    const row = await this.#prepare(input);
+    const [out] = await withDbErrors('save content', () => sqlOf(this.#prisma).query<{ id: string }>(SAVE_SQL, row.params));
+    return { ...row.result, id: BigInt(out!.id) };
+  }
+
+  /**
+   * Store a page and mark its link done in one statement: the fetch worker's success path, once per page. The link
+   * leaves any pause and risk behind, records the fetcher that got it, and counts `attemptsMade` attempts (made at
+   * `lastAttemptAt`) into its attempt_count. Returns null, storing nothing, when the link does not exist.
+   */
+  async saveAndComplete(input: ContentInput, link: { attemptsMade?: number; lastAttemptAt?: Date } = {}): Promise<Omit<StoredContent, 'body'> | null> {
+    const row = await this.#prepare(input);
+    const [out] = await withDbErrors('save content and complete link', () =>
+      sqlOf(this.#prisma).query<{ id: string | null }>(SAVE_AND_COMPLETE_SQL, [...row.params, link.attemptsMade ?? 0, link.lastAttemptAt ?? null]),
+    );
+    return out?.id ? { ...row.result, id: BigInt(out.id) } : null;
+  }
+
+  async #prepare(input: ContentInput): Promise<{ params: unknown[]; result: Omit<StoredContent, 'body' | 'id'> }> {
     if (!(input.body instanceof Uint8Array)) throw new NonRetryableError('invalid_content', 'body must be a Uint8Array', { url: input.finalUrl });
     const sha256 = createHash('sha256').update(input.body).digest('hex');
     const options = { params: { [zlib.BROTLI_PARAM_QUALITY]: CONTENT_BROTLI_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: input.body.byteLength } };
@@ -76,30 +109,13 @@ export class ContentStore {
     const compressed = input.body.byteLength <= SYNC_COMPRESS_MAX_BYTES ? brotliCompressSync(input.body, options) : await compress(input.body, options);
     const fetcher = canonicalFetcherName(input.fetcher);
     const fetchedAt = this.#clock.now();
-    const [row] = await withDbErrors('save content', () =>
-      sqlOf(this.#prisma).query<{ id: string }>(SAVE_SQL, [
-        input.linkId,
-        compressed,
-        input.contentType ?? null,
-        input.httpStatus,
-        input.finalUrl,
-        sha256,
-        input.body.byteLength,
-        fetcher,
-        fetchedAt,
-      ]),
-    );
+    const contentType = input.contentType ?? null;
     return {
-      id: BigInt(row!.id),
-      linkId: input.linkId,
-      contentType: input.contentType ?? null,
-      httpStatus: input.httpStatus,
-      finalUrl: input.finalUrl,
-      sha256,
-      sizeBytes: input.body.byteLength,
-      storedBytes: compressed.byteLength,
-      fetcher,
-      fetchedAt,
+      params: [input.linkId, compressed, contentType, input.httpStatus, input.finalUrl, sha256, input.body.byteLength, fetcher, fetchedAt],
+      result: {
+        linkId: input.linkId, contentType, httpStatus: input.httpStatus, finalUrl: input.finalUrl, sha256,
+        sizeBytes: input.body.byteLength, storedBytes: compressed.byteLength, fetcher, fetchedAt,
+      },
     };
   }
 

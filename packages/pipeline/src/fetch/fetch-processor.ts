@@ -198,14 +198,21 @@ export function createFetchProcessor(deps: FetchDeps) {
       switch (decision.kind) {
         case 'success': {
           const res = attempt.response!;
+          const page = { linkId: link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher: fetcherName };
           try {
-            await deps.content.save({ linkId: link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher: fetcherName });
+            if (deps.content.saveAndComplete) {
+              // The page and the link's new state in one statement (once per page: the hot path).
+              await deps.content.saveAndComplete(page, { attemptsMade: uncounted, lastAttemptAt });
+              uncounted = 0;
+            } else {
+              await deps.content.save(page);
+              await deps.links.update(link.id, counted({ status: LINK_STATUSES.done, riskLevel: 0, pausedUntil: null, fetcher: fetcherName, lastErrorType: null, lastError: null }));
+            }
           } catch (err) {
             // The job will be retried: its attempts still count towards the link's limit.
-            await deps.links.countAttempts(link.id, uncounted, lastAttemptAt).catch(() => {});
+            if (uncounted > 0) await deps.links.countAttempts(link.id, uncounted, lastAttemptAt).catch(() => {});
             throw err;
           }
-          await deps.links.update(link.id, counted({ status: LINK_STATUSES.done, riskLevel: 0, pausedUntil: null, fetcher: fetcherName, lastErrorType: null, lastError: null }));
           if (data.probe) await deps.probeStore.delete(data.probe.key).catch(() => {});
           return finish({ outcome: 'done', fetcher: fetcherName, attempts, httpStatus: res.status });
         }

@@ -52,6 +52,24 @@ describe('PrismaLinkRepo on real Postgres (the hot path in plain SQL)', () => {
     expect(await links.get(link.id)).toMatchObject({ status: 'done', lastError: null, attemptCount: 0 });
   });
 
+  it('upsertMany inserts the new links, returns the existing ones untouched, in input order, each with created', async () => {
+    const old = await newLink('https://repo.example/up/old');
+    await links.update(old.id, { status: 'done' });
+    const rows = await links.upsertMany([
+      { url: 'https://repo.example/up/new', initialUrl: 'https://repo.example/up/new#x', domain: 'repo.example', learningModeEnabled: false },
+      { url: 'https://repo.example/up/old', initialUrl: 'https://repo.example/up/old', domain: 'repo.example' },
+      { url: 'https://repo.example/up/new', initialUrl: 'https://repo.example/up/new', domain: 'repo.example' },
+    ]);
+    expect(rows.map((r) => [r.url, r.created, r.status])).toEqual([
+      ['https://repo.example/up/new', true, 'queued'],
+      ['https://repo.example/up/old', false, 'done'],
+      ['https://repo.example/up/new', true, 'queued'],
+    ]);
+    expect(rows[0]).toMatchObject({ initialUrl: 'https://repo.example/up/new#x', learningModeEnabled: false, attemptCount: 0 });
+    expect(rows[1]!.id).toBe(old.id);
+    expect(await db.prisma.link.count({ where: { url: { startsWith: 'https://repo.example/up/' } } })).toBe(2);
+  });
+
   it('claimForRouting claims an unfinished, unpaused link and refuses paused, finished and missing ones', async () => {
     const now = new Date('2026-11-22T12:00:00.000Z');
     const fresh = await newLink('https://repo.example/d');

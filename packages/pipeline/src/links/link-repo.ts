@@ -1,5 +1,5 @@
 import { sqlOf, type PrismaClient, type SqlClient } from '@crawler/db';
-import { LINK_STATUSES, type LinkStatus } from '@crawler/core';
+import type { LinkStatus } from '@crawler/core';
 
 /** The link fields the pipeline reads. */
 export interface LinkRecord {
@@ -58,12 +58,6 @@ export interface LinkRepo {
   claimForRouting(id: string, now: Date): Promise<LinkRecord | null>;
 }
 
-const SELECT = {
-  id: true, url: true, initialUrl: true, domain: true, status: true, pausedUntil: true, riskLevel: true,
-  attemptCount: true, lastAttemptAt: true, learningModeEnabled: true, fetcher: true, selectionSource: true,
-  lastErrorType: true, lastError: true,
-} as const;
-
 const UPSERT_CHUNK = 1_000;
 
 /** LinkRepo over the generated Prisma client. */
@@ -75,30 +69,30 @@ export class PrismaLinkRepo implements LinkRepo {
   }
 
   async upsertMany(links: NewLink[]): Promise<Array<LinkRecord & { created: boolean }>> {
-    // Postgres caps a statement at 65 535 parameters: big batches go in chunks.
+    // Bounded statements: a million-URL file goes in chunks.
     if (links.length > UPSERT_CHUNK) {
       const out: Array<LinkRecord & { created: boolean }> = [];
       for (let i = 0; i < links.length; i += UPSERT_CHUNK) out.push(...(await this.upsertMany(links.slice(i, i + UPSERT_CHUNK))));
       return out;
     }
     if (links.length === 0) return [];
-    const urls = links.map((l) => l.url);
-    // Two round trips whatever the batch size: skipDuplicates turns a concurrent insert of the same url into a no-op.
-    const before = new Set(
-      (await this.prisma.link.findMany({ where: { url: { in: urls } }, select: { url: true } })).map((r) => r.url),
-    );
-    const fresh = links.filter((l) => !before.has(l.url));
-    if (fresh.length > 0) {
-      await this.prisma.link.createMany({
-        data: fresh.map((l) => ({ url: l.url, initialUrl: l.initialUrl, domain: l.domain, learningModeEnabled: l.learningModeEnabled ?? null, status: LINK_STATUSES.queued })),
-        skipDuplicates: true,
-      });
-    }
-    const rows = await this.prisma.link.findMany({ where: { url: { in: urls } }, select: SELECT });
+    // One statement: the new links are inserted (a concurrent insert of the same url is a no-op) and returned as
+    // created; the ones that already existed are read from the statement's snapshot.
+    const rows = await this.sql.query<LinkRecord & { created: boolean }>(UPSERT_SQL, [
+      links.map((l) => l.url),
+      links.map((l) => l.initialUrl),
+      links.map((l) => l.domain),
+      links.map((l) => l.learningModeEnabled ?? null),
+    ]);
     const byUrl = new Map(rows.map((r) => [r.url, r]));
+    // A link another producer inserted after this statement's snapshot is in neither half: read it now.
+    const late = links.filter((l) => !byUrl.has(l.url)).map((l) => l.url);
+    if (late.length > 0) {
+      for (const r of await this.sql.query<LinkRecord>(`SELECT ${COLUMNS} FROM links WHERE url = ANY($1::text[])`, [late])) byUrl.set(r.url, { ...r, created: false });
+    }
     return links.flatMap((l) => {
       const row = byUrl.get(l.url);
-      return row ? [{ ...row, created: !before.has(l.url) }] : [];
+      return row ? [row] : [];
     });
   }
 
@@ -139,6 +133,19 @@ const COLUMNS = [
   'attempt_count AS "attemptCount"', 'last_attempt_at AS "lastAttemptAt"', 'learning_mode_enabled AS "learningModeEnabled"',
   'fetcher', 'selection_source AS "selectionSource"', 'last_error_type AS "lastErrorType"', 'last_error AS "lastError"',
 ].join(', ');
+
+const UPSERT_SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[]) AS t(url, initial_url, domain, learning_mode_enabled)
+), inserted AS (
+  INSERT INTO links (url, initial_url, domain, learning_mode_enabled, status)
+  SELECT url, initial_url, domain, learning_mode_enabled, 'queued' FROM input
+  ON CONFLICT (url) DO NOTHING
+  RETURNING ${COLUMNS}
+)
+SELECT inserted.*, true AS created FROM inserted
+UNION ALL
+SELECT ${COLUMNS.split(', ').map((c) => `links.${c}`).join(', ')}, false AS created FROM links WHERE links.url IN (SELECT url FROM input)`;
 
 const PATCH_COLUMNS: Record<Exclude<keyof LinkPatch, 'attemptsMade'>, string> = {
   status: 'status',
