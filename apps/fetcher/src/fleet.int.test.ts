@@ -129,15 +129,23 @@ describe('the fleet: router + two fetcher processes', () => {
       { host: '127.0.0.2' },
     );
     servers.push(site);
-    const ids = await enqueue(Array.from({ length: 12 }, (_, i) => site.url(`/p/${i}`)));
-    const rows = await waitFor('every slow page finished', allFinished(ids), 60_000);
-
-    expect(rows.map((r) => r.status)).toEqual(ids.map(() => 'done'));
-    expect(site.requests.filter((r) => r.path.startsWith('/p/'))).toHaveLength(12);
+    // Which process takes which job is BullMQ's business: on a busy machine one process can take a whole batch, which
+    // would prove nothing about the limit across processes. Batches go in until both processes took part (three at
+    // most); every request of every batch counts towards the in-flight maximum.
+    let perProcess: number[] = [];
+    let pages = 0;
+    for (let batch = 0; batch < 3; batch++) {
+      const ids = await enqueue(Array.from({ length: 12 }, (_, i) => site.url(`/p/${batch}-${i}`)));
+      const rows = await waitFor('every slow page finished', allFinished(ids), 60_000);
+      expect(rows.map((r) => r.status)).toEqual(ids.map(() => 'done'));
+      pages += 12;
+      perProcess = fetchers.map((f) => attemptLines(f, site.origin).length);
+      if (perProcess.every((n) => n > 0)) break;
+    }
+    expect(site.requests.filter((r) => r.path.startsWith('/p/'))).toHaveLength(pages);
     expect(maxInFlight).toBe(1);
     // Both processes took part: the limit held across processes, not within one.
-    const perProcess = fetchers.map((f) => attemptLines(f, site.origin).length);
-    expect(perProcess.reduce((a, b) => a + b, 0)).toBe(12);
+    expect(perProcess.reduce((a, b) => a + b, 0)).toBe(pages);
     for (const n of perProcess) expect(n).toBeGreaterThan(0);
   });
 
