@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { silentLogger } from '@crawler/core';
 import { AttemptBuffer } from './attempt-buffer.js';
 
@@ -12,6 +12,48 @@ describe('AttemptBuffer', () => {
     await buf.flush();
     expect(batches.flat()).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(batches.every((b) => b.length <= 3)).toBe(true);
+    await buf.close();
+  });
+
+  it('writes full batches while rows keep coming, never a trickle of small ones, and the rest by time', async () => {
+    const batches: number[][] = [];
+    const waiting: (() => void)[] = [];
+    const buf = new AttemptBuffer<number>({
+      sink: async (b) => {
+        batches.push(b);
+        await new Promise<void>((r) => waiting.push(r));
+      },
+      maxBatch: 3,
+      flushIntervalMs: 1_000,
+      logger: silentLogger,
+    });
+    // Fake timers: the flush timer fires only when the test says so, however slow the machine.
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    const tick = (ms = 5) => vi.advanceTimersByTimeAsync(ms);
+    const release = async () => {
+      expect(waiting.length).toBeLessThanOrEqual(1); // one write at a time
+      waiting.shift()?.();
+      await tick();
+    };
+    buf.add(1, 2, 3); // full: the first write starts and blocks
+    buf.add(4); // arrives during the write
+    await release();
+    // The write did not chase row 4 on its own: it waits for a full batch or the timer.
+    expect(batches).toEqual([[1, 2, 3]]);
+    buf.add(5, 6, 7, 8); // a full batch again (4..6 written), 7 and 8 left for the timer
+    await tick();
+    await release();
+    expect(batches).toEqual([[1, 2, 3], [4, 5, 6]]);
+    await tick();
+    expect(batches).toHaveLength(2);
+    await tick(1_000); // the timer: a drain of what waits (7, 8)
+    buf.add(9); // arrives during the drain: not chased, it waits for the next timer
+    await release();
+    expect(batches).toEqual([[1, 2, 3], [4, 5, 6], [7, 8]]);
+    await tick(1_000);
+    await release();
+    expect(batches).toEqual([[1, 2, 3], [4, 5, 6], [7, 8], [9]]);
     await buf.close();
   });
 

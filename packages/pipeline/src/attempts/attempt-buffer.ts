@@ -40,15 +40,30 @@ export class AttemptBuffer<T> {
       const dropped = this.#pending.splice(0, this.#pending.length - max);
       this.opts.logger.error({ dropped: dropped.length }, 'attempt buffer overflow: oldest attempts dropped');
     }
-    if (this.#pending.length >= this.opts.maxBatch) void this.flush();
-    else this.#arm();
+    // A write in progress keeps writing full batches, so rows added meanwhile go in its next ones.
+    if (this.#pending.length >= this.opts.maxBatch) {
+      if (!this.#flushing) void this.#flush(false);
+    } else this.#arm();
   }
 
   /** Write everything waiting now; resolves when it is written (or the write failed and the rows were kept). */
   async flush(): Promise<void> {
-    if (this.#flushing) await this.#flushing;
-    if (this.#pending.length === 0) return;
-    this.#flushing = this.#writeAll().finally(() => {
+    return this.#flush(true);
+  }
+
+  /**
+   * One writer at a time. `drain` (an explicit flush, the timer, close): write every row waiting now; otherwise (the
+   * size trigger) only full batches. Either way, rows that arrive while a write runs go in full batches or wait for
+   * the timer. Without that, every write kept chasing the few rows that arrived while it ran: measured on the crawl
+   * bench, batches of 1–9 rows back to back instead of 50, at 0.7 ms of Postgres per attempt instead of 0.27.
+   */
+  async #flush(drain: boolean): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+    if (this.#pending.length === 0 || (!drain && this.#pending.length < this.opts.maxBatch)) {
+      if (this.#pending.length > 0) this.#arm();
+      return;
+    }
+    this.#flushing = this.#writeAll(drain).finally(() => {
       this.#flushing = null;
     });
     await this.#flushing;
@@ -63,9 +78,12 @@ export class AttemptBuffer<T> {
     if (this.#pending.length > 0) await this.flush();
   }
 
-  async #writeAll(): Promise<void> {
-    while (this.#pending.length > 0) {
+  async #writeAll(drain: boolean): Promise<void> {
+    // A drain writes what was waiting when it began; rows arriving meanwhile go only in full batches (or wait).
+    let owed = drain ? this.#pending.length : 0;
+    while ((owed > 0 && this.#pending.length > 0) || this.#pending.length >= this.opts.maxBatch) {
       const batch = this.#pending.splice(0, this.opts.maxBatch);
+      owed -= batch.length;
       try {
         await this.opts.sink(batch);
       } catch (err) {
@@ -75,6 +93,8 @@ export class AttemptBuffer<T> {
         return;
       }
     }
+    // Rows left short of a batch wait for the timer (their add() may not have armed it while this write ran).
+    if (this.#pending.length > 0) this.#arm();
   }
 
   #arm(): void {
