@@ -36,9 +36,8 @@ CROSS JOIN LATERAL (VALUES
 ) AS h(t, v)
 WHERE a.url LIKE 'https://bench/%';
 SELECT setval(pg_get_serial_sequence('fetcher_attempts', 'id'), (SELECT max(id) FROM fetcher_attempts));
-CREATE INDEX "idx_heur_type_value" ON "attempt_heuristics"("heuristic_type", "heuristic_value", "attempt");
+CREATE INDEX "idx_heur_type_value" ON "attempt_heuristics"("heuristic_type", "heuristic_value", "attempt", "fetcher", "success", "attempted_at");
 CREATE INDEX "idx_heur_attempt" ON "attempt_heuristics"("attempt");
-CREATE INDEX "idx_heur_match" ON "attempt_heuristics"("heuristic_type", "heuristic_value", "attempt", "fetcher", "success", "attempted_at");
 ALTER TABLE attempt_heuristics ENABLE TRIGGER ALL;
 SELECT rollup_rebuild();
 `;

@@ -6,7 +6,7 @@ import { sqlOf } from '../sql.js';
 /** Attempts read per domain: enough for every fetcher's latest outcome and its last verification on a busy domain. */
 export const DOMAIN_STATE_WINDOW = 200;
 
-// The domain's latest attempts newest first: a backward range scan of idx_heur_match on ('domain', value) ordered
+// The domain's latest attempts newest first: a backward range scan of idx_heur_type_value on ('domain', value) ordered
 // by attempt id (ids follow insertion, which is the order attempts happen in), then a primary-key probe per row for
 // the columns the heuristics index does not carry. Bounded by the window, whatever the domain's history.
 export const DOMAIN_STATE_SQL = `

@@ -40,7 +40,7 @@ const SUBSET_SEP = '\u001e';
 //   2^n − 1 subsets of the n query pairs, read from heuristic_rollups (migration 20261122000300): per fetcher,
 //   |∪ P_q| = Σ_S (−1)^{|S|+1} |∩_{q∈S} P_q|, and likewise the decayed successes, whose decay factorises as
 //   2^((t−E)/30d)·2^(−(now−E)/30d). Cost: 2^n − 1 primary-key probes, independent of the matching attempts.
-// - exact scan (anything else): the DISTINCT attempts matching ANY pair, read from idx_heur_match (index-only) and
+// - exact scan (anything else): the DISTINCT attempts matching ANY pair, read from idx_heur_type_value (index-only) and
 //   de-duplicated with DISTINCT ON over a sort of the ids (about 2× faster than hashing the tuple), decayed as
 //   exp(−ln2·age/halfLife) on date_part (float8: extract() is numeric since Postgres 14 and cost more than the scan).
 //   Ages below zero (clock skew) count as zero, like core's decayWeight.
