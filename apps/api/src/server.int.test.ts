@@ -81,10 +81,24 @@ describe('POST /links', () => {
     });
     expect(res.statusCode).toBe(202);
     expect((res.json() as { rejected: unknown[] }).rejected).toHaveLength(1);
+    // Results in input order, not grouped by learning flag.
+    expect((res.json() as { accepted: { input: string }[] }).accepted.map((a) => a.input)).toEqual(['https://b.example/on', 'https://b.example/off', 'https://b.example/default']);
     const rows = await db.prisma.link.findMany({ where: { domain: 'b.example' }, select: { url: true, learningModeEnabled: true } });
     const flag = Object.fromEntries(rows.map((r) => [new URL(r.url).pathname, r.learningModeEnabled]));
     expect(flag).toEqual({ '/on': true, '/off': false, '/default': null });
     expect(await queues.queue(ROUTE_QUEUE).getWaitingCount()).toBe(4);
+  });
+
+  it('answers in input order across learning flags, invalid inputs and duplicates', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/links',
+      payload: { links: [{ url: 'https://o.example/1', learningMode: false }, 'https://o.example/2', { url: 'ftp://o.example/x' }, { url: 42 }, 'https://o.example/2'] },
+    });
+    expect(res.statusCode).toBe(202);
+    const body = res.json() as { accepted: { input: string; created: boolean }[]; rejected: { input: string }[] };
+    expect(body.accepted.map((a) => [a.input, a.created])).toEqual([['https://o.example/1', true], ['https://o.example/2', true], ['https://o.example/2', false]]);
+    expect(body.rejected.map((r) => r.input)).toEqual(['ftp://o.example/x', '42']);
   });
 
   it('answers 422 when nothing in the batch is valid', async () => {

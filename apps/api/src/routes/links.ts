@@ -59,24 +59,34 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       return reply.code(413).send({ error: 'batch_too_large', message: `at most ${deps.maxBatchSize} links per request (got ${items.length})` });
     }
 
-    const rejected: RejectedLink[] = [];
+    // Results come back in input order: each one is tagged with its position, whatever group it went in.
+    const rejectedAt: Array<[number, RejectedLink]> = [];
     // One enqueue per learning flag: the flag is stored per link, and enqueueLinks takes one for its batch.
-    const groups = new Map<boolean | undefined, string[]>();
-    for (const item of items) {
+    const groups = new Map<boolean | undefined, { urls: string[]; at: number[] }>();
+    items.forEach((item, at) => {
       if (typeof item.input !== 'string') {
-        rejected.push({ input: JSON.stringify(item.input) ?? String(item.input), code: 'invalid_url', message: 'expected the URL as a string' });
-        continue;
+        rejectedAt.push([at, { input: JSON.stringify(item.input) ?? String(item.input), code: 'invalid_url', message: 'expected the URL as a string' }]);
+        return;
       }
-      const group = groups.get(item.learningMode) ?? [];
-      group.push(item.input);
+      const group = groups.get(item.learningMode) ?? { urls: [], at: [] };
+      group.urls.push(item.input);
+      group.at.push(at);
       groups.set(item.learningMode, group);
+    });
+    const acceptedAt: Array<[number, AcceptedLink]> = [];
+    for (const [learningModeEnabled, group] of groups) {
+      const result = await enqueueLinks(group.urls, { links: deps.links, queues: deps.queues, learningModeEnabled });
+      // enqueueLinks answers every input once, accepted or rejected, each list in input order.
+      let a = 0;
+      let r = 0;
+      group.urls.forEach((input, k) => {
+        if (r < result.rejected.length && result.rejected[r]!.input === input) rejectedAt.push([group.at[k]!, result.rejected[r++]!]);
+        else if (a < result.accepted.length && result.accepted[a]!.input === input) acceptedAt.push([group.at[k]!, result.accepted[a++]!]);
+      });
     }
-    const accepted: AcceptedLink[] = [];
-    for (const [learningModeEnabled, urls] of groups) {
-      const result = await enqueueLinks(urls, { links: deps.links, queues: deps.queues, learningModeEnabled });
-      accepted.push(...result.accepted);
-      rejected.push(...result.rejected);
-    }
+    const inOrder = <T>(tagged: Array<[number, T]>): T[] => tagged.sort((x, y) => x[0] - y[0]).map(([, v]) => v);
+    const accepted = inOrder(acceptedAt);
+    const rejected = inOrder(rejectedAt);
     deps.linksCounter.inc({ outcome: 'accepted' }, accepted.length);
     deps.linksCounter.inc({ outcome: 'rejected' }, rejected.length);
     return reply.code(accepted.length > 0 ? 202 : 422).send({
