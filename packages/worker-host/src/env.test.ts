@@ -43,11 +43,11 @@ describe('parseWorkerEnv', () => {
 
 describe('DOMAIN_LIMITS', () => {
   it('parses per-domain concurrency and optional minimum delay, leading www. dropped', () => {
-    expect(parseWorkerEnv({ ...BASE, DOMAIN_LIMITS: 'Shop.example=1:2000, www.news.example=4' }).domainLimits).toEqual({
+    expect(parseWorkerEnv({ ...BASE, DOMAIN_LIMITS: 'Shop.example=1:2000, www.news.example=4' }).crawler.domainLimits).toEqual({
       'shop.example': { maxConcurrency: 1, minDelayMs: 2000 },
       'news.example': { maxConcurrency: 4 },
     });
-    expect(parseWorkerEnv(BASE).domainLimits).toEqual({});
+    expect(parseWorkerEnv(BASE).crawler.domainLimits).toEqual({});
   });
 
   it('names the variable and the bad entry', () => {

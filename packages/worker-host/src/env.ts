@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ConfigError, intVar, loadConfig, type CrawlerConfig } from '@crawler/pipeline';
 
+export { parseDomainLimits, type DomainLimits } from '@crawler/pipeline';
+
 /** A worker process's configuration: the crawler's (see loadConfig) plus what the process itself needs. */
 export interface WorkerEnv {
   crawler: CrawlerConfig;
@@ -12,34 +14,6 @@ export interface WorkerEnv {
   healthLogIntervalMs: number;
   /** How long SIGTERM waits for in-flight jobs before aborting their fetches. @defaultValue 30000 */
   drainTimeoutMs: number;
-  /**
-   * Per-domain politeness over DOMAIN_MAX_CONCURRENCY / DOMAIN_MIN_DELAY_MS, from
-   * `DOMAIN_LIMITS=shop.example=1:2000,news.example=4` (concurrency, optionally `:minDelayMs`). Every process of the
-   * fleet must get the same value: the limits travel with each request to the shared Redis gate. @defaultValue {}
-   */
-  domainLimits: Record<string, DomainLimits>;
-}
-
-/** Per-domain limits (see DOMAIN_LIMITS). */
-export interface DomainLimits {
-  maxConcurrency: number;
-  minDelayMs?: number;
-}
-
-const LIMIT_ITEM = /^([a-z0-9.-]+)=(\d+)(?::(\d+))?$/;
-
-/** Parse `domain=concurrency[:minDelayMs],...`; throws with the offending entry. */
-export function parseDomainLimits(value: string): Record<string, DomainLimits> {
-  const out: Record<string, DomainLimits> = {};
-  for (const raw of value.split(',')) {
-    const item = raw.trim().toLowerCase();
-    if (item === '') continue;
-    const m = LIMIT_ITEM.exec(item);
-    if (!m || Number(m[2]) < 1) throw new Error(`bad entry '${raw.trim()}' (expected domain=concurrency or domain=concurrency:minDelayMs, concurrency >= 1)`);
-    const domain = m[1]!.replace(/^www\./, '');
-    out[domain] = m[3] === undefined ? { maxConcurrency: Number(m[2]) } : { maxConcurrency: Number(m[2]), minDelayMs: Number(m[3]) };
-  }
-  return out;
 }
 
 const WorkerSchema = z.object({
@@ -59,17 +33,6 @@ const WorkerSchema = z.object({
   METRICS_HOST: z.string().trim().min(1).default('0.0.0.0'),
   HEALTH_LOG_INTERVAL_MS: intVar(30_000, 100),
   SHUTDOWN_DRAIN_TIMEOUT_MS: intVar(30_000, 0),
-  DOMAIN_LIMITS: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      try {
-        return parseDomainLimits(v ?? '');
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', message: (err as Error).message });
-        return z.NEVER;
-      }
-    }),
 });
 
 /**
@@ -100,6 +63,5 @@ export function parseWorkerEnv(env: Record<string, string | undefined>): WorkerE
     metricsHost: own.data.METRICS_HOST,
     healthLogIntervalMs: own.data.HEALTH_LOG_INTERVAL_MS,
     drainTimeoutMs: own.data.SHUTDOWN_DRAIN_TIMEOUT_MS,
-    domainLimits: own.data.DOMAIN_LIMITS,
   };
 }

@@ -1,8 +1,7 @@
 import type { Logger, PipelineMetrics } from '@crawler/core';
 import { createRuntime, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths } from '@crawler/telemetry';
-import { closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
-import { RedisPolitenessGate } from '@crawler/politeness';
+import { fetchQueueName } from '@crawler/queue';
 import type { WorkerEnv } from './env.js';
 
 /** What a health line reports. */
@@ -60,8 +59,8 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   const { env, logger } = opts;
   const metrics = createPipelineMetrics({ defaultMetrics: true });
   const jobs: Record<string, number> = {};
-  const politeness = domainOverrides(env, logger);
-  const runtime = createRuntime(env.crawler, { logger, ...politeness?.overrides, ...opts.overrides, metrics: countingMetrics(metrics, jobs) });
+  if (Object.keys(env.crawler.domainLimits).length > 0) logger.info({ domainLimits: env.crawler.domainLimits }, 'per-domain politeness overrides');
+  const runtime = createRuntime(env.crawler, { logger, ...opts.overrides, metrics: countingMetrics(metrics, jobs) });
   const served = servedQueues(runtime, opts.workers);
   const depths = async (): Promise<QueueDepths> => {
     const out: QueueDepths = {};
@@ -82,7 +81,6 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   } catch (err) {
     await server?.close();
     await runtime.close({ drainTimeoutMs: 0 });
-    await politeness?.close();
     throw err;
   }
   logger.info({ queues: served, fetchers: env.crawler.fetchers }, 'workers started');
@@ -110,30 +108,11 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
         clearInterval(timer);
         logger.info({ drainTimeoutMs: env.drainTimeoutMs }, 'shutting down: draining workers');
         await runtime.close({ drainTimeoutMs: env.drainTimeoutMs });
-        await politeness?.close().catch((err: unknown) => logger.warn({ err }, 'closing the politeness Redis client failed'));
         // Last, so the final scrape can still see the drain.
         await server?.close().catch((err: unknown) => logger.warn({ err }, 'closing /metrics failed'));
         logger.info('shut down');
       })()),
   };
-}
-
-/**
- * With DOMAIN_LIMITS set, the gate is built here (same prefix and defaults as the runtime's own) so it carries the
- * per-domain overrides; the runtime then shares this Redis client, which the app closes after the runtime.
- */
-function domainOverrides(env: WorkerEnv, logger: Logger): { overrides: RuntimeOverrides; close(): Promise<void> } | null {
-  if (Object.keys(env.domainLimits).length === 0) return null;
-  const redis = createRedisConnection(env.crawler.redisUrl, 'worker');
-  const gate = new RedisPolitenessGate({
-    redis,
-    prefix: `${env.crawler.queuePrefix}:polite:`,
-    defaults: { maxConcurrency: env.crawler.domainMaxConcurrency, minDelayMs: env.crawler.domainMinDelayMs },
-    overrides: env.domainLimits,
-    logger: logger.child({ component: 'politeness' }),
-  });
-  logger.info({ domainLimits: env.domainLimits }, 'per-domain politeness overrides');
-  return { overrides: { redis, gate }, close: () => closeRedisConnection(redis) };
 }
 
 /** The queues the requested workers consume. */

@@ -46,6 +46,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, ROUTING_HEURISTIC_TYPES: ',' })).toThrow(/ROUTING_HEURISTIC_TYPES/);
   });
 
+  it('reads per-domain politeness limits for every process that builds a runtime (workers, crawl run, crawl crawl)', () => {
+    expect(loadConfig(base).domainLimits).toEqual({});
+    expect(loadConfig({ ...base, DOMAIN_LIMITS: 'Shop.example=1:2000, www.news.example=4,' }).domainLimits).toEqual({
+      'shop.example': { maxConcurrency: 1, minDelayMs: 2000 },
+      'news.example': { maxConcurrency: 4 },
+    });
+    expect(() => loadConfig({ ...base, DOMAIN_LIMITS: 'shop.example=0' })).toThrow(/DOMAIN_LIMITS="shop.example=0".*bad entry 'shop.example=0'/);
+    expect(() => loadConfig({ ...base, DOMAIN_LIMITS: 'shop.example' })).toThrow(/DOMAIN_LIMITS/);
+  });
+
   it('requires a postgres DATABASE_URL', () => {
     expect(() => loadConfig({})).toThrow(/DATABASE_URL=\(unset\)/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL="mysql:\/\/x"/);

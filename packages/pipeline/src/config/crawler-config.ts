@@ -121,6 +121,28 @@ const url = (protocols: string[]) =>
     }
   }, `expected a ${protocols.join(' or ')} URL`);
 
+/** Per-domain politeness limits (see DOMAIN_LIMITS). */
+export interface DomainLimits {
+  maxConcurrency: number;
+  minDelayMs?: number;
+}
+
+const LIMIT_ITEM = /^([a-z0-9.-]+)=(\d+)(?::(\d+))?$/;
+
+/** Parse `domain=concurrency[:minDelayMs],...`; throws with the offending entry. */
+export function parseDomainLimits(value: string): Record<string, DomainLimits> {
+  const out: Record<string, DomainLimits> = {};
+  for (const raw of value.split(',')) {
+    const item = raw.trim().toLowerCase();
+    if (item === '') continue;
+    const m = LIMIT_ITEM.exec(item);
+    if (!m || Number(m[2]) < 1) throw new Error(`bad entry '${raw.trim()}' (expected domain=concurrency or domain=concurrency:minDelayMs, concurrency >= 1)`);
+    const domain = m[1]!.replace(/^www\./, '');
+    out[domain] = m[3] === undefined ? { maxConcurrency: Number(m[2]) } : { maxConcurrency: Number(m[2]), minDelayMs: Number(m[3]) };
+  }
+  return out;
+}
+
 const EnvSchema = z.object({
   DATABASE_URL: url(['postgresql:', 'postgres:']),
   REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
@@ -141,6 +163,17 @@ const EnvSchema = z.object({
   ROBOTS_ENABLED: bool(true),
   DOMAIN_MAX_CONCURRENCY: intVar(2, 1),
   DOMAIN_MIN_DELAY_MS: intVar(1_000, 0),
+  DOMAIN_LIMITS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      try {
+        return parseDomainLimits(v ?? '');
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   ROBOTS_USER_AGENT: z.string().min(1).default('fetch-router'),
   PROBE_TIMEOUT_MS: intVar(3_000, 1),
   PROBE_MAX_BYTES: intVar(5 * 1024 * 1024, 1),
@@ -190,6 +223,12 @@ export interface CrawlerConfig {
   domainMaxConcurrency: number;
   /** Minimum gap between request starts to one domain. @defaultValue 1000 */
   domainMinDelayMs: number;
+  /**
+   * Per-domain politeness over the two defaults above, from `DOMAIN_LIMITS=shop.example=1:2000,news.example=4`
+   * (concurrency, optionally `:minDelayMs`). Every process of the fleet must get the same value: the limits travel
+   * with each request to the shared Redis gate. @defaultValue {}
+   */
+  domainLimits: Record<string, DomainLimits>;
   /** Product token matched against robots.txt User-agent lines. */
   robotsUserAgent: string;
   probeTimeoutMs: number;
@@ -246,6 +285,7 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     robotsEnabled: e.ROBOTS_ENABLED,
     domainMaxConcurrency: e.DOMAIN_MAX_CONCURRENCY,
     domainMinDelayMs: e.DOMAIN_MIN_DELAY_MS,
+    domainLimits: e.DOMAIN_LIMITS,
     robotsUserAgent: e.ROBOTS_USER_AGENT,
     probeTimeoutMs: e.PROBE_TIMEOUT_MS,
     probeMaxBytes: e.PROBE_MAX_BYTES,

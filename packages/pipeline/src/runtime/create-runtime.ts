@@ -76,6 +76,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       redis,
       prefix: `${config.queuePrefix}:polite:`,
       defaults: { maxConcurrency: config.domainMaxConcurrency, minDelayMs: config.domainMinDelayMs },
+      overrides: config.domainLimits,
       clock: o.clock,
       logger: logger.child({ component: 'politeness' }),
     });
