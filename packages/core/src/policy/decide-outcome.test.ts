@@ -70,6 +70,16 @@ describe('decideOutcome', () => {
     expect(decide({ errorType: 'wrong_tool', validation: null })).toMatchObject({ kind: 'switch_fetcher' });
   });
 
+  it('a browser that got a download (a file, not a page) switches once to plain HTTP', () => {
+    // Chromium hands a PDF or zip to its download manager; the fetcher reports wrong_tool with no response.
+    for (const fetcher of ['playwright', 'playwright_stealth']) {
+      expect(decide({ errorType: 'wrong_tool', validation: null, fetcher })).toMatchObject({ kind: 'switch_fetcher', nextFetcher: 'simple_http', errorType: 'wrong_tool', isBanned: false });
+      expect(decide({ errorType: 'wrong_tool', validation: null, fetcher, retriedThisJob: { switchFetcher: true } })).toMatchObject({ kind: 'fail' });
+    }
+    // A page a browser rendered empty is still empty for good: only the fetch error means "a file".
+    expect(decide({ validation: { ...ok, isEmpty: true, visibleTextLength: 10 }, fetcher: 'playwright_stealth' })).toMatchObject({ kind: 'fail', errorType: 'empty_content' });
+  });
+
   it('non-HTML content is never empty', () => {
     const pdf = { ...ok, isHtml: false, isEmpty: false, visibleTextLength: 0, contentFamily: 'pdf' };
     expect(decide({ validation: pdf })).toMatchObject({ kind: 'success' });

@@ -57,7 +57,8 @@ export interface OutcomeDecision {
  * attempt, stores `riskLevel`, and then retries, switches, pauses (a delayed job) or fails the link.
  * Rules, in order: a blocked response (challenge, 403, 429) is a ban; 5xx is transient; any other status is the
  * page's answer (404/410 are successes of the fetcher); an HTML shell or empty page is the wrong tool from plain
- * HTTP and `empty_content` from a browser; non-HTML content is never empty. Success resets the risk level.
+ * HTTP and `empty_content` from a browser; a browser handed a file (a download) switches to plain HTTP; non-HTML
+ * content is never empty. Success resets the risk level.
  */
 export function decideOutcome(input: OutcomeInput): OutcomeDecision {
   const fetcher = canonicalFetcherName(input.fetcher);
@@ -78,7 +79,8 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
     return { ...base, kind: 'fail', riskLevel: isBanned ? riskLevel + 1 : riskLevel, reason: `max_attempts:${why}` };
   }
   if (action === 'switch_fetcher') {
-    const next = ESCALATION.wrongTool[fetcher];
+    // wrong_tool as the fetch's own error (no response) is a browser handed a file; from validation, a shell page.
+    const next = input.errorType === ERROR_TYPES.wrongTool && !input.validation ? (ESCALATION.download[fetcher] ?? ESCALATION.wrongTool[fetcher]) : ESCALATION.wrongTool[fetcher];
     if (next && !input.retriedThisJob?.switchFetcher) return { ...base, kind: 'switch_fetcher', nextFetcher: next, riskLevel, reason: why };
     // Already in a browser (or already switched) and still nothing to read: the page is empty for good.
     return { ...base, errorType: ERROR_TYPES.emptyContent, kind: 'fail', riskLevel, reason: `${ERROR_TYPES.emptyContent}:${fetcher}` };

@@ -43,11 +43,13 @@ export const DEFAULT_MAX_ATTEMPTS = 6;
 
 /**
  * The fetcher to try next when a page needed more than `fetcher` could give. Plain HTTP that got a shell or an
- * empty page → a browser. A challenge seen by plain HTTP or the ordinary browser → the stealth browser, but only
+ * empty page → a browser; a browser that got a file instead of a page → plain HTTP. A challenge seen by plain HTTP or the ordinary browser → the stealth browser, but only
  * after the pause: switching tools at once would hit a site that just flagged us again within seconds.
  */
-export const ESCALATION: Readonly<{ wrongTool: Record<string, string>; blocked: Record<string, string> }> = {
+export const ESCALATION: Readonly<{ wrongTool: Record<string, string>; download: Record<string, string>; blocked: Record<string, string> }> = {
   wrongTool: { [FETCHERS.simpleHttp]: FETCHERS.playwright },
+  /** A browser that was handed a file (Chromium's "Download is starting"): plain HTTP fetches files. */
+  download: { [FETCHERS.playwright]: FETCHERS.simpleHttp, [FETCHERS.playwrightStealth]: FETCHERS.simpleHttp },
   blocked: { [FETCHERS.simpleHttp]: FETCHERS.playwrightStealth, [FETCHERS.playwright]: FETCHERS.playwrightStealth },
 };
 
