@@ -52,7 +52,9 @@ export abstract class BaseFetcher implements Fetcher {
   protected readonly log: Logger;
 
   protected constructor(protected readonly options: ResolvedFetchersOptions, component: string) {
-    this.log = options.logger.child({ component });
+    // Its own key: the logger handed in usually carries `component` already (the runtime's is `fetchers`), and pino
+    // would write a second `component` into the same JSON line.
+    this.log = options.logger.child({ fetcherImpl: component });
   }
 
   async fetch(req: FetchRequest): Promise<FetchResult> {

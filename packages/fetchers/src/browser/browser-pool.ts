@@ -64,7 +64,8 @@ export class BrowserPool {
 
   constructor(options: ResolvedFetchersOptions) {
     this.#opts = options;
-    this.#log = options.logger.child({ component: 'browser-pool' });
+    // Not `component`: the logger handed in usually carries one already (pino would write the key twice).
+    this.#log = options.logger.child({ pool: 'browser' });
     this.#slots = new Semaphore(options.browser.maxPages);
   }
 
