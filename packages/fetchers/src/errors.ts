@@ -1,18 +1,18 @@
-import { CrawlerError, type CrawlerErrorContext } from '@crawler/core';
+import { CrawlerError, ERROR_TYPES, type CrawlerErrorContext } from '@crawler/core';
 
-/** Error types the fetchers raise, beyond core's shared ones. */
+/** Error types the fetchers raise: core's shared ones (the same strings, from one place) plus the fetchers' own. */
 export const FETCH_ERROR_CODES = {
-  timeout: 'timeout',
-  networkError: 'network_error',
-  dnsError: 'dns_error',
-  tlsError: 'tls_error',
-  tooLarge: 'too_large',
-  redirectLoop: 'redirect_loop',
-  tooManyRedirects: 'too_many_redirects',
-  blockedScheme: 'blocked_scheme',
-  blockedAddress: 'blocked_address',
-  invalidUrl: 'invalid_url',
-  browserError: 'browser_error',
+  timeout: ERROR_TYPES.timeout,
+  networkError: ERROR_TYPES.networkError,
+  dnsError: ERROR_TYPES.dnsError,
+  tlsError: ERROR_TYPES.tlsError,
+  tooLarge: ERROR_TYPES.tooLarge,
+  redirectLoop: ERROR_TYPES.redirectLoop,
+  tooManyRedirects: ERROR_TYPES.tooManyRedirects,
+  blockedScheme: ERROR_TYPES.blockedScheme,
+  blockedAddress: ERROR_TYPES.blockedAddress,
+  invalidUrl: ERROR_TYPES.invalidUrl,
+  browserError: ERROR_TYPES.browserError,
   aborted: 'aborted',
   httpProtocolError: 'protocol_error',
 } as const;

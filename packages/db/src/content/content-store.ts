@@ -22,9 +22,13 @@ export const CONTENT_BROTLI_QUALITY = 1;
 const SYNC_COMPRESS_MAX_BYTES = 256 * 1024;
 
 // One round trip, no Prisma query engine: this runs once per fetched page.
+// Parameters $1..$9 are #prepare's params, in its order.
+const INSERT_INTO = 'INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at)';
+const ROW_AFTER_LINK = "$2, 'br', $3, $4, $5, $6, $7, $8, $9";
+
 const SAVE_SQL = `
-INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at)
-VALUES ($1::uuid, $2, 'br', $3, $4, $5, $6, $7, $8, $9)
+${INSERT_INTO}
+VALUES ($1::uuid, ${ROW_AFTER_LINK})
 RETURNING id::text AS id`;
 
 // The same insert, and the link marked done, in one statement; the insert only happens when the link exists.
@@ -35,8 +39,8 @@ WITH done AS (
   WHERE id = $1::uuid
   RETURNING id
 ), saved AS (
-  INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at)
-  SELECT done.id, $2, 'br', $3, $4, $5, $6, $7, $8, $9 FROM done
+  ${INSERT_INTO}
+  SELECT done.id, ${ROW_AFTER_LINK} FROM done
   RETURNING id
 )
 SELECT (SELECT id::text FROM saved) AS id`;
