@@ -83,10 +83,10 @@ describe('two worker processes on one domain', () => {
     expect(granted).toHaveLength(8);
     // Grant instants come from Redis TIME, one clock for both processes: the gap is exact.
     expect(Math.min(...gaps(granted))).toBeGreaterThanOrEqual(minDelayMs);
-    // At the server, each gap also carries the two requests' different trip times from grant to arrival;
-    // allow for that jitter but no more (without the gate these gaps are a few ms).
+    // The server saw every request. Its arrival gaps are not asserted: each also carries the two requests' trip
+    // times from grant to arrival, which on a loaded 2-core machine varied by more than 100 ms (a full-suite run saw a
+    // 119 ms gap), so a bound there measured the scheduler, not the gate.
     expect(starts).toHaveLength(8);
-    expect(Math.min(...gaps([...starts].sort((a, b) => a - b)))).toBeGreaterThanOrEqual(minDelayMs - 100);
     expect(results[0]!.denials.delay + results[1]!.denials.delay).toBeGreaterThan(0);
   });
 
