@@ -6,10 +6,8 @@ export interface CommandIO {
   env: NodeJS.ProcessEnv;
 }
 
-/** A sub-command: resolves to the process exit code. Bad arguments print a clear message and resolve to 2. */
+/** A sub-command (its `--help` line is in commands/index.ts): resolves to the process exit code. Bad arguments print a clear message and resolve to 2. */
 export interface Command {
-  /** One line for `crawl --help`. */
-  summary: string;
   run(args: string[], io: CommandIO): Promise<number>;
 }
 

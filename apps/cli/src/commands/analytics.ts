@@ -25,7 +25,6 @@ export function formatImportanceReport(r: ImportanceReport): string {
 }
 
 const command: Command = {
-  summary: "analytics importance: document 000's information gain per heuristic, written to importance_score",
   async run(args, io) {
     let parsed;
     try {

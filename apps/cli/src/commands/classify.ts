@@ -78,7 +78,6 @@ async function readAll(stream: NodeJS.ReadableStream, maxBytes: number): Promise
 }
 
 const command: Command = {
-  summary: 'classify a response body from stdin: validation, heuristics and the probe decision, as JSON',
   async run(args, io) {
     if (args.includes('--help') || args.includes('-h')) {
       io.stdout.write(`${USAGE}\n`);

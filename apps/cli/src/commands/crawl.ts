@@ -10,7 +10,6 @@ import { closeOnSignals } from './run.js';
 const USAGE = 'usage: crawl crawl <file|URL...> [--json] [--learning on|off]  (an existing file is a list of URLs, one per line; "-" is stdin)';
 
 const command: Command = {
-  summary: 'enqueue URLs or files of URLs, crawl until idle, and print what happened to every link (--json for scripts)',
   async run(args, io) {
     let parsed;
     try {

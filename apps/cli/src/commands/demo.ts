@@ -234,7 +234,6 @@ export async function runDemo(io: CommandIO, env: DemoEnv): Promise<DemoSummary>
 }
 
 const command: Command = {
-  summary: 'crawl a small local web twice and show the router learning (no internet needed)',
   async run(args, io) {
     let parsed;
     try {

@@ -14,7 +14,6 @@ export function parseLearningFlag(value: string | undefined): boolean | undefine
 }
 
 const command: Command = {
-  summary: 'add URLs (arguments, --file, or stdin) to the crawl; invalid ones are reported one by one',
   async run(args, io) {
     let parsed;
     try {

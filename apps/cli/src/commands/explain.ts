@@ -72,7 +72,6 @@ export function formatExplanation(e: Explanation): string {
 }
 
 const command: Command = {
-  summary: "show a URL's heuristics, every fetcher's score and the decision the router would take",
   async run(args, io) {
     let parsed;
     try {

@@ -1,19 +1,59 @@
 import type { Command } from '../command.js';
 
+/** One sub-command: its line in `crawl --help`, and its module, imported only when the command runs. */
+export interface CommandEntry {
+  summary: string;
+  load(): Promise<Command>;
+}
+
 /**
- * The `crawl` sub-commands by name. Each lives in its own module under commands/ and is loaded lazily,
- * so `crawl classify` does not pay for Redis, Prisma or Playwright.
+ * The `crawl` sub-commands by name. The summaries live here, not in the command modules, so `crawl --help` imports
+ * none of them: a command module pulls in Prisma, BullMQ, undici or Playwright, which cost about 2 s of start-up.
  */
-export const COMMANDS: Record<string, () => Promise<Command>> = {
-  migrate: async () => (await import('./migrate.js')).default,
-  prune: async () => (await import('./prune.js')).default,
-  classify: async () => (await import('./classify.js')).default,
-  enqueue: async () => (await import('./enqueue.js')).default,
-  run: async () => (await import('./run.js')).default,
-  crawl: async () => (await import('./crawl.js')).default,
-  explain: async () => (await import('./explain.js')).default,
-  demo: async () => (await import('./demo.js')).default,
-  stats: async () => (await import('./stats.js')).default,
-  route: async () => (await import('./route.js')).default,
-  analytics: async () => (await import('./analytics.js')).default,
+export const COMMANDS: Record<string, CommandEntry> = {
+  migrate: {
+    summary: 'apply pending database migrations (prisma/migrations) to DATABASE_URL',
+    load: async () => (await import('./migrate.js')).default,
+  },
+  prune: {
+    // The default is @crawler/db's DEFAULT_RETENTION_DAYS (main.test.ts checks that they agree).
+    summary: 'retention: delete fetch attempts older than N days (default 90) with their heuristics',
+    load: async () => (await import('./prune.js')).default,
+  },
+  classify: {
+    summary: 'classify a response body from stdin: validation, heuristics and the probe decision, as JSON',
+    load: async () => (await import('./classify.js')).default,
+  },
+  enqueue: {
+    summary: 'add URLs (arguments, --file, or stdin) to the crawl; invalid ones are reported one by one',
+    load: async () => (await import('./enqueue.js')).default,
+  },
+  run: {
+    summary: 'run the router and every configured fetcher in this process (--until-idle: exit when the queues are idle)',
+    load: async () => (await import('./run.js')).default,
+  },
+  crawl: {
+    summary: 'enqueue URLs or files of URLs, crawl until idle, and print what happened to every link (--json for scripts)',
+    load: async () => (await import('./crawl.js')).default,
+  },
+  explain: {
+    summary: "show a URL's heuristics, every fetcher's score and the decision the router would take",
+    load: async () => (await import('./explain.js')).default,
+  },
+  demo: {
+    summary: 'crawl a small local web twice and show the router learning (no internet needed)',
+    load: async () => (await import('./demo.js')).default,
+  },
+  stats: {
+    summary: 'success and ban rates by fetcher and domain, queue depths, learned share and learning velocity',
+    load: async () => (await import('./stats.js')).default,
+  },
+  route: {
+    summary: 'the legacy routing table (used when learning mode is off): route set|list|delete',
+    load: async () => (await import('./route.js')).default,
+  },
+  analytics: {
+    summary: "analytics importance: document 000's information gain per heuristic, written to importance_score",
+    load: async () => (await import('./analytics.js')).default,
+  },
 };

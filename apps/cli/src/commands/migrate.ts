@@ -16,7 +16,6 @@ export function databaseUrlFrom(env: NodeJS.ProcessEnv): string {
 }
 
 const command: Command = {
-  summary: 'apply pending database migrations (prisma/migrations) to DATABASE_URL',
   async run(args, io) {
     if (args.length > 0) throw new UsageError(`unexpected arguments: ${args.join(' ')}`);
     const result = await migrate(databaseUrlFrom(io.env));

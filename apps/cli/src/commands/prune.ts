@@ -15,7 +15,6 @@ function parseDays(args: string[]): number {
 }
 
 const command: Command = {
-  summary: `retention: delete fetch attempts older than N days (default ${DEFAULT_RETENTION_DAYS}) with their heuristics`,
   async run(args, io) {
     const olderThanDays = parseDays(args);
     const prisma = createPrismaClient(databaseUrlFrom(io.env));

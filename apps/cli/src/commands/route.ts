@@ -25,7 +25,6 @@ export function validateDomain(raw: string): string {
 }
 
 const command: Command = {
-  summary: 'the legacy routing table (used when learning mode is off): route set|list|delete',
   async run(args, io) {
     let parsed;
     try {

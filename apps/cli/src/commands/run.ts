@@ -20,7 +20,6 @@ export function closeOnSignals(runtime: CrawlerRuntime, onClosed: () => void): (
 }
 
 const command: Command = {
-  summary: 'run the router and every configured fetcher in this process (--until-idle: exit when the queues are idle)',
   async run(args, io) {
     let parsed;
     try {

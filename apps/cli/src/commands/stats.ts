@@ -80,7 +80,6 @@ function positiveInt(name: string, value: string | undefined, def: number): numb
 }
 
 const command: Command = {
-  summary: 'success and ban rates by fetcher and domain, queue depths, learned share and learning velocity',
   async run(args, io) {
     let values;
     try {
