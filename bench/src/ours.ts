@@ -86,7 +86,8 @@ async function readProcStat(pid: number): Promise<ProcStat> {
   }
 }
 
-async function deleteRedisPrefix(redisUrl: string, prefix: string): Promise<void> {
+/** Delete every Redis key under `prefix` (a bench run's queues, politeness and probe keys). */
+export async function deleteRedisPrefix(redisUrl: string, prefix: string): Promise<void> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   try {
     let cursor = '0';

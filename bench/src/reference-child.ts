@@ -1,38 +1,8 @@
 /** Child-process entry: runs one reference crawl and reports what it measured. */
 import { serveRpc } from './child-rpc.js';
-import type { DigestTotals } from './parse-page.js';
-import { crawlWithBullmq } from './ref-bullmq.js';
-import { crawlWithCrawlee } from './ref-crawlee.js';
-import { crawlWithUndici } from './ref-undici.js';
 import type { CrawlMeasurement, CrawlSpec } from './reference-result.js';
-
-type ReferenceName = 'undici' | 'crawlee' | 'bullmq';
-
-async function runReference(name: ReferenceName, spec: CrawlSpec): Promise<DigestTotals> {
-  switch (name) {
-    case 'undici':
-      return crawlWithUndici(spec);
-    case 'crawlee':
-      return crawlWithCrawlee(spec);
-    case 'bullmq':
-      return crawlWithBullmq({ ...spec, prefix: `{crawler-bench-${process.pid}}` });
-  }
-}
+import { measureReference, type ReferenceName } from './reference-run.js';
 
 serveRpc({
-  crawl: async ({ name, spec }: { name: ReferenceName; spec: CrawlSpec }): Promise<CrawlMeasurement> => {
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const totals = await runReference(name, spec);
-    const elapsedMs = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    return {
-      name,
-      ...totals,
-      elapsedMs,
-      cpuMs: (cpu.user + cpu.system) / 1000,
-      // maxRSS is in kilobytes on Linux.
-      peakRssBytes: process.resourceUsage().maxRSS * 1024,
-    };
-  },
+  crawl: ({ name, spec }: { name: ReferenceName; spec: CrawlSpec }): Promise<CrawlMeasurement> => measureReference(name, spec),
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestHtml } from './parse-page.js';
-import { listPageUrls, startSyntheticWeb, type SyntheticWeb } from './synthetic-web.js';
+import { listPageUrls, loopbackHost, startSyntheticWeb, type SyntheticWeb } from './synthetic-web.js';
 
 describe('synthetic web', () => {
   let web: SyntheticWeb;
@@ -55,5 +55,16 @@ describe('synthetic web', () => {
     web.resetCounts();
     expect(web.stats().totalRequests).toBe(0);
     expect(web.requestsFor(web.urls[3]!)).toBe(0);
+  });
+});
+
+describe('loopbackHost', () => {
+  it('counts addresses past the last octet, so hundreds of hosts get distinct loopback addresses', () => {
+    expect(loopbackHost(10)).toBe('127.0.0.10');
+    expect(loopbackHost(255)).toBe('127.0.0.255');
+    expect(loopbackHost(256)).toBe('127.0.1.0');
+    expect(loopbackHost(509)).toBe('127.0.1.253');
+    expect(new Set(Array.from({ length: 500 }, (_, d) => loopbackHost(10 + d))).size).toBe(500);
+    expect(() => loopbackHost(0)).toThrow(RangeError);
   });
 });

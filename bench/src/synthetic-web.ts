@@ -7,8 +7,8 @@ export interface SyntheticWebOptions {
   /** Number of static article pages, spread round-robin over the domains. */
   pages: number;
   /**
-   * Number of domains. Each is its own server on its own loopback address (127.0.0.10, .11, …) so the crawler
-   * sees distinct hosts, as it would on the web.
+   * Number of domains. Each is its own server on its own loopback address (127.0.0.10, .11, …, then 127.0.1.0, …)
+   * so the crawler sees distinct hosts, as it would on the web.
    * @defaultValue 4
    */
   domains?: number;
@@ -18,7 +18,7 @@ export interface SyntheticWebOptions {
   navLinks?: number;
   /** Related-story links per page (about one in four points at another domain). @defaultValue 20 */
   relatedLinks?: number;
-  /** First loopback host octet; domain d listens on 127.0.0.(firstHostOctet + d). @defaultValue 10 */
+  /** Where the addresses start: domain d listens on {@link loopbackHost}(firstHostOctet + d). @defaultValue 10 */
   firstHostOctet?: number;
 }
 
@@ -55,6 +55,12 @@ export interface SyntheticWeb {
 }
 
 const STORY_PREFIX = '/story/';
+
+/** The n-th loopback address counted from 127.0.0.0: 10 → 127.0.0.10, 256 → 127.0.1.0 (all of 127/8 is loopback). */
+export function loopbackHost(n: number): string {
+  if (!Number.isInteger(n) || n < 1 || n >= 1 << 24) throw new RangeError(`loopback host index out of range: ${n}`);
+  return `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+}
 
 /** The absolute URLs of `pages` article pages spread round-robin over `origins`. */
 export function listPageUrls(origins: string[], pages: number): string[] {
@@ -154,7 +160,7 @@ export async function startSyntheticWeb(options: SyntheticWebOptions): Promise<S
 
   const servers: Server[] = [];
   for (let d = 0; d < domains; d++) {
-    const host = `127.0.0.${firstOctet + d}`;
+    const host = loopbackHost(firstOctet + d);
     const server = createServer((req, res) => handle(d, req, res));
     // Crawlers keep connections open between pages; outlast their idle timeouts so reuse is measured, not churn.
     server.keepAliveTimeout = 60_000;

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { formatManyDomainsTable, politenessOffEnv, type ManyDomainsRow } from './many-domains.js';
+
+const row = (label: string, round: number, userMs: number, inProcessMs: number): ManyDomainsRow => ({
+  label, hosts: 50, round, pages: 100, ok: 100, failed: 0, userMs, inProcessMs, cpuMs: 500, pageRequests: 100, otherRequests: 0,
+});
+
+describe('many-domains report', () => {
+  it('takes ratios within a round, then the median over rounds', () => {
+    // Round 2 ran on a machine twice as slow: ratios stay what they were in round 1.
+    const rows = [row('undici', 1, 1000, 800), row('crawlee', 1, 2000, 1600), row('ours', 1, 1600, 1000), row('undici', 2, 2000, 1600), row('crawlee', 2, 4000, 3200), row('ours', 2, 3200, 2000)];
+    const table = formatManyDomainsTable(rows, 50);
+    const ours = table.split('\n').find((l) => l.startsWith('| ours'))!.split('|').map((c) => c.trim());
+    // user-visible pages/s (median of 62.5 and 31.25), × undici 0.63, × crawlee 1.25; in-process × undici 0.80, × crawlee 1.60
+    expect(ours.slice(4, 10)).toEqual(['47', '0.63', '1.25', '75', '0.80', '1.60']);
+    expect(ours[13]).toBe('63, 31');
+  });
+
+  it('turns per-domain politeness and robots off for every contender', () => {
+    expect(politenessOffEnv(32)).toMatchObject({ DOMAIN_MAX_CONCURRENCY: '32', DOMAIN_MIN_DELAY_MS: '0', ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:32' });
+  });
+});

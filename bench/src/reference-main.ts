@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+/**
+ * One reference crawl as a user would run a script: `node bench/dist/reference-main.js <undici|crawlee|bullmq>
+ * <urls-file> [--concurrency N] [--redis-url URL]`. Prints its measurement as one JSON line and exits, so the
+ * many-domains bench can time it from process start to exit, beside `crawl crawl --json urls.txt`.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { measureReference, type ReferenceName } from './reference-run.js';
+
+const NAMES: readonly ReferenceName[] = ['undici', 'crawlee', 'bullmq'];
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { concurrency: { type: 'string', default: '32' }, 'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' } },
+  });
+  const [name, file] = positionals as [ReferenceName | undefined, string | undefined];
+  if (!name || !NAMES.includes(name) || !file) throw new Error(`usage: reference-main.js <${NAMES.join('|')}> <urls-file> [--concurrency N]`);
+  const urls = (await readFile(file, 'utf8')).split('\n').map((l) => l.trim()).filter(Boolean);
+  const measurement = await measureReference(name, { urls, concurrency: Number(values.concurrency), redisUrl: values['redis-url'] });
+  process.stdout.write(`${JSON.stringify(measurement)}\n`);
+}
+
+main().then(
+  // Crawlee and BullMQ may leave timers behind; the measurement is out, so the process ends here like a script's would.
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

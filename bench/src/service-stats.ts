@@ -1,0 +1,122 @@
+/**
+ * What Postgres and Redis spent on a crawl, for the many-domains bench's profile: CPU of process trees read from
+ * /proc, pg_stat_statements of the crawl's database (when the server preloads it), and Redis INFO commandstats.
+ * Redis and the CPU of shared services count everything on the server, so they are exact only on private instances
+ * (the bench's --service-pids and --redis-url point at them).
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { Redis } from 'ioredis';
+
+const TICK_MS = 1000 / 100;
+
+/** utime + stime (+ cutime + cstime of reaped children) of one process, in ms; 0 when it is gone. */
+async function processCpuMs(pid: number, withReaped: boolean): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14-17 of proc(5), counted from the state field (index 0 = field 3).
+    const own = Number(f[11]) + Number(f[12]);
+    return (own + (withReaped ? Number(f[13]) + Number(f[14]) : 0)) * TICK_MS;
+  } catch {
+    return 0;
+  }
+}
+
+async function childrenOf(pid: number): Promise<number[]> {
+  try {
+    const tasks = await readdir(`/proc/${pid}/task`);
+    const lists = await Promise.all(tasks.map((t) => readFile(`/proc/${pid}/task/${t}/children`, 'utf8').catch(() => '')));
+    return lists.flatMap((l) => l.split(' ').filter(Boolean).map(Number));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU of a process tree in ms: the root and every live descendant, each with its reaped children (a Postgres
+ * postmaster reaps the backends that exited, so their CPU is in its cutime).
+ */
+export async function treeCpuMs(root: number): Promise<number> {
+  let total = 0;
+  const stack = [root];
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    total += await processCpuMs(pid, true);
+    stack.push(...(await childrenOf(pid)));
+  }
+  return total;
+}
+
+/** CPU this process's reaped children used (cutime + cstime), in ms: a spawned crawl's CPU, read after it exits. */
+export function reapedChildrenCpuMs(): Promise<number> {
+  return readFile('/proc/self/stat', 'utf8').then((stat) => {
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[13]) + Number(f[14])) * TICK_MS;
+  });
+}
+
+/** Redis commandstats: calls and usec per command. */
+export type CommandStats = Map<string, { calls: number; usec: number }>;
+
+export async function redisCommandStats(redisUrl: string): Promise<CommandStats> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
+  try {
+    await redis.connect();
+    const info = await redis.info('commandstats');
+    const out: CommandStats = new Map();
+    for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) out.set(m[1]!, { calls: Number(m[2]), usec: Number(m[3]) });
+    return out;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Commands called between two snapshots, most calls first. */
+export function diffCommandStats(before: CommandStats, after: CommandStats): { command: string; calls: number; usec: number }[] {
+  const out: { command: string; calls: number; usec: number }[] = [];
+  for (const [command, a] of after) {
+    const b = before.get(command) ?? { calls: 0, usec: 0 };
+    if (a.calls > b.calls) out.push({ command, calls: a.calls - b.calls, usec: a.usec - b.usec });
+  }
+  return out.sort((x, y) => y.calls - x.calls);
+}
+
+/** The slice of a Prisma client the statement profile uses. */
+export interface RawQuery {
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+}
+
+/** Whether pg_stat_statements is loaded on the server and installed in this database (installs it when it can). */
+export async function enableStatements(db: RawQuery): Promise<boolean> {
+  try {
+    await db.$executeRawUnsafe('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await db.$queryRawUnsafe('SELECT pg_stat_statements_reset()');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One statement's share of a crawl. */
+export interface StatementStat {
+  query: string;
+  calls: number;
+  totalMs: number;
+  rows: number;
+}
+
+/** Statements run in the current database since the last reset, most total time first. */
+export async function readStatements(db: RawQuery, limit = 15): Promise<StatementStat[]> {
+  const rows = await db.$queryRawUnsafe<{ query: string; calls: bigint; total: number; rows: bigint }[]>(
+    `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query, calls, total_exec_time AS total, rows
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+      ORDER BY total_exec_time DESC LIMIT ${Number(limit)}`,
+  );
+  return rows.map((r) => ({ query: r.query, calls: Number(r.calls), totalMs: Number(r.total), rows: Number(r.rows) }));
+}
+
+/** Reset the statement counters (all databases: the call takes no database argument on Postgres 15 here). */
+export async function resetStatements(db: RawQuery): Promise<void> {
+  await db.$queryRawUnsafe('SELECT pg_stat_statements_reset()');
+}
