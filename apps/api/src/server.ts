@@ -10,6 +10,7 @@ import type { BullBoardCredentials } from './env.js';
 import { registerLinkRoutes } from './routes/links.js';
 import { registerBullBoard } from './routes/admin.js';
 import { registerOpsRoutes } from './routes/ops.js';
+import { registerPagesRoutes } from './routes/pages.js';
 
 /** Everything the API needs, built by main.ts (or a test) and handed in. */
 export interface ServerDeps {
@@ -33,7 +34,7 @@ export interface ServerDeps {
 
 /**
  * Build the API without listening: tests call `inject()` or `listen({ port: 0 })`, main.ts listens on PORT.
- * Routes: POST /links, GET /links/:id, Bull Board at /admin/queues (basic auth), /metrics, /healthz.
+ * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, Bull Board at /admin/queues (basic auth), /metrics, /healthz.
  */
 export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   const maxBatchSize = deps.maxBatchSize ?? 1_000;
@@ -62,6 +63,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     new Counter({ name: 'crawler_api_links_total', help: 'Links submitted to POST /links, by outcome (accepted or rejected).', labelNames: ['outcome'], registers: [registry] });
 
   registerLinkRoutes(app, { prisma: deps.prisma, links: deps.links, queues: deps.queues, maxBatchSize, linksCounter });
+  registerPagesRoutes(app, { prisma: deps.prisma });
   registerOpsRoutes(app, { redis: deps.redis, prisma: deps.prisma, registry, healthTimeoutMs: deps.healthTimeoutMs });
   await registerBullBoard(app, deps.queueNames.map((n) => deps.queues.queue(n)), deps.bullBoard);
   return app;

@@ -46,7 +46,7 @@ export {
   type FailureAction,
 } from './policy/retry-policy.js';
 export { decideOutcome, type OutcomeInput, type OutcomeDecision, type OutcomeKind } from './policy/decide-outcome.js';
-export { safeResponseHeaders, SAFE_RESPONSE_HEADERS, MAX_SAFE_HEADER_VALUE_LENGTH } from './http/safe-headers.js';
+export { safeResponseHeaders, archivedResponseHeaders, SAFE_RESPONSE_HEADERS, MAX_SAFE_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADERS } from './http/safe-headers.js';
 export type { ResponseSnapshot, ValidationResult, BlockType } from './validation/types.js';
 export { validateResponse, validateResponseDetailed, BLOCK_STATUSES, type ValidateOptions, type ValidationDetail } from './validation/validate-response.js';
 export { extractResponseHeuristics, SERVER_FAMILIES, HIGH_SCRIPT_RATIO } from './validation/response-heuristics.js';

@@ -21,3 +21,4 @@ export { ImportanceAnalytics, type HeuristicGain, type ImportanceOptions } from 
 export { RouteStore, type Route } from './routes/route-store.js';
 export { ContentStore, CONTENT_BROTLI_QUALITY, type ContentInput, type StoredContent } from './content/content-store.js';
 export { sqlOf, type SqlClient } from './sql.js';
+export { iterateContent, countContent, type ContentExportFilter, type IterateContentOptions, type ExportedPage } from './content/content-export.js';

@@ -43,6 +43,8 @@ export interface ContentRecord {
   httpStatus: number;
   finalUrl: string;
   fetcher: string;
+  /** Response headers as fetched; the store keeps them without cookies. */
+  headers?: Record<string, string>;
 }
 
 /** One fetcher, as the workers use it. */

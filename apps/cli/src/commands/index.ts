@@ -56,4 +56,12 @@ export const COMMANDS: Record<string, CommandEntry> = {
     summary: "analytics importance: document 000's information gain per heuristic, written to importance_score",
     load: async () => (await import('./analytics.js')).default,
   },
+  content: {
+    summary: 'print the stored page of a link (by id or URL): as fetched, as readable text, or as Markdown',
+    load: async () => (await import('./content.js')).default,
+  },
+  export: {
+    summary: 'stream stored pages as JSON Lines or WARC 1.1 (gzip per record), filtered by time, link status and domain',
+    load: async () => (await import('./export.js')).default,
+  },
 };

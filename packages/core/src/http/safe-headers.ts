@@ -25,3 +25,30 @@ export function safeResponseHeaders(headers: Record<string, string>): Record<str
   }
   return out;
 }
+
+/** Headers never archived with a page: they carry the crawler's session with the site, not the page. */
+const UNARCHIVED_HEADERS: ReadonlySet<string> = new Set(['set-cookie', 'set-cookie2']);
+
+/** Longest header value archived with a page; longer ones are cut (a header block is not where pages keep data). */
+export const MAX_ARCHIVED_HEADER_VALUE_LENGTH = 8_192;
+
+/** Most headers archived with a page. */
+export const MAX_ARCHIVED_HEADERS = 100;
+
+/**
+ * The response headers stored with a page (fetched_content.response_headers), so an export can replay the response
+ * as fetched: every header but cookies, names lower-cased, values cut to MAX_ARCHIVED_HEADER_VALUE_LENGTH, at most
+ * MAX_ARCHIVED_HEADERS of them. CR and LF are removed: a value must not be able to forge a header line on replay.
+ */
+export function archivedResponseHeaders(headers: Record<string, string> | null | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  let n = 0;
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const key = name.toLowerCase().trim();
+    if (UNARCHIVED_HEADERS.has(key) || typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(key)) continue;
+    if (++n > MAX_ARCHIVED_HEADERS) break;
+    const clean = value.replace(/[\r\n]+/g, ' ');
+    out[key] = clean.length > MAX_ARCHIVED_HEADER_VALUE_LENGTH ? clean.slice(0, MAX_ARCHIVED_HEADER_VALUE_LENGTH) : clean;
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, brotliDecompress, constants as zlib, gunzip } from 'node:zlib';
-import { canonicalFetcherName, NonRetryableError, systemClock, type Clock } from '@crawler/core';
+import { archivedResponseHeaders, canonicalFetcherName, NonRetryableError, systemClock, type Clock } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
@@ -22,9 +22,9 @@ export const CONTENT_BROTLI_QUALITY = 1;
 const SYNC_COMPRESS_MAX_BYTES = 256 * 1024;
 
 // One round trip, no Prisma query engine: this runs once per fetched page.
-// Parameters $1..$9 are #prepare's params, in its order.
-const INSERT_INTO = 'INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at)';
-const ROW_AFTER_LINK = "$2, 'br', $3, $4, $5, $6, $7, $8, $9";
+// Parameters $1..$10 are #prepare's params, in its order.
+const INSERT_INTO = 'INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers)';
+const ROW_AFTER_LINK = "$2, 'br', $3, $4, $5, $6, $7, $8, $9, $10::jsonb";
 
 const SAVE_SQL = `
 ${INSERT_INTO}
@@ -35,7 +35,7 @@ RETURNING id::text AS id`;
 const SAVE_AND_COMPLETE_SQL = `
 WITH done AS (
   UPDATE links SET status = 'done', risk_level = 0, paused_until = NULL, fetcher = $8, last_error_type = NULL, last_error = NULL,
-    attempt_count = attempt_count + $10::int, last_attempt_at = coalesce($11::timestamptz, last_attempt_at), updated_at = now()
+    attempt_count = attempt_count + $11::int, last_attempt_at = coalesce($12::timestamptz, last_attempt_at), updated_at = now()
   WHERE id = $1::uuid
   RETURNING id
 ), saved AS (
@@ -54,6 +54,8 @@ export interface ContentInput {
   httpStatus: number;
   finalUrl: string;
   fetcher: string;
+  /** Response headers as fetched (lower-case names); stored through archivedResponseHeaders, so never cookies. */
+  headers?: Record<string, string> | null;
 }
 
 /** A stored page, body decompressed. */
@@ -72,6 +74,8 @@ export interface StoredContent {
   storedBytes: number;
   fetcher: string;
   fetchedAt: Date;
+  /** Response headers as fetched (cookies excepted); null for pages stored before headers were kept. */
+  headers: Record<string, string> | null;
 }
 
 /** Fetched pages (fetched_content): one row per successful fetch, brotli-compressed. */
@@ -114,11 +118,12 @@ export class ContentStore {
     const fetcher = canonicalFetcherName(input.fetcher);
     const fetchedAt = this.#clock.now();
     const contentType = input.contentType ?? null;
+    const headers = input.headers ? archivedResponseHeaders(input.headers) : null;
     return {
-      params: [input.linkId, compressed, contentType, input.httpStatus, input.finalUrl, sha256, input.body.byteLength, fetcher, fetchedAt],
+      params: [input.linkId, compressed, contentType, input.httpStatus, input.finalUrl, sha256, input.body.byteLength, fetcher, fetchedAt, headers ? JSON.stringify(headers) : null],
       result: {
         linkId: input.linkId, contentType, httpStatus: input.httpStatus, finalUrl: input.finalUrl, sha256,
-        sizeBytes: input.body.byteLength, storedBytes: compressed.byteLength, fetcher, fetchedAt,
+        sizeBytes: input.body.byteLength, storedBytes: compressed.byteLength, fetcher, fetchedAt, headers,
       },
     };
   }
@@ -140,7 +145,7 @@ export class ContentStore {
 
 async function decode(row: {
   id: bigint; linkId: string; body: Uint8Array; encoding: string; contentType: string | null; httpStatus: number;
-  finalUrl: string; sha256: string; sizeBytes: number; fetcher: string; fetchedAt: Date;
+  finalUrl: string; sha256: string; sizeBytes: number; fetcher: string; fetchedAt: Date; responseHeaders?: unknown;
 }): Promise<StoredContent> {
   const stored = row.body;
   let body: Uint8Array;
@@ -151,5 +156,6 @@ async function decode(row: {
     id: row.id, linkId: row.linkId, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
     contentType: row.contentType, httpStatus: row.httpStatus, finalUrl: row.finalUrl, sha256: row.sha256,
     sizeBytes: row.sizeBytes, storedBytes: stored.byteLength, fetcher: row.fetcher, fetchedAt: row.fetchedAt,
+    headers: (row.responseHeaders as Record<string, string> | null | undefined) ?? null,
   };
 }

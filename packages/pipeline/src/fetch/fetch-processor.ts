@@ -198,7 +198,7 @@ export function createFetchProcessor(deps: FetchDeps) {
       switch (decision.kind) {
         case 'success': {
           const res = attempt.response!;
-          const page = { linkId: link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher: fetcherName };
+          const page = { linkId: link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher: fetcherName, headers: res.headers };
           try {
             if (deps.content.saveAndComplete) {
               // The page and the link's new state in one statement (once per page: the hot path).

@@ -1,0 +1,128 @@
+/** GET /links/:id/content and GET /export against a real Postgres: pages stored by the store, read back by HTTP. */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { ContentStore } from '@crawler/db';
+import { PrismaLinkRepo } from '@crawler/pipeline';
+import { registerPagesRoutes } from './pages.js';
+
+let db: TestDatabase;
+let app: FastifyInstance;
+let store: ContentStore;
+let links: PrismaLinkRepo;
+
+beforeAll(async () => {
+  db = await createTestDatabase('api_pages');
+  store = new ContentStore({ prisma: db.prisma });
+  links = new PrismaLinkRepo(db.prisma);
+  app = Fastify();
+  registerPagesRoutes(app, { prisma: db.prisma });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await db?.drop();
+});
+
+async function storePage(url: string, body: Uint8Array, headers: Record<string, string>, contentType: string | null): Promise<string> {
+  const [link] = await links.upsertMany([{ url, initialUrl: url, domain: new URL(url).hostname }]);
+  await store.saveAndComplete({ linkId: link!.id, body, contentType, httpStatus: 200, finalUrl: url, fetcher: 'simple_http', headers }, { attemptsMade: 1 });
+  return link!.id;
+}
+
+const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+// A minimal but well-formed PDF, with binary bytes after the header as real PDFs have.
+const PDF = Buffer.concat([
+  Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1'),
+  Buffer.from('1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n'),
+  Buffer.from([0x00, 0xff, 0x80, 0x81, 0x0d, 0x0a]),
+]);
+// windows-1252: é, à, ü and € (0x80) are single bytes that are not valid UTF-8.
+const LATIN = Buffer.from('<html><head><title>Caf\xe9</title></head><body><h1>D\xe9j\xe0 vu \xe0 Z\xfcrich</h1><p>Prix : 100 \x80</p></body></html>', 'latin1');
+const HTML = Buffer.from('<!doctype html><html><head><title>Hello</title></head><body><h1>Hello</h1><p>A <a href="/next">link</a>.</p></body></html>');
+
+describe('GET /links/:id/content', () => {
+  it.each([
+    ['an HTML page', 'https://pages.example/index.html', HTML, 'text/html; charset=utf-8', 'text/html'],
+    ['a PDF', 'https://pages.example/report.pdf', PDF, 'application/pdf', 'application/pdf'],
+    ['a windows-1252 page', 'https://pages.example/latin', LATIN, 'text/html; charset=windows-1252', 'text/html'],
+  ])('answers %s byte for byte, with the content type it was fetched with', async (_what, url, body, header, mime) => {
+    const id = await storePage(url, body, { 'content-type': header, server: 'test', 'content-encoding': 'gzip', 'set-cookie': 'sid=secret' }, mime);
+    const res = await app.inject({ method: 'GET', url: `/links/${id}/content` });
+    expect(res.statusCode).toBe(200);
+    expect(Buffer.compare(res.rawPayload, body)).toBe(0);
+    expect(res.headers['content-type']).toBe(header);
+    expect(res.headers['etag']).toBe(`"${sha(body)}"`);
+    expect(res.headers['content-length']).toBe(String(body.byteLength));
+    // The body is stored decoded: the wire's content-encoding must not be replayed.
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.headers['content-security-policy']).toContain('sandbox');
+    const again = await app.inject({ method: 'GET', url: `/links/${id}/content`, headers: { 'if-none-match': `"${sha(body)}"` } });
+    expect(again.statusCode).toBe(304);
+    // Cookies the site set for the crawler are never stored.
+    const [row] = await db.prisma.$queryRawUnsafe<Array<{ h: Record<string, string> }>>('SELECT response_headers AS h FROM fetched_content WHERE link = $1::uuid', id);
+    expect(row!.h).toEqual({ 'content-type': header, server: 'test', 'content-encoding': 'gzip' });
+  });
+
+  it('converts to text and Markdown, decoding the page charset', async () => {
+    const id = await storePage('https://pages.example/latin2', LATIN, { 'content-type': 'text/html; charset=windows-1252' }, 'text/html');
+    const text = await app.inject({ method: 'GET', url: `/links/${id}/content?format=text` });
+    expect(text.statusCode).toBe(200);
+    expect(text.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(text.body).toContain('Déjà vu à Zürich');
+    expect(text.body).toContain('100 €');
+    const md = await app.inject({ method: 'GET', url: `/links/${id}/content?format=markdown` });
+    expect(md.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    expect(md.body).toMatch(/^# /m);
+    expect(md.headers['etag']).toBe(`"${sha(Buffer.from(md.body))}"`);
+  });
+
+  it('keeps links absolute in Markdown', async () => {
+    const id = await storePage('https://pages.example/dir/hello', HTML, { 'content-type': 'text/html' }, 'text/html');
+    const md = await app.inject({ method: 'GET', url: `/links/${id}/content?format=markdown` });
+    expect(md.body).toContain('[link](https://pages.example/next)');
+  });
+
+  it('answers 404 JSON for a link without a page, 400 for a bad id or format, 415 for a PDF as Markdown', async () => {
+    const [link] = await links.upsertMany([{ url: 'https://pages.example/never', initialUrl: 'https://pages.example/never', domain: 'pages.example' }]);
+    const none = await app.inject({ method: 'GET', url: `/links/${link!.id}/content` });
+    expect(none.statusCode).toBe(404);
+    expect(none.json()).toMatchObject({ error: 'no_content' });
+    const unknown = await app.inject({ method: 'GET', url: '/links/00000000-0000-4000-8000-000000000000/content' });
+    expect(unknown.statusCode).toBe(404);
+    expect((await app.inject({ method: 'GET', url: '/links/nope/content' })).statusCode).toBe(400);
+    const pdfId = await storePage('https://pages.example/other.pdf', PDF, { 'content-type': 'application/pdf' }, 'application/pdf');
+    expect((await app.inject({ method: 'GET', url: `/links/${pdfId}/content?format=docx` })).statusCode).toBe(400);
+    const md = await app.inject({ method: 'GET', url: `/links/${pdfId}/content?format=markdown` });
+    expect(md.statusCode).toBe(415);
+    expect(md.json()).toMatchObject({ error: 'unsupported_format' });
+  });
+});
+
+describe('GET /export', () => {
+  it('streams every stored page as JSON Lines, bodies lossless', async () => {
+    const res = await app.inject({ method: 'GET', url: '/export?format=jsonl&domain=pages.example' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('application/x-ndjson');
+    const lines = res.body.trim().split('\n').map((l) => JSON.parse(l) as { url: string; sha256: string; bodyEncoding: string; body: string });
+    expect(lines.length).toBeGreaterThanOrEqual(6);
+    for (const l of lines) {
+      const bytes = l.bodyEncoding === 'base64' ? Buffer.from(l.body, 'base64') : Buffer.from(l.body, 'utf8');
+      expect(sha(bytes)).toBe(l.sha256);
+    }
+    expect(lines.find((l) => l.url.endsWith('/report.pdf'))!.bodyEncoding).toBe('base64');
+    expect(lines.find((l) => l.url.endsWith('/index.html'))!.bodyEncoding).toBe('utf8');
+  });
+
+  it('filters, and refuses bad filters', async () => {
+    const none = await app.inject({ method: 'GET', url: '/export?format=jsonl&since=2999-01-01T00:00:00Z' });
+    expect(none.statusCode).toBe(200);
+    expect(none.body).toBe('');
+    const other = await app.inject({ method: 'GET', url: '/export?domain=elsewhere.example' });
+    expect(other.body).toBe('');
+    expect((await app.inject({ method: 'GET', url: '/export?format=zip' })).statusCode).toBe(400);
+    expect((await app.inject({ method: 'GET', url: '/export?since=yesterday' })).statusCode).toBe(400);
+  });
+});

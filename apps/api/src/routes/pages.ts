@@ -1,0 +1,68 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { PrismaClient } from '@crawler/db';
+import { CONTENT_FORMATS, EXPORT_FORMATS, UnsupportedFormatError, exportContentType, exportPages, readContent } from '@crawler/export';
+
+/** What the pages routes need. */
+export interface PagesRouteDeps {
+  prisma: PrismaClient;
+}
+
+const LinkId = z.uuid();
+const ContentQuery = z.object({ format: z.enum(CONTENT_FORMATS).default('raw') }).strict();
+const ExportQuery = z
+  .object({
+    format: z.enum(EXPORT_FORMATS).default('jsonl'),
+    since: z.iso.datetime({ offset: true }).optional(),
+    status: z.enum(['queued', 'routing', 'fetching', 'paused', 'done', 'failed']).optional(),
+    domain: z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+$/, 'expected a domain name').optional(),
+  })
+  .strict();
+
+function queryError(issues: z.core.$ZodIssue[]) {
+  return { error: 'invalid_query', message: issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ') };
+}
+
+/** GET /links/:id/content (the stored page, raw or converted) and GET /export (every stored page, streamed). */
+export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps): void {
+  app.get<{ Params: { id: string } }>('/links/:id/content', async (req, reply) => {
+    const id = LinkId.safeParse(req.params.id);
+    if (!id.success) return reply.code(400).send({ error: 'invalid_id', message: `link ids are UUIDs (got ${JSON.stringify(req.params.id)})` });
+    const query = ContentQuery.safeParse(req.query);
+    if (!query.success) return reply.code(400).send(queryError(query.error.issues));
+    let content;
+    try {
+      content = await readContent(deps.prisma, id.data, query.data.format);
+    } catch (err) {
+      if (err instanceof UnsupportedFormatError) return reply.code(415).send({ error: err.code, message: err.message });
+      throw err;
+    }
+    if (!content) return reply.code(404).send({ error: 'no_content', message: `no stored page for link ${id.data} (unknown link, or not fetched yet)` });
+    if (req.headers['if-none-match'] === content.etag) return reply.code(304).header('etag', content.etag).send();
+    return reply
+      .header('content-type', content.contentType)
+      .header('etag', content.etag)
+      .header('content-length', content.body.byteLength)
+      .header('x-crawler-final-url', encodeURI(content.page.finalUrl))
+      .header('x-crawler-fetched-at', content.page.fetchedAt.toISOString())
+      .header('x-crawler-fetcher', content.page.fetcher)
+      // A stored page is someone else's HTML: never let a browser run it in the API's origin.
+      .header('content-security-policy', "sandbox; default-src 'none'")
+      .header('x-content-type-options', 'nosniff')
+      .send(Buffer.from(content.body.buffer, content.body.byteOffset, content.body.byteLength));
+  });
+
+  app.get('/export', async (req, reply) => {
+    const query = ExportQuery.safeParse(req.query);
+    if (!query.success) return reply.code(400).send(queryError(query.error.issues));
+    const { format, since, status, domain } = query.data;
+    const stream = Readable.from(exportPages(deps.prisma, { format, since: since ? new Date(since) : null, linkStatus: status ?? null, domain: domain ?? null }), { objectMode: false });
+    stream.on('error', (err) => req.log.error({ err }, 'export stream failed'));
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    return reply
+      .header('content-type', exportContentType(format))
+      .header('content-disposition', `attachment; filename="crawler-export-${stamp}.${format === 'warc' ? 'warc.gz' : 'jsonl'}"`)
+      .send(stream);
+  });
+}

@@ -1,0 +1,59 @@
+import { parseArgs } from 'node:util';
+import { normalizeUrl } from '@crawler/core';
+import { createPrismaClient } from '@crawler/db';
+import { CONTENT_FORMATS, UnsupportedFormatError, readContent, type ContentFormat } from '@crawler/export';
+import { UsageError, type Command } from '../command.js';
+import { databaseUrlFrom } from './migrate.js';
+
+const USAGE = 'usage: crawl content <link-id|url> [--format raw|text|markdown]';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const command: Command = {
+  async run(args, io) {
+    let parsed;
+    try {
+      parsed = parseArgs({ args, allowPositionals: true, options: { format: { type: 'string', default: 'raw' } } });
+    } catch (err) {
+      throw new UsageError(`${(err as Error).message} (${USAGE})`);
+    }
+    const [target, ...rest] = parsed.positionals;
+    if (!target || rest.length > 0) throw new UsageError(USAGE);
+    const format = parsed.values.format as ContentFormat;
+    if (!CONTENT_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${CONTENT_FORMATS.join(', ')} (got ${JSON.stringify(format)})`);
+    let linkUrl: string | null = null;
+    if (!UUID.test(target)) {
+      try {
+        linkUrl = normalizeUrl(target);
+      } catch (err) {
+        throw new UsageError(`${JSON.stringify(target)} is neither a link id nor a URL: ${(err as Error).message}`);
+      }
+    }
+    const prisma = createPrismaClient(databaseUrlFrom(io.env), { maxConnections: 2 });
+    try {
+      const linkId = linkUrl === null ? target.toLowerCase() : (await prisma.link.findUnique({ where: { url: linkUrl }, select: { id: true } }))?.id;
+      if (!linkId) {
+        io.stderr.write(`no link for ${linkUrl}\n`);
+        return 1;
+      }
+      const content = await readContent(prisma, linkId, format);
+      if (!content) {
+        io.stderr.write(`no stored page for link ${linkId} (unknown link, or not fetched yet)\n`);
+        return 1;
+      }
+      const out = Buffer.from(content.body.buffer, content.body.byteOffset, content.body.byteLength);
+      await new Promise<void>((resolve, reject) => io.stdout.write(out, (err) => (err ? reject(err) : resolve())));
+      if (format !== 'raw' && !out.subarray(-1).equals(Buffer.from('\n'))) io.stdout.write('\n');
+      return 0;
+    } catch (err) {
+      if (err instanceof UnsupportedFormatError) {
+        io.stderr.write(`${err.message}\n`);
+        return 1;
+      }
+      throw err;
+    } finally {
+      await prisma.$disconnect();
+    }
+  },
+};
+
+export default command;

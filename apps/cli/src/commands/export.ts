@@ -1,0 +1,91 @@
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import { countContent, createPrismaClient } from '@crawler/db';
+import { EXPORT_FORMATS, exportPages, type ExportFormat } from '@crawler/export';
+import { UsageError, type Command } from '../command.js';
+import { databaseUrlFrom } from './migrate.js';
+
+const USAGE = 'usage: crawl export --format jsonl|warc [--since ISO-TIME] [--status done] [--domain D] [--out FILE]';
+const STATUSES = ['queued', 'routing', 'fetching', 'paused', 'done', 'failed'];
+
+/** Parsed `crawl export` arguments. */
+export interface ExportArgs {
+  format: ExportFormat;
+  since: Date | null;
+  status: string | null;
+  domain: string | null;
+  out: string | null;
+}
+
+export function parseExportArgs(args: string[]): ExportArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: { format: { type: 'string' }, since: { type: 'string' }, status: { type: 'string' }, domain: { type: 'string' }, out: { type: 'string', short: 'o' } },
+    });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message} (${USAGE})`);
+  }
+  const v = parsed.values;
+  const format = (v.format ?? 'jsonl') as ExportFormat;
+  if (!EXPORT_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(', ')} (got ${JSON.stringify(v.format)})`);
+  let since: Date | null = null;
+  if (v.since !== undefined) {
+    since = new Date(v.since);
+    if (Number.isNaN(since.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(v.since)) throw new UsageError(`--since must be an ISO time such as 2026-11-23T10:00:00Z (got ${JSON.stringify(v.since)})`);
+  }
+  if (v.status !== undefined && !STATUSES.includes(v.status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')} (got ${JSON.stringify(v.status)})`);
+  const domain = v.domain?.trim().toLowerCase() ?? null;
+  if (domain !== null && !/^[a-z0-9.-]+$/.test(domain)) throw new UsageError(`--domain must be a domain name (got ${JSON.stringify(v.domain)})`);
+  return { format, since, status: v.status ?? null, domain, out: v.out ?? null };
+}
+
+const command: Command = {
+  async run(args, io) {
+    const opts = parseExportArgs(args);
+    const prisma = createPrismaClient(databaseUrlFrom(io.env), { maxConnections: 2 });
+    const stderr = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
+    // The bar goes to stderr, so it can sit beside an export written to stdout.
+    const bar = stderr.isTTY ? new cliProgress.SingleBar({ format: 'exporting [{bar}] {value}/{total} pages', stream: stderr as never }, cliProgress.Presets.shades_classic) : null;
+    const filter = { since: opts.since, linkStatus: opts.status, domain: opts.domain };
+    // Written to a temporary name and renamed at the end: a failed export never leaves a truncated file that looks whole.
+    const partial = opts.out ? `${opts.out}.partial` : null;
+    let pages = 0;
+    try {
+      bar?.start(await countContent(prisma, filter), 0);
+      const source = Readable.from(
+        exportPages(prisma, {
+          ...filter,
+          format: opts.format,
+          warcInfo: opts.out ? { filename: opts.out.split('/').pop() } : {},
+          onPage: () => {
+            pages += 1;
+            bar?.increment();
+          },
+        }),
+      );
+      if (partial) {
+        await pipeline(source, createWriteStream(partial));
+        await rename(partial, opts.out!);
+      } else {
+        await pipeline(source, io.stdout, { end: false });
+      }
+      bar?.stop();
+      if (opts.out) io.stderr.write(`exported ${pages} pages to ${opts.out}\n`);
+      return 0;
+    } catch (err) {
+      bar?.stop();
+      if (partial) await rm(partial, { force: true });
+      throw err;
+    } finally {
+      await prisma.$disconnect();
+    }
+  },
+};
+
+export default command;

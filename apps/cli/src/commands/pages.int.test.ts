@@ -1,0 +1,96 @@
+/** `crawl content` and `crawl export` against a real Postgres. */
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContentStore } from '@crawler/db';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { PrismaLinkRepo } from '@crawler/pipeline';
+import { UsageError, type CommandIO } from '../command.js';
+import content from './content.js';
+import exportCommand from './export.js';
+
+let db: TestDatabase;
+let dir: string;
+let linkId: string;
+const LATIN = Buffer.from('<html><head><title>Caf\xe9</title></head><body><h1>Caf\xe9 cr\xe8me</h1><p>Un <a href="/menu">menu</a> \x80</p></body></html>', 'latin1');
+
+beforeAll(async () => {
+  db = await createTestDatabase('cli_pages');
+  dir = await mkdtemp(join(tmpdir(), 'crawl-export-'));
+  const [link] = await new PrismaLinkRepo(db.prisma).upsertMany([{ url: 'https://cafe.example/', initialUrl: 'https://cafe.example/', domain: 'cafe.example' }]);
+  linkId = link!.id;
+  await new ContentStore({ prisma: db.prisma }).saveAndComplete({
+    linkId, body: LATIN, contentType: 'text/html', httpStatus: 200, finalUrl: 'https://cafe.example/', fetcher: 'simple_http', headers: { 'content-type': 'text/html; charset=windows-1252' },
+  });
+});
+
+afterAll(async () => {
+  await db?.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function run(cmd: typeof content, args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out: Buffer[] = [];
+  let err = '';
+  stdout.on('data', (c: Buffer) => out.push(c));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const io: CommandIO = { stdin: new PassThrough(), stdout, stderr, env: { DATABASE_URL: db.url } };
+  const code = await cmd.run(args, io);
+  return { code, stdout: Buffer.concat(out), stderr: err };
+}
+
+describe('crawl content', () => {
+  it('prints the page as fetched, by id or by URL', async () => {
+    const byId = await run(content, [linkId]);
+    expect(byId.code).toBe(0);
+    expect(Buffer.compare(byId.stdout, LATIN)).toBe(0);
+    // The URL is normalized the way links are: another spelling of the same page finds it.
+    const byUrl = await run(content, ['HTTPS://Cafe.Example:443/#top']);
+    expect(Buffer.compare(byUrl.stdout, LATIN)).toBe(0);
+  });
+
+  it('prints Markdown and text, decoded from the page charset', async () => {
+    const md = await run(content, [linkId, '--format', 'markdown']);
+    expect(md.stdout.toString()).toContain('# Café crème');
+    expect(md.stdout.toString()).toContain('[menu](https://cafe.example/menu)');
+    expect((await run(content, [linkId, '--format=text'])).stdout.toString()).toContain('Un menu €');
+  });
+
+  it('says when there is nothing, and refuses bad arguments', async () => {
+    const none = await run(content, ['https://cafe.example/other']);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no link');
+    await expect(run(content, [linkId, '--format', 'pdf'])).rejects.toThrow(UsageError);
+    await expect(run(content, [])).rejects.toThrow(UsageError);
+  });
+});
+
+describe('crawl export', () => {
+  it('writes JSONL to stdout and WARC to a file', async () => {
+    const jsonl = await run(exportCommand, ['--format', 'jsonl', '--status', 'done']);
+    expect(jsonl.code).toBe(0);
+    const [line, ...rest] = jsonl.stdout.toString().trim().split('\n');
+    expect(rest).toHaveLength(0);
+    const obj = JSON.parse(line!) as { url: string; bodyEncoding: string; body: string; contentType: string };
+    expect(obj).toMatchObject({ url: 'https://cafe.example/', bodyEncoding: 'base64', contentType: 'text/html; charset=windows-1252' });
+    expect(Buffer.compare(Buffer.from(obj.body, 'base64'), LATIN)).toBe(0);
+
+    const out = join(dir, 'pages.warc.gz');
+    const warc = await run(exportCommand, ['--format', 'warc', '--domain', 'cafe.example', '--out', out]);
+    expect(warc.code).toBe(0);
+    expect(warc.stderr).toContain('exported 1 pages');
+    const bytes = await readFile(out);
+    expect(bytes.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+    await expect(stat(`${out}.partial`)).rejects.toThrow();
+  });
+
+  it('refuses bad filters', async () => {
+    await expect(run(exportCommand, ['--format', 'csv'])).rejects.toThrow(UsageError);
+    await expect(run(exportCommand, ['--since', 'last week'])).rejects.toThrow(UsageError);
+    await expect(run(exportCommand, ['--status', 'finished'])).rejects.toThrow(UsageError);
+  });
+});

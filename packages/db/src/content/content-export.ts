@@ -1,0 +1,126 @@
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip } from 'node:zlib';
+import type { PrismaClient } from '../client.js';
+import { withDbErrors } from '../errors.js';
+import { sqlOf } from '../sql.js';
+
+const decompressBr = promisify(brotliDecompress);
+const decompressGzip = promisify(gunzip);
+
+/** Which stored pages an export reads. */
+export interface ContentExportFilter {
+  /** Pages fetched at or after this instant. */
+  since?: Date | null;
+  /** Only pages whose link is in this status (`done` for pages still current). */
+  linkStatus?: string | null;
+  /** Only pages of this domain or its subdomains. */
+  domain?: string | null;
+}
+
+/** Options for {@link iterateContent}. */
+export interface IterateContentOptions extends ContentExportFilter {
+  /** Page ids read per keyset step (ids and sizes only, no bodies). @defaultValue 1000 */
+  pageSize?: number;
+  /** Compressed bytes of bodies fetched per round trip; a bigger page still comes alone. @defaultValue 8 MiB */
+  maxBatchBytes?: number;
+}
+
+/** One stored page with its link, body decompressed. */
+export interface ExportedPage {
+  id: bigint;
+  linkId: string;
+  /** The link's normalized URL. */
+  url: string;
+  linkStatus: string;
+  finalUrl: string;
+  httpStatus: number;
+  /** Stored MIME type (no parameters). */
+  contentType: string | null;
+  /** Response headers as fetched, cookies excepted; null for pages stored before headers were kept. */
+  headers: Record<string, string> | null;
+  fetcher: string;
+  fetchedAt: Date;
+  /** sha256 hex of the body. */
+  sha256: string;
+  sizeBytes: number;
+  body: Uint8Array;
+}
+
+// Ids and sizes only: the keyset step never drags bodies along, so a step costs the same whatever the pages weigh.
+const IDS_SQL = `
+SELECT c.id::text AS id, octet_length(c.body) AS stored
+FROM fetched_content c JOIN links l ON l.id = c.link
+WHERE c.id > $1::bigint
+  AND ($2::timestamptz IS NULL OR c.fetched_at >= $2::timestamptz)
+  AND ($3::text IS NULL OR l.status = $3::text)
+  AND ($4::text IS NULL OR l.domain = $4::text OR l.domain LIKE '%.' || $4::text)
+ORDER BY c.id
+LIMIT $5::int`;
+
+const ROWS_SQL = `
+SELECT c.id::text AS id, c.link::text AS "linkId", l.url, l.status AS "linkStatus", c.final_url AS "finalUrl",
+  c.http_status AS "httpStatus", c.content_type AS "contentType", c.response_headers AS headers, c.fetcher,
+  c.fetched_at AS "fetchedAt", c.sha256, c.size_bytes AS "sizeBytes", c.encoding, c.body
+FROM fetched_content c JOIN links l ON l.id = c.link
+WHERE c.id = ANY($1::bigint[])
+ORDER BY c.id`;
+
+const COUNT_SQL = `
+SELECT count(*)::int AS n
+FROM fetched_content c JOIN links l ON l.id = c.link
+WHERE ($1::timestamptz IS NULL OR c.fetched_at >= $1::timestamptz)
+  AND ($2::text IS NULL OR l.status = $2::text)
+  AND ($3::text IS NULL OR l.domain = $3::text OR l.domain LIKE '%.' || $3::text)`;
+
+interface Row extends Omit<ExportedPage, 'id' | 'body'> {
+  id: string;
+  encoding: string;
+  body: Buffer;
+}
+
+async function decode(row: Row): Promise<ExportedPage> {
+  const { encoding, body: stored, id, ...rest } = row;
+  const body = encoding === 'br' ? await decompressBr(stored) : encoding === 'gzip' ? await decompressGzip(stored) : stored;
+  return { ...rest, id: BigInt(id), body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
+}
+
+/** How many stored pages match `filter` (the export's progress total). */
+export async function countContent(prisma: PrismaClient, filter: ContentExportFilter = {}): Promise<number> {
+  const [row] = await withDbErrors('count content', () =>
+    sqlOf(prisma).query<{ n: number }>(COUNT_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null]),
+  );
+  return row?.n ?? 0;
+}
+
+/**
+ * Every stored page matching the filter, in id order, in constant memory: keyset pagination over fetched_content's
+ * primary key (never an offset, never the whole table), bodies fetched in batches of at most `maxBatchBytes`
+ * compressed and handed out one page at a time. Pages stored while it runs are included when their id is still
+ * ahead of the cursor.
+ */
+export async function* iterateContent(prisma: PrismaClient, options: IterateContentOptions = {}): AsyncGenerator<ExportedPage> {
+  const sql = sqlOf(prisma);
+  const pageSize = options.pageSize ?? 1_000;
+  const maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
+  let after = '0';
+  for (;;) {
+    const ids = await withDbErrors('export content ids', () =>
+      sql.query<{ id: string; stored: number }>(IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize]),
+    );
+    if (ids.length === 0) return;
+    let i = 0;
+    while (i < ids.length) {
+      const batch: string[] = [];
+      let bytes = 0;
+      while (i < ids.length && (batch.length === 0 || bytes + ids[i]!.stored <= maxBatchBytes)) {
+        bytes += ids[i]!.stored;
+        batch.push(ids[i++]!.id);
+      }
+      const rows = await withDbErrors('export content', () => sql.query<Row>(ROWS_SQL, [batch]));
+      // A page deleted between the two reads is simply not exported.
+      for (const row of rows) yield await decode(row);
+    }
+    after = ids[ids.length - 1]!.id;
+    if (ids.length < pageSize) return;
+  }
+}

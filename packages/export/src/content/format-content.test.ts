@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { ARTICLE_HTML } from '../__fixtures__/article.js';
+import { UnsupportedFormatError, formatAsMarkdown, formatAsText } from './format-content.js';
+
+const page = (html: string | Uint8Array, contentType: string | null = 'text/html; charset=utf-8') => ({
+  body: typeof html === 'string' ? new TextEncoder().encode(html) : html,
+  contentType,
+  finalUrl: 'https://news.example.com/2026/tides',
+});
+
+describe('formatAsMarkdown', () => {
+  const md = formatAsMarkdown(page(ARTICLE_HTML)).text;
+
+  it('keeps the headings of the article', () => {
+    expect(md).toMatch(/^# Tidal power in the Bay of Fundy/m);
+    expect(md).toMatch(/^## Why the tides are so high$/m);
+    expect(md).toMatch(/^## What the turbines must survive$/m);
+    expect(md).toMatch(/^### The cost question$/m);
+  });
+
+  it('keeps its links, made absolute', () => {
+    expect(md).toContain('[resonance explainer](https://news.example.com/science/resonance)');
+    expect(md).toContain('[tide gauge at station 42](https://www.example.org/tides/station-42)');
+    expect(md).toMatch(/^-\s+Sealed bearings$/m);
+  });
+
+  it('drops the navigation, the ads, the scripts and the footer', () => {
+    expect(md).not.toContain('Subscribe');
+    expect(md).not.toContain('Promo');
+    expect(md).not.toContain('tracking');
+    expect(md).not.toContain('Privacy');
+  });
+});
+
+describe('formatAsText', () => {
+  it('gives one line per block, without markup', () => {
+    const text = formatAsText(page(ARTICLE_HTML)).text;
+    expect(text.split('\n')).toContain('Why the tides are so high');
+    expect(text).toContain('The resonance explainer goes into the physics.');
+    expect(text).not.toMatch(/<|>|\]\(/);
+    expect(text).not.toContain('Subscribe');
+  });
+
+  it('decodes a page in a legacy charset', () => {
+    // 0x80 is '€' in windows-1252 (not in latin-1): the charset label, not a guess, decides.
+    const bytes = Buffer.concat([Buffer.from('<html><body><p>D\xe9j\xe0 vu \xe0 Z\xfcrich, na\xefve caf\xe9 \x80 100</p></body></html>', 'latin1')]);
+    expect(formatAsText(page(bytes, 'text/html; charset=windows-1252')).text).toContain('Déjà vu à Zürich, naïve café € 100');
+  });
+
+  it('passes plain text through and refuses binary content', () => {
+    expect(formatAsText(page('just text\nline two', 'text/plain')).text).toBe('just text\nline two');
+    expect(() => formatAsMarkdown(page(new Uint8Array([0x25, 0x50, 0x44, 0x46]), 'application/pdf'))).toThrow(UnsupportedFormatError);
+  });
+
+  it('finds the text of a page with too little prose for Readability', () => {
+    const out = formatAsText(page('<html><head><title>Tiny</title></head><body><div>Hello <b>there</b></div></body></html>'));
+    expect(out.text).toContain('Hello there');
+  });
+});

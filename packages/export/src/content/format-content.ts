@@ -1,0 +1,142 @@
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import TurndownService from 'turndown';
+import { decodeBody } from '@crawler/core';
+
+/** How a stored page is handed out: the bytes as fetched, its readable text, or its main content as Markdown. */
+export const CONTENT_FORMATS = ['raw', 'text', 'markdown'] as const;
+export type ContentFormat = (typeof CONTENT_FORMATS)[number];
+
+/** A page that cannot be shown in the asked format (a PDF as Markdown): the caller answers 415. */
+export class UnsupportedFormatError extends Error {
+  readonly code = 'unsupported_format';
+  constructor(readonly format: ContentFormat, readonly contentType: string | null) {
+    super(`format '${format}' needs an HTML or text page (this one is ${contentType ?? 'of unknown type'})`);
+  }
+}
+
+/** The page, as the converters read it. */
+export interface PageForFormat {
+  body: Uint8Array;
+  /** The Content-Type header as fetched (with its charset), or the stored MIME type. */
+  contentType: string | null;
+  /** Base for relative links. */
+  finalUrl: string;
+}
+
+/** A converted page. */
+export interface FormattedContent {
+  /** The article's title when Readability found one. */
+  title: string | null;
+  text: string;
+}
+
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+function mimeOf(contentType: string | null): string | null {
+  return contentType ? contentType.split(';')[0]!.trim().toLowerCase() || null : null;
+}
+
+function isHtml(page: PageForFormat): boolean {
+  const mime = mimeOf(page.contentType);
+  if (mime) return HTML_TYPES.has(mime);
+  // No type at all: sniff the first bytes the way a browser would before calling it HTML.
+  return /^\s*(<!doctype html|<html|<head|<body)/i.test(Buffer.from(page.body.subarray(0, 512)).toString('latin1'));
+}
+
+function isPlainText(page: PageForFormat): boolean {
+  const mime = mimeOf(page.contentType);
+  return mime !== null && (mime.startsWith('text/') || mime === 'application/json' || mime.endsWith('+json') || mime.endsWith('+xml') || mime === 'application/xml');
+}
+
+/** Blocks that start a new line in readable text. */
+const BLOCK_TAGS = new Set([
+  'ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BR', 'DD', 'DIV', 'DL', 'DT', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM',
+  'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL', 'P', 'PRE', 'SECTION', 'TABLE', 'TR', 'UL',
+]);
+
+interface DomNode {
+  nodeType: number;
+  nodeName: string;
+  textContent: string | null;
+  childNodes: ArrayLike<DomNode>;
+}
+
+/** Text of a DOM subtree with one line per block and runs of whitespace collapsed. */
+function blockText(root: DomNode): string {
+  const parts: string[] = [];
+  const walk = (node: DomNode) => {
+    if (node.nodeType === 3) {
+      parts.push(node.textContent ?? '');
+      return;
+    }
+    if (node.nodeType !== 1) return;
+    if (node.nodeName === 'SCRIPT' || node.nodeName === 'STYLE' || node.nodeName === 'NOSCRIPT' || node.nodeName === 'TEMPLATE') return;
+    const block = BLOCK_TAGS.has(node.nodeName);
+    if (block) parts.push('\n');
+    for (let i = 0; i < node.childNodes.length; i++) walk(node.childNodes[i]!);
+    if (block) parts.push('\n');
+  };
+  walk(root);
+  return parts
+    .join('')
+    .split('\n')
+    .map((line) => line.replace(/\s+/g, ' ').trim())
+    .filter((line) => line.length > 0)
+    .join('\n');
+}
+
+/** Parse, make links absolute, and let Readability pick the main content (the whole body when it finds none). */
+function readArticle(page: PageForFormat): { title: string | null; html: string; dom: DomNode } {
+  const html = decodeBody(page.body, page.contentType ?? undefined, Number.POSITIVE_INFINITY);
+  const { document } = parseHTML(html);
+  // linkedom has no base URL: Readability would keep relative hrefs, which mean nothing outside the page.
+  for (const [selector, attr] of [['a[href]', 'href'], ['img[src]', 'src']] as const) {
+    for (const el of Array.from(document.querySelectorAll(selector) as ArrayLike<Element>)) {
+      const value = el.getAttribute(attr);
+      if (!value) continue;
+      try {
+        el.setAttribute(attr, new URL(value, page.finalUrl).toString());
+      } catch {
+        // An unparseable href stays as it was.
+      }
+    }
+  }
+  const fallbackTitle = document.querySelector('title')?.textContent?.trim() || null;
+  const bodyHtml = document.body?.innerHTML ?? html;
+  // Readability mutates the document it reads: it gets its own parse.
+  const article = new Readability(parseHTML(document.toString()).document as unknown as Document, { charThreshold: 100 }).parse();
+  const content = article?.content ?? bodyHtml;
+  const dom = parseHTML(`<!doctype html><html><body>${content}</body></html>`).document.body as unknown as DomNode;
+  return { title: article?.title?.trim() || fallbackTitle, html: content, dom };
+}
+
+let turndown: TurndownService | null = null;
+
+function markdownOf(html: string): string {
+  turndown ??= new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' }).remove(['script', 'style', 'noscript']);
+  return turndown.turndown(html).trim();
+}
+
+/** The page's readable text: the main content, one line per block. Plain-text pages are decoded as they are. */
+export function formatAsText(page: PageForFormat): FormattedContent {
+  if (isHtml(page)) {
+    const article = readArticle(page);
+    const text = blockText(article.dom);
+    return { title: article.title, text: article.title && !text.startsWith(article.title) ? `${article.title}\n\n${text}` : text };
+  }
+  if (isPlainText(page)) return { title: null, text: decodeBody(page.body, page.contentType ?? undefined, Number.POSITIVE_INFINITY) };
+  throw new UnsupportedFormatError('text', page.contentType);
+}
+
+/** The page's main content as Markdown (headings, lists, links kept, absolute), its title as the first heading. */
+export function formatAsMarkdown(page: PageForFormat): FormattedContent {
+  if (isHtml(page)) {
+    const article = readArticle(page);
+    const body = markdownOf(article.html);
+    const hasTitle = article.title !== null && /^#\s/.test(body) && body.split('\n', 1)[0]!.slice(2).trim() === article.title;
+    return { title: article.title, text: article.title && !hasTitle ? `# ${article.title}\n\n${body}` : body };
+  }
+  if (isPlainText(page)) return { title: null, text: decodeBody(page.body, page.contentType ?? undefined, Number.POSITIVE_INFINITY) };
+  throw new UnsupportedFormatError('markdown', page.contentType);
+}

@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import { ContentStore, type PrismaClient, type StoredContent } from '@crawler/db';
+import { formatAsMarkdown, formatAsText, type ContentFormat } from './format-content.js';
+
+/** A page as handed out: the body to send and its headers. */
+export interface ContentResponse {
+  body: Uint8Array;
+  /** Content-Type to answer with: the original one for raw, UTF-8 text or Markdown otherwise. */
+  contentType: string;
+  /** Strong ETag: the sha256 of what is sent. */
+  etag: string;
+  /** The stored page it comes from. */
+  page: Omit<StoredContent, 'body'>;
+}
+
+/** The Content-Type the page was fetched with (charset included), else the stored MIME type. */
+export function originalContentType(page: Pick<StoredContent, 'headers' | 'contentType'>): string {
+  return page.headers?.['content-type'] ?? page.contentType ?? 'application/octet-stream';
+}
+
+/** The most recent stored page of a link in `format`, or null when the link has none. Throws UnsupportedFormatError. */
+export async function readContent(prisma: PrismaClient, linkId: string, format: ContentFormat): Promise<ContentResponse | null> {
+  const stored = await new ContentStore({ prisma }).latestForLink(linkId);
+  if (!stored) return null;
+  const { body, ...page } = stored;
+  if (format === 'raw') return { body, contentType: originalContentType(stored), etag: `"${stored.sha256}"`, page };
+  const input = { body, contentType: originalContentType(stored), finalUrl: stored.finalUrl };
+  const out = format === 'text' ? formatAsText(input) : formatAsMarkdown(input);
+  const bytes = Buffer.from(out.text, 'utf8');
+  return {
+    body: bytes,
+    contentType: format === 'text' ? 'text/plain; charset=utf-8' : 'text/markdown; charset=utf-8',
+    etag: `"${createHash('sha256').update(bytes).digest('hex')}"`,
+    page,
+  };
+}

@@ -1,0 +1,42 @@
+import { iterateContent, type ContentExportFilter, type ExportedPage, type PrismaClient } from '@crawler/db';
+import { jsonlLine } from './jsonl.js';
+import { pageRecords, warcinfoRecord, type WarcInfo } from './warc.js';
+
+/** The export formats: JSON Lines, or WARC 1.1 with a gzip member per record. */
+export const EXPORT_FORMATS = ['jsonl', 'warc'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** Options for {@link exportPages}. */
+export interface ExportOptions extends ContentExportFilter {
+  format: ExportFormat;
+  /** Called after each page is handed out (progress bars). */
+  onPage?: (page: ExportedPage) => void;
+  /** The warcinfo record's fields (WARC only). */
+  warcInfo?: WarcInfo;
+  /** Keyset step, see iterateContent. */
+  pageSize?: number;
+}
+
+/** The media type of an export. */
+export function exportContentType(format: ExportFormat): string {
+  return format === 'warc' ? 'application/warc' : 'application/x-ndjson; charset=utf-8';
+}
+
+/**
+ * The export as a stream of chunks, one page at a time (pipe it through stream.Readable.from: back-pressure holds
+ * the database reads, so memory stays flat whatever the number of pages).
+ */
+export async function* exportPages(prisma: PrismaClient, options: ExportOptions): AsyncGenerator<Buffer> {
+  const filter: ContentExportFilter = { since: options.since, linkStatus: options.linkStatus, domain: options.domain };
+  if (options.format === 'warc') {
+    const fields: Record<string, string> = { ...options.warcInfo?.fields };
+    if (filter.since) fields['crawler-filter-since'] = filter.since.toISOString();
+    if (filter.linkStatus) fields['crawler-filter-status'] = filter.linkStatus;
+    if (filter.domain) fields['crawler-filter-domain'] = filter.domain;
+    yield warcinfoRecord({ ...options.warcInfo, fields });
+  }
+  for await (const page of iterateContent(prisma, { ...filter, pageSize: options.pageSize })) {
+    yield options.format === 'warc' ? pageRecords(page) : Buffer.from(jsonlLine(page), 'utf8');
+    options.onPage?.(page);
+  }
+}

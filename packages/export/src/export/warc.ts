@@ -1,0 +1,136 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import type { ExportedPage } from '@crawler/db';
+
+/** What the warcinfo record says about the export. */
+export interface WarcInfo {
+  /** Name of the WARC file, when written to one. */
+  filename?: string;
+  /** `software` field. @defaultValue 'fetch-router' */
+  software?: string;
+  /** Extra `key: value` fields (the export's filter, for example). */
+  fields?: Record<string, string>;
+}
+
+const CRLF = '\r\n';
+
+// Headers that described the bytes on the wire, not the stored body: pages are stored decoded and whole, so a reader
+// that honoured them would try to gunzip plain bytes or de-chunk a body that has no chunks.
+const WIRE_HEADERS = new Set(['content-encoding', 'transfer-encoding', 'content-length', 'connection', 'keep-alive']);
+
+/** RFC 4648 base32 (upper case, padded), the encoding WARC digests conventionally use. */
+export function base32(bytes: Uint8Array): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const b of bytes) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
+  while (out.length % 8 !== 0) out += '=';
+  return out;
+}
+
+/** `sha256:<base32>` of bytes. */
+export function warcDigest(bytes: Uint8Array | string): string {
+  return `sha256:${base32(createHash('sha256').update(bytes).digest())}`;
+}
+
+/** `sha256:<base32>` from a stored hex sha256 (the payload digest without hashing the body again). */
+export function warcDigestFromHex(hex: string): string {
+  return `sha256:${base32(Buffer.from(hex, 'hex'))}`;
+}
+
+function warcDate(d: Date): string {
+  // WARC 1.1 allows sub-second precision; milliseconds keep pages fetched in the same second apart.
+  return d.toISOString();
+}
+
+function recordId(): string {
+  return `<urn:uuid:${randomUUID()}>`;
+}
+
+/** One WARC record, gzipped on its own (a member per record, so readers can seek to any record). */
+function record(fields: Array<[string, string]>, block: Buffer): Buffer {
+  const head = ['WARC/1.1', ...fields.map(([k, v]) => `${k}: ${v}`), `Content-Length: ${block.byteLength}`, '', ''].join(CRLF);
+  return gzipSync(Buffer.concat([Buffer.from(head, 'utf8'), block, Buffer.from(CRLF + CRLF)]), { level: 6 });
+}
+
+/** The warcinfo record that opens the file. */
+export function warcinfoRecord(info: WarcInfo = {}, now = new Date()): Buffer {
+  const lines = {
+    software: info.software ?? 'fetch-router',
+    format: 'WARC File Format 1.1',
+    conformsTo: 'http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/',
+    ...info.fields,
+  };
+  const block = Buffer.from(Object.entries(lines).map(([k, v]) => `${k}: ${v.replace(/[\r\n]+/g, ' ')}`).join(CRLF) + CRLF, 'utf8');
+  const fields: Array<[string, string]> = [['WARC-Type', 'warcinfo'], ['WARC-Record-ID', recordId()], ['WARC-Date', warcDate(now)]];
+  if (info.filename) fields.push(['WARC-Filename', info.filename]);
+  fields.push(['Content-Type', 'application/warc-fields']);
+  return record(fields, block);
+}
+
+/** The HTTP response header block of a page as fetched, re-framed for its stored (decoded, whole) body. */
+export function httpResponseHead(page: Pick<ExportedPage, 'httpStatus' | 'headers' | 'contentType' | 'sizeBytes'>): string {
+  const reason = STATUS_CODES[page.httpStatus] ?? 'Unknown';
+  const lines = [`HTTP/1.1 ${page.httpStatus} ${reason}`];
+  const headers = page.headers ?? (page.contentType ? { 'content-type': page.contentType } : {});
+  for (const [name, value] of Object.entries(headers)) {
+    if (WIRE_HEADERS.has(name)) continue;
+    lines.push(`${name}: ${String(value).replace(/[\r\n]+/g, ' ')}`);
+  }
+  lines.push(`content-length: ${page.sizeBytes}`);
+  return lines.join(CRLF) + CRLF + CRLF;
+}
+
+/** The request we made, as far as it is known: method, target and host (the fetchers' own headers are not stored). */
+function httpRequestHead(url: string): string {
+  const u = new URL(url);
+  return [`GET ${u.pathname}${u.search} HTTP/1.1`, `host: ${u.host}`].join(CRLF) + CRLF + CRLF;
+}
+
+/**
+ * The `response` and `request` records of one page: the response's block is the HTTP status line, the headers as
+ * fetched (cookies were never stored) and the stored body; WARC-Payload-Digest is the body's sha256.
+ */
+export function pageRecords(page: ExportedPage): Buffer {
+  const responseId = recordId();
+  const date = warcDate(page.fetchedAt);
+  const head = Buffer.from(httpResponseHead(page), 'latin1');
+  const block = Buffer.concat([head, page.body]);
+  const blockDigest = createHash('sha256').update(head).update(page.body).digest();
+  const response = record(
+    [
+      ['WARC-Type', 'response'],
+      ['WARC-Record-ID', responseId],
+      ['WARC-Date', date],
+      ['WARC-Target-URI', page.finalUrl],
+      ['WARC-Payload-Digest', warcDigestFromHex(page.sha256)],
+      ['WARC-Block-Digest', `sha256:${base32(blockDigest)}`],
+      ['Content-Type', 'application/http; msgtype=response'],
+    ],
+    block,
+  );
+  const requestBlock = Buffer.from(httpRequestHead(page.finalUrl), 'utf8');
+  const request = record(
+    [
+      ['WARC-Type', 'request'],
+      ['WARC-Record-ID', recordId()],
+      ['WARC-Date', date],
+      ['WARC-Target-URI', page.finalUrl],
+      ['WARC-Concurrent-To', responseId],
+      ['WARC-Block-Digest', warcDigest(requestBlock)],
+      ['Content-Type', 'application/http; msgtype=request'],
+    ],
+    requestBlock,
+  );
+  return Buffer.concat([response, request]);
+}
