@@ -1,6 +1,7 @@
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Logger } from '@crawler/core';
 import { FetchError } from '../errors.js';
+import { loadPlaywright } from './playwright-module.js';
 import { CHROMIUM_ARGS, type ResolvedFetchersOptions } from '../options.js';
 import { Semaphore } from './semaphore.js';
 
@@ -138,6 +139,7 @@ export class BrowserPool {
     this.#stats.launches++;
     let browser: Browser;
     try {
+      const { chromium } = await loadPlaywright();
       browser = await chromium.launch({
         executablePath: this.#opts.chromiumPath,
         headless: this.#opts.browser.headless,

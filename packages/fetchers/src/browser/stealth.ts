@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
-import { FingerprintGenerator, type BrowserFingerprintWithHeaders } from 'fingerprint-generator';
-import { FingerprintInjector } from 'fingerprint-injector';
+import type { BrowserFingerprintWithHeaders, FingerprintGenerator } from 'fingerprint-generator';
+import type { FingerprintInjector } from 'fingerprint-injector';
 import { FETCHERS } from '@crawler/core';
 import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { PlaywrightFetcher, type BrowserHooks, type PlaywrightFetcherDeps } from './playwright-fetcher.js';
@@ -62,14 +62,18 @@ export function alignFingerprintVersion(fp: BrowserFingerprintWithHeaders, realV
  * Chromium's `HeadlessChrome` markers.
  */
 export function createStealthHooks(_options?: ResolvedFetchersOptions): BrowserHooks {
-  let generator: FingerprintGenerator | undefined;
-  const injector = new FingerprintInjector();
+  // Imported and built on the first stealth context: the two libraries and the generator's model cost start-up a
+  // process without stealth jobs should not pay.
+  let tools: Promise<{ generator: FingerprintGenerator; injector: FingerprintInjector }> | undefined;
+  const loadTools = () =>
+    (tools ??= Promise.all([import('fingerprint-generator'), import('fingerprint-injector')]).then(([g, i]) => ({
+      generator: new g.FingerprintGenerator({ browsers: [{ name: 'chrome' }], devices: ['desktop'], operatingSystems: ['linux'], locales: ['en-US'] }),
+      injector: new i.FingerprintInjector(),
+    })));
   const remembered = new Map<string, BrowserFingerprintWithHeaders>();
-  const fingerprintFor = (site: string, browserVersion: string): BrowserFingerprintWithHeaders => {
+  const fingerprintFor = (generator: FingerprintGenerator, site: string, browserVersion: string): BrowserFingerprintWithHeaders => {
     let fp = remembered.get(site);
     if (!fp) {
-      // Built lazily: loading the generator's model takes ~200 ms.
-      generator ??= new FingerprintGenerator({ browsers: [{ name: 'chrome' }], devices: ['desktop'], operatingSystems: ['linux'], locales: ['en-US'] });
       fp = alignFingerprintVersion(generator.getFingerprint(), browserVersion);
       if (remembered.size >= MAX_REMEMBERED_SITES) remembered.delete(remembered.keys().next().value as string);
       remembered.set(site, fp);
@@ -79,7 +83,8 @@ export function createStealthHooks(_options?: ResolvedFetchersOptions): BrowserH
   return {
     profile: 'stealth',
     async newContext(browser: Browser, site: string) {
-      const fp = fingerprintFor(site, browser.version());
+      const { generator, injector } = await loadTools();
+      const fp = fingerprintFor(generator, site, browser.version());
       const { screen, navigator } = fp.fingerprint;
       const context = await browser.newContext({
         userAgent: navigator.userAgent,

@@ -1,10 +1,16 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { errors } from 'playwright-core';
 import { translatePlaywrightError } from './translate-error.js';
+import { loadPlaywright } from './playwright-module.js';
 import { translateUndiciError } from '../http/translate-error.js';
 import { FetchError } from '../errors.js';
 
 const ctx = () => ({ url: 'http://a.test/', fetcher: 'playwright', signal: new AbortController().signal });
+
+// A Playwright error only exists once the pool has loaded Playwright, as here.
+beforeAll(async () => {
+  await loadPlaywright();
+});
 
 describe('translatePlaywrightError', () => {
   it.each([

@@ -1,5 +1,5 @@
-import { errors } from 'playwright-core';
 import { FetchError } from '../errors.js';
+import { loadedPlaywright } from './playwright-module.js';
 
 // Chromium's net:: error names, grouped by what the crawler does next.
 const NET_ERRORS: [RegExp, string, boolean?][] = [
@@ -21,7 +21,8 @@ export function translatePlaywrightError(err: unknown, ctx: { url: string; fetch
   if (ctx.signal.aborted) return null;
   const base = { url: ctx.url, fetcher: ctx.fetcher, cause: err };
   const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof errors.TimeoutError) return new FetchError('timeout', firstLine(message), base);
+  const playwright = loadedPlaywright();
+  if (playwright && err instanceof playwright.errors.TimeoutError) return new FetchError('timeout', firstLine(message), base);
   for (const [pattern, code, retryable] of NET_ERRORS) {
     if (pattern.test(message)) return new FetchError(code, firstLine(message), base, retryable);
   }
