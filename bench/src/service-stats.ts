@@ -91,7 +91,7 @@ export interface RawQuery {
 export async function enableStatements(db: RawQuery): Promise<boolean> {
   try {
     await db.$executeRawUnsafe('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-    await db.$queryRawUnsafe('SELECT pg_stat_statements_reset()');
+    await db.$queryRawUnsafe('SELECT pg_stat_statements_reset()::text AS reset');
     return true;
   } catch {
     return false;
@@ -118,5 +118,5 @@ export async function readStatements(db: RawQuery, limit = 15): Promise<Statemen
 
 /** Reset the statement counters (all databases: the call takes no database argument on Postgres 15 here). */
 export async function resetStatements(db: RawQuery): Promise<void> {
-  await db.$queryRawUnsafe('SELECT pg_stat_statements_reset()');
+  await db.$queryRawUnsafe('SELECT pg_stat_statements_reset()::text AS reset');
 }
