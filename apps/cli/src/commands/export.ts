@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { rename, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -53,8 +53,10 @@ const command: Command = {
     // The bar goes to stderr, so it can sit beside an export written to stdout.
     const bar = stderr.isTTY ? new cliProgress.SingleBar({ format: 'exporting [{bar}] {value}/{total} pages', stream: stderr as never }, cliProgress.Presets.shades_classic) : null;
     const filter = { since: opts.since, linkStatus: opts.status, domain: opts.domain };
-    // Written to a temporary name and renamed at the end: a failed export never leaves a truncated file that looks whole.
-    const partial = opts.out ? `${opts.out}.partial` : null;
+    // A file is written under a temporary name and renamed at the end: a failed export never leaves a truncated file
+    // that looks whole. A device or a FIFO (/dev/null, a named pipe) is written directly.
+    const special = opts.out ? await stat(opts.out).then((s) => !s.isFile(), () => false) : false;
+    const partial = opts.out && !special ? `${opts.out}.partial` : null;
     let pages = 0;
     try {
       bar?.start(await countContent(prisma, filter), 0);
@@ -72,6 +74,8 @@ const command: Command = {
       if (partial) {
         await pipeline(source, createWriteStream(partial));
         await rename(partial, opts.out!);
+      } else if (opts.out) {
+        await pipeline(source, createWriteStream(opts.out));
       } else {
         await pipeline(source, io.stdout, { end: false });
       }
