@@ -45,6 +45,14 @@ export {
   failureActionFor,
   type FailureAction,
 } from './policy/retry-policy.js';
+export {
+  NOT_TOOL_EVIDENCE_ERROR_TYPES,
+  isToolEvidence,
+  isRateLimitResponse,
+  hasReadableRetryAfter,
+  rateLimitPause,
+  type RateLimitPauseInput,
+} from './policy/rate-limit.js';
 export { decideOutcome, type OutcomeInput, type OutcomeDecision, type OutcomeKind } from './policy/decide-outcome.js';
 export { safeResponseHeaders, archivedResponseHeaders, SAFE_RESPONSE_HEADERS, MAX_SAFE_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADERS } from './http/safe-headers.js';
 export type { ResponseSnapshot, ValidationResult, BlockType } from './validation/types.js';

@@ -60,12 +60,12 @@ export class BlockedError extends CrawlerError {
   }
 }
 
-/** The site rate-limited us (429); `retryAfterMs` is what it asked for, when it said. */
+/** The site rate-limited us (429, or 503 with Retry-After); `retryAfterMs` is what it asked for, when it said. */
 export class RateLimitedError extends BlockedError {
   override name = 'RateLimitedError';
   readonly retryAfterMs?: number;
   constructor(message: string, context: CrawlerErrorContext & { retryAfterMs?: number } = {}) {
-    super('blocked_403', message, context);
+    super('rate_limited', message, context);
     this.retryAfterMs = context.retryAfterMs;
   }
 }

@@ -36,6 +36,14 @@ describe('domain memory', () => {
     expect(isDisqualified(undefined)).toBe(false);
   });
 
+  it('leaves rate-limited attempts out: a 429 is no evidence against the fetcher', () => {
+    const s = summarizeDomainAttempts([a('playwright', 2, true), a('playwright', 1, false, { isBanned: true, errorType: 'rate_limited' })]);
+    expect(s.get('playwright')).toMatchObject({ attempts: 1, successes: 1, last: { success: true } });
+    expect(isDisqualified(s.get('playwright'))).toBe(false);
+    expect(rememberedFetcher(s, now)?.fetcher).toBe('playwright');
+    expect(summarizeDomainAttempts([a('simple_http', 1, false, { isBanned: true, errorType: 'rate_limited' })]).size).toBe(0);
+  });
+
   it('asks for a new probe when a browser was last shown necessary more than its period ago', () => {
     const fresh = summarizeDomainAttempts([a('playwright', 20, true)]).get('playwright');
     const stale = summarizeDomainAttempts([a('playwright', 22, true), a('playwright', 1, true, { selectionSource: 'learned' })]).get('playwright');

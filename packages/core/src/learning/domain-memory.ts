@@ -1,5 +1,6 @@
 import { DAY_MS } from '../contracts/clock.js';
 import { ERROR_TYPES, FETCHERS, SELECTION_SOURCES, canonicalFetcherName } from '../contracts/names.js';
+import { isToolEvidence } from '../policy/rate-limit.js';
 
 /** One recent attempt on a domain, as the domain-state query returns it (newest first). */
 export interface DomainAttempt {
@@ -50,10 +51,13 @@ export const DEFAULT_REVERIFY_AFTER_DAYS = 21;
 /** Error types that say the site refused this fetcher or the fetcher was the wrong tool for it. */
 const DISQUALIFYING_ERRORS = new Set<string>([ERROR_TYPES.wrongTool, ERROR_TYPES.blockedCaptcha, ERROR_TYPES.blocked403]);
 
-/** Summarise a domain's recent attempts (newest first, as read) per canonical fetcher. */
+/**
+ * Summarise a domain's recent attempts (newest first, as read) per canonical fetcher. Rate-limited attempts are left
+ * out: the site asked for pace, which says nothing about the fetcher (a 429 must not disqualify a working browser).
+ */
 export function summarizeDomainAttempts(attempts: readonly DomainAttempt[]): Map<string, DomainFetcherState> {
   const out = new Map<string, DomainFetcherState>();
-  const sorted = [...attempts].sort((a, b) => b.attemptedAt.getTime() - a.attemptedAt.getTime());
+  const sorted = attempts.filter((a) => isToolEvidence(a.errorType)).sort((a, b) => b.attemptedAt.getTime() - a.attemptedAt.getTime());
   for (const a of sorted) {
     const name = canonicalFetcherName(a.fetcher);
     let s = out.get(name);

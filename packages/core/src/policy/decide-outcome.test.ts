@@ -41,13 +41,25 @@ describe('decideOutcome', () => {
     expect(decide({ validation: v, fetcher: 'playwright_stealth' }).nextFetcher).toBeUndefined();
   });
 
-  it('a 429 pauses without escalating and never before Retry-After', () => {
-    const v = { ...ok, isBlocked: true, blockType: 'blocked_403' as const };
-    const d = decide({ validation: v, status: 429, retryAfterMs: 3 * 60 * MIN });
-    expect(d).toMatchObject({ kind: 'pause', isBanned: true, errorType: 'blocked_403', pauseMs: 3 * 60 * MIN, riskLevel: 1 });
-    expect(d.nextFetcher).toBeUndefined();
-    expect(decide({ validation: v, status: 429, retryAfterMs: 1000 }).pauseMs).toBe(10 * MIN);
+  it('a 429 is rate_limited: it pauses, bans, keeps the fetcher and never ends before Retry-After', () => {
+    const v = { ...ok, isBlocked: true, blockType: 'rate_limited' as const };
+    const d = decide({ validation: v, status: 429, retryAfterMs: 3 * 60 * MIN, fetcher: 'playwright' });
+    expect(d).toMatchObject({ kind: 'pause', isBanned: true, errorType: 'rate_limited', pauseMs: 3 * 60 * MIN, riskLevel: 1, nextFetcher: 'playwright' });
+    expect(decide({ validation: v, status: 429, retryAfterMs: 1000 })).toMatchObject({ pauseMs: 10 * MIN, nextFetcher: 'simple_http' });
     expect(decide({ errorType: 'rate_limited', validation: null, retryAfterMs: null }).pauseMs).toBe(10 * MIN);
+    // Without a validation (a body nobody read), the status alone says it.
+    expect(decide({ validation: null, status: 429 })).toMatchObject({ kind: 'pause', errorType: 'rate_limited', nextFetcher: 'simple_http' });
+  });
+
+  it('a 503 with Retry-After is a rate limit; without one it is transient', () => {
+    expect(decide({ status: 503, retryAfterMs: 120_000 })).toMatchObject({ kind: 'pause', errorType: 'rate_limited', isBanned: true, nextFetcher: 'simple_http', pauseMs: 10 * MIN });
+    expect(decide({ status: 503, retryAfterMs: 2 * 60 * MIN }).pauseMs).toBe(2 * 60 * MIN);
+    expect(decide({ status: 503, retryAfterMs: null })).toMatchObject({ kind: 'retry_now', errorType: 'http_error' });
+  });
+
+  it('a challenge served with 503 and Retry-After is still a challenge that escalates', () => {
+    const v = { ...ok, isBlocked: true, blockType: 'blocked_captcha' as const, blockVendor: 'cloudflare' };
+    expect(decide({ validation: v, status: 503, retryAfterMs: 5000 })).toMatchObject({ errorType: 'blocked_captcha', nextFetcher: 'playwright_stealth' });
   });
 
   it('a bare 403 with no validation is still a block', () => {

@@ -2,6 +2,7 @@ import { ERROR_TYPES, canonicalFetcherName } from '../contracts/names.js';
 import { pauseDurationMs, BAN_RISK_ERROR_TYPES } from '../backoff/pause-duration.js';
 import type { ValidationResult } from '../validation/types.js';
 import { DEFAULT_MAX_ATTEMPTS, ESCALATION, failureActionFor } from './retry-policy.js';
+import { isRateLimitResponse } from './rate-limit.js';
 
 /** Everything the fetch worker knows after one attempt. */
 export interface OutcomeInput {
@@ -9,7 +10,10 @@ export interface OutcomeInput {
   errorType: string | null;
   /** validateResponse of the response; null when there was none. */
   validation: ValidationResult | null;
-  /** The HTTP status, when a response came back (5xx is transient, 4xx other than 403/429 is the page's answer). */
+  /**
+   * The HTTP status, when a response came back: 429 (and 503 with Retry-After) is a rate limit, other 5xx transient,
+   * 4xx other than 403/406/429 the page's answer.
+   */
   status?: number;
   /** The fetcher that made this attempt. */
   fetcher: string;
@@ -40,7 +44,10 @@ export interface OutcomeDecision {
   isBanned: boolean;
   /** The attempt's `error_type` (null on success). */
   errorType: string | null;
-  /** Fetcher for the next try (switch_fetcher, or after a pause when the block calls for stealth). */
+  /**
+   * Fetcher for the next try: the switch's target, stealth after a pause when a block calls for it, or the same
+   * fetcher after a rate limit (pace, not the tool).
+   */
   nextFetcher?: string;
   /** How long to pause the link (kind pause). */
   pauseMs?: number;
@@ -55,7 +62,8 @@ export interface OutcomeDecision {
 /**
  * The retry policy applied to one attempt. Pure: the fetch worker records `success`/`isBanned`/`errorType` on the
  * attempt, stores `riskLevel`, and then retries, switches, pauses (a delayed job) or fails the link.
- * Rules, in order: a blocked response (challenge, 403, 429) is a ban; 5xx is transient; any other status is the
+ * Rules, in order: a blocked response (challenge, 403) is a ban that escalates to stealth after the pause; a rate limit
+ * (429, or 503 with Retry-After) is a ban that keeps the fetcher; other 5xx is transient; any other status is the
  * page's answer (404/410 are successes of the fetcher); an HTML shell or empty page is the wrong tool from plain
  * HTTP and `empty_content` from a browser; a browser handed a file (a download) switches to plain HTTP; non-HTML
  * content is never empty. Success resets the risk level.
@@ -63,7 +71,7 @@ export interface OutcomeDecision {
 export function decideOutcome(input: OutcomeInput): OutcomeDecision {
   const fetcher = canonicalFetcherName(input.fetcher);
   const riskLevel = Math.max(0, Math.floor(input.riskLevel || 0));
-  const errorType = input.errorType ?? errorTypeOfResponse(input.validation, input.status);
+  const errorType = input.errorType ?? errorTypeOfResponse(input.validation, input.status, input.retryAfterMs);
   if (errorType === null) {
     return { kind: 'success', success: true, isBanned: false, errorType: null, riskLevel: 0, reason: successReason(input.status) };
   }
@@ -92,9 +100,10 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
   const tablePauseMs = pauseDurationMs(riskLevel, errorType, { maxPauseMs: input.maxPauseMs });
   const retryAfterMs = input.retryAfterMs != null && input.retryAfterMs > 0 ? input.retryAfterMs : 0;
   const pauseMs = Math.max(tablePauseMs, retryAfterMs);
-  // A rate limit is about pace, not the tool: stealth would not help, so only challenges and 403s escalate.
-  const rateLimited = errorType === ERROR_TYPES.rateLimited || input.status === 429;
-  const nextFetcher = isBanned && !rateLimited ? ESCALATION.blocked[fetcher] : undefined;
+  // A rate limit is about pace, not the tool: stealth would not help, so only challenges and 403s escalate, and a rate
+  // limit comes back to the fetcher it interrupted.
+  const rateLimited = errorType === ERROR_TYPES.rateLimited;
+  const nextFetcher = rateLimited ? fetcher : isBanned ? ESCALATION.blocked[fetcher] : undefined;
   return {
     ...base,
     kind: 'pause',
@@ -107,12 +116,13 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
 }
 
 /** The error type a response implies, or null when it is a success of the fetcher. */
-function errorTypeOfResponse(v: ValidationResult | null, status: number | undefined): string | null {
+function errorTypeOfResponse(v: ValidationResult | null, status: number | undefined, retryAfterMs: number | null | undefined): string | null {
   if (v?.isBlocked && v.blockType) return v.blockType;
-  if (status === 429) return ERROR_TYPES.blocked403;
+  // A readable Retry-After on a 503 names the time to come back: that is a rate limit, not an error to retry at once.
+  if (isRateLimitResponse(status, retryAfterMs != null)) return ERROR_TYPES.rateLimited;
   if (status === 403) return ERROR_TYPES.blocked403;
   if (status !== undefined && status >= 500) return ERROR_TYPES.httpError;
-  // 4xx other than 403/429 is the page's own answer; re-fetching with a browser would not change it.
+  // 4xx other than 403/406/429 is the page's own answer; re-fetching with a browser would not change it.
   if (status !== undefined && status >= 400) return null;
   if (v && v.isHtml && (v.hasSpa || v.isEmpty)) return ERROR_TYPES.wrongTool;
   return null;

@@ -13,8 +13,23 @@ describe('classifyProbe (document 001 reuse matrix)', () => {
     expect(r).toMatchObject({ fetcher: 'playwright_stealth', reuse: false, reason: 'blocked_captcha' });
     expect(r.validation?.blockVendor).toBe('cloudflare');
   });
-  it('bare 403/429 → playwright_stealth, no reuse', () => {
-    expect(classifyProbe({ response: { status: 429, headers: H, body: article } })).toMatchObject({ fetcher: 'playwright_stealth', reuse: false, reason: 'blocked_403' });
+  it('bare 403 → playwright_stealth, no reuse', () => {
+    expect(classifyProbe({ response: { status: 403, headers: H, body: article } })).toMatchObject({ fetcher: 'playwright_stealth', reuse: false, reason: 'blocked_403' });
+  });
+  it('a rate limit (429, or 503 with a readable Retry-After) stays with plain HTTP: pace, not another tool', () => {
+    const limited = { fetcher: 'simple_http', reuse: false, reason: 'rate_limited' };
+    expect(classifyProbe({ response: { status: 429, headers: H, body: article } })).toMatchObject(limited);
+    expect(classifyProbe({ response: { status: 429, headers: { ...H, 'retry-after': '60' }, body: '' } })).toMatchObject(limited);
+    expect(classifyProbe({ response: { status: 503, headers: { ...H, 'Retry-After': 'Wed, 21 Oct 2026 07:28:00 GMT' }, body: article } })).toMatchObject(limited);
+    // Without a (readable) Retry-After a 503 is the server's trouble, not a request for pace.
+    expect(classifyProbe({ response: { status: 503, headers: H, body: article } })).toMatchObject({ fetcher: 'simple_http', reason: 'http_503' });
+    expect(classifyProbe({ response: { status: 503, headers: { ...H, 'retry-after': 'soon' }, body: article } })).toMatchObject({ reason: 'http_503' });
+  });
+  it('a challenge page served with 429 or 503 is a challenge, not a rate limit', () => {
+    const body = '<html><head><title>Just a moment...</title></head><body><div id="challenge-stage"></div><script>window._cf_chl_opt={cType:"managed"}</script></body></html>';
+    for (const status of [429, 503]) {
+      expect(classifyProbe({ response: { status, headers: { ...H, server: 'cloudflare', 'retry-after': '5' }, body } })).toMatchObject({ fetcher: 'playwright_stealth', reason: 'blocked_captcha' });
+    }
   });
   it('SPA shell → playwright, no reuse', () => {
     const body = '<html><body><div id="app"></div><script src="/app.js"></script></body></html>';

@@ -1,6 +1,7 @@
 import { FETCHERS } from '../contracts/names.js';
 import type { ResponseSnapshot, ValidationResult } from '../validation/types.js';
 import { validateResponse } from '../validation/validate-response.js';
+import { hasReadableRetryAfter, isRateLimitResponse } from '../policy/rate-limit.js';
 
 /** The probe's verdict (document 001 "Probe & reuse"). */
 export interface ProbeClassification {
@@ -8,7 +9,10 @@ export interface ProbeClassification {
   fetcher: string;
   /** Whether the probe's body can be stored as the fetch result instead of fetching again. */
   reuse: boolean;
-  /** probe_failed, blocked_captcha, blocked_403, http_<status>, non_html_content, spa_shell, empty_html, static_html or small_body. */
+  /**
+   * probe_failed, blocked_captcha, blocked_403, rate_limited, http_<status>, non_html_content, spa_shell, empty_html,
+   * static_html or small_body. On rate_limited the router pauses the link and the domain before any fetch.
+   */
   reason: string;
   validation: ValidationResult | null;
 }
@@ -23,9 +27,10 @@ function byteLength(body: string | Uint8Array): number {
 }
 
 /**
- * Choose a fetcher from a cheap probe, in document 001's order with the seeds README corrections: blocked →
- * playwright_stealth; a non-2xx answer → simple_http without reuse (a browser will not fix a 404 or a 500);
- * non-HTML content → simple_http WITH reuse (a PDF has no visible text and needs no browser); an SPA shell or
+ * Choose a fetcher from a cheap probe, in document 001's order with the seeds README corrections: a rate limit (429,
+ * or 503 with Retry-After, without a challenge page) → simple_http, as it asks for pace rather than another tool; a
+ * challenge or a 403 → playwright_stealth; a non-2xx answer → simple_http without reuse (a browser will not fix a 404
+ * or a 500); non-HTML content → simple_http WITH reuse (a PDF has no visible text and needs no browser); an SPA shell or
  * empty HTML → playwright; a 2xx over 500 bytes → simple_http with reuse; probe failure → simple_http, no reuse.
  */
 export function classifyProbe(input: ProbeInput): ProbeClassification {
@@ -33,6 +38,10 @@ export function classifyProbe(input: ProbeInput): ProbeClassification {
   const r = input.response;
   const v = validateResponse(r);
   const ok = r.status >= 200 && r.status < 300;
+  const headers = Object.fromEntries(Object.entries(r.headers ?? {}).map(([k, val]) => [k.toLowerCase(), String(val)]));
+  if (v.blockType === 'rate_limited' || (!v.isBlocked && isRateLimitResponse(r.status, hasReadableRetryAfter(headers['retry-after'])))) {
+    return { fetcher: FETCHERS.simpleHttp, reuse: false, reason: 'rate_limited', validation: v };
+  }
   if (v.isBlocked) return { fetcher: FETCHERS.playwrightStealth, reuse: false, reason: v.blockType ?? 'blocked', validation: v };
   if (!ok) return { fetcher: FETCHERS.simpleHttp, reuse: false, reason: `http_${r.status}`, validation: v };
   if (!v.isHtml) return { fetcher: FETCHERS.simpleHttp, reuse: true, reason: 'non_html_content', validation: v };

@@ -9,11 +9,15 @@ export interface ResponseSnapshot {
   url?: string;
 }
 
-export type BlockType = 'blocked_captcha' | 'blocked_403';
+/**
+ * Why a response is blocked: a challenge page, a refusal (403/406), or a rate limit (429), which asks for pace rather
+ * than another tool.
+ */
+export type BlockType = 'blocked_captcha' | 'blocked_403' | 'rate_limited';
 
 /** What a response tells us (document 000 ValidationResult, extended). */
 export interface ValidationResult {
-  /** A challenge page or a 403/429. */
+  /** A challenge page, a 403/406 or a 429 (a rate limit is a block for pausing and `is_banned`, not for the tool). */
   isBlocked: boolean;
   blockType: BlockType | null;
   /** The bot-protection vendor whose challenge this is (cloudflare, datadome, …), when recognised. */

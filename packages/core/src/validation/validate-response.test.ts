@@ -19,11 +19,12 @@ describe('validateResponse', () => {
     expect(v.isEmpty).toBe(true);
   });
 
-  it('turns 403, 406 (WAF default deny) and 429 into blocked_403 without a challenge', () => {
-    for (const status of [403, 406, 429]) {
+  it('turns 403 and 406 (WAF default deny) into blocked_403 and 429 into rate_limited without a challenge', () => {
+    for (const status of [403, 406]) {
       const v = validateResponse({ status, headers: H, body: html(`<p>${text(400)}</p>`) });
       expect(v).toMatchObject({ isBlocked: true, blockType: 'blocked_403' });
     }
+    expect(validateResponse({ status: 429, headers: H, body: html(`<p>${text(400)}</p>`) })).toMatchObject({ isBlocked: true, blockType: 'rate_limited' });
   });
 
   it('calls a challenge page blocked_captcha with its vendor, whatever the status', () => {

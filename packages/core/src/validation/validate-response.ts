@@ -59,7 +59,7 @@ export function validateResponseDetailed(r: ResponseSnapshot, opts: ValidateOpti
   const visibleTextLength = page?.visibleText.length ?? 0;
   const result: ValidationResult = {
     isBlocked,
-    blockType: challenge.isChallenge ? 'blocked_captcha' : statusBlock ? 'blocked_403' : null,
+    blockType: challenge.isChallenge ? 'blocked_captcha' : r.status === 429 ? 'rate_limited' : statusBlock ? 'blocked_403' : null,
     blockVendor: isBlocked ? challenge.vendor : null,
     hasSpa: spa.hasSpa,
     framework: spa.framework,
@@ -77,7 +77,8 @@ export function validateResponseDetailed(r: ResponseSnapshot, opts: ValidateOpti
 
 /**
  * What a response is (document 000 Validate, with the seeds README corrections): a bot wall (challenge page →
- * blocked_captcha; bare 403/429 → blocked_403), a client-rendered shell, empty HTML, or content. Pure and
+ * blocked_captcha; bare 403/406 → blocked_403; bare 429 → rate_limited), a client-rendered shell, empty HTML, or
+ * content. A challenge served with 429 is still a challenge. Pure and
  * total: any status, headers and body give a result, never an exception.
  */
 export function validateResponse(r: ResponseSnapshot, opts: ValidateOptions = {}): ValidationResult {

@@ -44,6 +44,9 @@ const SUBSET_SEP = '\u001e';
 //   de-duplicated with DISTINCT ON over a sort of the ids (about 2× faster than hashing the tuple), decayed as
 //   exp(−ln2·age/halfLife) on date_part (float8: extract() is numeric since Postgres 14 and cost more than the scan).
 //   Ages below zero (clock skew) count as zero, like core's decayWeight.
+//
+// Rate-limited attempts are no evidence about the tool (core NOT_TOOL_EVIDENCE_ERROR_TYPES): the rollups leave them
+// out by trigger (migration 20261123000600) and the scan through a hashed anti-join on idx_attempts_rate_limited.
 const FIND_BEST_FETCHER_SQL = `
 WITH q AS (SELECT * FROM unnest($1::text[], $2::text[]) AS q(t, v)),
 fast AS (
@@ -74,6 +77,7 @@ FROM (
   FROM attempt_heuristics ah
   WHERE (ah.heuristic_type, ah.heuristic_value) IN (SELECT q.t, q.v FROM q)
     AND NOT (SELECT ok FROM fast)
+    AND ah.attempt NOT IN (SELECT fa.id FROM fetcher_attempts fa WHERE fa.error_type = 'rate_limited')
   ORDER BY ah.attempt
 ) AS matched
 GROUP BY fetcher`;

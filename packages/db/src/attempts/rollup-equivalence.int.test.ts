@@ -84,7 +84,7 @@ describe('rollup ↔ exact scan', () => {
       success: rand() < 0.7,
       attemptedAt: new Date(clock.now().getTime() - Math.floor(rand() * 120) * DAY_MS - Math.floor(rand() * DAY_MS)),
       heuristics: randomHeuristics(),
-    }));
+    })).map((a) => (!a.success && rand() < 0.3 ? { ...a, errorType: 'rate_limited', isBanned: true } : a));
     for (let i = 0; i < inputs.length; i += 50) await store.logAttempts(inputs.slice(i, i + 50));
     const q = await store.findBestFetcher([{ type: 'domain', value: 'a.eq' }]);
     expect(q.scores.length).toBeGreaterThan(0);
@@ -156,6 +156,27 @@ describe('rollup ↔ exact scan', () => {
     const tenDay = await store.findBestFetcher([{ type: 'domain', value: 'b.eq' }], { halfLifeDays: 10 });
     const tenDayScan = await store.findBestFetcher([{ type: 'domain', value: 'b.eq' }], { halfLifeDays: 10, strategy: 'scan' });
     expect(tenDay).toEqual(tenDayScan);
+  });
+
+  it('leave rate-limited attempts out in both branches, and follow an attempt whose error type changes', async () => {
+    const q = [{ type: 'domain', value: 'pace.eq' }];
+    const log = (n: number, over: Partial<AttemptInput>) =>
+      store.logAttempts(Array.from({ length: n }, (_, i) => ({ url: `https://eq/pace/${i}`, fetcher: 'simple_http', success: true, heuristics: q, ...over })));
+    await log(10, {});
+    await log(20, { success: false, isBanned: true, errorType: 'rate_limited', httpStatus: 429 });
+    for (const strategy of ['auto', 'scan'] as const) {
+      const r = await store.findBestFetcher(q, { strategy });
+      expect(r.best).toMatchObject({ fetcher: 'simple_http', sampleSize: 10 });
+      expect(r.best?.confidence).toBeGreaterThan(0.6);
+    }
+    // The same failures as 403s are evidence against the fetcher.
+    const ids = (await db.prisma.fetcherAttempt.findMany({ where: { errorType: 'rate_limited', url: { startsWith: 'https://eq/pace/' } }, select: { id: true } })).map((a) => a.id);
+    await db.prisma.fetcherAttempt.updateMany({ where: { id: { in: ids.slice(0, 10) } }, data: { errorType: 'blocked_403' } });
+    await expectSame([q]);
+    expect((await store.findBestFetcher(q)).scores[0]).toMatchObject({ sampleSize: 20 });
+    await db.prisma.fetcherAttempt.updateMany({ where: { id: { in: ids.slice(0, 5) } }, data: { errorType: 'rate_limited' } });
+    await expectSame([q, ...queries]);
+    expect((await store.findBestFetcher(q)).scores[0]).toMatchObject({ sampleSize: 15 });
   });
 
   it('really answers from the rollups, and rollup_rebuild() restores them', async () => {

@@ -88,13 +88,15 @@ describe('fetch processor', () => {
     expect(h.routeJobs[0]!.input).toMatchObject({ reason: 'resume', blockedFetcher: 'playwright', nextFetcher: 'playwright_stealth' });
   });
 
-  it('re-routes a rate-limited link without escalation: stealth does not help against a pace limit', async () => {
+  it('re-routes a rate-limited link to the same fetcher: stealth does not help against a pace limit', async () => {
     const h = makeHarness();
     const link = h.links.add('https://ratelimit.example/q', { status: 'fetching' });
     h.script(response(link.url, { status: 429, headers: { 'retry-after': '60', 'content-type': 'text/plain' }, contentType: 'text/plain', text: 'slow down' }));
     await fetchProc(h)(job(link.id, link.url));
-    expect(h.routeJobs[0]!.input).not.toHaveProperty('nextFetcher');
+    expect(h.routeJobs[0]!.input).toMatchObject({ nextFetcher: 'simple_http' });
     expect(h.routeJobs[0]!.input).not.toHaveProperty('blockedFetcher');
+    expect(h.attempts[0]).toMatchObject({ errorType: 'rate_limited', isBanned: true, success: false });
+    expect(h.pausedDomains).toHaveLength(1);
   });
 
   it('never ends a 429 pause before the Retry-After the site sent', async () => {

@@ -241,8 +241,9 @@ export function createFetchProcessor(deps: FetchDeps) {
           deps.metrics.pause(domain, decision.errorType ?? 'unknown');
           // The re-route carries the policy's escalation and the refused fetcher: asking the learned store again would
           // hand back the fetcher the site just blocked (measured: bot walls re-challenged every round, bench README-routing).
-          // A rate limit has no nextFetcher (pace, not the tool), so its re-route asks learning as before.
-          const escalation = decision.nextFetcher ? { nextFetcher: canonicalFetcherName(decision.nextFetcher), blockedFetcher: fetcherName } : {};
+          // A rate limit names the same fetcher (pace, not the tool), which is not a refused one.
+          const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
+          const escalation = next ? { nextFetcher: next, ...(next !== fetcherName ? { blockedFetcher: fetcherName } : {}) } : {};
           await deps.enqueueRoute({ linkId: link.id, url: data.url, generation: data.generation + 1, reason: 'resume', ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
           if (data.probe) await deps.probeStore.delete(data.probe.key).catch(() => {});
           return finish({ outcome: 'paused', fetcher: fetcherName, attempts, errorType: decision.errorType ?? undefined, httpStatus: attempt.response?.status, pausedUntil: pausedUntil.toISOString() });

@@ -138,6 +138,35 @@ describe('route processor, learning mode', () => {
     expect(probed).toBe(0);
   });
 
+  it('pauses the link and the domain for at least Retry-After when the probe is rate-limited, and fetches nothing', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://busy.example/a', { riskLevel: 1 });
+    const r = router(h, async (url) => response(url, { status: 429, headers: { 'content-type': 'text/html', 'retry-after': '7200' }, html: '<h1>Too Many Requests</h1>' }));
+    const job = fakeJob({ linkId: link.id, url: link.url });
+    const before = Date.now();
+    await expect(r.process(job)).rejects.toBeInstanceOf(DelayedError);
+    const until = h.clock.now().getTime() + 7_200_000;
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'paused', pausedUntil: new Date(until), riskLevel: 2, lastErrorType: 'rate_limited' });
+    expect(h.pausedDomains).toEqual([{ domain: 'busy.example', untilMs: until }]);
+    expect(job.delayedTo[0]! - before).toBeGreaterThanOrEqual(7_200_000);
+    expect(h.fetchJobs).toHaveLength(0);
+    expect(h.attempts).toHaveLength(0);
+  });
+
+  it('backs off by the block table when a rate-limited probe names no time, within PAUSE_MAX_MS', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://busy.example/b');
+    const r = router(h, async (url) => response(url, { status: 503, headers: { 'content-type': 'text/html', 'retry-after': 'Thu, 01 Jan 2026 00:00:30 GMT' }, html: '<p>busy</p>' }), { pauseMaxMs: 5_000 });
+    await expect(r.process(fakeJob({ linkId: link.id, url: link.url }))).rejects.toBeInstanceOf(DelayedError);
+    // The date is 30 s after the harness clock: it beats the 5 s cap on the table.
+    expect(h.links.rows.get(link.id)?.pausedUntil).toEqual(new Date(h.clock.now().getTime() + 30_000));
+    const bare = h.links.add('https://busy.example/c');
+    const r2 = router(h, async (url) => response(url, { status: 429, html: '<p>slow down</p>' }), { pauseMaxMs: 5_000 });
+    await expect(r2.process(fakeJob({ linkId: bare.id, url: bare.url }))).rejects.toBeInstanceOf(DelayedError);
+    expect(h.links.rows.get(bare.id)?.pausedUntil).toEqual(new Date(h.clock.now().getTime() + 5_000));
+    expect(h.fetchJobs).toHaveLength(0);
+  });
+
   it('delays a paused link until its pause ends instead of routing it', async () => {
     const h = makeHarness();
     const until = new Date(h.clock.now().getTime() + 600_000);

@@ -6,6 +6,8 @@ import {
   domainOf,
   extractUrlHeuristics,
   isUrlPolicyError,
+  parseRetryAfterMs,
+  rateLimitPause,
   selectRoutingHeuristics,
   type Clock,
   type DomainAttempt,
@@ -38,6 +40,8 @@ export interface RouterSettings {
   domainMemoryEnabled?: boolean;
   /** Reuse a confident learned decision for the same routing heuristics this long (0: ask the store every time). @defaultValue 0 */
   decisionCacheMs?: number;
+  /** Cap for the backoff table's part of a pause (Retry-After is honoured beyond it). @defaultValue core DEFAULT_MAX_PAUSE_MS */
+  pauseMaxMs?: number;
 }
 
 /** A domain's latest attempts, newest first (@crawler/db DomainStateStore). */
@@ -204,14 +208,45 @@ async function decideLearning(
   }
 
   let outcome: { response: FetchResult } | { error: unknown };
+  let verdict: ReturnType<typeof judgeProbe>;
+  let limited: ReturnType<typeof rateLimitPause> | null = null;
   try {
-    outcome = { response: await deps.probe(url) };
-  } catch (error) {
-    outcome = { error };
+    try {
+      outcome = { response: await deps.probe(url) };
+    } catch (error) {
+      outcome = { error };
+    }
+    verdict = judgeProbe(outcome);
+    if ('response' in outcome && verdict.reason === ERROR_TYPES.rateLimited) {
+      // The site asked for pace: the link and the domain wait (never less than Retry-After) before anyone asks again.
+      // The domain is paused before the permit goes, so no other worker's request slips in between.
+      const link = await deps.links.get(linkId);
+      limited = rateLimitPause({
+        riskLevel: link?.riskLevel ?? 0,
+        retryAfterMs: parseRetryAfterMs(outcome.response.headers['retry-after'], now),
+        now,
+        maxPauseMs: deps.settings.pauseMaxMs,
+      });
+      await deps.gate.pauseDomain(domain, limited.pausedUntil.getTime(), ERROR_TYPES.rateLimited);
+    }
   } finally {
     await gate.permit.release();
   }
-  const verdict = judgeProbe(outcome);
+  if (limited && 'response' in outcome) {
+    // The route job comes back after the pause and probes afresh. A probe is no attempt, so nothing is logged.
+    await deps.links.updateUnlessFinished(linkId, {
+      status: LINK_STATUSES.paused,
+      pausedUntil: limited.pausedUntil,
+      riskLevel: limited.riskLevel,
+      lastErrorType: ERROR_TYPES.rateLimited,
+      lastError: `rate_limited: probe answered ${outcome.response.status}`,
+    });
+    deps.metrics.probe('discarded');
+    deps.metrics.pause(domain, ERROR_TYPES.rateLimited);
+    deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
+    log.info({ status: outcome.response.status, pauseMs: limited.pauseMs }, 'probe rate-limited: link and domain paused');
+    return delayJob(job, token, limited.pauseMs);
+  }
   let probe: ProbeRef | undefined;
   if ('error' in outcome) {
     // A failed probe says nothing about the page: no attempt is logged for any fetcher.

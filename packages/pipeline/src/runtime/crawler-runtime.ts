@@ -103,6 +103,7 @@ export class CrawlerRuntime {
           routingHeuristicTypes: config.routingHeuristicTypes,
           domainMemoryEnabled: config.domainMemoryEnabled,
           decisionCacheMs: config.routerDecisionCacheMs,
+          pauseMaxMs: config.pauseMaxMs,
         },
       });
       this.#track(new Worker(ROUTE_QUEUE, (job: Job, token?: string) => processRoute(job, token), { ...common, concurrency: config.routerConcurrency }));

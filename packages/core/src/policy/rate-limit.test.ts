@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { hasReadableRetryAfter, isRateLimitResponse, isToolEvidence, rateLimitPause } from './rate-limit.js';
+
+const MIN = 60_000;
+const now = new Date('2026-05-01T00:00:00Z');
+
+describe('rate limits', () => {
+  it('a 429 always, a 503 only with a readable Retry-After', () => {
+    expect(isRateLimitResponse(429, false)).toBe(true);
+    expect(isRateLimitResponse(503, true)).toBe(true);
+    expect(isRateLimitResponse(503, false)).toBe(false);
+    expect(isRateLimitResponse(403, true)).toBe(false);
+    expect(isRateLimitResponse(undefined, true)).toBe(false);
+    expect(hasReadableRetryAfter('120')).toBe(true);
+    expect(hasReadableRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT')).toBe(true);
+    expect(hasReadableRetryAfter('later')).toBe(false);
+    expect(hasReadableRetryAfter(undefined)).toBe(false);
+  });
+
+  it('pauses by the block table, never less than Retry-After, and raises the risk level', () => {
+    expect(rateLimitPause({ riskLevel: 0, retryAfterMs: null, now })).toEqual({ pauseMs: 10 * MIN, pausedUntil: new Date(now.getTime() + 10 * MIN), riskLevel: 1 });
+    expect(rateLimitPause({ riskLevel: 1, retryAfterMs: 60_000, now }).pauseMs).toBe(20 * MIN);
+    expect(rateLimitPause({ riskLevel: 0, retryAfterMs: 3 * 60 * MIN, now }).pauseMs).toBe(3 * 60 * MIN);
+    // The cap applies to the table, not to what the site asked for.
+    expect(rateLimitPause({ riskLevel: 0, retryAfterMs: 5_000, now, maxPauseMs: 1_000 }).pauseMs).toBe(5_000);
+    expect(rateLimitPause({ riskLevel: 0, retryAfterMs: null, now, maxPauseMs: 1_000 }).pauseMs).toBe(1_000);
+  });
+
+  it('a rate limit is no evidence about the tool; every other outcome is', () => {
+    expect(isToolEvidence('rate_limited')).toBe(false);
+    for (const t of [null, undefined, 'blocked_403', 'blocked_captcha', 'timeout', 'wrong_tool']) expect(isToolEvidence(t)).toBe(true);
+  });
+});

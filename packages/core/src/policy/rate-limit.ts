@@ -1,0 +1,50 @@
+import { ERROR_TYPES } from '../contracts/names.js';
+import { parseRetryAfterMs, pauseDurationMs } from '../backoff/pause-duration.js';
+
+/**
+ * Error types that say nothing about the tool: the site asked for less traffic, and any fetcher would have been
+ * told the same. Their attempts are logged (they count for `is_banned`, the ban rate and the risk level) but are not
+ * evidence for or against the fetcher in the learned selection or the domain's memory.
+ */
+export const NOT_TOOL_EVIDENCE_ERROR_TYPES: ReadonlySet<string> = new Set([ERROR_TYPES.rateLimited]);
+
+/** Whether an attempt with this error type counts as evidence about its fetcher (see NOT_TOOL_EVIDENCE_ERROR_TYPES). */
+export function isToolEvidence(errorType: string | null | undefined): boolean {
+  return !NOT_TOOL_EVIDENCE_ERROR_TYPES.has(errorType ?? '');
+}
+
+/**
+ * A response that asks for pace, not another tool: a 429, or a 503 that says when to come back (a readable
+ * Retry-After). A challenge page served with either status is a challenge first; callers check for one before this.
+ */
+export function isRateLimitResponse(status: number | undefined, hasRetryAfter: boolean): boolean {
+  return status === 429 || (status === 503 && hasRetryAfter);
+}
+
+/** Whether a Retry-After header value is readable (delay-seconds or an HTTP-date, past or future). */
+export function hasReadableRetryAfter(value: string | undefined): boolean {
+  // Validity does not depend on the clock: a date in the past still parses (to 0).
+  return parseRetryAfterMs(value, new Date(0)) !== null;
+}
+
+export interface RateLimitPauseInput {
+  /** Consecutive failures before this one (the link's risk_level). */
+  riskLevel: number;
+  /** What the site asked for (parseRetryAfterMs), null when it did not say or said something unreadable. */
+  retryAfterMs: number | null | undefined;
+  now: Date;
+  /** Cap for the table's part of the pause; Retry-After is honoured even beyond it. @defaultValue DEFAULT_MAX_PAUSE_MS */
+  maxPauseMs?: number;
+}
+
+/**
+ * How long a link and its domain wait after a rate limit: the block table (10 min × 2^riskLevel, rate limits share
+ * the ban-risk base with 403s) and never less than Retry-After, so no request reaches the site before the time it
+ * named. Without Retry-After the table is the backoff.
+ */
+export function rateLimitPause(input: RateLimitPauseInput): { pauseMs: number; pausedUntil: Date; riskLevel: number } {
+  const riskLevel = Math.max(0, Math.floor(input.riskLevel || 0));
+  const tableMs = pauseDurationMs(riskLevel, ERROR_TYPES.rateLimited, { maxPauseMs: input.maxPauseMs });
+  const pauseMs = Math.max(tableMs, input.retryAfterMs != null && input.retryAfterMs > 0 ? input.retryAfterMs : 0);
+  return { pauseMs, pausedUntil: new Date(input.now.getTime() + pauseMs), riskLevel: riskLevel + 1 };
+}
