@@ -68,6 +68,8 @@ export const CHROMIUM_ARGS = [
   '--disable-dev-shm-usage',
   '--disable-quic',
   '--disable-sync',
+  // WebRTC would otherwise send STUN/TURN over UDP straight to any address a page names, around the egress proxy.
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
 
 function positiveInt(name: string, value: number | undefined, fallback: number): number {

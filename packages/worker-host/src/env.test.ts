@@ -11,7 +11,7 @@ describe('parseWorkerEnv', () => {
       { name: 'playwright', concurrency: 2 },
     ]);
     expect(env.metricsPort).toBe(9464);
-    expect(env.metricsHost).toBe('0.0.0.0');
+    expect(env.metricsHost).toBe('127.0.0.1');
     expect(env.healthLogIntervalMs).toBe(30_000);
     expect(env.drainTimeoutMs).toBe(30_000);
   });

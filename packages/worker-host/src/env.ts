@@ -8,7 +8,10 @@ export interface WorkerEnv {
   crawler: CrawlerConfig;
   /** Port of the Prometheus /metrics endpoint; 0 picks a free one, null turns it off. @defaultValue 9464 */
   metricsPort: number | null;
-  /** Interface /metrics binds; containers need every interface. @defaultValue '0.0.0.0' */
+  /**
+   * Interface /metrics binds. Loopback unless configured: the metrics name domains and queue depths, and carry no
+   * authentication (a container that is scraped from its network sets 0.0.0.0). @defaultValue '127.0.0.1'
+   */
   metricsHost: string;
   /** How often a health line (queue depths, jobs done, memory) is logged. @defaultValue 30000 */
   healthLogIntervalMs: number;
@@ -30,7 +33,7 @@ const WorkerSchema = z.object({
       }
       return n;
     }),
-  METRICS_HOST: z.string().trim().min(1).default('0.0.0.0'),
+  METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   HEALTH_LOG_INTERVAL_MS: intVar(30_000, 100),
   SHUTDOWN_DRAIN_TIMEOUT_MS: intVar(30_000, 0),
 });

@@ -22,7 +22,8 @@ function crawl(args: string[], stdin = ''): Promise<{ code: number | null; stdou
     DATABASE_URL: db.url,
     REDIS_URL,
     QUEUE_PREFIX: PREFIX,
-    ALLOW_PRIVATE_NETWORKS: 'true',
+    // The SSRF guard stays on; FETCH_ALLOW_HOSTS lets the local site (and nothing else private) through.
+    FETCH_ALLOW_HOSTS: '127.0.0.1',
     FETCHERS: 'simple_http:4',
     DOMAIN_MIN_DELAY_MS: '0',
     LOG_LEVEL: 'warn',

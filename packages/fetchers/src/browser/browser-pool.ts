@@ -3,6 +3,9 @@ import type { Logger } from '@crawler/core';
 import { FetchError } from '../errors.js';
 import { loadPlaywright } from './playwright-module.js';
 import { CHROMIUM_ARGS, type ResolvedFetchersOptions } from '../options.js';
+import type { AddressPolicy } from '../http/ssrf.js';
+import { EgressProxy, type EgressStats } from './egress-proxy.js';
+import { watchEgress } from './request-policy.js';
 import { Semaphore } from './semaphore.js';
 
 /** How a fetcher flavour makes a context: plain, or with a fingerprint (stealth). */
@@ -44,6 +47,14 @@ export interface BrowserPoolStats {
   inFlight: number;
   /** Whether a browser is running (or launching) now. */
   browserRunning: boolean;
+  /** What the egress proxy let through and refused; null before the first launch. */
+  egress: EgressStats | null;
+}
+
+/** Whether two address policies are the same (a pool's browsers have one egress guard, so one policy). */
+export function samePolicy(a: AddressPolicy, b: AddressPolicy): boolean {
+  const hosts = (p: AddressPolicy) => [...new Set(p.allowHosts.map((h) => h.trim().toLowerCase()))].sort().join(',');
+  return a.allowPrivateNetworks === b.allowPrivateNetworks && hosts(a) === hosts(b);
 }
 
 /**
@@ -51,6 +62,11 @@ export interface BrowserPoolStats {
  * relaunched after `maxPagesPerBrowser` pages (Chromium leaks) or when it crashes. Contexts are per site and
  * profile — a new context costs about a second of Chromium time here — reused across that site's jobs, and
  * closed when idle or after `maxPagesPerContext` pages. At most `maxPages` pages are open at once.
+ *
+ * Chromium reaches the network only through the pool's {@link EgressProxy} (`--proxy-server`, with loopback taken
+ * off Chromium's built-in bypass list), which applies the plain-HTTP fetcher's address check to every connection:
+ * navigations, redirects, subresources, WebSockets. WebRTC may not send UDP around it; popups are blocked by
+ * Chromium's own blocker and any page that still opens one is closed on sight; downloads are refused per context.
  */
 export class BrowserPool {
   readonly #opts: ResolvedFetchersOptions;
@@ -60,6 +76,8 @@ export class BrowserPool {
   #current: BrowserEntry | undefined;
   #generation = 0;
   #sweeper: NodeJS.Timeout | undefined;
+  #egress: Promise<EgressProxy> | undefined;
+  #egressStats: (() => EgressStats) | undefined;
   #closed = false;
   readonly #stats = { launches: 0, pagesOpened: 0, contextsCreated: 0 };
 
@@ -76,7 +94,13 @@ export class BrowserPool {
       openContexts: this.#contexts.size,
       inFlight: this.#slots.inUse,
       browserRunning: this.#current !== undefined,
+      egress: this.#egressStats?.() ?? null,
     };
+  }
+
+  /** Who this pool's browsers may connect to: the options' SSRF policy, enforced by the egress proxy. */
+  get policy(): AddressPolicy {
+    return { allowPrivateNetworks: this.#opts.allowPrivateNetworks, allowHosts: this.#opts.allowHosts };
   }
 
   /**
@@ -102,6 +126,7 @@ export class BrowserPool {
       if (ctxEntry.pages >= this.#opts.browser.maxPagesPerContext) ctxEntry.retired = true;
       const context = await ctxEntry.context;
       page = await context.newPage();
+      watchEgress(page, await this.#egressProxy());
       this.#stats.pagesOpened++;
       signal.addEventListener('abort', onAbort, { once: true });
       if (signal.aborted) throw signal.reason;
@@ -135,15 +160,33 @@ export class BrowserPool {
     return entry;
   }
 
+  /** The egress proxy, started with the first launch and kept across relaunches until the pool closes. */
+  #egressProxy(): Promise<EgressProxy> {
+    if (!this.#egress) {
+      const started = EgressProxy.start({ policy: this.policy, connectTimeoutMs: this.#opts.connectTimeoutMs, logger: this.#log });
+      this.#egress = started;
+      started.then(
+        (p) => (this.#egressStats = () => p.stats()),
+        () => this.#egress === started && (this.#egress = undefined),
+      );
+    }
+    return this.#egress;
+  }
+
   async #launch(generation: number): Promise<Browser> {
     this.#stats.launches++;
     let browser: Browser;
     try {
       const { chromium } = await loadPlaywright();
+      const egress = await this.#egressProxy();
       browser = await chromium.launch({
         executablePath: this.#opts.chromiumPath,
         headless: this.#opts.browser.headless,
-        args: CHROMIUM_ARGS,
+        // Chromium bypasses a proxy for localhost and loopback addresses unless `<-loopback>` takes that rule away:
+        // without it a page could reach 127.0.0.1 directly.
+        args: [...CHROMIUM_ARGS, `--proxy-server=${egress.url}`, '--proxy-bypass-list=<-loopback>'],
+        // Playwright turns Chromium's popup blocker off; a crawler never clicks, so every popup is a page's own doing.
+        ignoreDefaultArgs: ['--disable-popup-blocking'],
         // Workers own shutdown order; Playwright must not install its own signal handlers.
         handleSIGINT: false,
         handleSIGTERM: false,
@@ -173,7 +216,11 @@ export class BrowserPool {
     const entry: ContextEntry = {
       key,
       generation,
-      context: factory.newContext(browser, site),
+      context: factory.newContext(browser, site).then((context) => {
+        // Our pages have no opener; anything else is a popup that got past the blocker: closed on sight.
+        context.on('page', (p) => void p.opener().then((opener) => (opener ? p.close() : undefined)).catch(() => undefined));
+        return context;
+      }),
       pages: 0,
       inFlight: 0,
       lastUsedAt: Date.now(),
@@ -224,5 +271,6 @@ export class BrowserPool {
     const current = this.#current;
     this.#current = undefined;
     if (current) await current.browser.then((b) => b.close()).catch(() => undefined);
+    if (this.#egress) await this.#egress.then((p) => p.close()).catch(() => undefined);
   }
 }

@@ -1,12 +1,12 @@
 import type { Browser, Page, Request, Response } from 'playwright-core';
-import { FETCHERS } from '@crawler/core';
+import { CrawlerError, FETCHERS } from '@crawler/core';
 import { BaseFetcher, type PreparedRequest } from '../base-fetcher.js';
 import type { FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
 import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { isTextualType, mimeTypeOf } from '../http/decode.js';
 import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
-import { BrowserPool, type ContextFactory } from './browser-pool.js';
+import { BrowserPool, samePolicy, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
 import { installRequestPolicy, policyKey, refusalFor, type RequestPolicy } from './request-policy.js';
 
@@ -41,6 +41,8 @@ export function plainHooks(options: ResolvedFetchersOptions): BrowserHooks {
         locale: 'en-US',
         // Service workers would serve later pages from their own cache and hide real statuses.
         serviceWorkers: 'block',
+        // A download is a file for plain HTTP, outside the page's byte and time limits: refused.
+        acceptDownloads: false,
       }),
   };
 }
@@ -65,11 +67,14 @@ export class PlaywrightFetcher extends BaseFetcher {
     this.#pool = deps.pool ?? new BrowserPool(options);
     this.#onClose = deps.onClose;
     this.#policy = { allowPrivateNetworks: options.allowPrivateNetworks, allowHosts: options.allowHosts };
+    // The pool's egress proxy is the guard that counts: a fetcher whose policy differs from it would be a lie.
+    if (!samePolicy(this.#policy, this.#pool.policy)) {
+      throw new CrawlerError('invalid_config', `${this.name}: its address policy differs from the shared browser pool's`);
+    }
     const hooks = deps.hooks ?? plainHooks(options);
     const requests: RequestPolicy = {
       blockResources: options.browser.blockResources,
       guard: !options.allowPrivateNetworks,
-      addresses: this.#policy,
     };
     this.#contexts = {
       profile: `${hooks.profile}|${policyKey(requests)}`,
@@ -105,11 +110,8 @@ export class PlaywrightFetcher extends BaseFetcher {
     const refused = refusalFor(page);
     if (refused) throw refused;
     if (!response) throw new FetchError('browser_error', 'navigation produced no response', { url: req.originalUrl, fetcher: this.name });
+    // Every hop went through the egress proxy, which checked its address before connecting.
     const redirectChain = redirectChainOf(response.request());
-    if (!this.#policy.allowPrivateNetworks) {
-      // Route interception does not see redirect hops; check them (and the final URL) before returning content.
-      for (const hop of [...redirectChain, response.url()]) await assertAllowedTarget(new URL(hop), this.#policy, { resolve: true });
-    }
     await network.quiet(Math.min(this.options.browser.networkIdleCapMs, remaining()));
     network.stop();
     const html = await page.content();

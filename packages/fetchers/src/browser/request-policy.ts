@@ -1,6 +1,6 @@
-import type { BrowserContext, Page, Route } from 'playwright-core';
-import { FetchError } from '../errors.js';
-import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
+import type { BrowserContext, Page, Request, Route } from 'playwright-core';
+import type { FetchError } from '../errors.js';
+import type { EgressProxy } from './egress-proxy.js';
 
 const BLOCKED_TYPES = new Set(['image', 'media', 'font']);
 const HEAVY_EXTENSIONS = [
@@ -14,15 +14,15 @@ export const HEAVY_RESOURCE_URL = new RegExp(`\\.(${HEAVY_EXTENSIONS.join('|')})
 export interface RequestPolicy {
   /** Abort images, media and fonts. */
   blockResources: boolean;
-  /** Refuse requests to non-public addresses (SSRF guard); off when `allowPrivateNetworks`. */
+  /** The SSRF guard is on (it is enforced by the egress proxy; here it only picks how resources are blocked). */
   guard: boolean;
-  addresses: AddressPolicy;
 }
 
-// A refused main-frame navigation, remembered per page so the fetcher reports blocked_address, not net::ERR_*.
+// A main-frame navigation the egress proxy refused or could not complete, remembered per page so the fetcher
+// reports blocked_address (or network_error, dns_error, timeout) instead of a 403 page or ERR_TUNNEL_CONNECTION_FAILED.
 const refusals = new WeakMap<Page, FetchError>();
 
-/** The SSRF refusal that stopped this page's main navigation, if any. */
+/** Why the egress proxy stopped this page's main navigation, if it did. */
 export function refusalFor(page: Page): FetchError | undefined {
   return refusals.get(page);
 }
@@ -33,40 +33,47 @@ export function policyKey(p: RequestPolicy): string {
 }
 
 /**
+ * Watch a page's first main-frame navigation — the fetcher's own `goto` on a fresh page — for the egress proxy's
+ * answers: a refused plain-HTTP hop comes back as the proxy's marked 403, a refused tunnel (HTTPS) as
+ * ERR_TUNNEL_CONNECTION_FAILED. Later main-frame navigations (a download link, a script setting `location`) are the
+ * page's own doing and do not make the fetch fail.
+ */
+export function watchEgress(page: Page, egress: EgressProxy): void {
+  let first: Request | undefined;
+  const isOurNavigation = (r: Request): boolean => {
+    if (!r.isNavigationRequest() || r.frame() !== page.mainFrame()) return false;
+    let root = r;
+    for (let prev = r.redirectedFrom(); prev; prev = prev.redirectedFrom()) root = prev;
+    first ??= root;
+    return root === first;
+  };
+  page.on('request', (r) => void isOurNavigation(r));
+  page.on('response', (response) => {
+    if (!isOurNavigation(response.request())) return;
+    const err = egress.errorOfResponse(response.headers(), response.url());
+    if (err) refusals.set(page, err);
+  });
+  page.on('requestfailed', (request) => {
+    if (!isOurNavigation(request) || !/ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY/.test(request.failure()?.errorText ?? '')) return;
+    const err = egress.failureFor(request.url());
+    if (err) refusals.set(page, err);
+  });
+}
+
+/**
  * Install the policy on a context, once, when it is created (not per page: every page of the site reuses it).
- * Without the guard only heavy-resource URLs are routed, so ordinary requests cost nothing extra; with the guard
- * every request is routed, because every host must be checked (a public page must not make the browser read
- * 169.254.169.254). Host verdicts are cached per context.
+ * Addresses are the egress proxy's business; this only keeps heavy resources out. With the guard on (production)
+ * every request is routed so images are recognised by type whatever their URL; without it (tests, demos, the
+ * benchmark) only heavy-resource URLs are, so ordinary requests cost nothing extra.
  */
 export async function installRequestPolicy(context: BrowserContext, policy: RequestPolicy): Promise<void> {
+  if (!policy.blockResources) return;
   if (!policy.guard) {
-    if (policy.blockResources) await context.route(HEAVY_RESOURCE_URL, (route) => route.abort('blockedbyclient').catch(() => undefined));
+    await context.route(HEAVY_RESOURCE_URL, (route) => route.abort('blockedbyclient').catch(() => undefined));
     return;
   }
-  const verdicts = new Map<string, Promise<FetchError | null>>();
-  const verdictFor = (url: URL) => {
-    let v = verdicts.get(url.host);
-    if (!v) {
-      v = assertAllowedTarget(url, policy.addresses, { resolve: true }).then(
-        () => null,
-        (e: unknown) => (e instanceof FetchError ? e : new FetchError('blocked_address', String(e))),
-      );
-      verdicts.set(url.host, v);
-    }
-    return v;
-  };
   await context.route('**/*', async (route: Route) => {
-    const request = route.request();
-    if (policy.blockResources && BLOCKED_TYPES.has(request.resourceType())) return route.abort('blockedbyclient').catch(() => undefined);
-    const url = new URL(request.url());
-    if (url.protocol === 'http:' || url.protocol === 'https:') {
-      const refusal = await verdictFor(url);
-      if (refusal) {
-        const frame = request.frame();
-        if (request.isNavigationRequest() && frame.parentFrame() === null) refusals.set(frame.page(), refusal);
-        return route.abort('blockedbyclient').catch(() => undefined);
-      }
-    }
+    if (BLOCKED_TYPES.has(route.request().resourceType())) return route.abort('blockedbyclient').catch(() => undefined);
     return route.continue().catch(() => undefined);
   });
 }

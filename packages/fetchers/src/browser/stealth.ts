@@ -94,6 +94,7 @@ export function createStealthHooks(_options?: ResolvedFetchersOptions): BrowserH
         deviceScaleFactor: screen.devicePixelRatio || 1,
         extraHTTPHeaders: { 'accept-language': fp.headers['accept-language'] ?? 'en-US,en;q=0.9' },
         serviceWorkers: 'block',
+        acceptDownloads: false,
       });
       // fingerprint-injector types the context as `playwright`'s; playwright-core's is the same class.
       await injector.attachFingerprintToPlaywright(context as never, fp);

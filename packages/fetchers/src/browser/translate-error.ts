@@ -9,6 +9,8 @@ const NET_ERRORS: [RegExp, string, boolean?][] = [
   [/net::ERR_TOO_MANY_REDIRECTS/, 'too_many_redirects'],
   [/net::ERR_(CONNECTION_RESET|CONNECTION_CLOSED|CONNECTION_REFUSED|CONNECTION_ABORTED|CONNECTION_FAILED|EMPTY_RESPONSE|ADDRESS_UNREACHABLE|INTERNET_DISCONNECTED|NETWORK_CHANGED|SOCKET_NOT_CONNECTED|INCOMPLETE_CHUNKED_ENCODING|CONTENT_LENGTH_MISMATCH)/, 'network_error'],
   [/net::ERR_(INVALID_RESPONSE|INVALID_HTTP_RESPONSE|RESPONSE_HEADERS_)/, 'protocol_error'],
+  // The egress proxy could not connect (the fetcher asks it why first; this is the fallback).
+  [/net::ERR_(TUNNEL_CONNECTION_FAILED|PROXY_CONNECTION_FAILED)/, 'network_error'],
   [/net::ERR_UNSAFE_PORT|net::ERR_UNKNOWN_URL_SCHEME/, 'blocked_scheme', false],
   // Chromium hands non-HTML (a PDF, a zip) to its download manager: plain HTTP is the right tool.
   [/Download is starting/, 'wrong_tool', false],

@@ -56,6 +56,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, DOMAIN_LIMITS: 'shop.example' })).toThrow(/DOMAIN_LIMITS/);
   });
 
+  it('reads FETCH_ALLOW_HOSTS as a de-duplicated, lower-case list', () => {
+    expect(loadConfig(base).fetchAllowHosts).toEqual([]);
+    expect(loadConfig({ ...base, FETCH_ALLOW_HOSTS: ' Intranet.example, 10.1.2.0/24,,intranet.example ' }).fetchAllowHosts).toEqual(['intranet.example', '10.1.2.0/24']);
+  });
+
   it('requires a postgres DATABASE_URL', () => {
     expect(() => loadConfig({})).toThrow(/DATABASE_URL=\(unset\)/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL="mysql:\/\/x"/);

@@ -160,6 +160,10 @@ const EnvSchema = z.object({
   ROUTER_DECISION_CACHE_MS: intVar(1_000, 0),
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
   ALLOW_PRIVATE_NETWORKS: bool(false),
+  FETCH_ALLOW_HOSTS: z
+    .string()
+    .optional()
+    .transform((v) => [...new Set((v ?? '').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== ''))]),
   ROBOTS_ENABLED: bool(true),
   DOMAIN_MAX_CONCURRENCY: intVar(2, 1),
   DOMAIN_MIN_DELAY_MS: intVar(1_000, 0),
@@ -217,7 +221,13 @@ export interface CrawlerConfig {
    */
   routerDecisionCacheMs: number;
   chromiumPath: string;
+  /** Turn the SSRF guard off entirely (local tests and demos only). @defaultValue false */
   allowPrivateNetworks: boolean;
+  /**
+   * Host names, IP literals or CIDR ranges let through the SSRF guard although not public, from
+   * `FETCH_ALLOW_HOSTS=intranet.example,10.1.2.0/24` (every fetcher, the browsers' egress proxy included). @defaultValue []
+   */
+  fetchAllowHosts: string[];
   robotsEnabled: boolean;
   /** Requests in flight to one domain across the fleet. @defaultValue 2 */
   domainMaxConcurrency: number;
@@ -282,6 +292,7 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     routerDecisionCacheMs: e.ROUTER_DECISION_CACHE_MS,
     chromiumPath: e.CHROMIUM_PATH,
     allowPrivateNetworks: e.ALLOW_PRIVATE_NETWORKS,
+    fetchAllowHosts: e.FETCH_ALLOW_HOSTS,
     robotsEnabled: e.ROBOTS_ENABLED,
     domainMaxConcurrency: e.DOMAIN_MAX_CONCURRENCY,
     domainMinDelayMs: e.DOMAIN_MIN_DELAY_MS,

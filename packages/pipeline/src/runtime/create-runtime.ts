@@ -62,6 +62,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     o.fetchers ??
     createDefaultRegistry({
       allowPrivateNetworks: config.allowPrivateNetworks,
+      allowHosts: config.fetchAllowHosts,
       chromiumPath: config.chromiumPath,
       maxBytes: config.fetchMaxBytes,
       timeoutMs: config.fetchTimeoutMs,

@@ -8,7 +8,7 @@ export interface MetricsServerOptions {
   registry: Registry;
   /** Port to listen on; 0 picks a free one (tests). */
   port: number;
-  /** Interface to bind; containers need 0.0.0.0. @defaultValue '0.0.0.0' */
+  /** Interface to bind; a container scraped from its network needs 0.0.0.0. @defaultValue '127.0.0.1' */
   host?: string;
   /** @defaultValue silentLogger */
   logger?: Logger;
@@ -42,7 +42,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => {
+    server.listen(options.port, options.host ?? '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
