@@ -6,7 +6,7 @@ const BASE = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/x' };
 describe('parseApiEnv', () => {
   it('defaults to loopback:3000, batches of 1000, and no Bull Board without a password in development', () => {
     const env = parseApiEnv(BASE);
-    expect(env).toMatchObject({ port: 3000, host: '127.0.0.1', production: false, bullBoard: null, maxBatchSize: 1000 });
+    expect(env).toMatchObject({ port: 3000, host: '127.0.0.1', production: false, bullBoard: null, maxBatchSize: 1000, apiKeys: null });
     expect(parseApiEnv({ ...BASE, BULL_BOARD_PASSWORD: 'long enough pw' }).bullBoard).toEqual({ user: 'admin', password: 'long enough pw' });
   });
 
@@ -14,7 +14,17 @@ describe('parseApiEnv', () => {
     const start = () => parseApiEnv({ ...BASE, NODE_ENV: 'production' });
     expect(start).toThrow(/BULL_BOARD_PASSWORD=\(unset\): required when NODE_ENV=production/);
     expect(start).toThrow(/BULL_BOARD_USER=\(unset\)/);
-    expect(parseApiEnv({ ...BASE, NODE_ENV: 'production', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'a-real-secret' }).bullBoard).toEqual({ user: 'ops', password: 'a-real-secret' });
+    expect(parseApiEnv({ ...BASE, NODE_ENV: 'production', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'a-real-secret', API_KEYS: 'k'.repeat(24) }).bullBoard).toEqual({ user: 'ops', password: 'a-real-secret' });
+  });
+
+  it('refuses to start in production without an API key, and never echoes a short key', () => {
+    const prod = { ...BASE, NODE_ENV: 'production', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'a-real-secret' };
+    expect(() => parseApiEnv(prod)).toThrow(/API_KEYS=\(unset\): required when NODE_ENV=production/);
+    const key = 'k'.repeat(32);
+    expect(parseApiEnv({ ...prod, API_KEYS: ` ${key}, ${key.toUpperCase()},${key}` }).apiKeys).toEqual([key, key.toUpperCase()]);
+    const short = () => parseApiEnv({ ...BASE, API_KEYS: 'hunter2' });
+    expect(short).toThrow(/API_KEYS=\(hidden\): every key must be at least 24 characters/);
+    expect(short).not.toThrow(/hunter2/);
   });
 
   it('names bad variables and never echoes a password', () => {

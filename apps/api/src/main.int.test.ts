@@ -9,6 +9,7 @@ const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const MAIN = `${REPO}apps/api/dist/main.js`;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_api_main_${process.pid}}`;
+const KEY = 'main-int-test-key-0123456789abcdef';
 let db: TestDatabase;
 
 beforeAll(async () => {
@@ -40,6 +41,7 @@ describe('apps/api main', () => {
     expect(await p.exited).toBe(1);
     expect(p.err()).toMatch(/BULL_BOARD_PASSWORD=\(unset\): required when NODE_ENV=production/);
     expect(p.err()).toMatch(/BULL_BOARD_USER=\(unset\)/);
+    expect(p.err()).toMatch(/API_KEYS=\(unset\): required when NODE_ENV=production/);
   });
 
   it('names a malformed variable and its value', async () => {
@@ -50,7 +52,7 @@ describe('apps/api main', () => {
   });
 
   it('serves /healthz and exits 0 on SIGTERM', async () => {
-    const p = start({ DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'a-long-secret' });
+    const p = start({ DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'a-long-secret', API_KEYS: KEY });
     const end = Date.now() + 30_000;
     let port: number | undefined;
     while (!port && Date.now() < end && p.child.exitCode === null) {
@@ -59,8 +61,15 @@ describe('apps/api main', () => {
     }
     expect(port, p.out() + p.err()).toBeGreaterThan(0);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
-    expect(health.status).toBe(200);
+    expect(health.status, p.out()).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/admin/queues`)).status).toBe(401);
+    // The producer API asks for its key: 401 without, 202 with.
+    const post = (headers: Record<string, string>) =>
+      fetch(`http://127.0.0.1:${port}/links`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ urls: ['https://main.example/a'] }) });
+    expect((await post({})).status).toBe(401);
+    expect((await post({ authorization: `Bearer ${KEY}x` })).status).toBe(401);
+    expect((await post({ authorization: `Bearer ${KEY}` })).status).toBe(202);
+    expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(401);
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(0);
   });

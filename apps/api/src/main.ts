@@ -28,9 +28,11 @@ const app = await createServer({
   queueNames: [ROUTE_QUEUE, ...env.crawler.fetchers.map((f) => fetchQueueName(f.name))],
   metrics: createPipelineMetrics({ defaultMetrics: true }),
   bullBoard: env.bullBoard,
+  apiKeys: env.apiKeys,
   maxBatchSize: env.maxBatchSize,
   loggerInstance: logger,
 });
+if (!env.apiKeys) logger.warn('the API is open: set API_KEYS (comma-separated bearer keys) to require one');
 if (!env.bullBoard) logger.warn('Bull Board is off: set BULL_BOARD_USER and BULL_BOARD_PASSWORD to enable it');
 
 let closing: Promise<void> | null = null;

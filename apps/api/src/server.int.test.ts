@@ -14,6 +14,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_api_${process.pid}}`;
 const QUEUE_NAMES = [ROUTE_QUEUE, fetchQueueName('simple_http'), fetchQueueName('playwright')];
 const AUTH = { user: 'ops', password: 'correct horse battery' };
+const API_KEY = 'server-int-test-key-0123456789abcdef';
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 let db: TestDatabase;
@@ -33,9 +34,15 @@ beforeAll(async () => {
     queueNames: QUEUE_NAMES,
     metrics: createPipelineMetrics(),
     bullBoard: AUTH,
+    apiKeys: [API_KEY],
     maxBatchSize: 5,
   });
 });
+
+/** A request with the API key, as every producer sends it. */
+function authed(opts: { method: 'GET' | 'POST'; url: string; payload?: string | object; headers?: Record<string, string> }) {
+  return app.inject({ ...opts, headers: { authorization: `Bearer ${API_KEY}`, ...opts.headers } });
+}
 
 afterAll(async () => {
   await app?.close();
@@ -49,7 +56,7 @@ afterAll(async () => {
 
 describe('POST /links', () => {
   it('rejects bad URLs one by one and enqueues the rest, one job per page', async () => {
-    const res = await app.inject({
+    const res = await authed({
       method: 'POST',
       url: '/links',
       payload: { urls: ['https://a.example/x?b=2&a=1', 'ftp://files.example/f', 'not a url', 42, 'https://A.example:443/x?b=2&a=1#f'] },
@@ -74,7 +81,7 @@ describe('POST /links', () => {
   });
 
   it('stores the per-link learning flag of the links form', async () => {
-    const res = await app.inject({
+    const res = await authed({
       method: 'POST',
       url: '/links',
       payload: { links: [{ url: 'https://b.example/on', learningMode: true }, { url: 'https://b.example/off', learningMode: false }, 'https://b.example/default', { url: 'mailto:x@y.z' }] },
@@ -90,7 +97,7 @@ describe('POST /links', () => {
   });
 
   it('answers in input order across learning flags, invalid inputs and duplicates', async () => {
-    const res = await app.inject({
+    const res = await authed({
       method: 'POST',
       url: '/links',
       payload: { links: [{ url: 'https://o.example/1', learningMode: false }, 'https://o.example/2', { url: 'ftp://o.example/x' }, { url: 42 }, 'https://o.example/2'] },
@@ -102,7 +109,7 @@ describe('POST /links', () => {
   });
 
   it('answers 422 when nothing in the batch is valid', async () => {
-    const res = await app.inject({ method: 'POST', url: '/links', payload: { urls: ['javascript:alert(1)'] } });
+    const res = await authed({ method: 'POST', url: '/links', payload: { urls: ['javascript:alert(1)'] } });
     expect(res.statusCode).toBe(422);
     expect((res.json() as { rejected: unknown[] }).rejected).toHaveLength(1);
   });
@@ -118,11 +125,11 @@ describe('POST /links', () => {
       { payload: { urls: [] } },
     ];
     for (const b of bad) {
-      const res = await app.inject({ method: 'POST', url: '/links', payload: b.payload, headers: b.headers });
+      const res = await authed({ method: 'POST', url: '/links', payload: b.payload, headers: b.headers });
       expect(res.statusCode, JSON.stringify(b.payload)).toBe(400);
       expect((res.json() as { error: string }).error).toMatch(/^[A-Za-z_]+$/);
     }
-    const big = await app.inject({ method: 'POST', url: '/links', payload: { urls: Array.from({ length: 6 }, (_, i) => `https://c.example/${i}`) } });
+    const big = await authed({ method: 'POST', url: '/links', payload: { urls: Array.from({ length: 6 }, (_, i) => `https://c.example/${i}`) } });
     expect(big.statusCode).toBe(413);
     expect((big.json() as { error: string }).error).toBe('batch_too_large');
     expect(await db.prisma.link.count()).toBe(before);
@@ -131,7 +138,7 @@ describe('POST /links', () => {
 
 describe('GET /links/:id', () => {
   it('returns status, attempts with summarised heuristics and the decision', async () => {
-    const post = await app.inject({ method: 'POST', url: '/links', payload: { urls: ['https://d.example/report.pdf'] } });
+    const post = await authed({ method: 'POST', url: '/links', payload: { urls: ['https://d.example/report.pdf'] } });
     const id = (post.json() as { accepted: Array<{ id: string }> }).accepted[0]!.id;
     await db.prisma.link.update({ where: { id }, data: { status: 'done', fetcher: 'simple_http', selectionSource: 'learned', attemptCount: 1 } });
     await new AttemptStore({ prisma: db.prisma }).logAttempt({
@@ -147,7 +154,7 @@ describe('GET /links/:id', () => {
         { type: 'domain', value: 'd.example' },
       ],
     });
-    const res = await app.inject({ method: 'GET', url: `/links/${id}` });
+    const res = await authed({ method: 'GET', url: `/links/${id}` });
     expect(res.statusCode).toBe(200);
     const link = res.json() as Record<string, unknown> & { attempts: Array<Record<string, unknown>> };
     expect(link).toMatchObject({ id, url: 'https://d.example/report.pdf', status: 'done', attemptCount: 1, decision: { fetcher: 'simple_http', selectionSource: 'learned' } });
@@ -156,8 +163,8 @@ describe('GET /links/:id', () => {
   });
 
   it('answers 404 for an unknown id and 400 for a malformed one', async () => {
-    expect((await app.inject({ method: 'GET', url: '/links/00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
-    const bad = await app.inject({ method: 'GET', url: '/links/12345' });
+    expect((await authed({ method: 'GET', url: '/links/00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
+    const bad = await authed({ method: 'GET', url: '/links/12345' });
     expect(bad.statusCode).toBe(400);
     expect((bad.json() as { error: string }).error).toBe('invalid_id');
   });
@@ -181,7 +188,7 @@ describe('Bull Board', () => {
   });
 
   it('is not served at all without configured credentials', async () => {
-    const open = await createServer({ prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null });
+    const open = await createServer({ prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null });
     try {
       const res = await open.inject({ method: 'GET', url: '/admin/queues' });
       expect(res.statusCode).toBe(404);
@@ -194,7 +201,7 @@ describe('Bull Board', () => {
 
 describe('/metrics', () => {
   it('exposes the crawler counters, the API counter and queue depths read at scrape time', async () => {
-    const res = await app.inject({ method: 'GET', url: '/metrics' });
+    const res = await authed({ method: 'GET', url: '/metrics' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = res.body;
@@ -216,7 +223,7 @@ describe('/healthz', () => {
     expect(res.json()).toEqual({ status: 'ok', checks: { redis: 'ok', postgres: 'ok' } });
   });
 
-  it('answers 503 naming what failed', async () => {
+  it('answers 503 naming what failed, and nothing of why', async () => {
     // A port that was free a moment ago: nothing answers there.
     const port = await new Promise<number>((resolve) => {
       const s = createNetServer().listen(0, '127.0.0.1', () => {
@@ -227,23 +234,45 @@ describe('/healthz', () => {
     const deadRedis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
     deadRedis.on('error', () => {});
     const missingDb = createPrismaClient(db.url.replace(/\/[^/?]+(\?|$)/, '/crawler_test_api_missing$1'), { connectionTimeoutMs: 2_000 });
-    const broken = await createServer({ prisma: missingDb, redis: deadRedis, queues, links: new PrismaLinkRepo(missingDb), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, healthTimeoutMs: 1_000 });
-    const halfBroken = await createServer({ prisma: db.prisma, redis: deadRedis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, healthTimeoutMs: 1_000 });
+    const broken = await createServer({ prisma: missingDb, redis: deadRedis, queues, links: new PrismaLinkRepo(missingDb), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, healthTimeoutMs: 1_000 });
+    const halfBroken = await createServer({ prisma: db.prisma, redis: deadRedis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, healthTimeoutMs: 1_000 });
     try {
       const res = await broken.inject({ method: 'GET', url: '/healthz' });
       expect(res.statusCode).toBe(503);
       const body = res.json() as { status: string; checks: { redis: string; postgres: string } };
       expect(body.status).toBe('fail');
-      expect(body.checks.redis).toMatch(/^fail: /);
-      expect(body.checks.postgres).toMatch(/^fail: /);
+      expect(body.checks).toEqual({ redis: 'fail', postgres: 'fail' });
+      // The driver's words (database names, hosts, ports, users) stay in the log.
+      expect(res.body).not.toMatch(/crawler_test_api_missing|127\.0\.0\.1|ECONNREFUSED|postgres@|database/i);
       const half = await halfBroken.inject({ method: 'GET', url: '/healthz' });
       expect(half.statusCode).toBe(503);
-      expect((half.json() as { checks: Record<string, string> }).checks).toMatchObject({ postgres: 'ok', redis: expect.stringMatching(/^fail: /) });
+      expect((half.json() as { checks: Record<string, string> }).checks).toMatchObject({ postgres: 'ok', redis: 'fail' });
     } finally {
       await broken.close();
       await halfBroken.close();
       deadRedis.disconnect();
       await missingDb.$disconnect().catch(() => undefined);
     }
+  });
+});
+
+describe('API keys', () => {
+  it('answers 401 without a key or with a wrong one, 202 with one, on the producer routes and /metrics', async () => {
+    const payload = { urls: ['https://auth.example/a'] };
+    const before = await db.prisma.link.count();
+    for (const authorization of [undefined, 'Bearer', `Bearer ${API_KEY.slice(0, -1)}`, `Bearer ${API_KEY}x`, `Basic ${API_KEY}`, API_KEY, `bearer  ${API_KEY.toUpperCase()}`]) {
+      const res = await app.inject({ method: 'POST', url: '/links', payload, headers: authorization === undefined ? {} : { authorization } });
+      expect(res.statusCode, String(authorization)).toBe(401);
+      expect(res.json()).toMatchObject({ error: 'unauthorized' });
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+    }
+    expect(await db.prisma.link.count()).toBe(before);
+    expect((await authed({ method: 'POST', url: '/links', payload })).statusCode).toBe(202);
+    for (const url of ['/metrics', '/links/00000000-0000-4000-8000-000000000000', '/links/00000000-0000-4000-8000-000000000000/content', '/export', '/no-such-route', '/admin/queues/../links', '/healthz/../metrics']) {
+      expect((await app.inject({ method: 'GET', url })).statusCode, url).toBe(401);
+    }
+    // The liveness probe stays open, and Bull Board keeps its own basic auth.
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/admin/queues', headers: { authorization: basic(AUTH.user, AUTH.password) } })).statusCode).toBe(200);
   });
 });

@@ -11,6 +11,7 @@ import { registerLinkRoutes } from './routes/links.js';
 import { registerBullBoard } from './routes/admin.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { registerPagesRoutes } from './routes/pages.js';
+import { registerApiKeyAuth } from './routes/auth.js';
 
 /** Everything the API needs, built by main.ts (or a test) and handed in. */
 export interface ServerDeps {
@@ -24,6 +25,8 @@ export interface ServerDeps {
   /** The crawler's Prometheus metrics; its registry is served at /metrics with queue depths read per scrape. */
   metrics: PrometheusPipelineMetrics;
   bullBoard: BullBoardCredentials | null;
+  /** Bearer keys for every route but /healthz and Bull Board; null leaves the API open (development). */
+  apiKeys: string[] | null;
   /** @defaultValue 1000 */
   maxBatchSize?: number;
   /** @defaultValue 2000 */
@@ -34,7 +37,9 @@ export interface ServerDeps {
 
 /**
  * Build the API without listening: tests call `inject()` or `listen({ port: 0 })`, main.ts listens on PORT.
- * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, Bull Board at /admin/queues (basic auth), /metrics, /healthz.
+ * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, Bull Board at /admin/queues (basic auth),
+ * /metrics, /healthz; every route but /healthz and Bull Board asks for `Authorization: Bearer <API key>` when keys
+ * are configured.
  */
 export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   const maxBatchSize = deps.maxBatchSize ?? 1_000;
@@ -62,6 +67,8 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     (registry.getSingleMetric('crawler_api_links_total') as Counter<'outcome'> | undefined) ??
     new Counter({ name: 'crawler_api_links_total', help: 'Links submitted to POST /links, by outcome (accepted or rejected).', labelNames: ['outcome'], registers: [registry] });
 
+  // Before any route: the hook it adds is global, so routes added later (here or by other modules) are covered too.
+  if (deps.apiKeys) await registerApiKeyAuth(app, deps.apiKeys);
   registerLinkRoutes(app, { prisma: deps.prisma, links: deps.links, queues: deps.queues, maxBatchSize, linksCounter });
   registerPagesRoutes(app, { prisma: deps.prisma });
   registerOpsRoutes(app, { redis: deps.redis, prisma: deps.prisma, registry, healthTimeoutMs: deps.healthTimeoutMs });

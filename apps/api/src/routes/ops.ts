@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { PrismaClient } from '@crawler/db';
 import type { Registry } from 'prom-client';
@@ -19,20 +19,26 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-async function check(fn: () => Promise<unknown>, ms: number): Promise<string> {
+// The answer is public (no key on /healthz): it says what failed, never the driver's words, which name hosts,
+// databases and users. Those go to the log.
+async function check(name: string, fn: () => Promise<unknown>, ms: number, log: FastifyBaseLogger): Promise<'ok' | 'fail'> {
   try {
     await within(fn(), ms);
     return 'ok';
   } catch (err) {
-    return `fail: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
+    log.warn({ err, dependency: name }, 'health check failed');
+    return 'fail';
   }
 }
 
 /** GET /healthz (Redis PING and Postgres SELECT 1, in parallel) and GET /metrics (Prometheus text). */
 export function registerOpsRoutes(app: FastifyInstance, deps: OpsRouteDeps): void {
   const ms = deps.healthTimeoutMs ?? 2_000;
-  app.get('/healthz', async (_req, reply) => {
-    const [redis, postgres] = await Promise.all([check(() => deps.redis.ping(), ms), check(() => deps.prisma.$queryRaw`SELECT 1`, ms)]);
+  app.get('/healthz', async (req, reply) => {
+    const [redis, postgres] = await Promise.all([
+      check('redis', () => deps.redis.ping(), ms, req.log),
+      check('postgres', () => deps.prisma.$queryRaw`SELECT 1`, ms, req.log),
+    ]);
     const healthy = redis === 'ok' && postgres === 'ok';
     return reply.code(healthy ? 200 : 503).send({ status: healthy ? 'ok' : 'fail', checks: { redis, postgres } });
   });
