@@ -63,7 +63,7 @@ describe('routing scenario', () => {
   const s = buildRoutingScenario({ startMs: 0 });
   it('has at least 50 domains of every kind, some changing kind on a round boundary', () => {
     expect(s.sites.length).toBeGreaterThanOrEqual(50);
-    expect(new Set(s.sites.map((x) => x.spec.kind))).toEqual(new Set(['static', 'spa', 'botwall', 'ratelimit', 'files']));
+    expect(new Set(s.sites.map((x) => x.spec.kind))).toEqual(new Set(['static', 'spa', 'botwall', 'interstitial', 'ratelimit', 'files']));
     const changing = s.sites.filter((x) => x.changes.length > 0);
     expect(changing).toHaveLength(9);
     for (const c of changing.flatMap((x) => x.changes)) expect((c.atMs / DAY) % s.daysPerRound).toBe(0);

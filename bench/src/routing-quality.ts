@@ -147,7 +147,9 @@ export async function runStrategy(strategy: RoutingStrategy, scenario: RoutingSc
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rounds: { type: 'string' }, pages: { type: 'string' }, scale: { type: 'string' }, strategies: { type: 'string' }, debug: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    options: { rounds: { type: 'string' }, pages: { type: 'string' }, scale: { type: 'string' }, strategies: { type: 'string' }, debug: { type: 'boolean' }, 'challenge-wait-ms': { type: 'string' } },
+  });
   const scenario = buildRoutingScenario({
     startMs: Date.now(),
     rounds: values.rounds ? Number(values.rounds) : undefined,
@@ -155,7 +157,9 @@ async function main(): Promise<void> {
     scale: values.scale ? Number(values.scale) : undefined,
   });
   const wanted = values.strategies?.split(',').map((s) => s.trim());
-  const strategies = STRATEGIES.filter((s) => !wanted || wanted.includes(s.id));
+  // --challenge-wait-ms 0 gives the browsers' behaviour before they waited out interstitials (the comparison run).
+  const wait = values['challenge-wait-ms'];
+  const strategies = STRATEGIES.filter((s) => !wanted || wanted.includes(s.id)).map((s) => (wait === undefined ? s : { ...s, env: { ...s.env, CHALLENGE_WAIT_MS: wait } }));
   const log = (s: string) => process.stderr.write(`${s}\n`);
   log(`routing quality: ${scenario.sites.length} domains, ${scenario.rounds} rounds of ${scenario.daysPerRound} days, ${scenario.pagesPerRound} pages per domain per round`);
   const runs: StrategyRun[] = [];

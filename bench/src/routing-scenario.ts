@@ -73,7 +73,9 @@ export function buildRoutingScenario(opts: RoutingScenarioOptions): RoutingScena
   };
   add(18, 'static', { kind: 'botwall', atMs: wallAt }, 5);
   add(8, 'spa', { kind: 'static', atMs: ssrAt }, 4, 2);
-  add(6, 'botwall');
+  // Both realistic walls: a cookie-and-reload interstitial for everyone, one of them refusing automation.
+  add(3, 'botwall');
+  add(3, 'interstitial');
   add(8, 'ratelimit');
   add(10, 'files');
   return { startMs: opts.startMs, rounds, daysPerRound, pagesPerRound, sites };

@@ -1,3 +1,5 @@
+import type { ChallengeEncounter } from './browser/challenge-wait.js';
+
 /** What a caller asks a fetcher for. */
 export interface FetchRequest {
   url: string;
@@ -42,6 +44,11 @@ export interface FetchResult {
   text: string | null;
   /** URLs that answered with a redirect, in order; empty when there was none. */
   redirectChain: string[];
+  /**
+   * Browsers only, when the first rendered page was a challenge: what it was, whether it cleared within the wait,
+   * and every main-frame document the browser landed on (the reload chain), in order.
+   */
+  challenge?: ChallengeEncounter;
   timings: FetchTimings;
 }
 

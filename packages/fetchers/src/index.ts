@@ -10,4 +10,5 @@ export { decodeText, sniffCharset, mimeTypeOf, isTextualType } from './http/deco
 export { BrowserPool, type BrowserPoolStats } from './browser/browser-pool.js';
 export { PlaywrightFetcher, createPlaywrightFetcher, type BrowserHooks, type PlaywrightFetcherDeps } from './browser/playwright-fetcher.js';
 export { createStealthFetcher, createStealthHooks } from './browser/stealth.js';
+export { challengeOf, type ChallengeEncounter, type LandedDocument } from './browser/challenge-wait.js';
 export { FetcherRegistry, createDefaultRegistry, type FetcherFactory } from './registry.js';

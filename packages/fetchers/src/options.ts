@@ -18,6 +18,12 @@ export interface BrowserOptions {
   networkIdleCapMs?: number;
   /** Launch without a window. @defaultValue true */
   headless?: boolean;
+  /**
+   * When the rendered page is a challenge (an interstitial whose script sets a cookie and reloads), wait this long
+   * for it to navigate into content before returning it as the block it is; 0 disables the wait (env
+   * `CHALLENGE_WAIT_MS`). Real interstitials clear in about 5 s. @defaultValue 15000
+   */
+  challengeWaitMs?: number;
 }
 
 /** Options of every fetcher; apps build them from their parsed environment. */
@@ -80,6 +86,14 @@ function positiveInt(name: string, value: number | undefined, fallback: number):
   return value;
 }
 
+function nonNegativeInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0) {
+    throw new CrawlerError('invalid_config', `fetchers option ${name} must be a non-negative integer, got ${String(value)}`);
+  }
+  return value;
+}
+
 /** Fill defaults and fail fast, naming the option and the value it got, on anything out of range. */
 export function resolveFetchersOptions(opts: FetchersOptions = {}): ResolvedFetchersOptions {
   const b = opts.browser ?? {};
@@ -105,6 +119,7 @@ export function resolveFetchersOptions(opts: FetchersOptions = {}): ResolvedFetc
       blockResources: b.blockResources ?? true,
       networkIdleCapMs: positiveInt('browser.networkIdleCapMs', b.networkIdleCapMs, 3000),
       headless: b.headless ?? true,
+      challengeWaitMs: nonNegativeInt('browser.challengeWaitMs', b.challengeWaitMs, 15_000),
     },
   };
 }

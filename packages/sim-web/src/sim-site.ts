@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { systemClock, type Clock } from '@crawler/core';
-import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, webdriverGatedPage, type TestServer } from '@crawler/testkit';
+import { jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { clearanceOf, interstitialPage, newClearanceToken } from './interstitial.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
 /** One site of the simulated web. */
@@ -12,6 +13,8 @@ export interface SiteSpec {
   rateLimit?: RateLimit;
   /** Label used in reports. @defaultValue `${kind}-${index}` */
   name?: string;
+  /** How long a wall's interstitial script waits before it sets the clearance cookie and reloads. @defaultValue 1000 */
+  challengeDelayMs?: number;
 }
 
 /** What the site did with one request. */
@@ -28,9 +31,9 @@ export interface SiteRequest {
   /** The site's kind when it answered. */
   kind: SiteKind;
   /**
-   * `served`: the client got the page (for JS-rendered and gated pages: the page's script reported that it ran and,
-   * for a gate, that it passed); `shell`: an SPA shell nobody rendered; `challenge`: a bot wall not passed;
-   * `rate_limited`: a 429 while the site was pausing us.
+   * `served`: the client got the page (for JS-rendered pages: the page's script reported that it ran; behind a wall:
+   * the request carried a clearance cookie the site issued); `shell`: an SPA shell nobody rendered; `challenge`: the
+   * wall's interstitial (every request without clearance gets one); `rate_limited`: a 429 while the site was pausing us.
    */
   outcome: RequestOutcome;
 }
@@ -82,15 +85,6 @@ function beaconScript(seq: number): string {
   return `<script>try{fetch('${BEACON}?seq=${seq}',{keepalive:true})}catch(e){}</script>`;
 }
 
-const GATE_SWAP = 'document.documentElement.innerHTML = new TextDecoder().decode(bytes);';
-
-/** testkit's webdriver gate, reporting to the site when it lets a visitor through. */
-function gatedPage(title: string, seq: number): string {
-  const page = webdriverGatedPage({ title });
-  if (!page.includes(GATE_SWAP)) throw new Error('sim-web: testkit webdriverGatedPage changed; the pass beacon cannot be attached');
-  return page.replace(GATE_SWAP, `${GATE_SWAP} try{fetch('${BEACON}?seq=${seq}',{keepalive:true})}catch(e){}`);
-}
-
 function relatedLinks(kind: SiteKind, n: number): string[] {
   return [1, 2, 3].map((d) => pagePath(kind, n + d));
 }
@@ -103,6 +97,8 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
   const limiter = spec.kind === 'ratelimit' || spec.rateLimit ? new RateLimiter(spec.rateLimit) : null;
   const log: SiteRequest[] = [];
   const seen: SiteStats['changes'] = [];
+  // Clearance tokens the walls' interstitials handed out: a request carrying one has passed.
+  const issued = new Set<string>();
   let current: SiteKind = spec.kind;
 
   const kindNow = (nowMs: number): SiteKind => {
@@ -162,14 +158,21 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(jsRenderedPage({ title, links: relatedLinks(kind, n) }).replace('</body>', `${beaconScript(entry.seq)}</body>`));
         return;
       case 'botwall':
-        entry.outcome = 'challenge';
-        if (client === 'plain') {
-          // Vendors answer a client that cannot run JavaScript with the challenge and a 403 straight away.
-          res.writeHead(403, { 'content-type': 'text/html; charset=utf-8' }).end(challengePage('cloudflare'));
+      case 'interstitial': {
+        const token = clearanceOf(req.headers.cookie);
+        if (token !== null && issued.has(token)) {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
           return;
         }
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(gatedPage(title, entry.seq));
+        // Every visitor without clearance gets the interstitial, browsers included: 403 like a managed challenge
+        // for the wall that refuses automation, 503 like the classic "checking your browser" page for the other.
+        entry.outcome = 'challenge';
+        const fresh = newClearanceToken();
+        issued.add(fresh);
+        const page = interstitialPage({ token: fresh, delayMs: spec.challengeDelayMs ?? 1000, refuseWebdriver: kind === 'botwall' });
+        res.writeHead(kind === 'botwall' ? 403 : 503, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
         return;
+      }
     }
   };
 

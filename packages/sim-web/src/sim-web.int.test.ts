@@ -1,13 +1,21 @@
-/** The sim web seen by the crawler's real browser fetchers: client classes by headers, render and gate beacons. */
+/**
+ * The sim web seen by the crawler's real browser fetchers: client classes by headers, render beacons, and the walls'
+ * cookie-and-reload interstitials waited out by the browsers.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDefaultRegistry } from '@crawler/fetchers';
 import { startSimWeb, type SimWeb } from './sim-web.js';
 
-const registry = createDefaultRegistry({ allowPrivateNetworks: true, chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium' });
+// A short wait keeps the wall that never clears for plain playwright cheap here; the interstitials clear in 300 ms.
+const CHALLENGE_WAIT_MS = 4_000;
+const registry = createDefaultRegistry({ allowPrivateNetworks: true, chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', browser: { challengeWaitMs: CHALLENGE_WAIT_MS } });
 let web: SimWeb;
 
 beforeAll(async () => {
-  web = await startSimWeb({ sites: [{ kind: 'static' }, { kind: 'spa' }, { kind: 'botwall' }], firstHost: '127.0.4.10' });
+  web = await startSimWeb({
+    sites: [{ kind: 'static' }, { kind: 'spa' }, { kind: 'botwall', challengeDelayMs: 300 }, { kind: 'interstitial', challengeDelayMs: 300 }],
+    firstHost: '127.0.4.10',
+  });
 });
 afterAll(async () => {
   await registry.closeAll();
@@ -25,19 +33,44 @@ describe('sim web and real browsers', () => {
     expect(spa!.stats()).toMatchObject({ requests: { plain: 0, browser: 1 }, served: 1, blocked: 0 });
   }, 60_000);
 
-  it('the bot wall stops plain playwright and lets the stealth browser through', async () => {
+  it('the webdriver-refusing wall stops plain playwright after the bounded wait and lets the stealth browser through', async () => {
     const [, , wall] = web.sites;
     const [u1, u2] = wall!.urls(2);
     const plainBrowser = await fetchWith('playwright', u1!);
-    expect(plainBrowser.text).toContain('challenge-platform');
+    expect(plainBrowser.status).toBe(403);
+    expect(plainBrowser.text).toContain('could not be verified');
+    expect(plainBrowser.challenge).toMatchObject({ cleared: false, vendor: 'js_cookie_check' });
+    expect(plainBrowser.challenge!.waitedMs).toBeGreaterThanOrEqual(CHALLENGE_WAIT_MS - 1_000);
     const stealth = await fetchWith('playwright_stealth', u2!);
+    expect(stealth.status).toBe(200);
     expect(stealth.text).toContain('botwall-2 page 1');
-    expect(stealth.text).not.toContain('challenge-platform');
-    await new Promise((r) => setTimeout(r, 200));
+    expect(stealth.text).not.toContain('Checking your browser');
+    expect(stealth.challenge).toMatchObject({ cleared: true, documents: [{ url: u2, status: 403 }, { url: u2, status: 200 }] });
     expect(wall!.requestLog().map((r) => [r.client, r.outcome])).toEqual([
+      ['browser', 'challenge'],
       ['browser', 'challenge'],
       ['browser', 'served'],
     ]);
-    expect(wall!.stats()).toMatchObject({ blocked: 1, served: 1 });
+  }, 60_000);
+
+  it('a 20-page walled site costs the stealth browser one challenge: the clearance cookie stays in the site context', async () => {
+    const [, , , site] = web.sites;
+    const urls = site!.urls(20);
+    const results = [];
+    for (const u of urls) results.push(await fetchWith('playwright_stealth', u));
+    expect(results.map((r) => r.status)).toEqual(urls.map(() => 200));
+    results.forEach((r, i) => expect(r.text).toContain(`interstitial-3 page ${i}`));
+    // Challenges met per page: the first page's, then none.
+    expect(results.map((r) => (r.challenge ? 1 : 0))).toEqual(urls.map((_, i) => (i === 0 ? 1 : 0)));
+    const log = site!.requestLog();
+    expect(log.filter((r) => r.outcome === 'challenge')).toHaveLength(1);
+    expect(log.filter((r) => r.outcome === 'served')).toHaveLength(20);
+  }, 120_000);
+
+  it('the interstitial clears for the plain browser too (it does not refuse automation)', async () => {
+    const [, , , site] = web.sites;
+    const res = await fetchWith('playwright', site!.urls(1, 40)[0]!);
+    expect(res).toMatchObject({ status: 200, challenge: { cleared: true } });
+    expect(res.text).toContain('interstitial-3 page 40');
   }, 60_000);
 });

@@ -3,8 +3,12 @@
  * adds sockets and counters around them.
  */
 
-/** The kinds of site the simulated web has. */
-export const SITE_KINDS = ['static', 'spa', 'botwall', 'ratelimit', 'files'] as const;
+/**
+ * The kinds of site the simulated web has. Both walls answer every visitor without a clearance cookie with an
+ * interstitial whose script sets the cookie and reloads, as real "Just a moment…" pages do: `interstitial` (503) lets
+ * any real browser through, `botwall` (403) refuses a browser that exposes `navigator.webdriver` (only stealth passes).
+ */
+export const SITE_KINDS = ['static', 'spa', 'botwall', 'interstitial', 'ratelimit', 'files'] as const;
 export type SiteKind = (typeof SITE_KINDS)[number];
 
 /** Who sent a request, judged from its headers (see classifyClient). */
@@ -15,6 +19,7 @@ export const IDEAL_FETCHER: Readonly<Record<SiteKind, string>> = {
   static: 'simple_http',
   spa: 'playwright',
   botwall: 'playwright_stealth',
+  interstitial: 'playwright',
   ratelimit: 'simple_http',
   files: 'simple_http',
 };
@@ -24,6 +29,7 @@ export const CAPABLE_FETCHERS: Readonly<Record<SiteKind, readonly string[]>> = {
   static: ['simple_http', 'playwright', 'playwright_stealth'],
   spa: ['playwright', 'playwright_stealth'],
   botwall: ['playwright_stealth'],
+  interstitial: ['playwright', 'playwright_stealth'],
   ratelimit: ['simple_http', 'playwright', 'playwright_stealth'],
   files: ['simple_http'],
 };

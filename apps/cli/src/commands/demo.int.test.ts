@@ -48,8 +48,8 @@ describe('crawl demo', () => {
     expect(code).toBe(0);
     const summary = JSON.parse(m.out().trim()) as { crawls: Array<{ learned: number; probes: number; links: unknown[]; siteRequests: number }> };
     const [first, second] = summary.crawls;
-    expect(first!.links).toHaveLength(35);
-    expect(second!.links).toHaveLength(20);
+    expect(first!.links).toHaveLength(42);
+    expect(second!.links).toHaveLength(24);
     expect(second!.learned).toBeGreaterThan(0);
     expect(second!.probes).toBeLessThan(first!.probes);
     // The human report went to stderr in --json mode and names both crawls and the totals.

@@ -27,11 +27,16 @@ type DemoEnv = z.infer<typeof Env>;
 const FIRST_CRAWL_PAGES = 7;
 const SECOND_CRAWL_PAGES = 4;
 
-/** The small web of the demo: one site of each kind. The rate limit is real time: 10 pages a minute. */
+/**
+ * The small web of the demo: one site of each kind. Both walls answer every first visit with a cookie-and-reload
+ * interstitial, browsers included; the shop's also refuses a browser that exposes navigator.webdriver. The rate limit
+ * is real time: 10 pages a minute.
+ */
 const DEMO_SITES: SiteSpec[] = [
   { kind: 'static', name: 'news (static HTML)' },
   { kind: 'spa', name: 'app (JavaScript-rendered)' },
-  { kind: 'botwall', name: 'shop (bot wall)' },
+  { kind: 'botwall', name: 'shop (wall: no automation)' },
+  { kind: 'interstitial', name: 'forum ("Just a moment…")' },
   { kind: 'ratelimit', name: 'api docs (rate-limited)', rateLimit: { maxRequests: 10, windowMs: 60_000 } },
   { kind: 'files', name: 'reports (PDF files)' },
 ];

@@ -9,6 +9,7 @@ import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, samePolicy, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
 import { installRequestPolicy, policyKey, refusalFor, type RequestPolicy } from './request-policy.js';
+import { DocumentTracker, challengeOf, earlierChallenge, settledContent, type ChallengeEncounter } from './challenge-wait.js';
 
 /**
  * What makes a browser fetcher flavour different: how its contexts are made. Stealth is the playwright
@@ -49,7 +50,8 @@ export function plainHooks(options: ResolvedFetchersOptions): BrowserHooks {
 
 /**
  * playwright: the page rendered by Chromium. Waits for DOMContentLoaded, then for the network to go quiet
- * (capped), and returns the rendered HTML with the MAIN document's real status and headers.
+ * (capped), waits out a challenge page that clears itself (bounded), and returns the rendered HTML with the real
+ * status and headers of the LAST main-frame document the browser landed on.
  */
 export class PlaywrightFetcher extends BaseFetcher {
   readonly name: string;
@@ -99,40 +101,92 @@ export class PlaywrightFetcher extends BaseFetcher {
 
   async #render(page: Page, req: PreparedRequest): Promise<FetchResult> {
     const network = trackNetwork(page);
-    if (Object.keys(req.headers).length > 0) await page.setExtraHTTPHeaders(req.headers);
-    const remaining = () => Math.max(1, req.timeoutMs - (Date.now() - req.startedAt));
-    let response: Response | null;
+    const documents = new DocumentTracker(page);
     try {
-      response = await page.goto(req.url.href, { waitUntil: 'domcontentloaded', timeout: remaining() });
-    } catch (err) {
-      throw refusalFor(page) ?? err;
+      if (Object.keys(req.headers).length > 0) await page.setExtraHTTPHeaders(req.headers);
+      const deadline = req.startedAt + req.timeoutMs;
+      const remaining = () => Math.max(1, deadline - Date.now());
+      let response: Response | null;
+      try {
+        response = await page.goto(req.url.href, { waitUntil: 'domcontentloaded', timeout: remaining() });
+      } catch (err) {
+        throw refusalFor(page) ?? err;
+      }
+      const refused = refusalFor(page);
+      if (refused) throw refused;
+      if (!response) throw new FetchError('browser_error', 'navigation produced no response', { url: req.originalUrl, fetcher: this.name });
+      await network.quiet(Math.min(this.options.browser.networkIdleCapMs, remaining()));
+      let html = await settledContent(page, deadline);
+      // A script may already have replaced the first document (a quick interstitial): what counts is the latest one.
+      let current = documents.last ?? response;
+      let headers = await current.allHeaders();
+      const challenge = challengeOf(current.status(), headers, html);
+      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge.vendor, deadline) : null;
+      if (!encounter && documents.documents.length > 1) {
+        // Already through: the interstitial reloaded into content while the page settled. Record what it was.
+        const earlier = await earlierChallenge(documents);
+        if (earlier) encounter = { vendor: earlier.vendor, cleared: true, waitedMs: 0, documents: documents.documents };
+      }
+      if (encounter) {
+        current = documents.last ?? current;
+        html = await settledContent(page, deadline);
+        headers = await current.allHeaders();
+        encounter.cleared = challengeOf(current.status(), headers, html) === undefined;
+      }
+      // Every hop, and every reload, went through the egress proxy, which checked its address before connecting.
+      const redirectChain = redirectChainOf(current.request());
+      const body = new TextEncoder().encode(html);
+      if (body.length > req.maxBytes) {
+        throw new FetchError('too_large', `rendered HTML exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
+      }
+      const contentType = mimeTypeOf(headers['content-type']);
+      return {
+        fetcher: this.name,
+        url: req.originalUrl,
+        finalUrl: page.url(),
+        status: current.status(),
+        headers,
+        body,
+        contentType,
+        text: isTextualType(contentType, body) ? html : null,
+        redirectChain,
+        ...(encounter ? { challenge: encounter } : {}),
+        timings: { startedAt: req.startedAt, headersMs: null, totalMs: Date.now() - req.startedAt },
+      };
+    } finally {
+      network.stop();
+      documents.stop();
     }
-    const refused = refusalFor(page);
-    if (refused) throw refused;
-    if (!response) throw new FetchError('browser_error', 'navigation produced no response', { url: req.originalUrl, fetcher: this.name });
-    // Every hop went through the egress proxy, which checked its address before connecting.
-    const redirectChain = redirectChainOf(response.request());
-    await network.quiet(Math.min(this.options.browser.networkIdleCapMs, remaining()));
-    network.stop();
-    const html = await page.content();
-    const body = new TextEncoder().encode(html);
-    if (body.length > req.maxBytes) {
-      throw new FetchError('too_large', `rendered HTML exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
+  }
+
+  /**
+   * The rendered page is a challenge: give its script up to `challengeWaitMs` (and never past the fetch's deadline)
+   * to navigate or reload into content, as it does in a real browser. Each new main-frame document is rendered and
+   * checked again; a second challenge (a two-step interstitial) keeps waiting. The cookie the script set stays in
+   * the site's context, so the site's next pages skip the wall.
+   */
+  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, vendor: string | null, fetchDeadline: number): Promise<ChallengeEncounter> {
+    const started = Date.now();
+    // Leave a second of the fetch's own deadline for reading the page: a wall that does not clear is a result (the
+    // block it always was), not a timeout.
+    const deadline = Math.min(started + this.options.browser.challengeWaitMs, fetchDeadline - 1_000);
+    const encounter: ChallengeEncounter = { vendor, cleared: false, waitedMs: 0, documents: documents.documents };
+    let seen = documents.documents.length;
+    while (Date.now() < deadline) {
+      if (!(await documents.next(seen, deadline))) break;
+      seen = documents.documents.length;
+      await page.waitForLoadState('domcontentloaded', { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
+      await network.quiet(Math.min(this.options.browser.networkIdleCapMs, Math.max(0, deadline - Date.now())));
+      // Another navigation already started: take it from the top.
+      if (documents.documents.length > seen) continue;
+      const last = documents.last;
+      if (!last) continue;
+      const html = await settledContent(page, fetchDeadline).catch(() => null);
+      if (html !== null && challengeOf(last.status(), await last.allHeaders(), html) === undefined) break;
     }
-    const headers = await response.allHeaders();
-    const contentType = mimeTypeOf(headers['content-type']);
-    return {
-      fetcher: this.name,
-      url: req.originalUrl,
-      finalUrl: page.url(),
-      status: response.status(),
-      headers,
-      body,
-      contentType,
-      text: isTextualType(contentType, body) ? html : null,
-      redirectChain,
-      timings: { startedAt: req.startedAt, headersMs: null, totalMs: Date.now() - req.startedAt },
-    };
+    encounter.waitedMs = Date.now() - started;
+    this.log.debug({ url: page.url(), vendor, waitedMs: encounter.waitedMs, documents: encounter.documents.length }, 'waited on a challenge page');
+    return encounter;
   }
 
   protected override translateError(err: unknown, req: PreparedRequest): FetchError {
@@ -159,8 +213,13 @@ function redirectChainOf(request: Request): string[] {
   return chain;
 }
 
+interface NetworkTracker {
+  quiet(capMs: number): Promise<void>;
+  stop(): void;
+}
+
 /** Count requests in flight so "network quiet" means quiet for this page, not Playwright's fixed 500 ms. */
-function trackNetwork(page: Page): { quiet(capMs: number): Promise<void>; stop(): void } {
+function trackNetwork(page: Page): NetworkTracker {
   let inFlight = 0;
   let lastChange = Date.now();
   const up = () => {

@@ -185,6 +185,7 @@ const EnvSchema = z.object({
   PROBE_TTL_MS: intVar(30 * 60_000, 1_000),
   FETCH_TIMEOUT_MS: intVar(30_000, 1),
   FETCH_MAX_BYTES: intVar(10 * 1024 * 1024, 1),
+  CHALLENGE_WAIT_MS: intVar(15_000, 0),
   ATTEMPT_FLUSH_SIZE: intVar(50, 1),
   ATTEMPT_FLUSH_INTERVAL_MS: intVar(500, 1),
   LOCK_DURATION_MS: intVar(30_000, 1_000),
@@ -250,6 +251,11 @@ export interface CrawlerConfig {
   probeTtlMs: number;
   fetchTimeoutMs: number;
   fetchMaxBytes: number;
+  /**
+   * How long a browser fetcher waits for a challenge page to clear itself (script, cookie, reload) before the page
+   * counts as the block it is; 0 turns the wait off. Bounded by FETCH_TIMEOUT_MS. @defaultValue 15000
+   */
+  challengeWaitMs: number;
   /** Attempt rows buffered before a batched write. */
   attemptFlushSize: number;
   /** Longest an attempt waits in the buffer. */
@@ -304,6 +310,7 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     probeTtlMs: e.PROBE_TTL_MS,
     fetchTimeoutMs: e.FETCH_TIMEOUT_MS,
     fetchMaxBytes: e.FETCH_MAX_BYTES,
+    challengeWaitMs: e.CHALLENGE_WAIT_MS,
     attemptFlushSize: e.ATTEMPT_FLUSH_SIZE,
     attemptFlushIntervalMs: e.ATTEMPT_FLUSH_INTERVAL_MS,
     lockDurationMs: e.LOCK_DURATION_MS,

@@ -66,6 +66,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       chromiumPath: config.chromiumPath,
       maxBytes: config.fetchMaxBytes,
       timeoutMs: config.fetchTimeoutMs,
+      browser: { challengeWaitMs: config.challengeWaitMs },
       logger: logger.child({ component: 'fetchers' }),
     });
   const probe: ProbeFn =

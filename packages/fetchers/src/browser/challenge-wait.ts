@@ -1,0 +1,105 @@
+import type { Page, Response } from 'playwright-core';
+import { validateResponseDetailed } from '@crawler/core';
+
+/** One main-frame document the browser landed on (redirect hops excluded). */
+export interface LandedDocument {
+  url: string;
+  status: number;
+}
+
+/** What the browser met on the way to the page: a challenge that cleared itself, or one that did not in time. */
+export interface ChallengeEncounter {
+  /** The bot-protection vendor of the first challenge page, when recognised (`js_cookie_check` for home-grown ones). */
+  vendor: string | null;
+  /** The browser left the challenge for a page that is not one within the wait. */
+  cleared: boolean;
+  /** Milliseconds spent waiting after the challenge page had rendered. */
+  waitedMs: number;
+  /** Every main-frame document, in order: the challenge first, the content (or the last challenge) last. */
+  documents: LandedDocument[];
+}
+
+/** Follows the main frame's document responses: the latest one is what the page now shows. */
+export class DocumentTracker {
+  readonly documents: LandedDocument[] = [];
+  /** The raw HTML each document was served with (null when unreadable), in the order of `documents`. */
+  readonly bodies: Promise<string | null>[] = [];
+  #last: Response | null = null;
+  #waiters = new Set<() => void>();
+  readonly #onResponse = (r: Response) => {
+    const req = r.request();
+    if (!req.isNavigationRequest() || r.frame() !== this.page.mainFrame()) return;
+    // A redirect hop is not a document; the request it leads to answers again.
+    if (r.status() >= 300 && r.status() < 400 && r.headers()['location']) return;
+    this.#last = r;
+    this.documents.push({ url: r.url(), status: r.status() });
+    // Read now: a quick interstitial is gone (and its body with it) by the time the page has settled.
+    this.bodies.push(r.text().catch(() => null));
+    for (const w of this.#waiters) w();
+  };
+
+  constructor(readonly page: Page) {
+    page.on('response', this.#onResponse);
+  }
+
+  /** The latest main-frame document response, or null before the first. */
+  get last(): Response | null {
+    return this.#last;
+  }
+
+  /** Resolve true when a document after the `seen`-th arrives, false at `deadline` (epoch ms). */
+  async next(seen: number, deadline: number): Promise<boolean> {
+    if (this.documents.length > seen) return true;
+    return new Promise<boolean>((resolve) => {
+      const done = (v: boolean) => {
+        clearTimeout(timer);
+        this.#waiters.delete(wake);
+        resolve(v);
+      };
+      const wake = () => {
+        if (this.documents.length > seen) done(true);
+      };
+      const timer = setTimeout(() => done(this.documents.length > seen), Math.max(0, deadline - Date.now()));
+      this.#waiters.add(wake);
+    });
+  }
+
+  stop(): void {
+    this.page.off('response', this.#onResponse);
+  }
+}
+
+/**
+ * The vendor when `html` (the rendered DOM) served with `status` and `headers` is a challenge page, else undefined.
+ * Only challenge pages are waited on: a bare 403 or 429 has no script that could clear it.
+ */
+export function challengeOf(status: number, headers: Record<string, string>, html: string): { vendor: string | null } | undefined {
+  const { result } = validateResponseDetailed({ status, headers, body: html });
+  return result.blockType === 'blocked_captcha' ? { vendor: result.blockVendor } : undefined;
+}
+
+/**
+ * The first challenge among the documents before the last one (a quick interstitial that had already reloaded into
+ * content by the time the page settled), judged on the HTML it was served with.
+ */
+export async function earlierChallenge(tracker: DocumentTracker): Promise<{ vendor: string | null } | undefined> {
+  for (let i = 0; i < tracker.documents.length - 1; i++) {
+    const body = await tracker.bodies[i];
+    if (body === null || body === undefined) continue;
+    const found = challengeOf(tracker.documents[i]!.status, { 'content-type': 'text/html' }, body);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The page's HTML, retried while a navigation is replacing the document (content() fails mid-navigation). */
+export async function settledContent(page: Page, deadline: number): Promise<string> {
+  for (;;) {
+    try {
+      return await page.content();
+    } catch (err) {
+      if (Date.now() >= deadline || page.isClosed()) throw err;
+      await page.waitForLoadState('domcontentloaded', { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+
+/** Name of the clearance cookie a wall's interstitial sets. */
+export const CLEARANCE_COOKIE = 'sim_clearance';
+
+export interface InterstitialOptions {
+  /** Clearance token the script stores in the cookie (the site checks it was one it issued). */
+  token: string;
+  /** How long the script "checks" before it sets the cookie and reloads, in ms. */
+  delayMs: number;
+  /** Refuse a browser that exposes `navigator.webdriver` (or a headless user agent): only stealth passes. */
+  refuseWebdriver: boolean;
+}
+
+/**
+ * A cookie-and-reload interstitial in the shape of the web's "Just a moment…" pages (written for this simulator):
+ * a near-blank page that says it is checking the browser, a script that waits, stores a clearance cookie and reloads,
+ * and a noscript line for clients that cannot run it. The webdriver variant leaves an automated browser on the page.
+ */
+export function interstitialPage(opts: InterstitialOptions): string {
+  const refuse = opts.refuseWebdriver
+    ? `var n = navigator;
+  var brands = (n.userAgentData && n.userAgentData.brands) || [];
+  if (n.webdriver === true || /HeadlessChrome/.test(n.userAgent) || brands.some(function (b) { return /Headless/i.test(b.brand); })) {
+    document.getElementById('status').textContent = 'Your browser could not be verified.';
+    return;
+  }
+  `
+    : '';
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex,nofollow"><title>Just a moment...</title>
+<style>body{font-family:system-ui,sans-serif;margin:20vh auto;max-width:36rem;text-align:center;color:#333}</style></head>
+<body><h1>Checking your browser</h1><p id="status">This takes a moment.</p>
+<noscript><p>Turn on JavaScript and cookies to continue.</p></noscript>
+<script>
+(function () {
+  ${refuse}setTimeout(function () {
+    document.cookie = '${CLEARANCE_COOKIE}=${opts.token}; path=/; max-age=3600; SameSite=Lax';
+    location.reload();
+  }, ${Math.max(0, Math.floor(opts.delayMs))});
+})();
+</script></body></html>`;
+}
+
+/** A fresh clearance token. */
+export function newClearanceToken(): string {
+  return randomBytes(12).toString('hex');
+}
+
+/** The clearance token a request's Cookie header carries, if any. */
+export function clearanceOf(cookieHeader: string | string[] | undefined): string | null {
+  const raw = Array.isArray(cookieHeader) ? cookieHeader.join('; ') : (cookieHeader ?? '');
+  for (const part of raw.split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === CLEARANCE_COOKIE) return rest.join('=');
+  }
+  return null;
+}
