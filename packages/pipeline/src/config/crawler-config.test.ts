@@ -14,6 +14,13 @@ describe('loadConfig', () => {
     expect(c.defaultFetcher).toBeUndefined();
   });
 
+  it('sizes the router from the fetch concurrency it feeds unless ROUTER_CONCURRENCY says otherwise', () => {
+    expect(loadConfig(base).routerConcurrency).toBe(8 + 2 + 1);
+    expect(loadConfig({ ...base, FETCHERS: 'simple_http:32' }).routerConcurrency).toBe(32);
+    expect(loadConfig({ ...base, FETCHERS: 'simple_http:32', ROUTER_CONCURRENCY: '4' }).routerConcurrency).toBe(4);
+    expect(() => loadConfig({ ...base, ROUTER_CONCURRENCY: '0' })).toThrow(/ROUTER_CONCURRENCY="0"/);
+  });
+
   it('parses fetchers with concurrency and aliases', () => {
     const c = loadConfig({ ...base, FETCHERS: 'direct_access:16, playwright', DEFAULT_FETCHER: 'direct_access', LEARNING_MODE_ENABLED: 'false' });
     expect(c.fetchers).toEqual([{ name: 'simple_http', concurrency: 16 }, { name: 'playwright', concurrency: 2 }]);
