@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatManyDomainsTable, politenessOffEnv, type ManyDomainsRow } from './many-domains.js';
+import { formatManyDomainsTable, parseVariant, politenessOffEnv, type ManyDomainsRow } from './many-domains.js';
 
 const row = (label: string, round: number, userMs: number, inProcessMs: number): ManyDomainsRow => ({
   label, hosts: 50, round, pages: 100, ok: 100, failed: 0, userMs, inProcessMs, cpuMs: 500, pageRequests: 100, otherRequests: 0,
@@ -18,5 +18,14 @@ describe('many-domains report', () => {
 
   it('turns per-domain politeness and robots off for every contender', () => {
     expect(politenessOffEnv(32)).toMatchObject({ DOMAIN_MAX_CONCURRENCY: '32', DOMAIN_MIN_DELAY_MS: '0', ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:32' });
+  });
+});
+
+describe('parseVariant', () => {
+  it('reads environment overrides and another build of crawl', () => {
+    expect(parseVariant('r8:ROUTER_CONCURRENCY=8,ROUTER_DECISION_CACHE_MS=0')).toEqual({ name: 'r8', env: { ROUTER_CONCURRENCY: '8', ROUTER_DECISION_CACHE_MS: '0' }, cli: undefined });
+    expect(parseVariant('base:CLI=/tmp/base/main.js')).toEqual({ name: 'base', env: {}, cli: '/tmp/base/main.js' });
+    expect(() => parseVariant('no-colon')).toThrow(/NAME:K=V/);
+    expect(() => parseVariant('x:=1')).toThrow(/K=V/);
   });
 });

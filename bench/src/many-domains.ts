@@ -43,6 +43,8 @@ const USAGE = `usage: node bench/dist/many-domains.js [options]
   --crawlers LIST         subset of ${CONTENDERS.join(',')} (default undici,crawlee,ours)
   --rounds 1              repeat; ratios are taken within a round, then the median
   --no-second             skip our second crawl
+  --variant NAME:K=V,...  also crawl with ours under other settings, labelled ours[NAME] (repeatable); K=V are
+                          environment variables, CLI=path runs another build of crawl (e.g. a baseline worktree)
   --profile-dir DIR       V8 CPU profiles of our crawl processes
   --service-pids A,B      CPU of these process trees per crawl (a private postmaster and redis-server)
   --pg-url URL            server for the crawl's database (default TEST_PG_URL or the local one)
@@ -61,7 +63,31 @@ export function politenessOffEnv(concurrency: number): Record<string, string> {
   };
 }
 
+/** Our crawler under other settings: its label suffix, environment overrides, and optionally another build. */
+export interface OursVariant {
+  name: string;
+  env: Record<string, string>;
+  cli?: string;
+}
+
+/** Parse `name:K=V,K=V` (CLI=path picks another build of crawl). */
+export function parseVariant(spec: string): OursVariant {
+  const m = /^([\w.-]+):(.*)$/.exec(spec);
+  if (!m) throw new Error(`--variant: expected NAME:K=V,..., got ${JSON.stringify(spec)}`);
+  const env: Record<string, string> = {};
+  let cli: string | undefined;
+  for (const pair of m[2]!.split(',').filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new Error(`--variant ${m[1]}: expected K=V, got ${JSON.stringify(pair)}`);
+    const [k, v] = [pair.slice(0, eq), pair.slice(eq + 1)];
+    if (k === 'CLI') cli = resolve(v);
+    else env[k] = v;
+  }
+  return { name: m[1]!, env, cli };
+}
+
 interface Options {
+  variants: OursVariant[];
   hosts: number[];
   pagesPerHost: number;
   concurrency: number;
@@ -85,6 +111,7 @@ function parseOptions(argv: string[]): Options {
       crawlers: { type: 'string', default: 'undici,crawlee,ours' },
       rounds: { type: 'string', default: '1' },
       'no-second': { type: 'boolean', default: false },
+      variant: { type: 'string', multiple: true, default: [] },
       'profile-dir': { type: 'string' },
       'service-pids': { type: 'string', default: '' },
       'pg-url': { type: 'string' },
@@ -105,6 +132,7 @@ function parseOptions(argv: string[]): Options {
   const crawlers = values.crawlers.split(',').map((s) => s.trim()) as Contender[];
   for (const c of crawlers) if (!CONTENDERS.includes(c)) throw new Error(`--crawlers: unknown ${JSON.stringify(c)}`);
   return {
+    variants: values.variant.map(parseVariant),
     hosts: values.hosts.split(',').map((h) => int('hosts', h.trim())),
     pagesPerHost: int('pages-per-host', values['pages-per-host']),
     concurrency: int('concurrency', values.concurrency),
@@ -199,7 +227,7 @@ interface CrawlJson {
 }
 
 /** Our first and second crawl: `crawl crawl --json <file>` in a fresh process each, on one fresh database. */
-async function runOurs(s: Services, files: string[], pages: number, hosts: number, round: number): Promise<ManyDomainsRow[]> {
+async function runOurs(s: Services, files: string[], pages: number, hosts: number, round: number, variant?: OursVariant): Promise<ManyDomainsRow[]> {
   const { createTestDatabase } = await import('@crawler/db/testing');
   const db = await createTestDatabase('many', { serverUrl: s.opts.pgUrl });
   const prefix = `{crawler-many-${process.pid}-${randomBytes(3).toString('hex')}}`;
@@ -207,12 +235,13 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
   const rows: ManyDomainsRow[] = [];
   try {
     for (const [i, file] of files.entries()) {
-      const label = i === 0 ? 'ours' : 'ours (2nd crawl)';
-      const env = { ...process.env, ...politenessOffEnv(s.opts.concurrency), DATABASE_URL: db.url, REDIS_URL: s.opts.redisUrl, QUEUE_PREFIX: prefix };
-      const prof = s.opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${s.opts.profileDir}`, `--cpu-prof-name=ours-h${hosts}-r${round}-${i + 1}.cpuprofile`] : [];
+      const name = variant ? `ours[${variant.name}]` : 'ours';
+      const label = i === 0 ? name : `${name} (2nd crawl)`;
+      const env = { ...process.env, ...politenessOffEnv(s.opts.concurrency), ...variant?.env, DATABASE_URL: db.url, REDIS_URL: s.opts.redisUrl, QUEUE_PREFIX: prefix };
+      const prof = s.opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${s.opts.profileDir}`, `--cpu-prof-name=${name}-h${hosts}-r${round}-${i + 1}.cpuprofile`] : [];
       const [mark] = await db.prisma.$queryRawUnsafe<{ now: Date }[]>('SELECT clock_timestamp() AS now');
       if (statements) await resetStatements(db.prisma);
-      const { value: r, server, serviceCpuMs, redisCalls } = await around(s, () => runNode([...prof, CLI, 'crawl', '--json', file], env));
+      const { value: r, server, serviceCpuMs, redisCalls } = await around(s, () => runNode([...prof, variant?.cli ?? CLI, 'crawl', '--json', file], env));
       if (!r.stdout.trim()) throw new Error(`crawl exited ${r.code} without a report: ${r.stderr.slice(-800)}`);
       const report = JSON.parse(r.stdout) as CrawlJson;
       const [span] = await db.prisma.$queryRawUnsafe<{ first: Date; last: Date }[]>(
@@ -255,13 +284,17 @@ async function runWorkload(opts: Options, hosts: number, round: number, dir: str
     const files = [join(dir, `h${hosts}-first.txt`), join(dir, `h${hosts}-second.txt`)];
     await writeFile(files[0]!, `${all.slice(0, pages).join('\n')}\n`);
     await writeFile(files[1]!, `${all.slice(pages).join('\n')}\n`);
-    const shift = (round - 1) % opts.crawlers.length;
-    for (const name of [...opts.crawlers.slice(shift), ...opts.crawlers.slice(0, shift)]) {
+    const contenders: (Contender | OursVariant)[] = [...opts.crawlers, ...opts.variants];
+    const shift = (round - 1) % contenders.length;
+    for (const c of [...contenders.slice(shift), ...contenders.slice(0, shift)]) {
+      const name = typeof c === 'string' ? c : `ours[${c.name}]`;
       process.stdout.write(`  ${name.padEnd(8)} ${hosts} hosts, ${pages} pages … `);
       try {
-        const got = name === 'ours' ? await runOurs(s, opts.second ? files : files.slice(0, 1), pages, hosts, round) : [await runReference(s, name, files[0]!, pages, hosts, round)];
+        const ourFiles = opts.second ? files : files.slice(0, 1);
+        const got =
+          typeof c !== 'string' ? await runOurs(s, ourFiles, pages, hosts, round, c) : c === 'ours' ? await runOurs(s, ourFiles, pages, hosts, round) : [await runReference(s, c, files[0]!, pages, hosts, round)];
         rows.push(...got);
-        process.stdout.write(`${got.map((r) => `${perSec(r.ok, r.userMs).toFixed(0)} pages/s user-visible, ${perSec(r.ok, r.inProcessMs).toFixed(0)} in-process${r.label === name ? '' : ` (${r.label.slice(name.length + 1)})`}`).join('; ')}\n`);
+        process.stdout.write(`${got.map((r) => `${perSec(r.ok, r.userMs).toFixed(0)} pages/s user-visible, ${perSec(r.ok, r.inProcessMs).toFixed(0)} in-process${r.label === name ? '' : ` ${r.label.slice(name.length + 1)}`}`).join('; ')}\n`);
       } catch (err) {
         process.stdout.write(`FAILED: ${(err as Error).message}\n`);
       }
