@@ -75,3 +75,14 @@ export { decodeBody, charsetOf, MAX_ANALYSED_BYTES } from './validation/decode-b
 export { extractPageFeatures, collapseWhitespace, type PageFeatures } from './validation/page-features.js';
 export { classifyProbe, MIN_REUSABLE_BODY_BYTES, type ProbeClassification, type ProbeInput } from './probe/classify-probe.js';
 export * from './learning/index.js';
+export { CRAWL_SCOPES, compileScope, compileUrlPattern, siteOf, type CrawlScope, type ScopeRules, type ScopeMatcher, type ScopeVerdict } from './crawl/crawl-scope.js';
+export {
+  DEFAULT_TRACKING_PARAMS,
+  compileTrackingParams,
+  stripTrackingParams,
+  canonicalCrawlUrl,
+  frontierKey,
+  type TrackingParamFilter,
+} from './crawl/crawl-url.js';
+export { extractLinks, type ExtractedLink, type ExtractLinksOptions, type PageLinks } from './crawl/extract-links.js';
+export { parseSitemap, sitemapsFromRobots, type SitemapEntries } from './crawl/sitemap.js';

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { compileScope, compileUrlPattern, siteOf } from './crawl-scope.js';
+
+describe('siteOf', () => {
+  it('uses the Public Suffix List', () => {
+    expect(siteOf('www.bbc.co.uk')).toBe('bbc.co.uk');
+    expect(siteOf('a.b.example.com')).toBe('example.com');
+    expect(siteOf('alice.github.io')).toBe('alice.github.io');
+    expect(siteOf('127.0.0.5')).toBe('127.0.0.5');
+    expect(siteOf('localhost')).toBe('localhost');
+  });
+});
+
+describe('compileScope', () => {
+  const seeds = ['https://www.example.co.uk/start'];
+  it('same-site admits subdomains of the registrable domain only', () => {
+    const s = compileScope({ scope: 'same-site', seeds });
+    expect(s.check('https://blog.example.co.uk/x')).toBeNull();
+    expect(s.check('http://example.co.uk/')).toBeNull();
+    expect(s.check('https://other.co.uk/')).toBe('scope');
+    expect(s.check('https://example.co.uk.evil.com/')).toBe('scope');
+  });
+
+  it('same-host and same-origin', () => {
+    const host = compileScope({ scope: 'same-host', seeds });
+    expect(host.check('http://www.example.co.uk:8080/a')).toBeNull();
+    expect(host.check('https://blog.example.co.uk/')).toBe('scope');
+    const origin = compileScope({ scope: 'same-origin', seeds });
+    expect(origin.check('https://www.example.co.uk/z')).toBeNull();
+    expect(origin.check('http://www.example.co.uk/z')).toBe('scope');
+    expect(origin.check('https://www.example.co.uk:8443/z')).toBe('scope');
+  });
+
+  it('any seed counts, and all lets anything through the scope', () => {
+    const s = compileScope({ scope: 'same-host', seeds: ['http://127.0.0.2:1/', 'http://127.0.0.3:1/'] });
+    expect(s.check('http://127.0.0.3:9/x')).toBeNull();
+    expect(s.check('http://127.0.0.4:1/x')).toBe('scope');
+    expect(compileScope({ scope: 'all', seeds }).check('https://anything.example/')).toBeNull();
+  });
+
+  it('ANDs scope, include and exclude', () => {
+    const s = compileScope({ scope: 'same-site', seeds, include: ['/docs/**', 're:/api/v\\d+/'], exclude: ['**/private/**', '**.pdf'] });
+    expect(s.check('https://www.example.co.uk/docs/a/b')).toBeNull();
+    expect(s.check('https://www.example.co.uk/x/api/v2/y')).toBeNull();
+    expect(s.check('https://www.example.co.uk/blog/a')).toBe('include');
+    expect(s.check('https://www.example.co.uk/docs/private/a')).toBe('exclude');
+    expect(s.check('https://www.example.co.uk/docs/a.pdf')).toBe('exclude');
+    expect(s.check('https://elsewhere.com/docs/a')).toBe('scope');
+  });
+});
+
+describe('compileUrlPattern', () => {
+  it('globs: * stays within a segment, ** crosses, ? is one character, the rest literal', () => {
+    expect(compileUrlPattern('https://a.com/*/x').test('https://a.com/p/x')).toBe(true);
+    expect(compileUrlPattern('https://a.com/*/x').test('https://a.com/p/q/x')).toBe(false);
+    expect(compileUrlPattern('https://a.com/**').test('https://a.com/p/q/x?y=1')).toBe(true);
+    expect(compileUrlPattern('/p?ge').test('http://a.com/page')).toBe(true);
+    expect(compileUrlPattern('/a.b').test('http://a.com/axb')).toBe(false);
+    expect(compileUrlPattern('/a/*').test('http://a.com/a/b')).toBe(true);
+    expect(compileUrlPattern('/a/*').test('http://a.com/b/a/b')).toBe(false);
+  });
+
+  it('regexes are searched, and a broken one is a RangeError', () => {
+    expect(compileUrlPattern('re:\\d{3}').test('http://a.com/p/123')).toBe(true);
+    expect(() => compileUrlPattern('re:(')).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,109 @@
+import { getDomain } from 'tldts';
+import { InvalidUrlError } from '../contracts/errors.js';
+
+/**
+ * Which URLs a crawl may follow, relative to its seeds: the same registrable domain (`same-site`, by the Public Suffix
+ * List: `a.example.co.uk` and `b.example.co.uk` are one site, `a.github.io` and `b.github.io` are not), the same
+ * host, the same origin (scheme, host and port), or anything (`all`).
+ */
+export const CRAWL_SCOPES = ['same-site', 'same-host', 'same-origin', 'all'] as const;
+export type CrawlScope = (typeof CRAWL_SCOPES)[number];
+
+/** A crawl's URL rules. Every condition must hold (AND): in the scope of some seed, matching an include, no exclude. */
+export interface ScopeRules {
+  scope: CrawlScope;
+  /** Canonical seed URLs the scope is relative to. */
+  seeds: readonly string[];
+  /** A URL must match at least one of these (when there are any): globs, or regexes written `re:<pattern>`. */
+  include?: readonly string[];
+  /** A URL matching any of these is out of scope. */
+  exclude?: readonly string[];
+}
+
+/** Why a URL is out of scope, or null when it is in. */
+export type ScopeVerdict = null | 'scope' | 'include' | 'exclude';
+
+/** A compiled {@link ScopeRules}. */
+export interface ScopeMatcher {
+  /** null when `url` (canonical, absolute) may be crawled; otherwise which rule refused it. */
+  check(url: string): ScopeVerdict;
+}
+
+/** The registrable domain of a host (by the Public Suffix List), or the host itself for IPs, `localhost` and the like. */
+export function siteOf(hostname: string): string {
+  const host = hostname.toLowerCase();
+  return getDomain(host, { allowPrivateDomains: true }) ?? host;
+}
+
+function keyOf(scope: CrawlScope, u: URL): string {
+  switch (scope) {
+    case 'same-site':
+      return siteOf(u.hostname);
+    case 'same-host':
+      return u.hostname;
+    case 'same-origin':
+      return u.origin;
+    case 'all':
+      return '';
+  }
+}
+
+/** Compile the rules once per crawl; `check` then costs a URL parse and a few regex tests. */
+export function compileScope(rules: ScopeRules): ScopeMatcher {
+  const allowed = new Set<string>();
+  for (const seed of rules.seeds) {
+    let u: URL;
+    try {
+      u = new URL(seed);
+    } catch (cause) {
+      throw new InvalidUrlError(`seed is not an absolute URL: ${seed}`, { url: seed, cause });
+    }
+    allowed.add(keyOf(rules.scope, u));
+  }
+  const include = (rules.include ?? []).map(compileUrlPattern);
+  const exclude = (rules.exclude ?? []).map(compileUrlPattern);
+  return {
+    check(url) {
+      if (rules.scope !== 'all') {
+        let u: URL;
+        try {
+          u = new URL(url);
+        } catch {
+          return 'scope';
+        }
+        if (!allowed.has(keyOf(rules.scope, u))) return 'scope';
+      }
+      if (include.length > 0 && !include.some((re) => re.test(url))) return 'include';
+      if (exclude.some((re) => re.test(url))) return 'exclude';
+      return null;
+    },
+  };
+}
+
+/**
+ * A URL pattern: `re:<regex>` is a regular expression searched in the URL; anything else is a glob matched against
+ * the whole URL, or against path and query when it starts with `/`. In globs `**` is any run of characters, `*` any
+ * run without `/`, `?` one character other than `/`; everything else is literal. Throws RangeError for a bad regex.
+ */
+export function compileUrlPattern(pattern: string): RegExp {
+  if (pattern.startsWith('re:')) {
+    try {
+      return new RegExp(pattern.slice(3));
+    } catch (err) {
+      throw new RangeError(`invalid regex in URL pattern ${JSON.stringify(pattern)}: ${(err as Error).message}`);
+    }
+  }
+  let src = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '*') {
+      if (pattern[i + 1] === '*') {
+        src += '.*';
+        i++;
+      } else src += '[^/]*';
+    } else if (c === '?') src += '[^/]';
+    else src += c.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
+  }
+  // A path glob matches after the origin: "scheme://host[:port]" is skipped.
+  return new RegExp(pattern.startsWith('/') ? `^[a-z][a-z0-9+.-]*://[^/]+${src}$` : `^${src}$`);
+}

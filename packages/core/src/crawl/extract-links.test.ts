@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { compileTrackingParams } from './crawl-url.js';
+import { extractLinks } from './extract-links.js';
+
+const PAGE = 'https://site.test/dir/page.html';
+
+describe('extractLinks', () => {
+  it('takes a, area, iframe, frame and link rel=next; not scripts, styles, images or other links', () => {
+    const html = `<html><head><link rel="stylesheet" href="/s.css"><link rel="next" href="p2"><script src="/app.js"></script>
+      <link rel="icon" href="/fav.ico"></head><body><a href="a">A</a><img src="/i.png"><map><area href="/area" shape="rect"></map>
+      <iframe src="frame.html"></iframe><frameset><frame src="/f2"></frameset><video src="/v.mp4"></video></body></html>`;
+    expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual([
+      'https://site.test/dir/p2', 'https://site.test/dir/a', 'https://site.test/area', 'https://site.test/dir/frame.html', 'https://site.test/f2',
+    ]);
+  });
+
+  it('resolves against the first <base>, itself relative to the page', () => {
+    const html = '<a href="x">x</a><base href="/other/"><base href="https://ignored.test/"><a href="y?b=1&amp;c=2#f">y</a>';
+    expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['https://site.test/other/x', 'https://site.test/other/y?b=1&c=2']);
+  });
+
+  it('marks nofollow per link and for the whole page by robots meta', () => {
+    const html = '<a href="/a" rel="nofollow noopener">a</a><a href="/b" rel="NoFollow">b</a><a href="/c">c</a><a href="/b">b again</a>';
+    expect(extractLinks(html, PAGE).links).toEqual([
+      { url: 'https://site.test/a', nofollow: true },
+      { url: 'https://site.test/b', nofollow: false },
+      { url: 'https://site.test/c', nofollow: false },
+    ]);
+    const all = extractLinks('<meta name="ROBOTS" content="noindex, nofollow"><a href="/z">z</a>', PAGE);
+    expect(all.nofollowAll).toBe(true);
+    expect(all.links).toEqual([{ url: 'https://site.test/z', nofollow: true }]);
+  });
+
+  it('dedupes fragment and tracking variants and skips unfetchable schemes', () => {
+    const html = `<a href="/p#one">1</a><a href="/p#two">2</a><a href="/p?utm_source=n&fbclid=1">3</a><a href="mailto:x@y.z">m</a>
+      <a href="javascript:void(0)">j</a><a href="#top">t</a><a href="">empty</a><a>none</a><a href="http://[bad">bad</a>`;
+    const links = extractLinks(html, PAGE).links.map((l) => l.url);
+    expect(links).toEqual(['https://site.test/p']);
+  });
+
+  it('reads the canonical link, canonicalized, and takes a custom tracking list', () => {
+    const r = extractLinks('<link rel="canonical" href="/Main?sid=9&utm_medium=x"><a href="/q?sid=1">q</a>', PAGE, { trackingParams: compileTrackingParams(['sid']) });
+    expect(r.canonical).toBe('https://site.test/Main?utm_medium=x');
+    expect(r.links.map((l) => l.url)).toEqual(['https://site.test/q']);
+  });
+
+  it('caps the number of links and counts the rest', () => {
+    const html = Array.from({ length: 50 }, (_, i) => `<a href="/p${i}">${i}</a>`).join('');
+    const r = extractLinks(html, PAGE, { maxLinks: 10 });
+    expect(r.links).toHaveLength(10);
+    expect(r.truncated).toBe(40);
+  });
+
+  it('survives hostile markup', () => {
+    const html = `<a href="/ok">ok</a><a href='/single'>s</a><a href=/bare>b</a><script>document.write('<a href="/in-script">')</script>
+      <!-- <a href="/commented"> --><a href="/unclosed`;
+    const links = extractLinks(html, PAGE).links.map((l) => l.url);
+    expect(links).toContain('https://site.test/ok');
+    expect(links).toContain('https://site.test/single');
+    expect(links).toContain('https://site.test/bare');
+    expect(links).not.toContain('https://site.test/in-script');
+    expect(links).not.toContain('https://site.test/commented');
+  });
+});

@@ -1,0 +1,101 @@
+import { canonicalCrawlUrl, type TrackingParamFilter } from './crawl-url.js';
+import { createHtmlParser, decodeAttribute } from './html-events.js';
+
+/** A link found on a page. */
+export interface ExtractedLink {
+  /** Canonical absolute URL (resolved, normalized, tracking parameters removed). */
+  url: string;
+  /** The element said rel="nofollow" (or the page's robots meta did). */
+  nofollow: boolean;
+}
+
+/** What a page says about where to go next. */
+export interface PageLinks {
+  /** Distinct links in document order (first occurrence wins, a followed occurrence beats a nofollow one). */
+  links: ExtractedLink[];
+  /** The page's `<link rel=canonical>`, canonical form, when it names an http(s) URL. */
+  canonical: string | null;
+  /** `<meta name=robots content=nofollow|none>`: the page asks that none of its links be followed. */
+  nofollowAll: boolean;
+  /** Links beyond `maxLinks` that were dropped. */
+  truncated: number;
+}
+
+/** Options of {@link extractLinks}. */
+export interface ExtractLinksOptions {
+  /** Tracking parameters to remove. @defaultValue DEFAULT_TRACKING_PARAMS */
+  trackingParams?: TrackingParamFilter;
+  /** At most this many distinct links per page: a hostile page with a million anchors costs no more. @defaultValue 5000 */
+  maxLinks?: number;
+}
+
+/** Elements and the attribute that names a page to crawl. Scripts, styles and images are resources, not pages. */
+const LINK_ATTRIBUTE: Record<string, string> = { a: 'href', area: 'href', iframe: 'src', frame: 'src' };
+
+function relTokens(rel: string | undefined): string[] {
+  return rel ? decodeAttribute(rel).toLowerCase().split(/\s+/).filter(Boolean) : [];
+}
+
+/**
+ * The links of an HTML page, from one streaming parse (no DOM): `<a href>`, `<area href>`, `<iframe src>`,
+ * `<frame src>` and `<link rel=next>`, resolved against the first `<base href>` (itself resolved against the page's
+ * final URL) or the final URL. Pure: no I/O, no clock.
+ */
+export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOptions = {}): PageLinks {
+  const maxLinks = opts.maxLinks ?? 5000;
+  let base = pageUrl;
+  let baseSeen = false;
+  let canonical: string | null = null;
+  let nofollowAll = false;
+  let truncated = 0;
+  // Raw values, resolved once the parse is over: a <base> may come after links in broken markup, and only the first
+  // one counts, as in browsers (which also apply it to links before it).
+  const raw: Array<{ value: string; nofollow: boolean }> = [];
+  const parser = createHtmlParser({
+    onopentag(name, attribs) {
+      const attr = LINK_ATTRIBUTE[name];
+      if (attr !== undefined) {
+        const value = attribs[attr];
+        if (value !== undefined) raw.push({ value, nofollow: name !== 'iframe' && name !== 'frame' && relTokens(attribs.rel).includes('nofollow') });
+        return;
+      }
+      if (name === 'link') {
+        const rel = relTokens(attribs.rel);
+        const href = attribs.href;
+        if (href === undefined) return;
+        if (rel.includes('canonical') && canonical === null) canonical = href;
+        else if (rel.includes('next')) raw.push({ value: href, nofollow: rel.includes('nofollow') });
+      } else if (name === 'base' && !baseSeen && attribs.href !== undefined) {
+        baseSeen = true;
+        try {
+          base = new URL(decodeAttribute(attribs.href).trim(), pageUrl).href;
+        } catch {
+          // An unusable <base> is ignored, as browsers do.
+        }
+      } else if (name === 'meta' && (attribs.name ?? '').toLowerCase() === 'robots') {
+        const content = decodeAttribute(attribs.content ?? '').toLowerCase();
+        if (/\b(nofollow|none)\b/.test(content)) nofollowAll = true;
+      }
+    },
+  });
+  parser.end(html);
+
+  const byUrl = new Map<string, ExtractedLink>();
+  for (const r of raw) {
+    const url = canonicalCrawlUrl(decodeAttribute(r.value), base, opts.trackingParams);
+    if (url === null) continue;
+    const nofollow = r.nofollow || nofollowAll;
+    const seen = byUrl.get(url);
+    if (seen) {
+      if (seen.nofollow && !nofollow) seen.nofollow = false;
+      continue;
+    }
+    if (byUrl.size >= maxLinks) {
+      truncated += 1;
+      continue;
+    }
+    byUrl.set(url, { url, nofollow });
+  }
+  const canonicalUrl = canonical === null ? null : canonicalCrawlUrl(decodeAttribute(canonical), base, opts.trackingParams);
+  return { links: [...byUrl.values()], canonical: canonicalUrl, nofollowAll, truncated };
+}

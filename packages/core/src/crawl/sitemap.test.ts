@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { parseSitemap, sitemapsFromRobots } from './sitemap.js';
+
+describe('parseSitemap', () => {
+  it('reads a urlset', () => {
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>
+      <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+        <url><loc> https://a.test/one?x=1&amp;y=2 </loc><lastmod>2024-01-01</lastmod></url>
+        <url><loc><![CDATA[https://a.test/two#frag]]></loc></url>
+        <url><loc>ftp://a.test/no</loc></url>
+        <loc>https://a.test/stray</loc>
+      </urlset>`;
+    expect(parseSitemap(xml)).toEqual({ urls: ['https://a.test/one?x=1&y=2', 'https://a.test/two'], sitemaps: [], truncated: 0 });
+  });
+
+  it('reads a sitemap index, with namespace prefixes', () => {
+    const xml = `<sm:sitemapindex xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"><sm:sitemap><sm:loc>https://a.test/s1.xml.gz</sm:loc></sm:sitemap>
+      <sm:sitemap><sm:loc>https://a.test/s2.xml</sm:loc></sm:sitemap></sm:sitemapindex>`;
+    expect(parseSitemap(xml).sitemaps).toEqual(['https://a.test/s1.xml.gz', 'https://a.test/s2.xml']);
+  });
+
+  it('caps the entries', () => {
+    const xml = `<urlset>${Array.from({ length: 20 }, (_, i) => `<url><loc>https://a.test/${i}</loc></url>`).join('')}</urlset>`;
+    const r = parseSitemap(xml, { maxEntries: 5 });
+    expect(r.urls).toHaveLength(5);
+    expect(r.truncated).toBe(15);
+  });
+
+  it('gives nothing for garbage', () => {
+    expect(parseSitemap('<html><body>not a sitemap</body></html>')).toEqual({ urls: [], sitemaps: [], truncated: 0 });
+    expect(parseSitemap('')).toEqual({ urls: [], sitemaps: [], truncated: 0 });
+  });
+});
+
+describe('sitemapsFromRobots', () => {
+  it('collects Sitemap lines in any case, once each', () => {
+    const txt = 'User-agent: *\nDisallow: /x\nSitemap: https://a.test/s.xml\r\nsitemap:https://a.test/s.xml\n  SITEMAP: https://a.test/news.xml.gz # c\nSitemap: not-a-url';
+    expect(sitemapsFromRobots(txt)).toEqual(['https://a.test/s.xml', 'https://a.test/news.xml.gz']);
+  });
+});
