@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-/** The producer API: POST /links, GET /links/:id, Bull Board, /metrics, /healthz. */
+/** The producer API: POST /links, GET /links/:id, POST/GET/DELETE /crawls, Bull Board, /metrics, /healthz. */
 import { createPrismaClient } from '@crawler/db';
-import { PrismaLinkRepo } from '@crawler/pipeline';
+import { PrismaLinkRepo, createCrawlFrontier } from '@crawler/pipeline';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { createLogger, createPipelineMetrics } from '@crawler/telemetry';
 import { parseApiEnv } from './env.js';
@@ -20,6 +20,7 @@ const prisma = createPrismaClient(env.crawler.databaseUrl);
 const redis = createRedisConnection(env.crawler.redisUrl, 'producer');
 redis.on('error', (err) => logger.warn({ err }, 'redis error'));
 const queues = new JobQueues({ connection: redis, prefix: env.crawler.queuePrefix });
+const crawls = createCrawlFrontier({ prisma, queues, config: env.crawler, logger });
 const app = await createServer({
   prisma,
   redis,
@@ -29,6 +30,7 @@ const app = await createServer({
   metrics: createPipelineMetrics({ defaultMetrics: true }),
   bullBoard: env.bullBoard,
   apiKeys: env.apiKeys,
+  crawls,
   maxBatchSize: env.maxBatchSize,
   loggerInstance: logger,
 });
@@ -41,6 +43,7 @@ const close = () =>
   (closing ??= (async () => {
     for (const [name, step] of [
       ['http', () => app.close()],
+      ['sitemap fetcher', () => crawls.close()],
       ['queues', () => queues.close()],
       ['redis', () => closeRedisConnection(redis)],
       ['postgres', () => prisma.$disconnect()],

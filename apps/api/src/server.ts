@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { Counter } from 'prom-client';
 import { CrawlerError } from '@crawler/core';
 import type { PrismaClient } from '@crawler/db';
-import type { LinkRepo } from '@crawler/pipeline';
+import type { CrawlFrontier, CrawlStore, LinkRepo } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { PrometheusPipelineMetrics } from '@crawler/telemetry';
 import type { BullBoardCredentials } from './env.js';
@@ -12,6 +12,7 @@ import { registerBullBoard } from './routes/admin.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { registerPagesRoutes } from './routes/pages.js';
 import { registerApiKeyAuth } from './routes/auth.js';
+import { registerCrawlRoutes } from './routes/crawls.js';
 
 /** Everything the API needs, built by main.ts (or a test) and handed in. */
 export interface ServerDeps {
@@ -27,6 +28,8 @@ export interface ServerDeps {
   bullBoard: BullBoardCredentials | null;
   /** Bearer keys for every route but /healthz and Bull Board; null leaves the API open (development). */
   apiKeys: string[] | null;
+  /** Link-following crawls (POST/GET/DELETE /crawls); absent: those routes are not served. */
+  crawls?: { frontier: Pick<CrawlFrontier, 'create'>; store: Pick<CrawlStore, 'view' | 'cancel'> };
   /** @defaultValue 1000 */
   maxBatchSize?: number;
   /** @defaultValue 2000 */
@@ -37,7 +40,8 @@ export interface ServerDeps {
 
 /**
  * Build the API without listening: tests call `inject()` or `listen({ port: 0 })`, main.ts listens on PORT.
- * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, Bull Board at /admin/queues (basic auth),
+ * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, POST /crawls, GET and DELETE /crawls/:id,
+ * Bull Board at /admin/queues (basic auth),
  * /metrics, /healthz; every route but /healthz and Bull Board asks for `Authorization: Bearer <API key>` when keys
  * are configured.
  */
@@ -71,6 +75,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   if (deps.apiKeys) await registerApiKeyAuth(app, deps.apiKeys);
   registerLinkRoutes(app, { prisma: deps.prisma, links: deps.links, queues: deps.queues, maxBatchSize, linksCounter });
   registerPagesRoutes(app, { prisma: deps.prisma });
+  if (deps.crawls) registerCrawlRoutes(app, { ...deps.crawls, maxSeeds: maxBatchSize });
   registerOpsRoutes(app, { redis: deps.redis, prisma: deps.prisma, registry, healthTimeoutMs: deps.healthTimeoutMs });
   await registerBullBoard(app, deps.queueNames.map((n) => deps.queues.queue(n)), deps.bullBoard);
   return app;

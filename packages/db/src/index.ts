@@ -20,5 +20,5 @@ export type {
 export { ImportanceAnalytics, type HeuristicGain, type ImportanceOptions } from './analytics/importance.js';
 export { RouteStore, type Route } from './routes/route-store.js';
 export { ContentStore, CONTENT_BROTLI_QUALITY, type ContentInput, type StoredContent } from './content/content-store.js';
-export { sqlOf, type SqlClient } from './sql.js';
+export { sqlOf, withTransaction, type SqlClient } from './sql.js';
 export { iterateContent, countContent, type ContentExportFilter, type IterateContentOptions, type ExportedPage } from './content/content-export.js';

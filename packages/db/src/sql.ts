@@ -56,3 +56,31 @@ export function sqlOf(prisma: PrismaClient): SqlClient {
     query: <R>(text: string, params: readonly unknown[] = []) => prisma.$queryRawUnsafe<R[]>(text, ...params),
   };
 }
+
+/**
+ * Run `fn` in one transaction on one connection of the client's pool (BEGIN … COMMIT, ROLLBACK when it throws).
+ * Statements are prepared by name as on the pool (a name is prepared once per connection). Without a registered pool, Prisma's interactive transaction carries the same statements.
+ */
+export async function withTransaction<T>(prisma: PrismaClient, fn: (sql: SqlClient) => Promise<T>): Promise<T> {
+  const pool = pools.get(prisma);
+  if (!pool) {
+    return prisma.$transaction(async (tx) => fn({ query: <R>(text: string, params: readonly unknown[] = []) => tx.$queryRawUnsafe<R[]>(text, ...params) }));
+  }
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const out = await fn({
+      async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+        const res = await client.query({ name: nameFor(text), text, values: params as unknown[] });
+        return res.rows as R[];
+      },
+    });
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -114,7 +114,13 @@ export async function createTestDatabase(label: string, options: CreateTestDatab
         await admin.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)}`);
         return;
       } catch (err) {
-        if (attempt >= 20 || !/being accessed by other users/.test(String((err as Error).message))) throw err;
+        const message = String((err as Error).message);
+        // Another checkout with other migrations drops templates it takes for stale: build ours again.
+        if (attempt < 20 && /template database .* does not exist/.test(message)) {
+          await ensureTemplate(serverUrl, migrationsDir, template);
+          continue;
+        }
+        if (attempt >= 20 || !/being accessed by other users/.test(message)) throw err;
         await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
       }
     }

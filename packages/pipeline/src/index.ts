@@ -11,3 +11,6 @@ export * from './router/learned-choice.js';
 export * from './fetch/fetch-processor.js';
 export * from './runtime/crawler-runtime.js';
 export * from './runtime/create-runtime.js';
+export * from './crawls/crawl-store.js';
+export * from './crawls/crawl-frontier.js';
+export * from './crawls/sitemaps.js';

@@ -7,13 +7,37 @@ import { cliLogger, collectUrls, configFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
 
-const USAGE = 'usage: crawl crawl <file|URL...> [--json] [--learning on|off]  (an existing file is a list of URLs, one per line; "-" is stdin)';
+const USAGE = [
+  'usage: crawl crawl <file|URL...> [--json] [--learning on|off]  (an existing file is a list of URLs, one per line; "-" is stdin)',
+  '       crawl crawl <file|URL...> --follow [--scope same-site|same-host|same-origin|all] [--max-depth N] [--max-pages N]',
+  '             [--max-pages-per-host N] [--include GLOB|re:REGEX]... [--exclude GLOB|re:REGEX]... [--sitemaps] [--follow-nofollow] [--json]',
+].join('\n');
+
+const FOLLOW_OPTIONS = {
+  follow: { type: 'boolean' },
+  scope: { type: 'string' },
+  'max-depth': { type: 'string' },
+  'max-pages': { type: 'string' },
+  'max-pages-per-host': { type: 'string' },
+  include: { type: 'string', multiple: true },
+  exclude: { type: 'string', multiple: true },
+  sitemaps: { type: 'boolean' },
+  'follow-nofollow': { type: 'boolean' },
+} as const;
+
+/** A non-negative integer option, or undefined when absent. */
+function intOption(name: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}, got ${JSON.stringify(value)}\n${USAGE}`);
+  return n;
+}
 
 const command: Command = {
   async run(args, io) {
     let parsed;
     try {
-      parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, learning: { type: 'string' } } });
+      parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, learning: { type: 'string' }, ...FOLLOW_OPTIONS } });
     } catch (err) {
       throw new UsageError(`${(err as Error).message}\n${USAGE}`);
     }
@@ -21,6 +45,24 @@ const command: Command = {
     const { parseLearningFlag } = await import('./enqueue.js');
     const learningModeEnabled = parseLearningFlag(parsed.values.learning);
     const urls = await collectUrls(io, { ...splitPositionals(parsed.positionals), stdinWhenEmpty: false });
+    const v = parsed.values;
+    const followOnly = ['scope', 'max-depth', 'max-pages', 'max-pages-per-host', 'include', 'exclude', 'sitemaps', 'follow-nofollow'].filter((k) => v[k as keyof typeof v] !== undefined);
+    if (!v.follow && followOnly.length > 0) throw new UsageError(`--${followOnly[0]} needs --follow\n${USAGE}`);
+    if (v.follow) {
+      const { runFollowCrawl } = await import('./crawl-follow.js');
+      return runFollowCrawl(io, urls, {
+        scope: v.scope as never,
+        maxDepth: intOption('max-depth', v['max-depth'], 0),
+        maxPages: intOption('max-pages', v['max-pages'], 1),
+        maxPagesPerHost: intOption('max-pages-per-host', v['max-pages-per-host'], 1),
+        include: v.include,
+        exclude: v.exclude,
+        sitemaps: v.sitemaps,
+        followNofollow: v['follow-nofollow'],
+        json: v.json ?? false,
+        usage: USAGE,
+      });
+    }
     const config = configFrom(io);
     const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
     const release = closeOnSignals(runtime, () => undefined);

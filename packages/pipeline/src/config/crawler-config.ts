@@ -205,6 +205,14 @@ const EnvSchema = z.object({
   ATTEMPT_FLUSH_INTERVAL_MS: intVar(500, 1),
   LOCK_DURATION_MS: intVar(30_000, 1_000),
   STALLED_INTERVAL_MS: intVar(15_000, 500),
+  CRAWL_TRACKING_PARAMS: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.split(',').map((p) => p.trim()).filter(Boolean))),
+  CRAWL_MAX_LINKS_PER_PAGE: intVar(5_000, 1),
+  SITEMAP_MAX_FILES: intVar(50, 1),
+  SITEMAP_MAX_URLS: intVar(50_000, 1),
+  SITEMAP_MAX_BYTES: intVar(50 * 1024 * 1024, 1024),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
@@ -283,6 +291,19 @@ export interface CrawlerConfig {
   lockDurationMs: number;
   stalledIntervalMs: number;
   logLevel: string;
+  /**
+   * Query parameters a new crawl strips from discovered links before dedup (exact names or `prefix*`), when its
+   * request names none. @defaultValue core's DEFAULT_TRACKING_PARAMS (utm_*, fbclid, gclid, …)
+   */
+  crawlTrackingParams?: string[];
+  /** Links one page contributes to its crawl at most. @defaultValue 5000 */
+  crawlMaxLinksPerPage?: number;
+  /** Sitemap files (indexes included) one crawl reads at most. @defaultValue 50 */
+  sitemapMaxFiles?: number;
+  /** Page URLs one crawl takes from sitemaps at most. @defaultValue 50000 */
+  sitemapMaxUrls?: number;
+  /** Bytes of one sitemap after gunzip at most. @defaultValue 50 MiB */
+  sitemapMaxBytes?: number;
 }
 
 /**
@@ -336,5 +357,10 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     lockDurationMs: e.LOCK_DURATION_MS,
     stalledIntervalMs: e.STALLED_INTERVAL_MS,
     logLevel: e.LOG_LEVEL,
+    crawlTrackingParams: e.CRAWL_TRACKING_PARAMS,
+    crawlMaxLinksPerPage: e.CRAWL_MAX_LINKS_PER_PAGE,
+    sitemapMaxFiles: e.SITEMAP_MAX_FILES,
+    sitemapMaxUrls: e.SITEMAP_MAX_URLS,
+    sitemapMaxBytes: e.SITEMAP_MAX_BYTES,
   };
 }

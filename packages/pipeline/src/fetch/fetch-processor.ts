@@ -25,6 +25,7 @@ import type { AttemptRecord, ContentSink, FetcherSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { analyzeResponse } from './response-analysis.js';
+import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 
 /** The fetch workers' settings (a slice of CrawlerConfig). */
 export interface FetchSettings {
@@ -53,6 +54,11 @@ export interface FetchDeps {
   metrics: PipelineMetrics;
   /** Aborted on shutdown so in-flight fetches end promptly. */
   signal?: AbortSignal;
+  /**
+   * Link-following: a page of a crawl hands its links to the crawl's frontier before the page is marked done, so a
+   * crawl is never seen done while its last page's links are still on their way in. Absent: no link is followed.
+   */
+  discovery?: LinkDiscovery;
 }
 
 /** One try: a response or an error type, how long it took, and whether it cost a request. */
@@ -200,6 +206,9 @@ export function createFetchProcessor(deps: FetchDeps) {
           const res = attempt.response!;
           const page = { linkId: link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher: fetcherName, headers: res.headers };
           try {
+            // A failure here fails the job like a failed write: it is retried, and the frontier's dedup makes the
+            // links it already admitted duplicates on the second pass.
+            if (link.crawlId && deps.discovery) await deps.discovery.discover({ link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text });
             if (deps.content.saveAndComplete) {
               // The page and the link's new state in one statement (once per page: the hot path).
               await deps.content.saveAndComplete(page, { attemptsMade: uncounted, lastAttemptAt });

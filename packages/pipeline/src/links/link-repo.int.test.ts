@@ -28,7 +28,7 @@ describe('PrismaLinkRepo on real Postgres (the hot path in plain SQL)', () => {
     expect(raw).toEqual({
       id: viaPrisma.id, url: viaPrisma.url, initialUrl: viaPrisma.initialUrl, domain: viaPrisma.domain, status: viaPrisma.status,
       pausedUntil: viaPrisma.pausedUntil, riskLevel: 2, attemptCount: 0, lastAttemptAt: null, learningModeEnabled: null,
-      fetcher: null, selectionSource: null, lastErrorType: 'timeout', lastError: null,
+      fetcher: null, selectionSource: null, lastErrorType: 'timeout', lastError: null, crawlId: viaPrisma.crawlId, depth: viaPrisma.depth,
     });
     expect(raw!.pausedUntil).toEqual(new Date('2030-01-02T03:04:05.678Z'));
     expect(await links.get('00000000-0000-4000-8000-000000000000')).toBeNull();

@@ -17,6 +17,10 @@ export interface LinkRecord {
   selectionSource: string | null;
   lastErrorType: string | null;
   lastError: string | null;
+  /** The link-following crawl that admitted it (null or absent: a producer's link). */
+  crawlId?: string | null;
+  /** Links followed from the crawl's seed to reach it. */
+  depth?: number | null;
 }
 
 /** A new link to store. */
@@ -132,6 +136,7 @@ const COLUMNS = [
   'id', 'url', 'initial_url AS "initialUrl"', 'domain', 'status', 'paused_until AS "pausedUntil"', 'risk_level AS "riskLevel"',
   'attempt_count AS "attemptCount"', 'last_attempt_at AS "lastAttemptAt"', 'learning_mode_enabled AS "learningModeEnabled"',
   'fetcher', 'selection_source AS "selectionSource"', 'last_error_type AS "lastErrorType"', 'last_error AS "lastError"',
+  'crawl AS "crawlId"', 'depth',
 ].join(', ');
 
 const UPSERT_SQL = `

@@ -10,6 +10,8 @@ import type { AttemptBuffer } from '../attempts/attempt-buffer.js';
 import type { AttemptRecord } from '../ports.js';
 import { createRouteProcessor, type RouterDeps } from '../router/route-processor.js';
 import { createFetchProcessor, type FetchDeps } from '../fetch/fetch-processor.js';
+import type { CrawlFrontier } from '../crawls/crawl-frontier.js';
+import type { CrawlStore } from '../crawls/crawl-store.js';
 
 /** Everything a running crawler holds; built by createRuntime. */
 export interface RuntimeParts {
@@ -19,6 +21,10 @@ export interface RuntimeParts {
   queues: JobQueues;
   links: LinkRepo;
   attempts: AttemptBuffer<AttemptRecord>;
+  /** Link-following crawls: create, discover. */
+  crawls: CrawlFrontier;
+  /** Crawls in Postgres: view, cancel. */
+  crawlStore: CrawlStore;
   clock: Clock;
   logger: Logger;
   metrics: PipelineMetrics;
@@ -53,6 +59,8 @@ export class CrawlerRuntime {
   readonly prisma: PrismaClient;
   readonly redis: Redis;
   readonly logger: Logger;
+  readonly crawls: CrawlFrontier;
+  readonly crawlStore: CrawlStore;
   readonly #parts: RuntimeParts;
   readonly #workers: Worker[] = [];
   /** Queues this process consumes; the idle check looks only at these (all queues before any worker starts). */
@@ -68,6 +76,18 @@ export class CrawlerRuntime {
     this.prisma = parts.prisma;
     this.redis = parts.redis;
     this.logger = parts.logger;
+    this.crawls = parts.crawls;
+    this.crawlStore = parts.crawlStore;
+  }
+
+  /**
+   * Give route jobs back to crawl links left `queued` without one (a process died between admitting them and adding
+   * their jobs). Harmless when the jobs exist. Returns how many were re-added.
+   */
+  async requeueStrandedCrawlLinks(olderThanMs = 60_000): Promise<number> {
+    const stranded = await this.crawlStore.stranded(olderThanMs);
+    for (let i = 0; i < stranded.length; i += 1_000) await this.queues.enqueueRoutes(stranded.slice(i, i + 1_000));
+    return stranded.length;
   }
 
   /** The queue names this crawler uses: the route queue and one per configured fetcher. */

@@ -10,6 +10,8 @@ import { AttemptBuffer } from '../attempts/attempt-buffer.js';
 import { ProbeStore } from '../probe/probe-store.js';
 import type { AttemptLog, AttemptRecord, ContentSink, FetcherSource, LearnedSelector, LegacyRoutes, ProbeFn } from '../ports.js';
 import { CrawlerRuntime } from './crawler-runtime.js';
+import { CrawlStore } from '../crawls/crawl-store.js';
+import { CrawlFrontier } from '../crawls/crawl-frontier.js';
 
 /** Replace any part of the crawler: tests inject clocks, stubs and clients; apps usually pass a logger and metrics. */
 export interface RuntimeOverrides {
@@ -112,6 +114,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   });
   const probeStore = new ProbeStore({ redis, prefix: config.queuePrefix, maxCompressedBytes: config.probeStoreMaxBytes, ttlMs: config.probeTtlMs });
   const fetchers: FetcherSource = registry;
+  const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, config, logger, fetchers: registry });
 
   return new CrawlerRuntime({
     config,
@@ -120,6 +123,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     queues,
     links,
     attempts,
+    crawls,
+    crawlStore,
     clock,
     logger,
     metrics,
@@ -156,6 +161,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       clock,
       logger,
       metrics,
+      discovery: crawls,
     },
   });
 }
@@ -165,4 +171,38 @@ export function startCrawler(config: CrawlerConfig, overrides: RuntimeOverrides 
   const runtime = createRuntime(config, overrides);
   runtime.startWorkers();
   return runtime;
+}
+
+/**
+ * The crawl store and frontier over a Prisma client and the queues: the crawler runtime's, and the API's (which
+ * creates crawls, reading sitemaps with plain HTTP, but fetches nothing else).
+ */
+export function createCrawlFrontier(o: {
+  prisma: PrismaClient;
+  queues: JobQueues;
+  config: CrawlerConfig;
+  logger: Logger;
+  /** Fetchers to read sitemaps with (plain HTTP). @defaultValue a registry of its own */
+  fetchers?: FetcherSource;
+}): { store: CrawlStore; frontier: CrawlFrontier; close(): Promise<void> } {
+  const { config } = o;
+  const own = o.fetchers
+    ? null
+    : createDefaultRegistry({ allowPrivateNetworks: config.allowPrivateNetworks, allowHosts: config.fetchAllowHosts, chromiumPath: config.chromiumPath, maxBytes: config.fetchMaxBytes, timeoutMs: config.fetchTimeoutMs, logger: o.logger.child({ component: 'fetchers' }) });
+  const fetchers: FetcherSource = o.fetchers ?? own!;
+  const store = new CrawlStore(o.prisma);
+  const frontier = new CrawlFrontier({
+    store,
+    enqueueRoutes: (inputs) => o.queues.enqueueRoutes(inputs),
+    // Sitemaps come through plain HTTP with its SSRF guard and size cap; a .xml.gz arrives as the gzip bytes.
+    fetchSitemap: async (url) => {
+      const res = await fetchers.get(FETCHERS.simpleHttp).fetch({ url, timeoutMs: config.fetchTimeoutMs, maxBytes: config.sitemapMaxBytes ?? config.fetchMaxBytes });
+      return { status: res.status, body: res.body };
+    },
+    sitemapLimits: { maxFiles: config.sitemapMaxFiles, maxUrls: config.sitemapMaxUrls, maxBytes: config.sitemapMaxBytes },
+    maxLinksPerPage: config.crawlMaxLinksPerPage,
+    defaultTrackingParams: config.crawlTrackingParams,
+    logger: o.logger.child({ component: 'crawls' }),
+  });
+  return { store, frontier, close: async () => void (await own?.closeAll()) };
 }

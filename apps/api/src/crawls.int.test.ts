@@ -1,0 +1,77 @@
+/** POST/GET/DELETE /crawls against real Redis and Postgres. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import type { FastifyInstance } from 'fastify';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { PrismaLinkRepo, createCrawlFrontier, loadConfig } from '@crawler/pipeline';
+import { silentLogger } from '@crawler/core';
+import { JobQueues, ROUTE_QUEUE, createRedisConnection } from '@crawler/queue';
+import { createPipelineMetrics } from '@crawler/telemetry';
+import { createServer } from './server.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `{crawler_test_api_crawls_${process.pid}}`;
+
+let db: TestDatabase;
+let redis: Redis;
+let queues: JobQueues;
+let app: FastifyInstance;
+let crawls: ReturnType<typeof createCrawlFrontier>;
+
+beforeAll(async () => {
+  db = await createTestDatabase('api_crawls');
+  redis = createRedisConnection(REDIS_URL, 'producer');
+  queues = new JobQueues({ connection: redis, prefix: PREFIX });
+  crawls = createCrawlFrontier({ prisma: db.prisma, queues, config: loadConfig({ DATABASE_URL: db.url, QUEUE_PREFIX: PREFIX }), logger: silentLogger });
+  app = await createServer({
+    prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: [ROUTE_QUEUE], metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, crawls, maxBatchSize: 5,
+  });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await crawls?.close();
+  await queues?.obliterate([ROUTE_QUEUE]).catch(() => undefined);
+  await queues?.close();
+  const keys = await redis.keys(`${PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis?.disconnect();
+  await db?.drop();
+});
+
+describe('/crawls', () => {
+  it('creates a crawl with its seeds queued, shows its counters, and cancels it', async () => {
+    const res = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://www.example.co.uk/?utm_source=x#top', 'mailto:a@b.c'], scope: 'same-site', maxPages: 10, maxDepth: 2, exclude: ['**/private/**'] } });
+    expect(res.statusCode).toBe(201);
+    const body = res.json() as { id: string; admitted: number; rejected: Array<{ input: string }> };
+    expect(body.admitted).toBe(1);
+    expect(body.rejected.map((r) => r.input)).toEqual(['mailto:a@b.c']);
+    expect(await queues.routeQueue().getJobCounts('waiting')).toMatchObject({ waiting: 1 });
+
+    const got = await app.inject({ method: 'GET', url: `/crawls/${body.id}` });
+    expect(got.statusCode).toBe(200);
+    expect(got.json()).toMatchObject({
+      id: body.id, status: 'running', seeds: ['https://www.example.co.uk/'], scope: 'same-site', maxPages: 10, maxDepth: 2, exclude: ['**/private/**'],
+      counters: { discovered: 1, admitted: 1, queued: 1, done: 0, failed: 0, duplicate: 0, outOfScope: 0, overLimit: 0 },
+    });
+
+    const del = await app.inject({ method: 'DELETE', url: `/crawls/${body.id}` });
+    expect(del.statusCode).toBe(200);
+    expect(del.json()).toMatchObject({ status: 'cancelled', counters: { queued: 0, failed: 1 } });
+    expect((await app.inject({ method: 'DELETE', url: `/crawls/${body.id}` })).json()).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('answers 400 for a bad spec and 404 for an unknown crawl', async () => {
+    for (const payload of [{ seeds: [] }, { seeds: ['https://a.test/'], scope: 'galaxy' }, { seeds: ['https://a.test/'], maxPages: 0 }, { seeds: ['https://a.test/'], surprise: 1 }]) {
+      expect((await app.inject({ method: 'POST', url: '/crawls', payload })).statusCode).toBe(400);
+    }
+    const badRegex = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://a.test/'], include: ['re:('] } });
+    expect(badRegex.statusCode).toBe(400);
+    expect(badRegex.json()).toMatchObject({ error: 'invalid_crawl', field: 'include' });
+    expect((await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['nope'] } })).json()).toMatchObject({ error: 'invalid_crawl', field: 'seeds' });
+    expect((await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: Array(6).fill('https://a.test/') } })).statusCode).toBe(413);
+    expect((await app.inject({ method: 'GET', url: '/crawls/00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'GET', url: '/crawls/xyz' })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'DELETE', url: '/crawls/xyz' })).statusCode).toBe(404);
+  });
+});

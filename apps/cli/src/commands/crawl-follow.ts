@@ -1,0 +1,73 @@
+import cliProgress from 'cli-progress';
+import { CrawlSpecError, createRuntime, type CrawlSpec } from '@crawler/pipeline';
+import { UsageError, type CommandIO } from '../command.js';
+import { cliLogger, configFrom } from '../crawler/cli-context.js';
+import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
+import { closeOnSignals } from './run.js';
+
+/** `crawl crawl --follow`'s options beyond the seeds. */
+export interface FollowOptions extends Omit<CrawlSpec, 'seeds'> {
+  json: boolean;
+  usage: string;
+  /** How often the crawl's state is read. @defaultValue 250 */
+  pollMs?: number;
+}
+
+/** Stranded crawl links (queued without a route job after a crash) get their job back this often while waiting. */
+const REQUEUE_EVERY_MS = 30_000;
+
+/**
+ * Create a link-following crawl from the seeds, run the router and fetchers in this process until the crawl is done
+ * (none of its links queued, routing, fetching or paused: the same answer any process would give), and print every
+ * link of it with the crawl's counters.
+ */
+export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: FollowOptions): Promise<number> {
+  const config = configFrom(io);
+  const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
+  const release = closeOnSignals(runtime, () => undefined);
+  try {
+    let created;
+    try {
+      const { json: _j, usage: _u, pollMs: _p, ...spec } = opts;
+      created = await runtime.crawls.create({ ...spec, seeds });
+    } catch (err) {
+      if (err instanceof CrawlSpecError) throw new UsageError(`${err.message}\n${opts.usage}`);
+      throw err;
+    }
+    const id = created.crawl.id;
+    runtime.startWorkers();
+    const bar = io.stdout.isTTY && !opts.json ? new cliProgress.SingleBar({ format: 'crawling [{bar}] {value}/{total} pages settled, {discovered} links seen', stream: io.stdout as never }, cliProgress.Presets.shades_classic) : null;
+    bar?.start(created.admitted, 0, { discovered: 0 });
+    let lastRequeue = Date.now();
+    for (let quiet = 0; quiet < 2; ) {
+      await new Promise((r) => setTimeout(r, opts.pollMs ?? 250));
+      const view = await runtime.crawlStore.view(id);
+      if (!view) break;
+      bar?.setTotal(view.counters.admitted);
+      bar?.update(view.counters.done + view.counters.failed, { discovered: view.counters.discovered });
+      quiet = view.state === 'running' ? 0 : quiet + 1;
+      if (Date.now() - lastRequeue > REQUEUE_EVERY_MS) {
+        lastRequeue = Date.now();
+        await runtime.requeueStrandedCrawlLinks(REQUEUE_EVERY_MS);
+      }
+    }
+    bar?.stop();
+    await runtime.flushAttempts();
+    const view = await runtime.crawlStore.view(id);
+    const rows = await runtime.prisma.link.findMany({ where: { crawlId: id }, orderBy: [{ depth: 'asc' }, { createdAt: 'asc' }] });
+    const report = buildCrawlReport(rows, created.rejected);
+    const crawl = view ? { id, status: view.state, counters: view.counters, sitemaps: created.sitemaps ? { files: created.sitemaps.files, urls: created.sitemaps.urls.length, errors: created.sitemaps.errors } : undefined } : { id };
+    if (opts.json) io.stdout.write(`${JSON.stringify({ crawl, ...report })}\n`);
+    else {
+      io.stdout.write(formatCrawlReport(report));
+      if (view) {
+        const c = view.counters;
+        io.stdout.write(`crawl ${id} ${view.state}: ${c.discovered} links seen, ${c.admitted} admitted, ${c.duplicate} duplicate, ${c.outOfScope} out of scope, ${c.overLimit} over a limit; ${c.done} done, ${c.failed} failed\n`);
+      }
+    }
+    return report.totals.failed > 0 || report.totals.rejected > 0 ? 1 : 0;
+  } finally {
+    release();
+    await runtime.close();
+  }
+}

@@ -1,0 +1,221 @@
+import {
+  CRAWL_SCOPES,
+  DEFAULT_TRACKING_PARAMS,
+  canonicalCrawlUrl,
+  compileScope,
+  compileTrackingParams,
+  domainOf,
+  extractLinks,
+  frontierKey,
+  mimeOf,
+  type CrawlScope,
+  type Logger,
+  type ScopeMatcher,
+  type TrackingParamFilter,
+} from '@crawler/core';
+import type { RouteJobInput } from '@crawler/queue';
+import type { RejectedLink } from '../links/enqueue-links.js';
+import type { LinkRecord } from '../links/link-repo.js';
+import type { AdmitRequest, CrawlRecord, CrawlStore, FrontierCandidate } from './crawl-store.js';
+import { readSitemaps, type SitemapFetch, type SitemapLimits, type SitemapReport } from './sitemaps.js';
+
+/** What a crawl is asked to do (POST /crawls, `crawl crawl --follow`). */
+export interface CrawlSpec {
+  seeds: string[];
+  /** @defaultValue 'same-site' */
+  scope?: CrawlScope;
+  /** Globs or `re:` regexes; a URL must match one of them (when given). */
+  include?: string[];
+  /** Globs or `re:` regexes; a URL matching one is not followed. */
+  exclude?: string[];
+  /** Links followed from a seed; null/undefined: no limit. Seeds are depth 0. */
+  maxDepth?: number | null;
+  /** Pages admitted for fetching (done + failed), seeds included; null/undefined: no limit. */
+  maxPages?: number | null;
+  maxPagesPerHost?: number | null;
+  /** Follow rel=nofollow links too. @defaultValue false */
+  followNofollow?: boolean;
+  /** Query parameters to strip before dedup (exact names or `prefix*`). @defaultValue DEFAULT_TRACKING_PARAMS */
+  trackingParams?: string[] | null;
+  /** Also start from the seeds' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml). @defaultValue false */
+  sitemaps?: boolean;
+}
+
+/** A crawl spec that cannot be run, with the field at fault. */
+export class CrawlSpecError extends Error {
+  constructor(readonly field: string, message: string) {
+    super(message);
+    this.name = 'CrawlSpecError';
+  }
+}
+
+/** Result of {@link CrawlFrontier.create}. */
+export interface CreatedCrawl {
+  crawl: CrawlRecord;
+  /** Seeds (and sitemap entries) admitted. */
+  admitted: number;
+  /** Seeds that are not crawlable URLs. */
+  rejected: RejectedLink[];
+  sitemaps?: SitemapReport;
+}
+
+/** A stored page of a crawl, handed to discovery. */
+export interface DiscoveredPage {
+  link: Pick<LinkRecord, 'id' | 'crawlId' | 'depth'>;
+  finalUrl: string;
+  contentType: string | null;
+  httpStatus: number;
+  /** Decoded body; discovery reads HTML only. */
+  text: string | null;
+}
+
+/** Where discovered pages go after a stored page: the fetch worker's hook. */
+export interface LinkDiscovery {
+  discover(page: DiscoveredPage): Promise<void>;
+}
+
+interface CompiledCrawl {
+  record: CrawlRecord;
+  scope: ScopeMatcher;
+  tracking: TrackingParamFilter;
+}
+
+export interface CrawlFrontierDeps {
+  store: CrawlStore;
+  enqueueRoutes(inputs: RouteJobInput[]): Promise<unknown>;
+  /** Sitemap and robots.txt reads (plain HTTP with the fetchers' guards); without it `sitemaps` is refused. */
+  fetchSitemap?: SitemapFetch;
+  sitemapLimits?: Partial<SitemapLimits>;
+  logger: Logger;
+  /** Largest number of links one page contributes. @defaultValue 5000 */
+  maxLinksPerPage?: number;
+  /** Tracking parameters of a crawl whose spec names none. @defaultValue DEFAULT_TRACKING_PARAMS */
+  defaultTrackingParams?: string[];
+}
+
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+/** Compiled crawls kept per process; a crawl's rules never change, so entries only leave to bound memory. */
+const MAX_CACHED_CRAWLS = 1_000;
+
+/**
+ * The crawl's side of the pipeline: creates crawls (seeds, sitemaps), and after a page of a crawl is fetched,
+ * extracts its links, applies the crawl's rules that need no shared state (nofollow, scope, include/exclude,
+ * depth) and hands the rest to the store's atomic admission; admitted links get their route jobs, so they go
+ * through the same router as any other link.
+ */
+export class CrawlFrontier implements LinkDiscovery {
+  readonly #deps: CrawlFrontierDeps;
+  readonly #compiled = new Map<string, Promise<CompiledCrawl | null>>();
+
+  constructor(deps: CrawlFrontierDeps) {
+    this.#deps = deps;
+  }
+
+  async create(spec: CrawlSpec): Promise<CreatedCrawl> {
+    const scope = spec.scope ?? 'same-site';
+    if (!CRAWL_SCOPES.includes(scope)) throw new CrawlSpecError('scope', `scope must be one of ${CRAWL_SCOPES.join(', ')}, got ${JSON.stringify(scope)}`);
+    for (const [field, v] of [['maxDepth', spec.maxDepth], ['maxPages', spec.maxPages], ['maxPagesPerHost', spec.maxPagesPerHost]] as const) {
+      if (v !== undefined && v !== null && (!Number.isInteger(v) || v < (field === 'maxDepth' ? 0 : 1))) {
+        throw new CrawlSpecError(field, `${field} must be an integer ≥ ${field === 'maxDepth' ? 0 : 1}, got ${v}`);
+      }
+    }
+    const trackingParams = spec.trackingParams ?? this.#deps.defaultTrackingParams ?? null;
+    const tracking = compileTrackingParams(trackingParams ?? DEFAULT_TRACKING_PARAMS);
+    const rejected: RejectedLink[] = [];
+    const seeds: string[] = [];
+    for (const input of spec.seeds) {
+      const url = canonicalCrawlUrl(input, undefined, tracking);
+      if (url === null) rejected.push({ input, code: 'invalid_url', message: `not a crawlable http(s) URL: ${input.slice(0, 200)}` });
+      else if (!seeds.includes(url)) seeds.push(url);
+    }
+    if (seeds.length === 0) throw new CrawlSpecError('seeds', 'no crawlable seed URL');
+    let matcher: ScopeMatcher;
+    try {
+      matcher = compileScope({ scope, seeds, include: spec.include, exclude: spec.exclude });
+    } catch (err) {
+      throw new CrawlSpecError('include', (err as Error).message);
+    }
+    const record = {
+      seeds, scope, include: spec.include ?? [], exclude: spec.exclude ?? [], maxDepth: spec.maxDepth ?? null, maxPages: spec.maxPages ?? null,
+      maxPagesPerHost: spec.maxPagesPerHost ?? null, followNofollow: spec.followNofollow ?? false, trackingParams, sitemaps: spec.sitemaps ?? false,
+    };
+
+    // Seeds are admitted whatever include/exclude say (they were asked for by name); sitemap entries obey every rule.
+    const candidates: FrontierCandidate[] = seeds.map((url) => candidateOf(url, 0));
+    const tally = { discovered: seeds.length, outOfScope: 0, overLimit: 0 };
+    let sitemaps: SitemapReport | undefined;
+    if (record.sitemaps) {
+      if (!this.#deps.fetchSitemap) throw new CrawlSpecError('sitemaps', 'this process cannot read sitemaps');
+      sitemaps = await readSitemaps(seeds, { fetch: this.#deps.fetchSitemap, limits: this.#deps.sitemapLimits, logger: this.#deps.logger, tracking });
+      for (const url of sitemaps.urls) {
+        tally.discovered += 1;
+        if (matcher.check(url) !== null) tally.outOfScope += 1;
+        else candidates.push(candidateOf(url, 0));
+      }
+    }
+    const { crawl, admitted } = await this.#deps.store.create(record, () => ({ candidates, tally }));
+    this.#compiled.set(crawl.id, Promise.resolve({ record: crawl, scope: matcher, tracking }));
+    await this.#route(admitted);
+    return { crawl, admitted: admitted.length, rejected, sitemaps };
+  }
+
+  async discover(page: DiscoveredPage): Promise<void> {
+    const crawlId = page.link.crawlId;
+    // A 404 or 500 page's links are the error page's navigation, not the site's: only a 2xx page is followed.
+    if (!crawlId || page.text === null || page.httpStatus < 200 || page.httpStatus >= 300) return;
+    // No Content-Type at all is read too: such servers are nearly always sending HTML.
+    const mime = mimeOf(page.contentType ?? undefined);
+    if (mime !== '' && !HTML_TYPES.has(mime)) return;
+    const compiled = await this.#compile(crawlId);
+    if (!compiled || compiled.record.status !== 'running') return;
+    const { record, scope, tracking } = compiled;
+    // A page that redirected off the crawl's scope was fetched, but its links are not the crawl's to follow.
+    const finalUrl = canonicalCrawlUrl(page.finalUrl, undefined, tracking);
+    if (finalUrl === null || scope.check(finalUrl) === 'scope') return;
+    const extracted = extractLinks(page.text, page.finalUrl, { trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage });
+    const depth = (page.link.depth ?? 0) + 1;
+    const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0 };
+    const candidates: FrontierCandidate[] = [];
+    for (const link of extracted.links) {
+      if ((link.nofollow && !record.followNofollow) || scope.check(link.url) !== null) tally.outOfScope += 1;
+      else if (record.maxDepth !== null && depth > record.maxDepth) tally.overLimit += 1;
+      else candidates.push(candidateOf(link.url, depth));
+    }
+    // rel=canonical naming another in-scope page: this page's content is that page's, so the crawl counts it as seen.
+    const alsoSeen: AdmitRequest['alsoSeen'] = [];
+    if (extracted.canonical !== null && frontierKey(extracted.canonical) !== frontierKey(finalUrl) && scope.check(extracted.canonical) === null) {
+      alsoSeen.push({ key: frontierKey(extracted.canonical), host: new URL(extracted.canonical).hostname });
+    }
+    if (candidates.length === 0 && alsoSeen.length === 0 && tally.discovered === 0) return;
+    const result = await this.#deps.store.admit({ crawlId, discoveredFrom: page.link.id, candidates, alsoSeen, tally });
+    if (result.closed) compiled.record = { ...record, status: 'cancelled' };
+    await this.#route(result.admitted);
+  }
+
+  async #route(admitted: Array<{ linkId: string; url: string }>): Promise<void> {
+    for (let i = 0; i < admitted.length; i += 1_000) await this.#deps.enqueueRoutes(admitted.slice(i, i + 1_000));
+  }
+
+  #compile(crawlId: string): Promise<CompiledCrawl | null> {
+    let entry = this.#compiled.get(crawlId);
+    if (!entry) {
+      if (this.#compiled.size >= MAX_CACHED_CRAWLS) this.#compiled.clear();
+      entry = this.#deps.store.get(crawlId).then((record) => {
+        if (!record) return null;
+        return {
+          record,
+          scope: compileScope({ scope: record.scope, seeds: record.seeds, include: record.include, exclude: record.exclude }),
+          tracking: compileTrackingParams(record.trackingParams ?? DEFAULT_TRACKING_PARAMS),
+        };
+      });
+      // A failed read is not cached: the next page asks again.
+      entry.catch(() => this.#compiled.delete(crawlId));
+      this.#compiled.set(crawlId, entry);
+    }
+    return entry;
+  }
+}
+
+function candidateOf(url: string, depth: number): FrontierCandidate {
+  return { url, key: frontierKey(url), host: new URL(url).hostname, domain: domainOf(url), initialUrl: url, depth };
+}

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { frontierKey } from '@crawler/core';
+import { CrawlStore, type FrontierCandidate } from './crawl-store.js';
+
+let db: TestDatabase;
+let store: CrawlStore;
+
+beforeAll(async () => {
+  db = await createTestDatabase('crawl_store');
+  store = new CrawlStore(db.prisma);
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+const SPEC = { scope: 'same-site' as const, include: [], exclude: [], maxDepth: null, maxPagesPerHost: null, followNofollow: false, trackingParams: null, sitemaps: false };
+
+function cand(url: string, depth = 1): FrontierCandidate {
+  const u = new URL(url);
+  return { url, key: frontierKey(url), host: u.hostname, domain: u.hostname, initialUrl: url, depth };
+}
+
+async function newCrawl(o: { maxPages?: number | null; maxPagesPerHost?: number | null } = {}) {
+  const seed = `https://s${Math.random().toString(36).slice(2)}.test/`;
+  const { crawl, admitted } = await store.create({ ...SPEC, seeds: [seed], maxPages: o.maxPages ?? null, maxPagesPerHost: o.maxPagesPerHost ?? null }, () => ({
+    candidates: [cand(seed, 0)],
+    tally: { discovered: 1, outOfScope: 0, overLimit: 0 },
+  }));
+  expect(admitted).toHaveLength(1);
+  return { crawl, seed, seedLinkId: admitted[0]!.linkId };
+}
+
+describe('CrawlStore admission', () => {
+  it('admits exactly maxPages across concurrent admissions, and no key twice', async () => {
+    const { crawl, seed, seedLinkId } = await newCrawl({ maxPages: 100 });
+    const urls = Array.from({ length: 300 }, (_, i) => `${seed}p/${i}`);
+    // 24 "workers" offering overlapping slices, several spellings of one page among them.
+    const batches = Array.from({ length: 24 }, (_, w) => {
+      const out: FrontierCandidate[] = [];
+      for (let k = 0; k < 60; k++) {
+        const i = (w * 37 + k * 11) % 300;
+        out.push(cand(k % 3 === 0 ? `${urls[i]}/` : urls[i]!));
+      }
+      return out;
+    });
+    const results = await Promise.all(batches.map((candidates) => store.admit({ crawlId: crawl.id, discoveredFrom: seedLinkId, candidates, tally: { discovered: candidates.length, outOfScope: 0, overLimit: 0 } })));
+    const admitted = results.flatMap((r) => r.admitted);
+    expect(admitted).toHaveLength(99);
+    expect(new Set(admitted.map((a) => frontierKey(a.url))).size).toBe(99);
+    const view = (await store.view(crawl.id))!;
+    expect(view.counters.admitted).toBe(100);
+    expect(view.counters.queued).toBe(100);
+    expect(view.counters.discovered).toBe(1 + 24 * 60);
+    expect(view.counters.duplicate + view.counters.overLimit).toBe(24 * 60 - 99);
+  });
+
+  it('keeps a per-host cap and gives the slot of a page another owner has to the next candidate', async () => {
+    const { crawl, seed, seedLinkId } = await newCrawl({ maxPages: 5, maxPagesPerHost: 3 });
+    // Someone else's link: the fleet keeps one row per url, so this crawl cannot take it.
+    await db.prisma.link.create({ data: { url: `${seed}taken`, initialUrl: `${seed}taken`, domain: 'x' } });
+    const other = 'https://other-host.test/';
+    const r = await store.admit({
+      crawlId: crawl.id,
+      discoveredFrom: seedLinkId,
+      candidates: [cand(`${seed}taken`), cand(`${seed}a`), cand(`${seed}b`), cand(`${seed}c`), cand(`${other}x`), cand(`${other}y`), cand(`${other}z`)],
+      tally: { discovered: 7, outOfScope: 0, overLimit: 0 },
+    });
+    // Seed + a + b fill the seed host's cap of 3; c is over it; the budget of 5 leaves two for the other host.
+    expect(r.admitted.map((a) => a.url).sort()).toEqual([`${seed}a`, `${seed}b`, `${other}x`, `${other}y`].sort());
+    expect(r.duplicate).toBe(1);
+    expect(r.overLimit).toBe(2);
+    const again = await store.admit({ crawlId: crawl.id, discoveredFrom: seedLinkId, candidates: [cand(`${seed}c`), cand(`${other}z`)], tally: { discovered: 2, outOfScope: 0, overLimit: 0 } });
+    expect(again.admitted).toEqual([]);
+    expect(again.duplicate).toBe(2);
+  });
+
+  it('a canonical target is seen before the page\'s own links, and a cancelled crawl admits nothing', async () => {
+    const { crawl, seed, seedLinkId } = await newCrawl();
+    const r = await store.admit({
+      crawlId: crawl.id,
+      discoveredFrom: seedLinkId,
+      candidates: [cand(`${seed}canon`), cand(`${seed}next`)],
+      alsoSeen: [{ key: frontierKey(`${seed}canon`), host: new URL(seed).hostname }],
+      tally: { discovered: 2, outOfScope: 0, overLimit: 0 },
+    });
+    expect(r.admitted.map((a) => a.url)).toEqual([`${seed}next`]);
+    expect(await store.cancel(crawl.id)).toBe(true);
+    const after = await store.admit({ crawlId: crawl.id, discoveredFrom: seedLinkId, candidates: [cand(`${seed}later`)], tally: { discovered: 1, outOfScope: 0, overLimit: 0 } });
+    expect(after).toMatchObject({ admitted: [], closed: true });
+    const view = (await store.view(crawl.id))!;
+    expect(view.state).toBe('cancelled');
+    // The queued links failed with the cancellation: nothing of the crawl is left to fetch.
+    expect(view.counters.queued).toBe(0);
+    expect(view.counters.failed).toBe(2);
+  });
+
+  it('a crawl is done once none of its links is in progress, and unknown ids are null', async () => {
+    const { crawl, seedLinkId } = await newCrawl();
+    expect((await store.view(crawl.id))!.state).toBe('running');
+    await db.prisma.link.update({ where: { id: seedLinkId }, data: { status: 'paused' } });
+    expect((await store.view(crawl.id))!.state).toBe('running');
+    await db.prisma.link.update({ where: { id: seedLinkId }, data: { status: 'done' } });
+    expect((await store.view(crawl.id))!.state).toBe('done');
+    expect(await store.view('00000000-0000-4000-8000-000000000000')).toBeNull();
+    expect(await store.view('not-a-uuid')).toBeNull();
+  });
+});

@@ -1,0 +1,325 @@
+import { LINK_STATUSES, type CrawlScope } from '@crawler/core';
+import { sqlOf, withTransaction, type PrismaClient, type SqlClient } from '@crawler/db';
+
+/** A crawl's rules as stored. */
+export interface CrawlRecord {
+  id: string;
+  /** running | cancelled (done is derived, see {@link CrawlView}) */
+  status: string;
+  seeds: string[];
+  scope: CrawlScope;
+  include: string[];
+  exclude: string[];
+  maxDepth: number | null;
+  maxPages: number | null;
+  maxPagesPerHost: number | null;
+  followNofollow: boolean;
+  /** null: DEFAULT_TRACKING_PARAMS */
+  trackingParams: string[] | null;
+  sitemaps: boolean;
+  createdAt: Date;
+}
+
+/** A crawl's counters: decisions on discovered links, and its links by status. */
+export interface CrawlCounters {
+  /** Distinct links seen per page (and seeds and sitemap entries), before any rule. */
+  discovered: number;
+  /** Admitted for fetching: counts against maxPages. */
+  admitted: number;
+  /** Refused because the crawl had already decided on the same frontier key. */
+  duplicate: number;
+  /** Refused by the scope, an include or an exclude, or nofollow. */
+  outOfScope: number;
+  /** Refused by maxDepth, maxPages or maxPagesPerHost. */
+  overLimit: number;
+  queued: number;
+  routing: number;
+  fetching: number;
+  paused: number;
+  done: number;
+  failed: number;
+}
+
+/** GET /crawls/:id. */
+export interface CrawlView extends CrawlRecord {
+  /** running until none of its links is queued, routing, fetching or paused; cancelled when cancelled. */
+  state: 'running' | 'done' | 'cancelled';
+  counters: CrawlCounters;
+}
+
+/** A URL the frontier is asked to admit. */
+export interface FrontierCandidate {
+  /** Canonical URL to fetch (the link's url). */
+  url: string;
+  /** Frontier key (dedup): {@link frontierKey} of the url. */
+  key: string;
+  /** Host, for the per-host cap. */
+  host: string;
+  /** The link's domain (learning, politeness). */
+  domain: string;
+  initialUrl: string;
+  depth: number;
+}
+
+/** One admission: candidates in priority order (document order), from one page or the seeds. */
+export interface AdmitRequest {
+  crawlId: string;
+  /** The page the candidates were found on; null for seeds and sitemap entries. */
+  discoveredFrom: string | null;
+  candidates: FrontierCandidate[];
+  /** Keys to mark seen without fetching (a page's rel=canonical target: its content is this page's). */
+  alsoSeen?: Array<{ key: string; host: string }>;
+  /** Decided before the frontier (counted with this admission): occurrences seen, refused by scope, by depth. */
+  tally: { discovered: number; outOfScope: number; overLimit: number; duplicate?: number };
+}
+
+/** What the frontier admitted: links to route now. */
+export interface AdmitResult {
+  admitted: Array<{ linkId: string; url: string }>;
+  duplicate: number;
+  overLimit: number;
+  /** The crawl is cancelled (or gone): nothing was admitted. */
+  closed: boolean;
+}
+
+const CRAWL_COLUMNS = `id, status, seeds, scope, include, exclude, max_depth AS "maxDepth", max_pages AS "maxPages",
+  max_pages_per_host AS "maxPagesPerHost", follow_nofollow AS "followNofollow", tracking_params AS "trackingParams", sitemaps,
+  created_at AS "createdAt"`;
+
+/** Statuses of a link still in progress: a crawl with any of them is not done. */
+export const IN_PROGRESS_STATUSES = [LINK_STATUSES.queued, LINK_STATUSES.routing, LINK_STATUSES.fetching, LINK_STATUSES.paused] as const;
+
+/**
+ * Crawls in Postgres, the source of truth for admission: every admission for a crawl runs in one transaction that
+ * holds the crawl's row lock, reads which keys the crawl has already decided on (crawl_frontier, primary key
+ * (crawl, key)), admits new ones in order while the page budget and the per-host caps allow, inserts their links
+ * and frontier rows, and moves the counters. Admissions of one crawl are therefore serial, whatever the number of
+ * workers and processes: no key is admitted twice and `admitted` never passes max_pages.
+ */
+export class CrawlStore {
+  readonly #prisma: PrismaClient;
+  readonly #sql: SqlClient;
+
+  constructor(prisma: PrismaClient) {
+    this.#prisma = prisma;
+    this.#sql = sqlOf(prisma);
+  }
+
+  /** Create a crawl and admit its seeds in the same transaction: a crawl is never visible without its seeds. */
+  async create(
+    spec: Omit<CrawlRecord, 'id' | 'status' | 'createdAt'>,
+    seeds: (crawlId: string) => Omit<AdmitRequest, 'crawlId' | 'discoveredFrom'>,
+  ): Promise<{ crawl: CrawlRecord; admitted: AdmitResult['admitted'] }> {
+    return withTransaction(this.#prisma, async (tx) => {
+      const [crawl] = await tx.query<CrawlRecord>(
+        `INSERT INTO crawls (seeds, scope, include, exclude, max_depth, max_pages, max_pages_per_host, follow_nofollow, tracking_params, sitemaps)
+         VALUES ($1::text[], $2, $3::text[], $4::text[], $5::int, $6::int, $7::int, $8, $9::text[], $10) RETURNING ${CRAWL_COLUMNS}`,
+        [spec.seeds, spec.scope, spec.include, spec.exclude, spec.maxDepth, spec.maxPages, spec.maxPagesPerHost, spec.followNofollow, spec.trackingParams, spec.sitemaps],
+      );
+      const result = await admitIn(tx, { ...seeds(crawl!.id), crawlId: crawl!.id, discoveredFrom: null });
+      return { crawl: crawl!, admitted: result.admitted };
+    });
+  }
+
+  async get(id: string): Promise<CrawlRecord | null> {
+    if (!isUuid(id)) return null;
+    const [row] = await this.#sql.query<CrawlRecord>(`SELECT ${CRAWL_COLUMNS} FROM crawls WHERE id = $1::uuid`, [id]);
+    return row ?? null;
+  }
+
+  /** The crawl with its state and counters, or null. The same answer from any process: it is all in Postgres. */
+  async view(id: string): Promise<CrawlView | null> {
+    if (!isUuid(id)) return null;
+    const [row] = await this.#sql.query<CrawlRecord & Record<'discovered' | 'admitted' | 'duplicate' | 'outOfScope' | 'overLimit', string>>(
+      `SELECT ${CRAWL_COLUMNS}, admitted::text, discovered::text, duplicate::text, out_of_scope::text AS "outOfScope", over_limit::text AS "overLimit"
+       FROM crawls WHERE id = $1::uuid`,
+      [id],
+    );
+    if (!row) return null;
+    const byStatus = await this.#sql.query<{ status: string; n: string }>(
+      'SELECT status, count(*)::text AS n FROM links WHERE crawl = $1::uuid GROUP BY status',
+      [id],
+    );
+    const n = (s: string): number => Number(byStatus.find((r) => r.status === s)?.n ?? 0);
+    const counters: CrawlCounters = {
+      discovered: Number(row.discovered), admitted: Number(row.admitted), duplicate: Number(row.duplicate),
+      outOfScope: Number(row.outOfScope), overLimit: Number(row.overLimit),
+      queued: n('queued'), routing: n('routing'), fetching: n('fetching'), paused: n('paused'), done: n('done'), failed: n('failed'),
+    };
+    const inProgress = counters.queued + counters.routing + counters.fetching + counters.paused;
+    const { discovered: _d, admitted: _a, duplicate: _u, outOfScope: _o, overLimit: _l, ...record } = row;
+    const state = row.status === 'cancelled' ? 'cancelled' : inProgress === 0 ? 'done' : 'running';
+    return { ...record, state, counters };
+  }
+
+  /** True when the crawl exists and none of its links is in progress (or it is cancelled). */
+  async isSettled(id: string): Promise<boolean> {
+    const [row] = await this.#sql.query<{ settled: boolean }>(
+      `SELECT NOT EXISTS (SELECT 1 FROM links WHERE crawl = $1::uuid AND status = ANY($2::text[])) AS settled`,
+      [id, IN_PROGRESS_STATUSES],
+    );
+    return row?.settled ?? true;
+  }
+
+  /**
+   * Cancel: the crawl admits nothing more, and every unfinished link of it fails with `crawl_cancelled` (their
+   * queued jobs then skip them). A request already on the wire finishes (its page is stored; its links are not
+   * followed). False when there is no such running crawl.
+   */
+  async cancel(id: string): Promise<boolean> {
+    if (!isUuid(id)) return false;
+    return withTransaction(this.#prisma, async (tx) => {
+      const rows = await tx.query(`UPDATE crawls SET status = 'cancelled', cancelled_at = now(), updated_at = now() WHERE id = $1::uuid AND status = 'running' RETURNING 1`, [id]);
+      if (rows.length === 0) return false;
+      await tx.query(
+        `UPDATE links SET status = 'failed', last_error_type = 'crawl_cancelled', last_error = 'the crawl was cancelled', updated_at = now()
+         WHERE crawl = $1::uuid AND status IN ('queued', 'routing', 'fetching', 'paused')`,
+        [id],
+      );
+      return true;
+    });
+  }
+
+  /** Admit candidates (see the class comment). */
+  admit(req: AdmitRequest): Promise<AdmitResult> {
+    return withTransaction(this.#prisma, (tx) => admitIn(tx, req));
+  }
+
+  /**
+   * Links of running crawls that are `queued` and were last written more than `olderThanMs` ago: a process that
+   * died between admitting them and adding their route jobs left them without a job. Re-adding is safe (the job id
+   * is the link id: an existing job makes it a no-op).
+   */
+  async stranded(olderThanMs: number, limit = 10_000): Promise<Array<{ linkId: string; url: string }>> {
+    return this.#sql.query<{ linkId: string; url: string }>(
+      `SELECT l.id AS "linkId", l.url FROM links l JOIN crawls c ON c.id = l.crawl
+       WHERE c.status = 'running' AND l.status = 'queued' AND l.updated_at < now() - ($1::int * interval '1 millisecond') LIMIT $2::int`,
+      [olderThanMs, limit],
+    );
+  }
+}
+
+/** The admission transaction's body: `tx` is inside BEGIN … COMMIT. */
+async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
+  const [crawl] = await tx.query<{ status: string; maxPages: number | null; admitted: number; maxPerHost: number | null }>(
+    'SELECT status, max_pages AS "maxPages", admitted, max_pages_per_host AS "maxPerHost" FROM crawls WHERE id = $1::uuid FOR UPDATE',
+    [req.crawlId],
+  );
+  if (!crawl || crawl.status !== 'running') return { admitted: [], duplicate: 0, overLimit: 0, closed: true };
+
+  const alsoSeen = req.alsoSeen ?? [];
+  const keys = [...new Set([...req.candidates.map((c) => c.key), ...alsoSeen.map((s) => s.key)])];
+  const seenRows = keys.length > 0 ? await tx.query<{ key: string }>('SELECT key FROM crawl_frontier WHERE crawl = $1::uuid AND key = ANY($2::text[])', [req.crawlId, keys]) : [];
+  const seen = new Set(seenRows.map((r) => r.key));
+  // A canonical target is decided by this page before its links are: a link to it on the same page is a duplicate.
+  const newlySeen = alsoSeen.filter((s) => !seen.has(s.key));
+  for (const s of newlySeen) seen.add(s.key);
+
+  let duplicate = req.tally.duplicate ?? 0;
+  let overLimit = req.tally.overLimit;
+  let budget = crawl.maxPages === null ? Number.POSITIVE_INFINITY : Math.max(0, crawl.maxPages - crawl.admitted);
+  const hostCounts = new Map<string, number>();
+  if (crawl.maxPerHost !== null) {
+    const hosts = [...new Set(req.candidates.map((c) => c.host))];
+    if (hosts.length > 0) {
+      for (const r of await tx.query<{ host: string; admitted: number }>('SELECT host, admitted FROM crawl_hosts WHERE crawl = $1::uuid AND host = ANY($2::text[])', [req.crawlId, hosts])) {
+        hostCounts.set(r.host, r.admitted);
+      }
+    }
+  }
+  const fresh: FrontierCandidate[] = [];
+  for (const c of req.candidates) {
+    if (seen.has(c.key)) duplicate += 1;
+    else {
+      seen.add(c.key);
+      fresh.push(c);
+    }
+  }
+  // Pages some other owner already has (a producer, another crawl) are set aside first, so they never hold a budget
+  // or host slot for a moment that a later candidate needed; the rounds below catch one inserted meanwhile.
+  const owned = fresh.length > 0 ? new Set((await tx.query<{ url: string }>('SELECT url FROM links WHERE url = ANY($1::text[])', [fresh.map((c) => c.url)])).map((r) => r.url)) : new Set<string>();
+  const admitted: Array<{ linkId: string; url: string }> = [];
+  const won: FrontierCandidate[] = [];
+  // Another owner's url: decided here (a duplicate), not fetched by this crawl.
+  const taken: FrontierCandidate[] = [];
+  // Refused by a limit: recorded as decided, so a later page offering it again is a duplicate, not a second refusal.
+  const refused: FrontierCandidate[] = [];
+  let next = 0;
+  // Rounds: a candidate that turns out to be another owner's gives its slot to the next one in order, so the budget
+  // is met exactly whenever there are enough candidates.
+  while (next < fresh.length) {
+    const round: FrontierCandidate[] = [];
+    while (next < fresh.length && round.length < budget) {
+      const c = fresh[next++]!;
+      if (owned.has(c.url)) {
+        taken.push(c);
+        continue;
+      }
+      const onHost = hostCounts.get(c.host) ?? 0;
+      if (crawl.maxPerHost !== null && onHost >= crawl.maxPerHost) {
+        refused.push(c);
+        continue;
+      }
+      hostCounts.set(c.host, onHost + 1);
+      round.push(c);
+    }
+    if (round.length === 0) break;
+    // In url order, so two crawls inserting overlapping urls wait on each other instead of deadlocking. A url already
+    // stored as a link (enqueued by a producer or another crawl) is that link's: the fleet stores a page once.
+    const inserted = await tx.query<{ linkId: string; url: string }>(
+      `INSERT INTO links (url, initial_url, domain, status, crawl, depth, discovered_from)
+       SELECT url, initial_url, domain, 'queued', $5::uuid, depth, $6::uuid
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS t(url, initial_url, domain, depth)
+       ORDER BY url
+       ON CONFLICT (url) DO NOTHING
+       RETURNING id AS "linkId", url`,
+      [round.map((c) => c.url), round.map((c) => c.initialUrl), round.map((c) => c.domain), round.map((c) => c.depth), req.crawlId, req.discoveredFrom],
+    );
+    const got = new Set(inserted.map((a) => a.url));
+    admitted.push(...inserted);
+    for (const c of round) {
+      if (got.has(c.url)) won.push(c);
+      else {
+        taken.push(c);
+        hostCounts.set(c.host, (hostCounts.get(c.host) ?? 1) - 1);
+      }
+    }
+    budget -= inserted.length;
+  }
+  refused.push(...fresh.slice(next));
+  duplicate += taken.length;
+  overLimit += refused.length;
+
+  const rows = [
+    ...won.map((c) => ({ key: c.key, host: c.host, admitted: true })),
+    ...[...taken, ...refused].map((c) => ({ key: c.key, host: c.host, admitted: false })),
+    ...newlySeen.map((s) => ({ key: s.key, host: s.host, admitted: false })),
+  ];
+  if (rows.length > 0) {
+    await tx.query(
+      `INSERT INTO crawl_frontier (crawl, key, host, admitted)
+       SELECT $1::uuid, key, host, admitted FROM unnest($2::text[], $3::text[], $4::boolean[]) AS t(key, host, admitted)
+       ON CONFLICT (crawl, key) DO NOTHING`,
+      [req.crawlId, rows.map((r) => r.key), rows.map((r) => r.host), rows.map((r) => r.admitted)],
+    );
+  }
+  if (crawl.maxPerHost !== null && won.length > 0) {
+    const perHost = new Map<string, number>();
+    for (const c of won) perHost.set(c.host, (perHost.get(c.host) ?? 0) + 1);
+    await tx.query(
+      `INSERT INTO crawl_hosts (crawl, host, admitted) SELECT $1::uuid, host, n FROM unnest($2::text[], $3::int[]) AS t(host, n)
+       ON CONFLICT (crawl, host) DO UPDATE SET admitted = crawl_hosts.admitted + EXCLUDED.admitted`,
+      [req.crawlId, [...perHost.keys()], [...perHost.values()]],
+    );
+  }
+  await tx.query(
+    `UPDATE crawls SET admitted = admitted + $2::int, discovered = discovered + $3::bigint, duplicate = duplicate + $4::bigint,
+       out_of_scope = out_of_scope + $5::bigint, over_limit = over_limit + $6::bigint, updated_at = now() WHERE id = $1::uuid`,
+    [req.crawlId, won.length, req.tally.discovered, duplicate, req.tally.outOfScope, overLimit],
+  );
+  return { admitted, duplicate, overLimit, closed: false };
+}
+
+function isUuid(id: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+}

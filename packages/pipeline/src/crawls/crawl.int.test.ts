@@ -1,0 +1,135 @@
+/**
+ * Link-following crawls end to end: real Postgres, real Redis, a generated loopback site graph with cycles,
+ * duplicate spellings, off-site links, nofollow, a canonical elsewhere and a sitemap index with a gzipped child.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSiteGraph, type SiteGraph } from '@crawler/testkit';
+import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
+
+const ENV = { FETCHERS: 'simple_http:8', DOMAIN_MAX_CONCURRENCY: '8', ROUTER_CONCURRENCY: '8' };
+
+async function crawlToEnd(c: E2eCrawler, id: string): Promise<void> {
+  await waitFor(async () => (await c.runtime.crawlStore.view(id))?.state !== 'running', `crawl ${id} to settle`, 180_000);
+  await c.runtime.flushAttempts();
+}
+
+/** Frontier keys of the links a crawl stored, with their depth. */
+async function crawlLinks(c: E2eCrawler, id: string) {
+  return c.db.prisma.link.findMany({ where: { crawlId: id }, select: { id: true, url: true, status: true, depth: true, discoveredFromId: true } });
+}
+
+function keyOf(url: string): string {
+  const u = new URL(url);
+  const p = u.pathname.length > 1 && u.pathname.endsWith('/') ? u.pathname.slice(0, -1) : u.pathname;
+  return `${u.origin}${p}`;
+}
+
+function twiceFetched(graph: SiteGraph): string[] {
+  return [...graph.pageRequests()].filter(([, n]) => n > 1).map(([k, n]) => `${k} ×${n}`);
+}
+
+describe('link-following crawl over a site graph', () => {
+  let graph: SiteGraph;
+  beforeAll(async () => {
+    graph = await startSiteGraph({ pagesPerHost: 500 });
+  });
+  afterAll(async () => {
+    await graph?.close();
+  });
+
+  it('fetches exactly the expected pages, each once, and never an off-site host or a resource', async () => {
+    graph.resetCounts();
+    const c = await startE2e('crawl_full', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: graph.seeds, scope: 'same-site', sitemaps: true });
+      expect(created.sitemaps?.files.length).toBe(4); // index, plain child, gzipped child, the second host's /sitemap.xml
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+
+      const expected = graph.expected({ sitemaps: true });
+      const fetched = [...graph.pageRequests().keys()].sort();
+      expect(fetched).toEqual([...expected.keys()].sort());
+      expect(twiceFetched(graph)).toEqual([]);
+      expect(graph.offSiteRequests()).toBe(0);
+      expect(graph.resourceRequests()).toBe(0);
+
+      const links = await crawlLinks(c, created.crawl.id);
+      expect(new Set(links.map((l) => keyOf(l.url)))).toEqual(new Set(expected.keys()));
+      const byId = new Map(links.map((l) => [l.id, l]));
+      for (const l of links) {
+        if (l.discoveredFromId === null) expect(l.depth).toBe(0);
+        else expect(l.depth).toBe(byId.get(l.discoveredFromId)!.depth! + 1);
+      }
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      expect(view.state).toBe('done');
+      expect(view.counters).toMatchObject({ admitted: expected.size, queued: 0, routing: 0, fetching: 0, paused: 0 });
+      expect(view.counters.done + view.counters.failed).toBe(expected.size);
+      expect(view.counters.duplicate).toBeGreaterThan(expected.size);
+      expect(view.counters.outOfScope).toBeGreaterThan(0);
+    } finally {
+      await c.cleanup();
+    }
+  }, 300_000);
+
+  it('stops at maxDepth exactly', async () => {
+    graph.resetCounts();
+    const c = await startE2e('crawl_depth', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: graph.seeds, maxDepth: 4 });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      const expected = graph.expected({ maxDepth: 4 });
+      expect([...graph.pageRequests().keys()].sort()).toEqual([...expected.keys()].sort());
+      expect(twiceFetched(graph)).toEqual([]);
+      const links = await crawlLinks(c, created.crawl.id);
+      for (const l of links) expect([keyOf(l.url), l.depth]).toEqual([keyOf(l.url), expected.get(keyOf(l.url))]);
+      expect((await c.runtime.crawlStore.view(created.crawl.id))!.counters.overLimit).toBeGreaterThan(0);
+    } finally {
+      await c.cleanup();
+    }
+  }, 300_000);
+
+  it('fetches exactly maxPages pages, within the per-host cap', async () => {
+    graph.resetCounts();
+    const c = await startE2e('crawl_pages', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: graph.seeds, maxPages: 150, maxPagesPerHost: 90 });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      const requests = graph.pageRequests();
+      expect([...requests.values()].reduce((a, b) => a + b, 0)).toBe(150);
+      expect(twiceFetched(graph)).toEqual([]);
+      const all = graph.expected();
+      for (const k of requests.keys()) expect(all.has(k)).toBe(true);
+      for (const origin of graph.origins) expect([...requests.keys()].filter((k) => k.startsWith(`${origin}/`)).length).toBeLessThanOrEqual(90);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      expect(view.counters.admitted).toBe(150);
+      expect(view.counters.done + view.counters.failed).toBe(150);
+      expect(graph.offSiteRequests()).toBe(0);
+    } finally {
+      await c.cleanup();
+    }
+  }, 300_000);
+
+  it('a cancelled crawl fetches nothing new and says cancelled', async () => {
+    graph.resetCounts();
+    const c = await startE2e('crawl_cancel', { ...ENV, FETCHERS: 'simple_http:2', DOMAIN_MAX_CONCURRENCY: '2', ROUTER_CONCURRENCY: '2' });
+    try {
+      const created = await c.runtime.crawls.create({ seeds: graph.seeds });
+      c.runtime.startWorkers();
+      await waitFor(async () => ((await c.runtime.crawlStore.view(created.crawl.id))!.counters.done >= 20 ? true : null), 'some pages done', 60_000);
+      expect(await c.runtime.crawlStore.cancel(created.crawl.id)).toBe(true);
+      const atCancel = [...graph.pageRequests().values()].reduce((a, b) => a + b, 0);
+      await waitFor(async () => ((await c.runtime.isIdle()) ? true : null), 'queues idle', 60_000);
+      const after = [...graph.pageRequests().values()].reduce((a, b) => a + b, 0);
+      // Requests already on the wire when it was cancelled finish: at most one per fetch slot and router probe slot.
+      expect(after - atCancel).toBeLessThanOrEqual(4);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      expect(view.state).toBe('cancelled');
+      expect(view.counters.queued + view.counters.routing + view.counters.paused).toBe(0);
+      expect(await c.runtime.crawlStore.cancel(created.crawl.id)).toBe(false);
+    } finally {
+      await c.cleanup();
+    }
+  }, 300_000);
+});

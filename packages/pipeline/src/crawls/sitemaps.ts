@@ -1,0 +1,99 @@
+import { gunzipSync } from 'node:zlib';
+import { canonicalCrawlUrl, parseSitemap, sitemapsFromRobots, type Logger, type TrackingParamFilter } from '@crawler/core';
+
+/** One GET for a sitemap or robots.txt: status and raw body (a .xml.gz arrives still gzipped). Throws on failure. */
+export type SitemapFetch = (url: string) => Promise<{ status: number; body: Uint8Array }>;
+
+/** Bounds of one sitemap read: a hostile or huge sitemap costs at most this much. */
+export interface SitemapLimits {
+  /** Sitemap files read (indexes included) per crawl. @defaultValue 50 */
+  maxFiles: number;
+  /** Bytes of one sitemap after gunzip (the protocol's own limit is 50 MB). @defaultValue 52_428_800 */
+  maxBytes: number;
+  /** Page URLs taken from all sitemaps together. @defaultValue 50_000 */
+  maxUrls: number;
+}
+
+export const DEFAULT_SITEMAP_LIMITS: SitemapLimits = { maxFiles: 50, maxBytes: 50 * 1024 * 1024, maxUrls: 50_000 };
+
+/** What a sitemap read found. */
+export interface SitemapReport {
+  /** Page URLs, canonical, deduplicated, in reading order. */
+  urls: string[];
+  /** Sitemap files read successfully. */
+  files: string[];
+  /** Files that could not be read, with why. */
+  errors: Array<{ url: string; error: string }>;
+  /** Whether a limit cut the read short. */
+  truncated: boolean;
+}
+
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/**
+ * Read the sitemaps of the seeds' origins: the `Sitemap:` lines of each origin's robots.txt, or `/sitemap.xml` when
+ * it has none; sitemap indexes are followed breadth-first, gzipped files (by their magic bytes, whatever the URL
+ * or headers say) are inflated with a size cap. Never throws for a bad sitemap: it lands in `errors`.
+ */
+export async function readSitemaps(
+  seeds: readonly string[],
+  opts: { fetch: SitemapFetch; limits?: Partial<SitemapLimits>; logger: Logger; tracking?: TrackingParamFilter },
+): Promise<SitemapReport> {
+  const limits: SitemapLimits = { ...DEFAULT_SITEMAP_LIMITS };
+  for (const [k, v] of Object.entries(opts.limits ?? {}) as Array<[keyof SitemapLimits, number | undefined]>) if (v !== undefined) limits[k] = v;
+  const report: SitemapReport = { urls: [], files: [], errors: [], truncated: false };
+  const seenUrls = new Set<string>();
+  const queue: string[] = [];
+  const queued = new Set<string>();
+  const push = (u: string): void => {
+    if (!queued.has(u)) {
+      queued.add(u);
+      queue.push(u);
+    }
+  };
+  for (const origin of new Set(seeds.map((s) => new URL(s).origin))) {
+    let listed: string[] = [];
+    try {
+      const res = await opts.fetch(`${origin}/robots.txt`);
+      if (res.status >= 200 && res.status < 300) listed = sitemapsFromRobots(new TextDecoder().decode(res.body.subarray(0, 512 * 1024)));
+    } catch (err) {
+      opts.logger.debug({ err, origin }, 'robots.txt unreadable for sitemaps');
+    }
+    for (const u of listed.length > 0 ? listed : [`${origin}/sitemap.xml`]) push(u);
+  }
+  while (queue.length > 0) {
+    if (report.files.length + report.errors.length >= limits.maxFiles) {
+      report.truncated = true;
+      break;
+    }
+    const url = queue.shift()!;
+    let xml: string;
+    try {
+      const res = await opts.fetch(url);
+      if (res.status < 200 || res.status >= 300) throw new Error(`HTTP ${res.status}`);
+      let body = res.body;
+      if (body[0] === GZIP_MAGIC[0] && body[1] === GZIP_MAGIC[1]) body = gunzipSync(body, { maxOutputLength: limits.maxBytes });
+      if (body.byteLength > limits.maxBytes) throw new Error(`larger than ${limits.maxBytes} bytes`);
+      xml = new TextDecoder().decode(body);
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      report.errors.push({ url, error: error.includes('maxOutputLength') || error.includes('Cannot create a Buffer') ? `inflates beyond ${limits.maxBytes} bytes` : error });
+      continue;
+    }
+    report.files.push(url);
+    const entries = parseSitemap(xml, { maxEntries: limits.maxUrls });
+    for (const s of entries.sitemaps) push(s);
+    for (const raw of entries.urls) {
+      const u = opts.tracking ? canonicalCrawlUrl(raw, undefined, opts.tracking) : raw;
+      if (u === null || seenUrls.has(u)) continue;
+      if (report.urls.length >= limits.maxUrls) {
+        report.truncated = true;
+        break;
+      }
+      seenUrls.add(u);
+      report.urls.push(u);
+    }
+    if (entries.truncated > 0) report.truncated = true;
+  }
+  return report;
+}
