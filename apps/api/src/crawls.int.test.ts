@@ -22,7 +22,7 @@ beforeAll(async () => {
   db = await createTestDatabase('api_crawls');
   redis = createRedisConnection(REDIS_URL, 'producer');
   queues = new JobQueues({ connection: redis, prefix: PREFIX });
-  crawls = createCrawlFrontier({ prisma: db.prisma, queues, config: loadConfig({ DATABASE_URL: db.url, QUEUE_PREFIX: PREFIX }), logger: silentLogger });
+  crawls = createCrawlFrontier({ prisma: db.prisma, queues, redis, config: loadConfig({ DATABASE_URL: db.url, QUEUE_PREFIX: PREFIX }), logger: silentLogger });
   app = await createServer({
     prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: [ROUTE_QUEUE], metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, crawls, maxBatchSize: 5,
   });

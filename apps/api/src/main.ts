@@ -20,7 +20,7 @@ const prisma = createPrismaClient(env.crawler.databaseUrl);
 const redis = createRedisConnection(env.crawler.redisUrl, 'producer');
 redis.on('error', (err) => logger.warn({ err }, 'redis error'));
 const queues = new JobQueues({ connection: redis, prefix: env.crawler.queuePrefix });
-const crawls = createCrawlFrontier({ prisma, queues, config: env.crawler, logger });
+const crawls = createCrawlFrontier({ prisma, queues, redis, config: env.crawler, logger });
 const app = await createServer({
   prisma,
   redis,

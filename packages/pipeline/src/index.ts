@@ -14,3 +14,4 @@ export * from './runtime/create-runtime.js';
 export * from './crawls/crawl-store.js';
 export * from './crawls/crawl-frontier.js';
 export * from './crawls/sitemaps.js';
+export * from './crawls/seen-cache.js';

@@ -210,6 +210,7 @@ const EnvSchema = z.object({
     .optional()
     .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.split(',').map((p) => p.trim()).filter(Boolean))),
   CRAWL_MAX_LINKS_PER_PAGE: intVar(5_000, 1),
+  CRAWL_SEEN_CACHE: z.enum(['redis', 'off']).default('redis'),
   SITEMAP_MAX_FILES: intVar(50, 1),
   SITEMAP_MAX_URLS: intVar(50_000, 1),
   SITEMAP_MAX_BYTES: intVar(50 * 1024 * 1024, 1024),
@@ -298,6 +299,11 @@ export interface CrawlerConfig {
   crawlTrackingParams?: string[];
   /** Links one page contributes to its crawl at most. @defaultValue 5000 */
   crawlMaxLinksPerPage?: number;
+  /**
+   * `redis`: links a crawl has already decided on are answered from a Redis set (12 bytes of hash per URL) before
+   * Postgres, which stays the arbiter; `off`: every link goes to Postgres. @defaultValue 'redis'
+   */
+  crawlSeenCache?: 'redis' | 'off';
   /** Sitemap files (indexes included) one crawl reads at most. @defaultValue 50 */
   sitemapMaxFiles?: number;
   /** Page URLs one crawl takes from sitemaps at most. @defaultValue 50000 */
@@ -359,6 +365,7 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     logLevel: e.LOG_LEVEL,
     crawlTrackingParams: e.CRAWL_TRACKING_PARAMS,
     crawlMaxLinksPerPage: e.CRAWL_MAX_LINKS_PER_PAGE,
+    crawlSeenCache: e.CRAWL_SEEN_CACHE,
     sitemapMaxFiles: e.SITEMAP_MAX_FILES,
     sitemapMaxUrls: e.SITEMAP_MAX_URLS,
     sitemapMaxBytes: e.SITEMAP_MAX_BYTES,

@@ -18,6 +18,7 @@ import type { RejectedLink } from '../links/enqueue-links.js';
 import type { LinkRecord } from '../links/link-repo.js';
 import type { AdmitRequest, CrawlRecord, CrawlStore, FrontierCandidate } from './crawl-store.js';
 import { readSitemaps, type SitemapFetch, type SitemapLimits, type SitemapReport } from './sitemaps.js';
+import type { SeenCache } from './seen-cache.js';
 
 /** What a crawl is asked to do (POST /crawls, `crawl crawl --follow`). */
 export interface CrawlSpec {
@@ -91,6 +92,8 @@ export interface CrawlFrontierDeps {
   maxLinksPerPage?: number;
   /** Tracking parameters of a crawl whose spec names none. @defaultValue DEFAULT_TRACKING_PARAMS */
   defaultTrackingParams?: string[];
+  /** Keys already decided, answered without Postgres (see SeenCache). @defaultValue none: every key goes to Postgres */
+  seenCache?: SeenCache;
 }
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
@@ -187,9 +190,22 @@ export class CrawlFrontier implements LinkDiscovery {
       alsoSeen.push({ key: frontierKey(extracted.canonical), host: new URL(extracted.canonical).hostname });
     }
     if (candidates.length === 0 && alsoSeen.length === 0 && tally.discovered === 0) return;
-    const result = await this.#deps.store.admit({ crawlId, discoveredFrom: page.link.id, candidates, alsoSeen, tally });
+    let offered = candidates;
+    let duplicate = 0;
+    const cache = this.#deps.seenCache;
+    if (cache && candidates.length > 0) {
+      // A cache failure only costs the shortcut: every key then goes to Postgres.
+      const known = await cache.known(crawlId, candidates.map((c) => c.key)).catch(() => null);
+      if (known) {
+        offered = candidates.filter((_, i) => !known[i]);
+        duplicate = candidates.length - offered.length;
+      }
+    }
+    const result = await this.#deps.store.admit({ crawlId, discoveredFrom: page.link.id, candidates: offered, alsoSeen, tally: { ...tally, duplicate } });
     if (result.closed) compiled.record = { ...record, status: 'cancelled' };
     await this.#route(result.admitted);
+    // Committed: every key offered is now decided in Postgres.
+    if (cache && !result.closed) await cache.remember(crawlId, [...offered.map((c) => c.key), ...alsoSeen.map((s) => s.key)]).catch(() => undefined);
   }
 
   async #route(admitted: Array<{ linkId: string; url: string }>): Promise<void> {

@@ -182,6 +182,7 @@ export class CrawlStore {
 
   /** Admit candidates (see the class comment). */
   admit(req: AdmitRequest): Promise<AdmitResult> {
+    if (req.candidates.length === 0 && (req.alsoSeen ?? []).length === 0) return admitIn(this.#sql, req);
     return withTransaction(this.#prisma, (tx) => admitIn(tx, req));
   }
 
@@ -201,6 +202,15 @@ export class CrawlStore {
 
 /** The admission transaction's body: `tx` is inside BEGIN … COMMIT. */
 async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
+  if (req.candidates.length === 0 && (req.alsoSeen ?? []).length === 0) {
+    // Nothing to decide (every link was out of scope or known): only the counters move, without the crawl's lock.
+    const rows = await tx.query<{ status: string }>(
+      `UPDATE crawls SET discovered = discovered + $2::bigint, duplicate = duplicate + $3::bigint, out_of_scope = out_of_scope + $4::bigint,
+         over_limit = over_limit + $5::bigint, updated_at = now() WHERE id = $1::uuid RETURNING status`,
+      [req.crawlId, req.tally.discovered, req.tally.duplicate ?? 0, req.tally.outOfScope, req.tally.overLimit],
+    );
+    return { admitted: [], duplicate: req.tally.duplicate ?? 0, overLimit: req.tally.overLimit, closed: rows[0]?.status !== 'running' };
+  }
   const [crawl] = await tx.query<{ status: string; maxPages: number | null; admitted: number; maxPerHost: number | null }>(
     'SELECT status, max_pages AS "maxPages", admitted, max_pages_per_host AS "maxPerHost" FROM crawls WHERE id = $1::uuid FOR UPDATE',
     [req.crawlId],

@@ -12,6 +12,7 @@ import type { AttemptLog, AttemptRecord, ContentSink, FetcherSource, LearnedSele
 import { CrawlerRuntime } from './crawler-runtime.js';
 import { CrawlStore } from '../crawls/crawl-store.js';
 import { CrawlFrontier } from '../crawls/crawl-frontier.js';
+import { RedisSeenCache } from '../crawls/seen-cache.js';
 
 /** Replace any part of the crawler: tests inject clocks, stubs and clients; apps usually pass a logger and metrics. */
 export interface RuntimeOverrides {
@@ -114,7 +115,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   });
   const probeStore = new ProbeStore({ redis, prefix: config.queuePrefix, maxCompressedBytes: config.probeStoreMaxBytes, ttlMs: config.probeTtlMs });
   const fetchers: FetcherSource = registry;
-  const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, config, logger, fetchers: registry });
+  const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, redis, config, logger, fetchers: registry });
 
   return new CrawlerRuntime({
     config,
@@ -180,6 +181,8 @@ export function startCrawler(config: CrawlerConfig, overrides: RuntimeOverrides 
 export function createCrawlFrontier(o: {
   prisma: PrismaClient;
   queues: JobQueues;
+  /** For the seen cache (CRAWL_SEEN_CACHE=redis). */
+  redis: Redis;
   config: CrawlerConfig;
   logger: Logger;
   /** Fetchers to read sitemaps with (plain HTTP). @defaultValue a registry of its own */
@@ -202,6 +205,7 @@ export function createCrawlFrontier(o: {
     sitemapLimits: { maxFiles: config.sitemapMaxFiles, maxUrls: config.sitemapMaxUrls, maxBytes: config.sitemapMaxBytes },
     maxLinksPerPage: config.crawlMaxLinksPerPage,
     defaultTrackingParams: config.crawlTrackingParams,
+    seenCache: config.crawlSeenCache === 'off' ? undefined : new RedisSeenCache({ redis: o.redis, prefix: config.queuePrefix }),
     logger: o.logger.child({ component: 'crawls' }),
   });
   return { store, frontier, close: async () => void (await own?.closeAll()) };

@@ -1,0 +1,75 @@
+/**
+ * `crawl crawl --follow` and a second `crawl run` sharing its crawl: real CLI processes, real Redis and Postgres, a
+ * generated loopback site graph bigger than the page budget.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisConnection } from '@crawler/queue';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { startSiteGraph, type SiteGraph } from '@crawler/testkit';
+
+const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `{crawler_test_cli_follow_${process.pid}}`;
+
+let db: TestDatabase;
+let graph: SiteGraph;
+
+function start(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    REDIS_URL,
+    QUEUE_PREFIX: PREFIX,
+    ALLOW_PRIVATE_NETWORKS: 'true',
+    FETCHERS: 'simple_http:4',
+    DOMAIN_MIN_DELAY_MS: '0',
+    DOMAIN_MAX_CONCURRENCY: '8',
+    LOG_LEVEL: 'warn',
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += String(d)));
+  child.stderr!.on('data', (d) => (stderr += String(d)));
+  return { child, done: new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr }))) };
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase('cli_follow');
+  graph = await startSiteGraph({ pagesPerHost: 400, firstHost: '127.0.1.30' });
+});
+
+afterAll(async () => {
+  await graph?.close();
+  const r = createRedisConnection(REDIS_URL, 'producer');
+  const keys = await r.keys(`${PREFIX}*`);
+  if (keys.length > 0) await r.del(...keys);
+  r.disconnect();
+  await db?.drop();
+});
+
+describe('crawl crawl --follow with a second crawl run process', () => {
+  it('fetches exactly --max-pages 500 pages between the two processes, none twice, nothing off-site', async () => {
+    expect(graph.expected().size).toBeGreaterThan(700);
+    const first = start(['crawl', ...graph.seeds, '--follow', '--max-pages', '500', '--scope', 'same-site', '--json']);
+    // The second process joins once the crawl exists; it serves the same queues, so it takes its share of the pages.
+    for (let i = 0; i < 600 && (await db.prisma.crawl.count()) === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    const second = start(['run', '--until-idle']);
+    const [a, b] = await Promise.all([first.done, second.done]);
+    expect(b.code, b.stderr).toBe(0);
+    expect(a.code, a.stderr).toBe(0);
+    const report = JSON.parse(a.stdout) as { crawl: { status: string; counters: Record<string, number> }; totals: { links: number; done: number } };
+    expect(report.crawl.status).toBe('done');
+    expect(report.crawl.counters).toMatchObject({ admitted: 500, done: 500, failed: 0, queued: 0, routing: 0, fetching: 0, paused: 0 });
+    expect(report.totals).toMatchObject({ links: 500, done: 500 });
+
+    const requests = graph.pageRequests();
+    expect([...requests.values()].reduce((x, y) => x + y, 0)).toBe(500);
+    expect([...requests].filter(([, n]) => n > 1)).toEqual([]);
+    expect(graph.offSiteRequests()).toBe(0);
+    const crawl = await db.prisma.crawl.findFirstOrThrow();
+    expect(await db.prisma.link.count({ where: { crawlId: crawl.id, status: 'done' } })).toBe(500);
+  }, 600_000);
+});
