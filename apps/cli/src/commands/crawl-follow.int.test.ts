@@ -26,6 +26,8 @@ function start(args: string[]): { child: ChildProcess; done: Promise<{ code: num
     FETCHERS: 'simple_http:4',
     DOMAIN_MIN_DELAY_MS: '0',
     DOMAIN_MAX_CONCURRENCY: '8',
+    // A probe timed out on a starved machine still reached the server: see crawl.int.test.ts.
+    PROBE_TIMEOUT_MS: '30000',
     LOG_LEVEL: 'warn',
   };
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });

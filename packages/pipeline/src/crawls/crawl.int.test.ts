@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSiteGraph, type SiteGraph } from '@crawler/testkit';
 import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
 
-const ENV = { FETCHERS: 'simple_http:8', DOMAIN_MAX_CONCURRENCY: '8', ROUTER_CONCURRENCY: '8' };
+// A probe that times out on a starved machine has still reached the server, and the fetch that follows is a second
+// request for the page: the probe gets the fetch's timeout, so "each page once" measures the frontier, not the load.
+const ENV = { FETCHERS: 'simple_http:8', DOMAIN_MAX_CONCURRENCY: '8', ROUTER_CONCURRENCY: '8', PROBE_TIMEOUT_MS: '30000' };
 
 async function crawlToEnd(c: E2eCrawler, id: string): Promise<void> {
   await waitFor(async () => (await c.runtime.crawlStore.view(id))?.state !== 'running', `crawl ${id} to settle`, 180_000);
