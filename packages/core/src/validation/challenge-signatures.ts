@@ -163,6 +163,8 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     markers: [
       { in: 'title', pattern: /^ddos-guard$/i, weight: 10 },
       { in: 'html', pattern: /check\.ddos-guard\.net|ddos-guard\.net\/[^"']{0,300}\.js|__ddg[0-9_]/, weight: 5 },
+      // The JS challenge and its pixel are served by the protected site itself, under /.well-known/ddos-guard/.
+      { in: 'html', pattern: /\/\.well-known\/ddos-guard\/(js-challenge|check|id)\b/, weight: 10, maxTextChars: 300 },
       { in: 'text', pattern: /checking your browser before accessing/i, weight: 6 },
       { in: 'header', header: 'server', pattern: /ddos-guard/i, weight: 4 },
     ],
@@ -207,7 +209,9 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     vendor: 'amazon',
     markers: [
       { in: 'html', pattern: /\/errors\/validatecaptcha|amzn-captcha|opfcaptcha/, weight: 6 },
-      { in: 'text', pattern: /sorry,? we just need to make sure you'?re not a robot|type the characters you see in this image|enter the characters you see below/i, weight: 6 },
+      { in: 'text', pattern: /sorry,? we just need to make sure you'?re not a robot|type the characters you see in this image|enter the characters you see below|click the button below to continue shopping/i, weight: 6 },
+      // The validator form's hidden fields.
+      { in: 'html', pattern: /name=["']?amzn-r["']?/, weight: 4 },
       { in: 'title', pattern: /^robot check$/i, weight: 6 },
     ],
   },

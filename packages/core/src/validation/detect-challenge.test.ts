@@ -146,3 +146,24 @@ describe('detectChallenge', () => {
   });
 });
 
+
+describe('cookie-and-reload checks', () => {
+  const shell = (script: string, body = '<div id="root"></div>') =>
+    page(`<html><head><title>x</title><script>${script}</script><script defer src="/static/js/main.1a2b3c.js"></script></head><body>${body}</body></html>`);
+
+  it('a near-blank page whose one script sets a cookie and reloads is a challenge, whoever wrote it', () => {
+    const verdict = detectChallenge(page('<html><body><p>One moment…</p><script>document.cookie="chk=91af; path=/"; setTimeout(function(){ location.reload(); }, 800);</script></body></html>'), {}, 503);
+    expect(verdict).toMatchObject({ isChallenge: true, vendor: 'js_cookie_check' });
+    const assign = detectChallenge(page('<html><body><script>document.cookie = "v=1"; window.location.href = window.location.href;</script></body></html>'), {}, 200);
+    expect(assign.isChallenge).toBe(true);
+  });
+
+  it('a cookie in one script and a reload in another, or both on a framework shell, are not', () => {
+    const split = page('<html><body><script>document.cookie="rum=1"</script><script>window.onerror=function(){ location.reload() }</script></body></html>');
+    expect(detectChallenge(split, {}, 200).isChallenge).toBe(false);
+    const consent = shell('function save(all){ document.cookie = "consent=" + all; location.reload(); }');
+    expect(detectChallenge(consent, {}, 200).isChallenge).toBe(false);
+    // The same shell without a framework mount point is only "some script": the check still counts there.
+    expect(detectChallenge(shell('document.cookie = "consent=1"; location.reload();', ''), {}, 200).isChallenge).toBe(true);
+  });
+});

@@ -1,4 +1,5 @@
 import type { PageFeatures } from './page-features.js';
+import { detectSpa } from './detect-spa.js';
 import {
   CAPTCHA_WIDGETS,
   CHALLENGE_SCORE_THRESHOLD,
@@ -76,7 +77,11 @@ export function detectChallenge(
   status: number,
   signatures: readonly ChallengeSignature[] = CHALLENGE_SIGNATURES,
 ): ChallengeVerdict {
-  const scores = signatures.map((s) => scoreVendor(s, page, headers)).filter((s) => s.score > 0);
+  // Generic evidence (a cookie and a reload) does not count on a framework's shell: apps write cookies and reload for
+  // their own reasons (consent, RUM sessions, stale chunks). Vendor signatures still do.
+  const appShell = page !== null && isFrameworkShell(page);
+  const usable = appShell ? signatures.filter((s) => !s.fallback) : signatures;
+  const scores = usable.map((s) => scoreVendor(s, page, headers)).filter((s) => s.score > 0);
   const fallback = new Set(signatures.filter((s) => s.fallback).map((s) => s.vendor));
   const isFallback = (s: VendorScore): number => (fallback.has(s.vendor) ? 1 : 0);
   scores.sort((a, b) => Number(b.decisive) - Number(a.decisive) || isFallback(a) - isFallback(b) || b.score - a.score);
@@ -89,6 +94,12 @@ export function detectChallenge(
   });
   if (winner) return { isChallenge: true, vendor: vendorName(winner, page), scores };
   return { isChallenge: false, vendor: scores[0] ? vendorName(scores[0], page) : null, scores };
+}
+
+/** A client-rendered shell with a framework's own marker or mount point (not merely "some script, no text"). */
+function isFrameworkShell(page: PageFeatures): boolean {
+  const spa = detectSpa(page);
+  return spa.hasSpa && spa.framework !== 'generic';
 }
 
 function vendorName(s: VendorScore, page: PageFeatures | null): string {

@@ -2,7 +2,7 @@ import type { ChallengeSignature } from './challenge-signatures.js';
 
 /**
  * Bot walls of WAFs and hosts beyond the big bot-management vendors (F5, SiteGround, Alibaba Cloud, Yandex, Qrator,
- * BitNinja, Reblaze), recognised by their endpoints and page templates, plus the generic cookie-and-reload check.
+ * ServicePipe, Variti, Imunify360, BitNinja, Reblaze), recognised by their endpoints and page templates, plus the generic cookie-and-reload check.
  * Found missing by the held-out corpus (__holdout__/): each was a real wall the first signature table let through.
  */
 export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
@@ -39,10 +39,44 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
     markers: [{ in: 'html', pattern: /checkbox-captcha-form|\/checkcaptcha\?key=|\/showcaptcha\?/, weight: 10 }],
   },
   {
+    // Qrator's JS check loads its script from /__qrator/ and keeps its verdict in qrator_* cookies; often a 401.
     vendor: 'qrator',
     markers: [
       { in: 'html', pattern: /\/__qrator\//, weight: 8 },
+      { in: 'html', pattern: /\bqrator_(jsr|jsid2?|ssid)\b/, weight: 4 },
       { in: 'header', header: 'server', pattern: /qrator/i, weight: 4 },
+    ],
+  },
+  {
+    // ServicePipe's JS check: its checker script from the vendor's CDN on a near-blank page, then a cookie and a reload.
+    vendor: 'servicepipe',
+    markers: [
+      { in: 'html', pattern: /servicepipe\.ru\/static\/checkjs|\/checkjs\/no-bot/, weight: 10, maxTextChars: 300 },
+      { in: 'html', pattern: /servicepipe/, weight: 4 },
+      { in: 'html', pattern: /\b(spsc|spid|spsn)=/, weight: 3 },
+      { in: 'header', header: 'server', pattern: /servicepipe/i, weight: 4 },
+    ],
+  },
+  {
+    // Variti (active bot protection): the page itself sets its ipp_* cookies and reloads.
+    vendor: 'variti',
+    markers: [
+      { in: 'html', pattern: /document\.cookie\s*=\s*["']ipp_(uid|key|sign)/, weight: 10, maxTextChars: 300 },
+      { in: 'html', pattern: /\bipp_(uid|key|sign)\b/, weight: 4 },
+      { in: 'html', pattern: /variti/, weight: 4 },
+      { in: 'header', header: 'server', pattern: /variti/i, weight: 4 },
+    ],
+  },
+  {
+    // Imunify360 (hosting panels' shield): the webshield's JS check submits a computed wsidchk form; its captcha and
+    // denial pages name the product.
+    vendor: 'imunify360',
+    markers: [
+      { in: 'html', pattern: /\bwsidchk\b/, weight: 10, maxTextChars: 300 },
+      { in: 'text', pattern: /access denied by imunify360|imunify360 bot-protection/i, weight: 10, maxTextChars: 500 },
+      { in: 'text', pattern: /please wait while your request is being verified/i, weight: 6, maxTextChars: 300 },
+      { in: 'title', pattern: /^one moment,? please/i, weight: 3 },
+      { in: 'header', header: 'server', pattern: /imunify360/i, weight: 6 },
     ],
   },
   {
@@ -67,11 +101,23 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
     vendor: 'js_cookie_check',
     fallback: true,
     markers: [
-      // The script pair alone decides only on a near-blank page: a short imprint or contact page may carry an
-      // inline consent script that sets a cookie and reloads.
-      { in: 'html', pattern: /document\.cookie\s*=/, weight: 5, maxTextChars: 80 },
-      { in: 'html', pattern: /location\.reload\(|location\.(replace|assign)\(\s*(location|window\.location|document\.location)\.href\s*\)/, weight: 5, maxTextChars: 80 },
-      { in: 'text', pattern: /(check|checking|verify|verifying) (your|the) browser|browser (check|verification)/i, weight: 5, maxTextChars: 300 },
+      // One script that stores a cookie and then reloads (or re-requests its own URL) decides on a near-blank page:
+      // that is the check. A cookie written here and a reload there (a RUM snippet, a chunk-error handler) is not,
+      // nor is an app shell's consent handler (fallback signatures do not count on a framework's shell).
+      {
+        in: 'html',
+        pattern: /document\.cookie\s*=(?:(?!<\/script)[\s\S]){0,600}?(location\.reload\(|location\.(replace|assign)\(\s*(window\.|document\.)?location(\.href)?\s*\)|location\.href\s*=\s*(window\.|document\.)?location\.href|location\.href\s*=\s*["'][^"']{0,300}["'])/,
+        weight: 10,
+        maxTextChars: 150,
+      },
+      { in: 'html', pattern: /document\.cookie\s*=/, weight: 3, maxTextChars: 80 },
+      { in: 'html', pattern: /location\.reload\(|location\.(replace|assign)\(\s*(location|window\.location|document\.location)\.href\s*\)/, weight: 3, maxTextChars: 80 },
+      {
+        in: 'text',
+        pattern: /(check|checking|verify|verifying) (your|the) (browser|connection)|checking connection|browser (check|verification)|(browser|connection|request) is being (verified|checked)/i,
+        weight: 5,
+        maxTextChars: 300,
+      },
       { in: 'html', pattern: /<meta[^>]{1,500}http-equiv=["']?refresh/, weight: 2, maxTextChars: 300 },
     ],
   },
