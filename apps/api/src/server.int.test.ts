@@ -108,6 +108,29 @@ describe('POST /links', () => {
     expect(body.rejected.map((r) => r.input)).toEqual(['ftp://o.example/x', '42']);
   });
 
+  it('rejects a 5,000-character URL, a URL with credentials and one the database cannot store, each on its own, and stores the rest', async () => {
+    const long = `https://len.example/${'a'.repeat(5_000)}`;
+    const nul = 'https://len.example/x\u0000y';
+    const urls = ['https://len.example/ok-1', long, 'https://user:secret@len.example/creds', nul, 'https://len.example/ok-2'];
+    const res = await authed({ method: 'POST', url: '/links', payload: { urls } });
+    expect(res.statusCode).toBe(202);
+    const body = res.json() as { accepted: Array<{ url: string }>; rejected: Array<{ input: string; code: string; message: string }> };
+    expect(body.accepted.map((a) => a.url)).toEqual(['https://len.example/ok-1', 'https://len.example/ok-2']);
+    expect(body.rejected.map((r) => [r.input, r.code])).toEqual([
+      [long, 'url_too_long'],
+      ['https://user:secret@len.example/creds', 'invalid_url'],
+      [nul, 'invalid_url'],
+    ]);
+    expect(body.rejected[2]!.message).toBe('the database cannot store this URL');
+    const stored = await db.prisma.link.findMany({ where: { domain: 'len.example' }, select: { url: true, initialUrl: true } });
+    expect(stored.map((l) => l.url).sort()).toEqual(['https://len.example/ok-1', 'https://len.example/ok-2']);
+    // Nothing with credentials was stored anywhere.
+    expect(await db.prisma.link.count({ where: { initialUrl: { contains: 'secret' } } })).toBe(0);
+    // A batch of nothing but the URL the database refuses is that URL's 422, not a 503 to retry forever.
+    const alone = await authed({ method: 'POST', url: '/links', payload: { urls: [nul] } });
+    expect(alone.statusCode).toBe(422);
+  });
+
   it('answers 422 when nothing in the batch is valid', async () => {
     const res = await authed({ method: 'POST', url: '/links', payload: { urls: ['javascript:alert(1)'] } });
     expect(res.statusCode).toBe(422);

@@ -6,7 +6,7 @@ export * from './contracts/scoring.js';
 export * from './contracts/politeness.js';
 export * from './contracts/metrics.js';
 
-export { normalizeUrl, domainOf } from './url/normalize-url.js';
+export { normalizeUrl, domainOf, MAX_URL_LENGTH } from './url/normalize-url.js';
 export { parseHttpUrl } from './url/parse-http-url.js';
 export {
   extractUrlHeuristics,

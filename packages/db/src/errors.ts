@@ -12,6 +12,8 @@ export const DB_ERROR_CODES = {
   conflict: 'db_conflict',
   /** Migrations on disk and in `_prisma_migrations` disagree, or one failed. */
   migration: 'db_migration',
+  /** The value itself cannot be stored (bad encoding, NUL byte, too long for an index): the input's fault. */
+  invalidInput: 'db_invalid_input',
   /** Anything else the database refused. */
   other: 'db_error',
 } as const;
@@ -46,11 +48,19 @@ export function translateDbError(err: unknown, action: string): CrawlerError {
   if (code && CONNECTION_CODES.has(code)) return new RetryableError(DB_ERROR_CODES.unavailable, message, { cause: err });
   if (code && CONSTRAINT_CODES.has(code)) return new NonRetryableError(DB_ERROR_CODES.constraint, message, { cause: err });
   if (code && CONFLICT_CODES.has(code)) return new RetryableError(DB_ERROR_CODES.conflict, message, { cause: err });
+  // Class 22 (data exception: invalid byte sequence, value too long) and 54 (program limit exceeded: index row size).
+  if (code && /^(22|54)[0-9A-Z]{3}$/.test(code)) return new NonRetryableError(DB_ERROR_CODES.invalidInput, message, { cause: err });
   const name = (err as { name?: string } | null)?.name ?? '';
   if (name === 'PrismaClientInitializationError' || /connect|ECONNREFUSED|terminat/i.test(detail)) {
     return new RetryableError(DB_ERROR_CODES.unavailable, message, { cause: err });
   }
   return new NonRetryableError(DB_ERROR_CODES.other, message, { cause: err });
+}
+
+/** True when a database error was caused by the values written (retrying them cannot help; other rows can go in). */
+export function isInputDbError(err: unknown): boolean {
+  const code = translateDbError(err, '').code;
+  return code === DB_ERROR_CODES.invalidInput || code === DB_ERROR_CODES.constraint;
 }
 
 /** Run `fn`, translating whatever it throws. */

@@ -41,6 +41,8 @@ export const ERROR_TYPES = {
   emptyContent: 'empty_content',
   httpError: 'http_error',
   invalidUrl: 'invalid_url',
+  /** A URL longer than MAX_URL_LENGTH: refused at enqueue, per URL. */
+  urlTooLong: 'url_too_long',
   robotsDisallowed: 'robots_disallowed',
   noRoute: 'no_route',
   unknownFetcher: 'unknown_fetcher',

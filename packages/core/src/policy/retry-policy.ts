@@ -23,6 +23,7 @@ export const RETRY_POLICY: Readonly<Record<string, FailureAction>> = {
   [ERROR_TYPES.blocked403]: 'pause',
   [ERROR_TYPES.rateLimited]: 'pause',
   [ERROR_TYPES.invalidUrl]: 'fail',
+  [ERROR_TYPES.urlTooLong]: 'fail',
   [ERROR_TYPES.blockedScheme]: 'fail',
   [ERROR_TYPES.blockedAddress]: 'fail',
   [ERROR_TYPES.tooLarge]: 'fail',

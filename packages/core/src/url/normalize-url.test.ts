@@ -32,6 +32,11 @@ describe('normalizeUrl', () => {
     expect(new Set(variants.map(normalizeUrl)).size).toBe(1);
   });
 
+  it('drops credentials: they are not part of the page and must not be stored', () => {
+    expect(normalizeUrl('https://user:secret@example.com/a')).toBe('https://example.com/a');
+    expect(normalizeUrl('https://user@example.com/a')).toBe('https://example.com/a');
+  });
+
   it('is idempotent', () => {
     for (const u of ['https://Bücher.de/a/../b?x=%7e#f', 'http://example.com:80']) {
       expect(normalizeUrl(normalizeUrl(u))).toBe(normalizeUrl(u));

@@ -1,18 +1,27 @@
 import { parseHttpUrl } from './parse-http-url.js';
 
 /**
+ * Longest URL the crawler accepts, in characters of its normalized (ASCII) form. Browsers and CDNs stop around 2 KB
+ * to 8 KB, sitemaps at 2,048; and a longer key would not fit Postgres's btree row limit for the unique index.
+ */
+export const MAX_URL_LENGTH = 2_048;
+
+/**
  * The canonical form of a crawlable URL, so that the same page always yields the same string (dedup keys, link
  * rows). Throws InvalidUrlError for unparsable or non-http(s) input.
  *
  * What the WHATWG parser already does: lower-case scheme and host, punycode IDNs, drop the default port, resolve
  * dot segments (including `%2e`), give an empty path "/". What we add: trim whitespace, drop the fragment (never
  * sent to the server), drop a trailing dot on the host and a bare "?" with no query, and normalise percent-escapes
- * (upper-case hex, decode unreserved characters: RFC 3986 §6.2.2). The query keeps its parameter order because
+ * (upper-case hex, decode unreserved characters: RFC 3986 §6.2.2), and drop `user:password@`. The query keeps its parameter order because
  * servers may depend on it.
  */
 export function normalizeUrl(raw: string): string {
   const url = parseHttpUrl(raw);
   url.hash = '';
+  // Credentials are never part of a page's identity, and a stored URL must not carry them.
+  url.username = '';
+  url.password = '';
   if (url.hostname.endsWith('.') && url.hostname.length > 1) url.hostname = url.hostname.slice(0, -1);
   url.pathname = normalizePercentEncoding(url.pathname);
   if (url.search === '?' || url.search === '') url.search = '';

@@ -1,6 +1,7 @@
-import { CrawlerError, LINK_STATUSES, domainOf, normalizeUrl } from '@crawler/core';
+import { CrawlerError, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, domainOf, normalizeUrl } from '@crawler/core';
+import { isInputDbError } from '@crawler/db';
 import type { JobQueues } from '@crawler/queue';
-import type { LinkRepo } from './link-repo.js';
+import type { LinkRecord, LinkRepo, NewLink } from './link-repo.js';
 
 /** A URL that went in. */
 export interface AcceptedLink {
@@ -37,32 +38,63 @@ export interface EnqueueLinksOptions {
   learningModeEnabled?: boolean;
 }
 
+/** Why one input cannot be a link, or null when it may be normalized and stored. */
+function refuseInput(input: string): RejectedLink | null {
+  // Checked on the raw input first so a 100 kB URL is never parsed, and on the normalized form (percent-encoding
+  // can triple a non-ASCII URL) below.
+  if (input.trim().length > MAX_URL_LENGTH) {
+    return { input, code: ERROR_TYPES.urlTooLong, message: `URL longer than ${MAX_URL_LENGTH} characters (${input.trim().length})` };
+  }
+  // The input is stored as the link's initial URL: credentials in it would be kept and shown.
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(input.trim())) {
+    return { input, code: ERROR_TYPES.invalidUrl, message: 'URLs with credentials (user:password@) are not accepted' };
+  }
+  return null;
+}
+
 /**
  * Put URLs into the crawl: normalize, reject invalid ones with a per-URL message (they are not stored), dedupe,
  * upsert the links (the same page twice is one link) and add one route job per new link in one round trip
- * (job id = link id, so it is also one job).
+ * (job id = link id, so it is also one job). A URL the database refuses (a value it cannot store) is rejected on its
+ * own; the rest of the batch goes in. Only a database that cannot be reached fails the whole call.
  */
 export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinksOptions): Promise<EnqueueResult> {
-  const rejected: RejectedLink[] = [];
-  const valid: Array<{ input: string; url: string; domain: string }> = [];
-  for (const input of inputs) {
+  // Rejections are answered in input order, whichever step refused them.
+  const rejectedAt: Array<[number, RejectedLink]> = [];
+  const valid: Array<{ input: string; url: string; domain: string; at: number }> = [];
+  inputs.forEach((input, at) => {
+    const refused = refuseInput(input);
+    if (refused) {
+      rejectedAt.push([at, refused]);
+      return;
+    }
     try {
       const url = normalizeUrl(input);
-      valid.push({ input, url, domain: domainOf(url) });
+      if (url.length > MAX_URL_LENGTH) {
+        rejectedAt.push([at, { input, code: ERROR_TYPES.urlTooLong, message: `URL longer than ${MAX_URL_LENGTH} characters once normalized (${url.length})` }]);
+        return;
+      }
+      valid.push({ input, url, domain: domainOf(url), at });
     } catch (err) {
-      rejected.push({
+      rejectedAt.push([at, {
         input,
         code: err instanceof CrawlerError ? err.code : 'invalid_url',
         message: err instanceof Error ? err.message : String(err),
-      });
+      }]);
     }
-  }
+  });
 
-  const unique = new Map<string, { input: string; url: string; domain: string }>();
+  const unique = new Map<string, { input: string; url: string; domain: string; at: number }>();
   for (const v of valid) if (!unique.has(v.url)) unique.set(v.url, v);
-  const rows = await opts.links.upsertMany(
+  const { rows, refused } = await upsertIsolating(
+    opts.links,
     [...unique.values()].map((v) => ({ url: v.url, initialUrl: v.input.trim(), domain: v.domain, learningModeEnabled: opts.learningModeEnabled ?? null })),
   );
+  const refusedUrls = new Set(refused.map((r) => r.url));
+  for (const v of valid) {
+    if (refusedUrls.has(v.url)) rejectedAt.push([v.at, { input: v.input, code: ERROR_TYPES.invalidUrl, message: 'the database cannot store this URL' }]);
+  }
+  const rejected = rejectedAt.sort((x, y) => x[0] - y[0]).map(([, r]) => r);
   const byUrl = new Map(rows.map((r) => [r.url, r]));
 
   // A link still `queued` gets its job (again) too: if a previous enqueue stored the row but died before adding the
@@ -82,4 +114,20 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
     return [{ input: v.input, url: v.url, linkId: row.id, created: first && row.created, queued: first && queuedIds.has(row.id) }];
   });
   return { accepted, rejected };
+}
+
+/**
+ * upsertMany, and when the database refuses the values themselves (not when it is unreachable), find the links that
+ * cause it by halving the batch, so one bad input costs itself and not its neighbours.
+ */
+async function upsertIsolating(links: LinkRepo, rows: NewLink[]): Promise<{ rows: Array<LinkRecord & { created: boolean }>; refused: NewLink[] }> {
+  try {
+    return { rows: await links.upsertMany(rows), refused: [] };
+  } catch (err) {
+    if (!isInputDbError(err)) throw err;
+    if (rows.length === 1) return { rows: [], refused: rows };
+    const half = Math.ceil(rows.length / 2);
+    const [a, b] = [await upsertIsolating(links, rows.slice(0, half)), await upsertIsolating(links, rows.slice(half))];
+    return { rows: [...a.rows, ...b.rows], refused: [...a.refused, ...b.refused] };
+  }
 }
