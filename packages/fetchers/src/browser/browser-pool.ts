@@ -77,7 +77,7 @@ export class BrowserPool {
   #generation = 0;
   #sweeper: NodeJS.Timeout | undefined;
   #egress: Promise<EgressProxy> | undefined;
-  #egressStats: (() => EgressStats) | undefined;
+  #egressStarted: EgressProxy | undefined;
   #closed = false;
   readonly #stats = { launches: 0, pagesOpened: 0, contextsCreated: 0 };
 
@@ -94,8 +94,16 @@ export class BrowserPool {
       openContexts: this.#contexts.size,
       inFlight: this.#slots.inUse,
       browserRunning: this.#current !== undefined,
-      egress: this.#egressStats?.() ?? null,
+      egress: this.#egressStarted?.stats() ?? null,
     };
+  }
+
+  /**
+   * The error a response stands for when it is the egress proxy's own answer (a refused or failed connection), or
+   * null for a site's response: a document a script or a reload navigated to is checked with this.
+   */
+  egressErrorOf(headers: Record<string, string>, url: string): FetchError | null {
+    return this.#egressStarted?.errorOfResponse(headers, url) ?? null;
   }
 
   /** Who this pool's browsers may connect to: the options' SSRF policy, enforced by the egress proxy. */
@@ -166,7 +174,7 @@ export class BrowserPool {
       const started = EgressProxy.start({ policy: this.policy, connectTimeoutMs: this.#opts.connectTimeoutMs, logger: this.#log });
       this.#egress = started;
       started.then(
-        (p) => (this.#egressStats = () => p.stats()),
+        (p) => (this.#egressStarted = p),
         () => this.#egress === started && (this.#egress = undefined),
       );
     }

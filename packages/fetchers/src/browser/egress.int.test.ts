@@ -93,6 +93,7 @@ function siteRoutes(innerUrl: string, byName: string, stunPort: number, counters
       '/bounce-pixel': redirect(`${byName}/pixel`),
       '/bounce-popup': redirect(`${innerUrl}/popup-bounced`),
       '/bounce-name': redirect(`${byName}/main-by-name`),
+      '/self-nav': { body: `<p>going</p><script>setTimeout(() => { location.href = '${innerUrl}/self-nav'; }, 30)</script>` },
       '/refresher': { body: `<meta http-equiv="refresh" content="0;url=${innerUrl}/refreshed">` },
       '/download': async (_req, res) => {
         counters.downloadStarted++;
@@ -164,9 +165,9 @@ describe('browser egress guard: a hostile public page cannot reach a private add
     expect(counters.downloadFinished).toBe(0);
   }, 60_000);
 
-  it('refuses a main-frame redirect into private space (plain HTTP and HTTPS) with a message that names no address', async () => {
+  it('refuses a main-frame redirect (plain HTTP, HTTPS, by name) or a script navigation into private space, naming no address', async () => {
     const pw = registry.get('playwright');
-    for (const path of ['/bounce', '/bounce-https', '/bounce-name']) {
+    for (const path of ['/bounce', '/bounce-https', '/bounce-name', '/self-nav']) {
       const err = (await pw.fetch({ url: site.url(path) }).catch((e: unknown) => e)) as FetchError;
       expect(err).toBeInstanceOf(FetchError);
       expect(err.code).toBe('blocked_address');
@@ -178,7 +179,7 @@ describe('browser egress guard: a hostile public page cannot reach a private add
     expect(inner.connections).toBe(0);
     // The allowed site itself still renders.
     expect((await pw.fetch({ url: site.url('/') })).status).toBe(200);
-  });
+  }, 120_000);
 
   it('refuses to share a browser pool whose egress policy differs', () => {
     const pool = (registry.get('playwright') as PlaywrightFetcher).pool;

@@ -133,7 +133,10 @@ export class PlaywrightFetcher extends BaseFetcher {
         headers = await current.allHeaders();
         encounter.cleared = challengeOf(current.status(), headers, html) === undefined;
       }
-      // Every hop, and every reload, went through the egress proxy, which checked its address before connecting.
+      // Every hop, and every reload, went through the egress proxy, which checked its address before connecting; a
+      // document that is the proxy's own refusal (a script sent the page somewhere private) is that refusal.
+      const refusedLater = this.#pool.egressErrorOf(headers, current.url());
+      if (refusedLater) throw refusedLater;
       const redirectChain = redirectChainOf(current.request());
       const body = new TextEncoder().encode(html);
       if (body.length > req.maxBytes) {

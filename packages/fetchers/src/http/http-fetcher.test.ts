@@ -54,6 +54,25 @@ describe('simple_http against local servers', () => {
       '/stalling-body': slowBody({ chunks: 3, intervalMs: 1500 }),
       '/endless': endlessBody(),
       '/bomb': gzipBomb(30 * 1024 * 1024),
+      // Empty gzip members, one after another for ever: nothing ever decodes, the bytes keep coming.
+      '/empty-members': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+        const member = gzipSync(Buffer.alloc(0));
+        const many = Buffer.concat(Array.from({ length: 2_000 }, () => member));
+        const pump = () => {
+          while (!res.destroyed && res.write(many)) {
+            /* until the socket buffer is full */
+          }
+          if (!res.destroyed) res.once('drain', pump);
+        };
+        res.on('close', () => res.removeAllListeners('drain'));
+        pump();
+      },
+      // 3 MiB of varied text: compresses a few times, as real pages do.
+      '/big-gzip': {
+        headers: { 'content-encoding': 'gzip', 'content-type': 'text/plain' },
+        body: gzipSync(Buffer.from(Array.from({ length: 3 * 1024 * 1024 / 16 }, (_, i) => `${(i * 2654435761) % 1e9}`.padStart(15, '0') + '\n').join(''))),
+      },
       '/cp1251-header': encodedPage({ charset: 'windows-1251', via: 'header', text: SAMPLE_TEXTS.russian }),
       '/cp1251-meta': encodedPage({ charset: 'windows-1251', via: 'meta', text: SAMPLE_TEXTS.russian }),
       '/latin1-meta': encodedPage({ charset: 'iso-8859-1', via: 'meta', text: SAMPLE_TEXTS.french }),
@@ -119,13 +138,21 @@ describe('simple_http against local servers', () => {
     expect((slow as FetchError).retryable).toBe(true);
   });
 
-  it('cuts an endless body and a gzip bomb at the limit, counted after decompression', async () => {
+  it('cuts an endless body, a gzip bomb and a stream of empty gzip members: decoded bytes, compressed bytes and ratio', async () => {
     expect(await codeOf(http.fetch({ url: server.url('/endless') }))).toBe('too_large');
     const bomb = http.fetch({ url: server.url('/bomb'), maxBytes: 2 * 1024 * 1024 });
     expect(await codeOf(bomb)).toBe('too_large');
-    // The same server answer is fine under a limit larger than what it inflates to.
-    const big = await http.fetch({ url: server.url('/bomb'), maxBytes: 40 * 1024 * 1024 });
-    expect(big.body.length).toBeGreaterThan(30 * 1024 * 1024);
+    // Under a limit larger than what it inflates to, the bomb is still cut: by its compression ratio.
+    const ratio = await http.fetch({ url: server.url('/bomb'), maxBytes: 40 * 1024 * 1024 }).catch((e: unknown) => e);
+    expect((ratio as FetchError).code).toBe('too_large');
+    expect((ratio as FetchError).message).toMatch(/inflates more than \d+ times/);
+    // A stream of empty gzip members decodes to nothing for ever: the compressed bytes are counted too.
+    const empty = await http.fetch({ url: server.url('/empty-members'), maxBytes: 1024 * 1024 }).catch((e: unknown) => e);
+    expect((empty as FetchError).code).toBe('too_large');
+    expect((empty as FetchError).message).toMatch(/compressed body exceeds/);
+    // An ordinary compressed page larger than the ratio check's threshold passes.
+    const big = await http.fetch({ url: server.url('/big-gzip'), maxBytes: 10 * 1024 * 1024 });
+    expect(big.body.length).toBe(3 * 1024 * 1024);
   });
 
   it('follows redirects by hand, records the chain, and stops loops and long chains', async () => {

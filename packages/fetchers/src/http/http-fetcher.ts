@@ -130,9 +130,15 @@ export function createHttpFetcher(opts: FetchersOptions = {}): HttpFetcher {
   return new HttpFetcher(resolveFetchersOptions(opts));
 }
 
+// Past 1 MiB decoded, a body may not inflate more than this many times its compressed size: HTML compresses 5-20x,
+// a bomb thousands of times. It is cut early instead of at maxBytes.
+const MAX_COMPRESSION_RATIO = 200;
+const RATIO_CHECK_AFTER_BYTES = 1024 * 1024;
+
 /**
  * Read a body, decompressing by hand and counting bytes AFTER decompression, so a 50 KB gzip bomb that
- * inflates to gigabytes is cut at `maxBytes` instead of filling memory.
+ * inflates to gigabytes is cut at `maxBytes` instead of filling memory. The compressed bytes count too (a stream
+ * of empty gzip members decodes to nothing, for ever) and so does the ratio between the two.
  */
 async function readBody(
   raw: Readable,
@@ -167,10 +173,16 @@ async function readBody(
     }
     return new Uint8Array(Buffer.concat(chunks, total));
   }
+  let rawTotal = 0;
   const replay = Readable.from(
     (async function* () {
+      rawTotal += first.value.length;
       yield first.value;
-      for (let n = await iterator.next(); !n.done; n = await iterator.next()) yield n.value;
+      for (let n = await iterator.next(); !n.done; n = await iterator.next()) {
+        rawTotal += n.value.length;
+        if (rawTotal > maxBytes) throw new FetchError('too_large', `compressed body exceeds ${maxBytes} bytes`, ctx);
+        yield n.value;
+      }
     })(),
   );
   let source: Readable = replay;
@@ -184,6 +196,9 @@ async function readBody(
     for await (const chunk of source as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > maxBytes) throw tooLarge();
+      if (total > RATIO_CHECK_AFTER_BYTES && total > rawTotal * MAX_COMPRESSION_RATIO) {
+        throw new FetchError('too_large', `body inflates more than ${MAX_COMPRESSION_RATIO} times its compressed size`, ctx);
+      }
       chunks.push(chunk);
     }
   } catch (err) {

@@ -198,6 +198,7 @@ const EnvSchema = z.object({
   PROBE_MAX_BYTES: intVar(5 * 1024 * 1024, 1),
   PROBE_STORE_MAX_BYTES: intVar(2 * 1024 * 1024, 1),
   PROBE_TTL_MS: intVar(30 * 60_000, 1_000),
+  PROBE_STORE_BUDGET_BYTES: intVar(256 * 1024 * 1024, 1),
   FETCH_TIMEOUT_MS: intVar(30_000, 1),
   FETCH_MAX_BYTES: intVar(10 * 1024 * 1024, 1),
   CHALLENGE_WAIT_MS: intVar(15_000, 0),
@@ -278,6 +279,8 @@ export interface CrawlerConfig {
   probeStoreMaxBytes: number;
   /** How long a stored probe lives in Redis. @defaultValue 30 min */
   probeTtlMs: number;
+  /** Total compressed bytes all stored probes may take in Redis; past it probes are not kept. @defaultValue 256 MiB */
+  probeStoreBudgetBytes: number;
   fetchTimeoutMs: number;
   fetchMaxBytes: number;
   /**
@@ -355,6 +358,7 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     probeMaxBytes: e.PROBE_MAX_BYTES,
     probeStoreMaxBytes: e.PROBE_STORE_MAX_BYTES,
     probeTtlMs: e.PROBE_TTL_MS,
+    probeStoreBudgetBytes: e.PROBE_STORE_BUDGET_BYTES,
     fetchTimeoutMs: e.FETCH_TIMEOUT_MS,
     fetchMaxBytes: e.FETCH_MAX_BYTES,
     challengeWaitMs: e.CHALLENGE_WAIT_MS,

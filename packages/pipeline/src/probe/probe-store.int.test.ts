@@ -46,4 +46,29 @@ describe('ProbeStore on real Redis', () => {
     expect(await store.save('big', { status: 200, headers: {}, finalUrl: 'http://a/', contentType: 'application/octet-stream', body: noise, text: null })).toBeNull();
     expect(await redis.exists(`${prefix}:probe:big`)).toBe(0);
   });
+
+  it('keeps all probes together under the budget, and gives bytes back on delete and on expiry', async () => {
+    const budgetPrefix = `${prefix}:budget`;
+    let now = Date.now();
+    const store = new ProbeStore({ redis, prefix: budgetPrefix, maxCompressedBytes: 1 << 20, ttlMs: 60_000, budgetBytes: 25_000, now: () => now });
+    // Incompressible: each probe takes about 10 kB of Redis.
+    const probe = () => ({ status: 200, headers: {}, finalUrl: 'http://a/', contentType: 'application/octet-stream', body: new Uint8Array(randomBytes(10_000)), text: null });
+    const k1 = await store.save('b1', probe());
+    const k2 = await store.save('b2', probe());
+    expect(k1).not.toBeNull();
+    expect(k2).not.toBeNull();
+    expect(await store.save('b3', probe())).toBeNull();
+    expect(await redis.exists(`${budgetPrefix}:probe:b3`)).toBe(0);
+    expect(await store.usedBytes()).toBeGreaterThan(20_000);
+    expect(await store.usedBytes()).toBeLessThanOrEqual(25_000);
+    // Saving the same link again replaces its bytes instead of adding to them.
+    expect(await store.save('b2', probe())).toBe(k2);
+    await store.delete(k1!);
+    expect(await store.save('b3', probe())).not.toBeNull();
+    // Past their expiry, probes no longer count, even though nobody deleted them.
+    now += 61_000;
+    expect(await store.save('b4', probe())).not.toBeNull();
+    expect(await store.save('b5', probe())).not.toBeNull();
+    expect(await store.usedBytes()).toBeLessThanOrEqual(25_000);
+  });
 });

@@ -25,21 +25,80 @@ export interface ProbeStoreOptions {
   maxCompressedBytes: number;
   /** Expiry: a probe never used (crashed router, fetch job lost) disappears on its own. */
   ttlMs: number;
+  /**
+   * Total compressed bytes all stored probes may take in Redis (which runs `noeviction`: a full Redis stops the
+   * queues). A probe that would pass it is not stored; the fetch worker requests the page again. @defaultValue 268435456
+   */
+  budgetBytes?: number;
+  /** Milliseconds since the epoch, in the time Redis expires keys by (real time, not a simulated clock). @defaultValue Date.now */
+  now?: () => number;
 }
+
+// Budget bookkeeping in one script, so concurrent routers never both squeeze into the last free bytes. KEYS: the
+// probe, the expiry index (zset key → expiry), the size index (hash key → bytes), the total. ARGV: body, ttl ms,
+// now ms, budget. Expired entries (Redis dropped the probe itself) give their bytes back first, a bounded number
+// per call. Returns 1 when stored, 0 when the budget is full.
+const SAVE_SCRIPT = `
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3], 'LIMIT', 0, 200)
+for _, k in ipairs(expired) do
+  local size = redis.call('HGET', KEYS[3], k)
+  if size then redis.call('DECRBY', KEYS[4], size) end
+  redis.call('HDEL', KEYS[3], k)
+  redis.call('ZREM', KEYS[2], k)
+end
+local old = redis.call('HGET', KEYS[3], KEYS[1])
+if old then redis.call('DECRBY', KEYS[4], old) end
+local size = string.len(ARGV[1])
+local total = tonumber(redis.call('GET', KEYS[4]) or '0')
+if total + size > tonumber(ARGV[4]) then
+  if old then redis.call('HDEL', KEYS[3], KEYS[1]); redis.call('ZREM', KEYS[2], KEYS[1]); redis.call('DEL', KEYS[1]) end
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], tonumber(ARGV[3]) + tonumber(ARGV[2]), KEYS[1])
+redis.call('HSET', KEYS[3], KEYS[1], size)
+redis.call('INCRBY', KEYS[4], size)
+return 1`;
+
+// KEYS: the probe, the expiry index, the size index, the total.
+const DELETE_SCRIPT = `
+redis.call('DEL', KEYS[1])
+local size = redis.call('HGET', KEYS[3], KEYS[1])
+if size then redis.call('DECRBY', KEYS[4], size) end
+redis.call('HDEL', KEYS[3], KEYS[1])
+redis.call('ZREM', KEYS[2], KEYS[1])
+return 0`;
 
 /**
  * Probe responses in Redis, brotli-compressed, size-capped and expiring, keyed by link. Memory stays bounded
- * whatever the crawl rate: at most one probe per link in flight, each below the cap, each gone after the TTL.
+ * whatever the crawl rate: each probe below the cap, each gone after the TTL, and all of them together below the
+ * budget (a million queued links must not fill a Redis that may not evict).
  */
 export class ProbeStore {
-  constructor(private readonly opts: ProbeStoreOptions) {}
+  readonly #budgetBytes: number;
+  readonly #now: () => number;
+
+  constructor(private readonly opts: ProbeStoreOptions) {
+    this.#budgetBytes = opts.budgetBytes ?? 256 * 1024 * 1024;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  #budgetKeys(key: string): [string, string, string, string] {
+    const base = `${this.opts.prefix}:probe-budget`;
+    return [key, `${base}:expiry`, `${base}:sizes`, `${base}:total`];
+  }
+
+  /** Compressed bytes the stored probes take now, by the store's own count. */
+  async usedBytes(): Promise<number> {
+    return Number((await this.opts.redis.get(`${this.opts.prefix}:probe-budget:total`)) ?? 0);
+  }
 
   /** The key of a link's probe. */
   keyOf(linkId: string): string {
     return `${this.opts.prefix}:probe:${linkId}`;
   }
 
-  /** Store a probe; resolves to its key, or null when it is too big to keep. */
+  /** Store a probe; resolves to its key, or null when it is too big to keep or the store's budget is spent. */
   async save(linkId: string, probe: StoredProbe): Promise<string | null> {
     // The decoded text is kept only when it is not simply the UTF-8 reading of the bytes (another charset).
     const t = probe.text === null ? null : probe.text === Buffer.from(probe.body).toString('utf8') ? true : probe.text;
@@ -48,8 +107,8 @@ export class ProbeStore {
     const packed = await compress(Buffer.concat([meta, Buffer.from(probe.body)]), { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } });
     if (packed.length > this.opts.maxCompressedBytes) return null;
     const key = this.keyOf(linkId);
-    await this.opts.redis.set(key, packed, 'PX', this.opts.ttlMs);
-    return key;
+    const stored = await this.opts.redis.eval(SAVE_SCRIPT, 4, ...this.#budgetKeys(key), packed, this.opts.ttlMs, this.#now(), this.#budgetBytes);
+    return stored === 1 ? key : null;
   }
 
   /** Load a probe by key; null when it expired or never existed. */
@@ -66,6 +125,6 @@ export class ProbeStore {
 
   /** Forget a probe once its link is done with it. */
   async delete(key: string): Promise<void> {
-    await this.opts.redis.del(key);
+    await this.opts.redis.eval(DELETE_SCRIPT, 4, ...this.#budgetKeys(key));
   }
 }

@@ -113,7 +113,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     flushIntervalMs: config.attemptFlushIntervalMs,
     logger: logger.child({ component: 'attempt-buffer' }),
   });
-  const probeStore = new ProbeStore({ redis, prefix: config.queuePrefix, maxCompressedBytes: config.probeStoreMaxBytes, ttlMs: config.probeTtlMs });
+  const probeStore = new ProbeStore({ redis, prefix: config.queuePrefix, maxCompressedBytes: config.probeStoreMaxBytes, ttlMs: config.probeTtlMs, budgetBytes: config.probeStoreBudgetBytes });
   const fetchers: FetcherSource = registry;
   const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, redis, config, logger, fetchers: registry });
 
