@@ -22,3 +22,4 @@ export { RouteStore, type Route } from './routes/route-store.js';
 export { ContentStore, CONTENT_BROTLI_QUALITY, type ContentInput, type StoredContent } from './content/content-store.js';
 export { sqlOf, withTransaction, type SqlClient } from './sql.js';
 export { iterateContent, countContent, type ContentExportFilter, type IterateContentOptions, type ExportedPage } from './content/content-export.js';
+export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type OutboxStats } from './events/outbox-store.js';

@@ -123,6 +123,17 @@ describe('schema.prisma ↔ migrations', () => {
     expect(await db.prisma.fetchedContent.count({ where: { linkId: missing } })).toBe(0);
   });
 
+  it('LinkEvent, written by the trigger when saveAndComplete marks a link done', async () => {
+    const link = await db.prisma.link.create({ data: { url: 'https://ev.test/', initialUrl: 'https://ev.test/', domain: 'ev.test', status: 'fetching' } });
+    await new ContentStore({ prisma: db.prisma }).saveAndComplete({ linkId: link.id, body: new Uint8Array([1]), httpStatus: 200, finalUrl: 'https://ev.test/', fetcher: 'simple_http' });
+    const [e] = await db.prisma.linkEvent.findMany({ where: { linkId: link.id } });
+    expect(e).toMatchObject({ type: 'link.done', status: 'done', url: 'https://ev.test/', fetcher: 'simple_http', errorType: null, webhookAttempts: 0, deliveredAt: null, deadAt: null, streamedAt: null });
+    expect(e!.id).toMatch(/^[0-9a-f-]{36}$/);
+    const u = await db.prisma.linkEvent.update({ where: { id: e!.id }, data: { webhookAttempts: 2, lastError: 'x', deliveredAt: new Date(), leaseUntil: null, streamLeaseUntil: new Date(), retryingSince: new Date() } });
+    expect(u.webhookAttempts).toBe(2);
+    await db.prisma.linkEvent.delete({ where: { seq: e!.seq } });
+  });
+
   it('translates an unreachable database into db_unavailable', async () => {
     const { createPrismaClient } = await import('./client.js');
     const { RouteStore: Routes } = await import('./routes/route-store.js');

@@ -1,4 +1,5 @@
 export * from './config/crawler-config.js';
+export * from './config/events-config.js';
 export * from './links/link-repo.js';
 export * from './links/enqueue-links.js';
 export * from './attempts/attempt-buffer.js';

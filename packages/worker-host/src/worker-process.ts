@@ -2,6 +2,7 @@ import type { Logger, PipelineMetrics } from '@crawler/core';
 import { createRuntime, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths } from '@crawler/telemetry';
 import { fetchQueueName } from '@crawler/queue';
+import { startEventDispatcher } from '@crawler/events';
 import type { WorkerEnv } from './env.js';
 
 /** What a health line reports. */
@@ -84,6 +85,11 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
     throw err;
   }
   logger.info({ queues: served, fetchers: env.crawler.fetchers }, 'workers started');
+  // Router processes also deliver link events from the outbox; any number of them can, claims never overlap.
+  const dispatcher =
+    (opts.workers.router ?? true) && env.crawler.events.dispatcherEnabled
+      ? startEventDispatcher({ prisma: runtime.prisma, redis: runtime.redis, settings: env.crawler.events, logger })
+      : null;
 
   const health = async (): Promise<HealthSnapshot> => {
     const mem = process.memoryUsage();
@@ -107,6 +113,7 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
       (closing ??= (async () => {
         clearInterval(timer);
         logger.info({ drainTimeoutMs: env.drainTimeoutMs }, 'shutting down: draining workers');
+        await dispatcher?.stop().catch((err: unknown) => logger.warn({ err }, 'stopping the event dispatcher failed'));
         await runtime.close({ drainTimeoutMs: env.drainTimeoutMs });
         // Last, so the final scrape can still see the drain.
         await server?.close().catch((err: unknown) => logger.warn({ err }, 'closing /metrics failed'));

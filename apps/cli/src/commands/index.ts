@@ -64,4 +64,8 @@ export const COMMANDS: Record<string, CommandEntry> = {
     summary: 'stream stored pages as JSON Lines or WARC 1.1 (gzip per record), filtered by time, link status and domain',
     load: async () => (await import('./export.js')).default,
   },
+  events: {
+    summary: 'link events: dispatch (deliver webhooks and the Redis stream), replay [--since T] [--id ID] (re-send dead letters), stats',
+    load: async () => (await import('./events.js')).default,
+  },
 };

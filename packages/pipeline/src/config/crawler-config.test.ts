@@ -77,3 +77,32 @@ describe('loadConfig', () => {
     expect(() => parseFetcherList(' , ')).toThrow(/no fetcher/);
   });
 });
+
+describe('events configuration', () => {
+  const DB = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/x' };
+
+  it('has no webhook by default and streams to <QUEUE_PREFIX>:events', () => {
+    const c = loadConfig({ ...DB, QUEUE_PREFIX: '{fleet}' }).events;
+    expect(c.webhook).toBeNull();
+    expect(c.stream).toEqual({ key: '{fleet}:events', maxLen: 100_000 });
+    expect(c.retry.retryWindowMs).toBe(86_400_000);
+    expect(c.dispatcherEnabled).toBe(true);
+    expect(loadConfig({ ...DB, EVENTS_STREAM: 'off', EVENTS_DISPATCHER: 'false' }).events).toMatchObject({ stream: null, dispatcherEnabled: false });
+  });
+
+  it('needs a long enough secret with a webhook URL, and never prints it', () => {
+    const c = loadConfig({ ...DB, WEBHOOK_URL: 'https://hooks.example/in', WEBHOOK_SECRET: 'a-long-enough-secret' }).events;
+    expect(c.webhook).toEqual({ url: 'https://hooks.example/in', secret: 'a-long-enough-secret', timeoutMs: 10_000 });
+    expect(() => loadConfig({ ...DB, WEBHOOK_URL: 'https://hooks.example/in' })).toThrow(/WEBHOOK_SECRET=\(unset\): required when WEBHOOK_URL is set/);
+    let message = '';
+    try {
+      loadConfig({ ...DB, WEBHOOK_URL: 'https://hooks.example/in', WEBHOOK_SECRET: 'short-pw' });
+    } catch (err) {
+      message = String(err);
+    }
+    expect(message).toMatch(/WEBHOOK_SECRET=\(hidden\): must be at least 16 characters/);
+    expect(message).not.toContain('short-pw');
+    expect(() => loadConfig({ ...DB, WEBHOOK_URL: 'ftp://x', WEBHOOK_SECRET: 'a-long-enough-secret' })).toThrow(/WEBHOOK_URL="ftp:\/\/x"/);
+    expect(() => loadConfig({ ...DB, WEBHOOK_RETRY_WINDOW_MS: 'a day' })).toThrow(/WEBHOOK_RETRY_WINDOW_MS/);
+  });
+});

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EVENTS_ENV, checkEventsEnv, eventsConfigOf, type EventsConfig } from './events-config.js';
 import { CrawlerError, DEFAULT_MAX_ATTEMPTS, ROUTING_HEURISTIC_TYPES, URL_HEURISTIC_EXTRACTORS, canonicalFetcherName } from '@crawler/core';
 
 /** A bad configuration value: the message names the variable and the value it got. */
@@ -216,7 +217,8 @@ const EnvSchema = z.object({
   SITEMAP_MAX_URLS: intVar(50_000, 1),
   SITEMAP_MAX_BYTES: intVar(50 * 1024 * 1024, 1024),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-});
+  ...EVENTS_ENV,
+}).superRefine(checkEventsEnv);
 
 /** The crawler's configuration, parsed once at start-up. */
 export interface CrawlerConfig {
@@ -313,6 +315,8 @@ export interface CrawlerConfig {
   sitemapMaxUrls?: number;
   /** Bytes of one sitemap after gunzip at most. @defaultValue 50 MiB */
   sitemapMaxBytes?: number;
+  /** Link events: webhooks, retries, the Redis stream, whether router processes dispatch. */
+  events: EventsConfig;
 }
 
 /**
@@ -326,7 +330,9 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     const lines = parsed.error.issues.map((i) => {
       const name = String(i.path[0] ?? '?');
       const value = env[name];
-      return `${name}=${value === undefined ? '(unset)' : JSON.stringify(value)}: ${i.message}`;
+      // A secret's value never reaches a log line, even when it is the bad one.
+      const shown = value === undefined ? '(unset)' : /SECRET|PASSWORD/.test(name) ? '(hidden)' : JSON.stringify(value);
+      return `${name}=${shown}: ${i.message}`;
     });
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
@@ -373,5 +379,6 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     sitemapMaxFiles: e.SITEMAP_MAX_FILES,
     sitemapMaxUrls: e.SITEMAP_MAX_URLS,
     sitemapMaxBytes: e.SITEMAP_MAX_BYTES,
+    events: eventsConfigOf(e, e.QUEUE_PREFIX),
   };
 }
