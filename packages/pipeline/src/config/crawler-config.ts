@@ -203,8 +203,6 @@ const EnvSchema = z.object({
   FETCH_TIMEOUT_MS: intVar(30_000, 1),
   FETCH_MAX_BYTES: intVar(10 * 1024 * 1024, 1),
   CHALLENGE_WAIT_MS: intVar(15_000, 0),
-  ATTEMPT_FLUSH_SIZE: intVar(50, 1),
-  ATTEMPT_FLUSH_INTERVAL_MS: intVar(500, 1),
   LOCK_DURATION_MS: intVar(30_000, 1_000),
   STALLED_INTERVAL_MS: intVar(15_000, 500),
   CRAWL_TRACKING_PARAMS: z
@@ -216,6 +214,10 @@ const EnvSchema = z.object({
   SITEMAP_MAX_FILES: intVar(50, 1),
   SITEMAP_MAX_URLS: intVar(50_000, 1),
   SITEMAP_MAX_BYTES: intVar(50 * 1024 * 1024, 1024),
+  RECONCILE_INTERVAL_MS: intVar(60_000, 0),
+  RECONCILE_GRACE_MS: intVar(120_000, 0),
+  RECONCILE_BATCH_SIZE: intVar(500, 1, 10_000),
+  INFRA_RETRY_MAX_MS: intVar(60_000, 100),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   ...EVENTS_ENV,
 }).superRefine(checkEventsEnv);
@@ -290,12 +292,16 @@ export interface CrawlerConfig {
    * counts as the block it is; 0 turns the wait off. Bounded by FETCH_TIMEOUT_MS. @defaultValue 15000
    */
   challengeWaitMs: number;
-  /** Attempt rows buffered before a batched write. */
-  attemptFlushSize: number;
-  /** Longest an attempt waits in the buffer. */
-  attemptFlushIntervalMs: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
+  /** Time between reconcile passes (0: only the pass at worker start). */
+  reconcileIntervalMs: number;
+  /** Unfinished links touched more recently than this are not reconciled (their job may be between queues). */
+  reconcileGraceMs: number;
+  /** Links per reconcile batch. */
+  reconcileBatchSize: number;
+  /** Longest wait before a job retries after Postgres or Redis was unreachable (it doubles up to this). */
+  infraRetryMaxMs: number;
   logLevel: string;
   /**
    * Query parameters a new crawl strips from discovered links before dedup (exact names or `prefix*`), when its
@@ -368,10 +374,12 @@ export function loadConfig(env: Record<string, string | undefined>): CrawlerConf
     fetchTimeoutMs: e.FETCH_TIMEOUT_MS,
     fetchMaxBytes: e.FETCH_MAX_BYTES,
     challengeWaitMs: e.CHALLENGE_WAIT_MS,
-    attemptFlushSize: e.ATTEMPT_FLUSH_SIZE,
-    attemptFlushIntervalMs: e.ATTEMPT_FLUSH_INTERVAL_MS,
     lockDurationMs: e.LOCK_DURATION_MS,
     stalledIntervalMs: e.STALLED_INTERVAL_MS,
+    reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
+    reconcileGraceMs: e.RECONCILE_GRACE_MS,
+    reconcileBatchSize: e.RECONCILE_BATCH_SIZE,
+    infraRetryMaxMs: e.INFRA_RETRY_MAX_MS,
     logLevel: e.LOG_LEVEL,
     crawlTrackingParams: e.CRAWL_TRACKING_PARAMS,
     crawlMaxLinksPerPage: e.CRAWL_MAX_LINKS_PER_PAGE,
