@@ -6,7 +6,6 @@ import { cliLogger, configFrom } from '../crawler/cli-context.js';
 const USAGE = 'usage: crawl reconcile [--grace-ms N] [--json]';
 
 const command: Command = {
-  summary: 'give every unfinished link that no live job carries its job back (after Redis lost its data or jobs died); prints what it did',
   async run(args, io) {
     let parsed;
     try {

@@ -95,9 +95,10 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       deps.metrics.pause(ctx.domain, decision.errorType ?? 'unknown');
       if (applied.linkUpdated) {
         // The re-route carries the policy's escalation and the refused fetcher: asking the learned store again would
-        // hand back the fetcher the site just blocked. A rate limit has no nextFetcher (pace, not the tool), so its
-        // re-route asks learning as before.
-        const escalation = decision.nextFetcher ? { nextFetcher: canonicalFetcherName(decision.nextFetcher), blockedFetcher: fetcher } : {};
+        // hand back the fetcher the site just blocked. A rate limit names the same fetcher (pace, not the tool),
+        // which is not a refused one.
+        const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
+        const escalation = next ? { nextFetcher: next, ...(next !== fetcher ? { blockedFetcher: fetcher } : {}) } : {};
         await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
       }
       await dropProbe(deps, ctx);
