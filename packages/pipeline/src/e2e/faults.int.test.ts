@@ -90,12 +90,12 @@ describe('faults on private Redis and Postgres', () => {
     const c = await crawler('redis');
     await c.runtime.enqueue(c.urls);
     c.runtime.startWorkers();
-    await waitFor(async () => (await doneCount(c.prisma)) >= 4 || null, 'a few links done');
+    await waitFor(async () => (await doneCount(c.prisma)) >= 4 || null, 'a few links done', 60_000);
     await redis!.restartEmpty();
     expect(await doneCount(c.prisma)).toBeLessThan(PAGES);
     await c.runtime.waitUntilIdle({ pollMs: 200 });
     await expectLogAndLinksAgree(c.prisma);
-  }, 90_000);
+  }, 150_000);
 
   it('Postgres stopped for 5 s mid-crawl: jobs wait, --until-idle waits, nothing fails, the crawl completes', async () => {
     const c = await crawler('postgres');
@@ -103,13 +103,13 @@ describe('faults on private Redis and Postgres', () => {
     c.runtime.startWorkers();
     // Started before the outage: it must ride it out, not reject.
     const idle = c.runtime.waitUntilIdle({ pollMs: 200 });
-    await waitFor(async () => (await doneCount(c.prisma)) >= 4 || null, 'a few links done');
+    await waitFor(async () => (await doneCount(c.prisma)) >= 4 || null, 'a few links done', 60_000);
     await pg!.stop();
     await new Promise((r) => setTimeout(r, 5_000));
     await pg!.start();
     await idle;
     await expectLogAndLinksAgree(c.prisma);
-  }, 90_000);
+  }, 150_000);
 
   it('a worker process SIGKILLed mid-crawl: its jobs are taken over and every done link has its attempt', async () => {
     const c = await crawler('sigkill');
@@ -135,5 +135,5 @@ describe('faults on private Redis and Postgres', () => {
     c.runtime.startWorkers();
     await c.runtime.waitUntilIdle({ pollMs: 200 });
     await expectLogAndLinksAgree(c.prisma);
-  }, 90_000);
+  }, 150_000);
 });
