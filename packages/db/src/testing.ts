@@ -87,7 +87,25 @@ async function ensureTemplate(serverUrl: string, migrationsDir: string, template
   });
 }
 
-async function cloneTemplate(serverUrl: string, template: string, name: string): Promise<void> {
+/**
+ * Create `crawler_test_<label>_<pid>_<rand>`, migrated, and a Prisma client on it. The seed priors are re-dated
+ * to now, as if the migration had just run, because the template may be days old.
+ */
+export async function createTestDatabase(label: string, options: CreateTestDatabaseOptions = {}): Promise<TestDatabase> {
+  const serverUrl = options.serverUrl ?? process.env.TEST_PG_URL ?? DEFAULT_TEST_PG_URL;
+  const migrationsDir = options.migrationsDir ?? locateMigrationsDir();
+  const template = templateName(migrationsDir);
+  const key = `${serverUrl}|${template}`;
+  if (!ensured.has(key)) ensured.set(key, ensureTemplate(serverUrl, migrationsDir, template));
+  try {
+    await ensured.get(key);
+  } catch (err) {
+    ensured.delete(key);
+    throw err;
+  }
+
+  const safeLabel = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 24) || 'x';
+  const name = `crawler_test_${safeLabel}_${process.pid}_${randomBytes(4).toString('hex')}`;
   await withAdmin(serverUrl, async (admin) => {
     // CREATE DATABASE ... TEMPLATE fails while anyone else is connected to the template; that only happens for
     // the instant another process checks it, so retry briefly.
@@ -107,32 +125,6 @@ async function cloneTemplate(serverUrl: string, template: string, name: string):
       }
     }
   });
-}
-
-/**
- * Create `crawler_test_<label>_<pid>_<rand>`, migrated, and a Prisma client on it. The seed priors are re-dated
- * to now, as if the migration had just run, because the template may be days old.
- */
-export async function createTestDatabase(label: string, options: CreateTestDatabaseOptions = {}): Promise<TestDatabase> {
-  const serverUrl = options.serverUrl ?? process.env.TEST_PG_URL ?? DEFAULT_TEST_PG_URL;
-  const migrationsDir = options.migrationsDir ?? locateMigrationsDir();
-  const template = templateName(migrationsDir);
-  const key = `${serverUrl}|${template}`;
-  const safeLabel = label.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 24) || 'x';
-  const name = `crawler_test_${safeLabel}_${process.pid}_${randomBytes(4).toString('hex')}`;
-  // A checkout with other migrations (another branch's tests on the same server) drops templates it does not know:
-  // when ours vanished, it is built again.
-  for (let rebuilt = 0; ; rebuilt++) {
-    if (!ensured.has(key)) ensured.set(key, ensureTemplate(serverUrl, migrationsDir, template));
-    try {
-      await ensured.get(key);
-      await cloneTemplate(serverUrl, template, name);
-      break;
-    } catch (err) {
-      ensured.delete(key);
-      if (rebuilt >= 3 || !/does not exist/.test(String((err as Error).message))) throw err;
-    }
-  }
   const url = withDatabase(serverUrl, name);
   await withAdmin(url, async (client) => {
     await client.query("UPDATE fetcher_attempts SET attempted_at = now() WHERE selection_source = 'prior' AND link IS NULL");
