@@ -6,7 +6,7 @@ const BASE = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/x' };
 describe('parseApiEnv', () => {
   it('defaults to loopback:3000, batches of 1000, and no Bull Board without a password in development', () => {
     const env = parseApiEnv(BASE);
-    expect(env).toMatchObject({ port: 3000, host: '127.0.0.1', production: false, bullBoard: null, maxBatchSize: 1000, apiKeys: null });
+    expect(env).toMatchObject({ port: 3000, host: '127.0.0.1', production: false, bullBoard: null, apiMaxBatchSize: 1000, apiKeys: null });
     expect(parseApiEnv({ ...BASE, BULL_BOARD_PASSWORD: 'long enough pw' }).bullBoard).toEqual({ user: 'admin', password: 'long enough pw' });
   });
 

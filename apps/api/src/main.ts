@@ -31,7 +31,7 @@ const app = await createServer({
   bullBoard: env.bullBoard,
   apiKeys: env.apiKeys,
   crawls,
-  maxBatchSize: env.maxBatchSize,
+  maxBatchSize: env.apiMaxBatchSize,
   loggerInstance: logger,
 });
 if (!env.apiKeys) logger.warn('the API is open: set API_KEYS (comma-separated bearer keys) to require one');

@@ -20,4 +20,4 @@ const app = startWorkerProcess({ env, logger, workers: { router: true, fetchers:
   logger.error({ err }, 'start-up failed');
   process.exit(1);
 });
-exitOnSignals(async () => (await app).close(), logger, env.drainTimeoutMs + 30_000);
+exitOnSignals(async () => (await app).close(), logger, env.shutdownDrainTimeoutMs + 30_000);

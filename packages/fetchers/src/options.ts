@@ -123,20 +123,3 @@ export function resolveFetchersOptions(opts: FetchersOptions = {}): ResolvedFetc
     },
   };
 }
-
-/**
- * Read the fetchers' environment variables from an env object the app hands in (apps own `process.env`):
- * `ALLOW_PRIVATE_NETWORKS`, `FETCH_ALLOW_HOSTS` (comma-separated), `CHROMIUM_PATH`.
- */
-export function fetchersOptionsFromEnv(env: Record<string, string | undefined>): FetchersOptions {
-  const flag = env.ALLOW_PRIVATE_NETWORKS?.trim().toLowerCase();
-  if (flag !== undefined && flag !== '' && !['true', 'false', '1', '0'].includes(flag)) {
-    throw new CrawlerError('invalid_config', `ALLOW_PRIVATE_NETWORKS must be true or false, got ${env.ALLOW_PRIVATE_NETWORKS}`);
-  }
-  const hosts = env.FETCH_ALLOW_HOSTS?.split(',').map((h) => h.trim()).filter(Boolean);
-  return {
-    allowPrivateNetworks: flag === 'true' || flag === '1',
-    ...(hosts && hosts.length > 0 ? { allowHosts: hosts } : {}),
-    ...(env.CHROMIUM_PATH ? { chromiumPath: env.CHROMIUM_PATH } : {}),
-  };
-}

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CrawlerError } from '@crawler/core';
 import { FetcherRegistry, createDefaultRegistry } from './registry.js';
 import type { Fetcher } from './contract.js';
-import { fetchersOptionsFromEnv, resolveFetchersOptions } from './options.js';
+import { resolveFetchersOptions } from './options.js';
 
 function stubFetcher(name: string, closed: string[]): Fetcher {
   return {
@@ -74,15 +74,5 @@ describe('options', () => {
   it('fails fast naming the bad option and its value', () => {
     expect(() => resolveFetchersOptions({ maxBytes: -1 })).toThrow(/maxBytes.*-1/);
     expect(() => resolveFetchersOptions({ browser: { maxPages: 1.5 } })).toThrow(/browser\.maxPages.*1\.5/);
-  });
-
-  it('reads ALLOW_PRIVATE_NETWORKS, FETCH_ALLOW_HOSTS and CHROMIUM_PATH from an env object', () => {
-    expect(fetchersOptionsFromEnv({ ALLOW_PRIVATE_NETWORKS: 'true', FETCH_ALLOW_HOSTS: 'a.test, 10.0.0.0/8', CHROMIUM_PATH: '/x' })).toEqual({
-      allowPrivateNetworks: true,
-      allowHosts: ['a.test', '10.0.0.0/8'],
-      chromiumPath: '/x',
-    });
-    expect(fetchersOptionsFromEnv({}).allowPrivateNetworks).toBe(false);
-    expect(() => fetchersOptionsFromEnv({ ALLOW_PRIVATE_NETWORKS: 'yes please' })).toThrow(/ALLOW_PRIVATE_NETWORKS/);
   });
 });

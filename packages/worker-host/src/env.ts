@@ -1,29 +1,19 @@
 import { z } from 'zod';
-import { ConfigError, intVar, loadConfig, type CrawlerConfig } from '@crawler/pipeline';
+import { CRAWLER } from '@crawler/pipeline';
+import { composeEnv, intVar, parseEnv, type EnvSource } from '@crawler/core';
 
 export { parseDomainLimits, type DomainLimits } from '@crawler/pipeline';
 
-/** A worker process's configuration: the crawler's (see loadConfig) plus what the process itself needs. */
-export interface WorkerEnv {
-  crawler: CrawlerConfig;
-  /** Port of the Prometheus /metrics endpoint; 0 picks a free one, null turns it off. @defaultValue 9464 */
-  metricsPort: number | null;
-  /**
-   * Interface /metrics binds. Loopback unless configured: the metrics name domains and queue depths, and carry no
-   * authentication (a container that is scraped from its network sets 0.0.0.0). @defaultValue '127.0.0.1'
-   */
-  metricsHost: string;
-  /** How often a health line (queue depths, jobs done, memory) is logged. @defaultValue 30000 */
-  healthLogIntervalMs: number;
-  /** How long SIGTERM waits for in-flight jobs before aborting their fetches. @defaultValue 30000 */
-  drainTimeoutMs: number;
-}
-
-const WorkerSchema = z.object({
+/**
+ * A worker process's own variables, beside the crawler's (CRAWLER_ENV). To add one, add it here with a TSDoc line:
+ * it appears as `env.<camelCase of NAME>` (see core `config/env.ts`).
+ */
+export const WORKER_ENV = {
+  /** Port of the Prometheus /metrics endpoint; 0 picks a free one, `off` turns it off (null). @defaultValue 9464 */
   METRICS_PORT: z
     .string()
     .optional()
-    .transform((v, ctx) => {
+    .transform((v, ctx): number | null => {
       if (v === undefined || v.trim() === '') return 9464;
       if (v.trim().toLowerCase() === 'off') return null;
       const n = Number(v.trim());
@@ -33,38 +23,26 @@ const WorkerSchema = z.object({
       }
       return n;
     }),
+  /**
+   * Interface /metrics binds. Loopback unless configured: the metrics name domains and queue depths, and carry no
+   * authentication (a container that is scraped from its network sets 0.0.0.0). @defaultValue '127.0.0.1'
+   */
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  /** How often a health line (queue depths, jobs done, memory) is logged. @defaultValue 30000 */
   HEALTH_LOG_INTERVAL_MS: intVar(30_000, 100),
+  /** How long SIGTERM waits for in-flight jobs before aborting their fetches. @defaultValue 30000 */
   SHUTDOWN_DRAIN_TIMEOUT_MS: intVar(30_000, 0),
-});
+};
+
+const WorkerEnvSchema = composeEnv({ crawler: CRAWLER, worker: WORKER_ENV }).transform(({ crawler, worker }) => ({ crawler, ...worker }));
+
+/** A worker process's configuration: the crawler's under `crawler`, the process's own (WORKER_ENV) beside it. */
+export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
 
 /**
  * Parse a worker process's environment once, at start-up. Every bad variable is reported in one ConfigError
  * that names it and the value it got, so a misconfigured deployment fails before it takes a job.
  */
-export function parseWorkerEnv(env: Record<string, string | undefined>): WorkerEnv {
-  const problems: string[] = [];
-  let crawler: CrawlerConfig | undefined;
-  try {
-    crawler = loadConfig(env);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(err.message.replace(/^invalid configuration: /, ''));
-  }
-  const own = WorkerSchema.safeParse(env);
-  if (!own.success) {
-    for (const issue of own.error.issues) {
-      const name = String(issue.path[0] ?? '?');
-      const value = env[name];
-      problems.push(`${name}=${value === undefined ? '(unset)' : JSON.stringify(value)}: ${issue.message}`);
-    }
-  }
-  if (problems.length > 0 || !crawler || !own.success) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
-  return {
-    crawler,
-    metricsPort: own.data.METRICS_PORT,
-    metricsHost: own.data.METRICS_HOST,
-    healthLogIntervalMs: own.data.HEALTH_LOG_INTERVAL_MS,
-    drainTimeoutMs: own.data.SHUTDOWN_DRAIN_TIMEOUT_MS,
-  };
+export function parseWorkerEnv(env: EnvSource): WorkerEnv {
+  return parseEnv(WorkerEnvSchema, env);
 }

@@ -112,9 +112,9 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
     close: () =>
       (closing ??= (async () => {
         clearInterval(timer);
-        logger.info({ drainTimeoutMs: env.drainTimeoutMs }, 'shutting down: draining workers');
+        logger.info({ drainTimeoutMs: env.shutdownDrainTimeoutMs }, 'shutting down: draining workers');
         await dispatcher?.stop().catch((err: unknown) => logger.warn({ err }, 'stopping the event dispatcher failed'));
-        await runtime.close({ drainTimeoutMs: env.drainTimeoutMs });
+        await runtime.close({ drainTimeoutMs: env.shutdownDrainTimeoutMs });
         // Last, so the final scrape can still see the drain.
         await server?.close().catch((err: unknown) => logger.warn({ err }, 'closing /metrics failed'));
         logger.info('shut down');

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ImportanceAnalytics, createPrismaClient, type HeuristicGain } from '@crawler/db';
 import { UsageError, type Command } from '../command.js';
-import { databaseUrlFrom } from './migrate.js';
+import { databaseUrlFrom } from '../env.js';
 import { formatTable } from './stats.js';
 
 const USAGE = 'usage: crawl analytics importance [--min-samples N] [--json]';

@@ -3,7 +3,7 @@ import { normalizeUrl } from '@crawler/core';
 import { createPrismaClient } from '@crawler/db';
 import { CONTENT_FORMATS, UnsupportedFormatError, readContent, type ContentFormat } from '@crawler/export';
 import { UsageError, type Command } from '../command.js';
-import { databaseUrlFrom } from './migrate.js';
+import { databaseUrlFrom } from '../env.js';
 
 const USAGE = 'usage: crawl content <link-id|url> [--format raw|text|markdown]';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,27 +1,13 @@
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { createPrismaClient, migrate } from '@crawler/db';
 import { createRuntime, loadConfig, type CrawlerRuntime } from '@crawler/pipeline';
 import { ROUTE_QUEUE, closeRedisConnection, createRedisConnection } from '@crawler/queue';
 import { startSimWeb, type SimWeb, type SiteSpec } from '@crawler/sim-web';
 import { UsageError, type Command, type CommandIO } from '../command.js';
 import { cliLogger } from '../crawler/cli-context.js';
+import { DEMO_ENV_SCHEMA, cliEnv, type DemoEnv } from '../env.js';
 
 const USAGE = 'usage: crawl demo [--json]   (env: DATABASE_URL, DEMO_DATABASE, REDIS_URL, DEMO_QUEUE_PREFIX, CHROMIUM_PATH)';
-
-const ident = /^[a-z_][a-z0-9_]{0,62}$/;
-const Env = z.object({
-  // The server to use; the demo works in a database of its own on it (DEMO_DATABASE), never in DATABASE_URL's.
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL').default('postgresql://postgres@127.0.0.1:5432/postgres'),
-  DEMO_DATABASE: z.string().regex(ident, 'must be a lower-case SQL identifier').default('crawler_demo'),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').default('redis://127.0.0.1:6379'),
-  DEMO_QUEUE_PREFIX: z.string().regex(/^[^:]+$/, 'must be non-empty without ":"').default('{crawler_demo}'),
-  CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
-  // Loopback address of the first demo site; the others follow it.
-  DEMO_FIRST_HOST: z.string().regex(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/, 'must be an address in 127.0.0.0/8').default('127.0.10.2'),
-  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('warn'),
-});
-type DemoEnv = z.infer<typeof Env>;
 
 /** Pages per site: the first crawl must give each site enough attempts (7 → sample factor 0.7) to clear 0.6. */
 const FIRST_CRAWL_PAGES = 7;
@@ -72,15 +58,6 @@ export interface DemoCrawl {
 export interface DemoSummary {
   database: string;
   crawls: [DemoCrawl, DemoCrawl];
-}
-
-function parseEnv(env: NodeJS.ProcessEnv): DemoEnv {
-  const parsed = Env.safeParse(env);
-  if (!parsed.success) {
-    const msg = parsed.error.issues.map((i) => `${String(i.path[0])}=${JSON.stringify(env[String(i.path[0])] ?? null)}: ${i.message}`).join('; ');
-    throw new UsageError(`invalid environment: ${msg}`);
-  }
-  return parsed.data;
 }
 
 function withDatabase(url: string, database: string): string {
@@ -194,18 +171,18 @@ function formatCrawl(title: string, c: DemoCrawl): string {
 /** Run the demo end to end; everything it starts is stopped before it resolves. */
 export async function runDemo(io: CommandIO, env: DemoEnv): Promise<DemoSummary> {
   const say = (s: string) => io.stdout.write(s);
-  const dbUrl = await recreateDatabase(env.DATABASE_URL, env.DEMO_DATABASE);
-  await deleteKeys(env.REDIS_URL, env.DEMO_QUEUE_PREFIX);
-  const web = await startSimWeb({ sites: DEMO_SITES, firstHost: env.DEMO_FIRST_HOST });
+  const dbUrl = await recreateDatabase(env.databaseUrl, env.demoDatabase);
+  await deleteKeys(env.redisUrl, env.demoQueuePrefix);
+  const web = await startSimWeb({ sites: DEMO_SITES, firstHost: env.demoFirstHost });
   let runtime: CrawlerRuntime | undefined;
   try {
-    say(`demo database ${env.DEMO_DATABASE} (recreated), Redis prefix ${env.DEMO_QUEUE_PREFIX}; a local web of ${web.sites.length} sites:\n`);
+    say(`demo database ${env.demoDatabase} (recreated), Redis prefix ${env.demoQueuePrefix}; a local web of ${web.sites.length} sites:\n`);
     for (const s of web.sites) say(`  ${s.name.padEnd(26)} ${s.origin}\n`);
     const config = loadConfig({
       DATABASE_URL: dbUrl,
-      REDIS_URL: env.REDIS_URL,
-      QUEUE_PREFIX: env.DEMO_QUEUE_PREFIX,
-      CHROMIUM_PATH: env.CHROMIUM_PATH,
+      REDIS_URL: env.redisUrl,
+      QUEUE_PREFIX: env.demoQueuePrefix,
+      CHROMIUM_PATH: env.chromiumPath,
       LEARNING_MODE_ENABLED: 'true',
       // Loopback sites are private addresses: the SSRF guard must let them through for the demo only.
       ALLOW_PRIVATE_NETWORKS: 'true',
@@ -213,9 +190,9 @@ export async function runDemo(io: CommandIO, env: DemoEnv): Promise<DemoSummary>
       DOMAIN_MAX_CONCURRENCY: '2',
       DOMAIN_MIN_DELAY_MS: '100',
       FETCH_TIMEOUT_MS: '20000',
-      LOG_LEVEL: env.LOG_LEVEL,
+      LOG_LEVEL: env.logLevel,
     });
-    runtime = createRuntime(config, { logger: cliLogger(io, env.LOG_LEVEL) });
+    runtime = createRuntime(config, { logger: cliLogger(io, env.logLevel) });
     runtime.startWorkers();
     const first = await crawlOnce(runtime, web, 0, FIRST_CRAWL_PAGES);
     say(formatCrawl(`crawl 1: ${FIRST_CRAWL_PAGES} pages per site, nothing known yet`, first));
@@ -230,11 +207,11 @@ export async function runDemo(io: CommandIO, env: DemoEnv): Promise<DemoSummary>
         'and the link is routed again when the pause ends.\n' +
         'PDFs are learned from the start: seeded priors (a .pdf is a file for plain HTTP).\n',
     );
-    return { database: env.DEMO_DATABASE, crawls: [first, second] };
+    return { database: env.demoDatabase, crawls: [first, second] };
   } finally {
     await runtime?.close({ drainTimeoutMs: 5_000 });
     await web.close();
-    await deleteKeys(env.REDIS_URL, env.DEMO_QUEUE_PREFIX).catch(() => undefined);
+    await deleteKeys(env.redisUrl, env.demoQueuePrefix).catch(() => undefined);
   }
 }
 
@@ -246,7 +223,7 @@ const command: Command = {
     } catch (err) {
       throw new UsageError(`${(err as Error).message}\n${USAGE}`);
     }
-    const env = parseEnv(io.env);
+    const env = cliEnv(DEMO_ENV_SCHEMA, io.env);
     if (parsed.values.json) {
       const sink = { ...io, stdout: io.stderr } as CommandIO;
       io.stdout.write(`${JSON.stringify(await runDemo(sink, env))}\n`);

@@ -7,7 +7,7 @@ import cliProgress from 'cli-progress';
 import { countContent, createPrismaClient } from '@crawler/db';
 import { EXPORT_FORMATS, exportPages, type ExportFormat } from '@crawler/export';
 import { UsageError, type Command } from '../command.js';
-import { databaseUrlFrom } from './migrate.js';
+import { databaseUrlFrom } from '../env.js';
 
 const USAGE = 'usage: crawl export --format jsonl|warc [--since ISO-TIME] [--status done] [--domain D] [--out FILE]';
 const STATUSES = ['queued', 'routing', 'fetching', 'paused', 'done', 'failed'];

@@ -1,6 +1,6 @@
 import { AttemptStore, createPrismaClient, DEFAULT_RETENTION_DAYS } from '@crawler/db';
 import { UsageError, type Command } from '../command.js';
-import { databaseUrlFrom } from './migrate.js';
+import { databaseUrlFrom } from '../env.js';
 
 function parseDays(args: string[]): number {
   let days = DEFAULT_RETENTION_DAYS;

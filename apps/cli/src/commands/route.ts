@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { FETCHERS, canonicalFetcherName } from '@crawler/core';
 import { RouteStore, createPrismaClient } from '@crawler/db';
 import { UsageError, type Command } from '../command.js';
-import { databaseUrlFrom } from './migrate.js';
+import { databaseUrlFrom } from '../env.js';
 import { formatTable } from './stats.js';
 
 const USAGE = 'usage: crawl route set <domain> <fetcher> | crawl route list | crawl route delete <domain>   [--json]';

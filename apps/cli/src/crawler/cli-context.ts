@@ -1,18 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { ConfigError, loadConfig, type CrawlerConfig } from '@crawler/pipeline';
+import { CRAWLER_ENV_SCHEMA, type CrawlerConfig } from '@crawler/pipeline';
 import { createLogger } from '@crawler/telemetry';
 import type { Logger } from '@crawler/core';
 import { UsageError, type CommandIO } from '../command.js';
+import { cliEnv } from '../env.js';
 
 /** The crawler's configuration from the command's environment; a bad value is a usage error naming the variable. */
 export function configFrom(io: CommandIO, overrides: Record<string, string> = {}): CrawlerConfig {
-  try {
-    return loadConfig({ ...io.env, ...overrides });
-  } catch (err) {
-    if (err instanceof ConfigError) throw new UsageError(err.message);
-    throw err;
-  }
+  return cliEnv(CRAWLER_ENV_SCHEMA, { ...io.env, ...overrides });
 }
 
 /**

@@ -71,6 +71,8 @@ describe('loadConfig', () => {
   it('requires a postgres DATABASE_URL', () => {
     expect(() => loadConfig({})).toThrow(/DATABASE_URL=\(unset\)/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL="mysql:\/\/x"/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://crawler:hunter22@db/x' })).toThrow(/DATABASE_URL="mysql:\/\/crawler:\*\*\*@db\/x"/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://crawler:hunter22@db/x' })).not.toThrow(/hunter22/);
   });
 
   it('rejects an empty fetcher list', () => {

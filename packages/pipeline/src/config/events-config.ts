@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boolVar, intVar, type EnvConfig, type EnvValuesOf } from '@crawler/core';
 
 /** Where and how link events are delivered (the dispatchers' settings). */
 export interface EventsConfig {
@@ -18,22 +19,9 @@ export interface EventsConfig {
   dispatcherEnabled: boolean;
 }
 
-const optionalInt = (def: number, min: number) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === '') return def;
-      const n = Number(v.trim());
-      if (!Number.isInteger(n) || n < min) {
-        ctx.addIssue({ code: 'custom', message: `expected an integer >= ${min}` });
-        return z.NEVER;
-      }
-      return n;
-    });
-
-/** The events variables, merged into the crawler's schema. */
+/** The events variables, part of the crawler's (CRAWLER_ENV); `eventsConfigOf` shapes them for the dispatchers. */
 export const EVENTS_ENV = {
+  /** Where signed link events are POSTed; unset: events wait in the outbox. */
   WEBHOOK_URL: z
     .string()
     .trim()
@@ -46,24 +34,29 @@ export const EVENTS_ENV = {
         return false;
       }
     }, 'expected an http or https URL'),
+  /** Key of the events' HMAC signature; required with WEBHOOK_URL. */
   WEBHOOK_SECRET: z.string().optional(),
-  WEBHOOK_TIMEOUT_MS: optionalInt(10_000, 100),
-  WEBHOOK_RETRY_BASE_MS: optionalInt(5_000, 1),
-  WEBHOOK_RETRY_MAX_MS: optionalInt(3_600_000, 1),
-  WEBHOOK_RETRY_WINDOW_MS: optionalInt(86_400_000, 1),
+  /** @defaultValue 10000 */
+  WEBHOOK_TIMEOUT_MS: intVar(10_000, 100),
+  /** @defaultValue 5000 */
+  WEBHOOK_RETRY_BASE_MS: intVar(5_000, 1),
+  /** @defaultValue 3600000 */
+  WEBHOOK_RETRY_MAX_MS: intVar(3_600_000, 1),
+  /** @defaultValue 86400000 */
+  WEBHOOK_RETRY_WINDOW_MS: intVar(86_400_000, 1),
+  /** The Redis stream key, or `off`. @defaultValue `<QUEUE_PREFIX>:events` */
   EVENTS_STREAM: z.string().trim().optional(),
-  EVENTS_STREAM_MAX_LEN: optionalInt(100_000, 1),
-  EVENTS_DISPATCHER: z.string().trim().toLowerCase().optional().refine((v) => v === undefined || v === '' || ['true', 'false', '1', '0', 'on', 'off', 'yes', 'no'].includes(v), 'expected true or false'),
+  /** @defaultValue 100000 */
+  EVENTS_STREAM_MAX_LEN: intVar(100_000, 1),
+  /** Whether router processes run an event dispatcher. @defaultValue true */
+  EVENTS_DISPATCHER: boolVar(true),
 };
-
-const EventsObject = z.object(EVENTS_ENV);
-type EventsEnv = z.output<typeof EventsObject>;
 
 /** A webhook secret shorter than this is refused: it signs every event, a guessable one signs nothing. */
 export const MIN_WEBHOOK_SECRET_LENGTH = 16;
 
 /** Cross-field rules, as issues on the variable to fix. */
-export function checkEventsEnv(e: EventsEnv, ctx: z.RefinementCtx): void {
+export function checkEventsEnv(e: Pick<EnvValuesOf<typeof EVENTS_ENV>, 'WEBHOOK_URL' | 'WEBHOOK_SECRET'>, ctx: z.RefinementCtx): void {
   if (e.WEBHOOK_URL && !e.WEBHOOK_SECRET) ctx.addIssue({ code: 'custom', path: ['WEBHOOK_SECRET'], message: 'required when WEBHOOK_URL is set' });
   if (e.WEBHOOK_SECRET && e.WEBHOOK_SECRET.length < MIN_WEBHOOK_SECRET_LENGTH) {
     ctx.addIssue({ code: 'custom', path: ['WEBHOOK_SECRET'], message: `must be at least ${MIN_WEBHOOK_SECRET_LENGTH} characters` });
@@ -71,12 +64,12 @@ export function checkEventsEnv(e: EventsEnv, ctx: z.RefinementCtx): void {
 }
 
 /** The events settings from the parsed variables. The stream key defaults to `<QUEUE_PREFIX>:events`. */
-export function eventsConfigOf(e: EventsEnv, queuePrefix: string): EventsConfig {
-  const streamKey = e.EVENTS_STREAM === undefined || e.EVENTS_STREAM === '' ? `${queuePrefix}:events` : e.EVENTS_STREAM;
+export function eventsConfigOf(e: EnvConfig<typeof EVENTS_ENV>, queuePrefix: string): EventsConfig {
+  const streamKey = e.eventsStream === undefined || e.eventsStream === '' ? `${queuePrefix}:events` : e.eventsStream;
   return {
-    webhook: e.WEBHOOK_URL ? { url: e.WEBHOOK_URL, secret: e.WEBHOOK_SECRET!, timeoutMs: e.WEBHOOK_TIMEOUT_MS } : null,
-    retry: { baseDelayMs: e.WEBHOOK_RETRY_BASE_MS, maxDelayMs: e.WEBHOOK_RETRY_MAX_MS, retryWindowMs: e.WEBHOOK_RETRY_WINDOW_MS },
-    stream: streamKey.toLowerCase() === 'off' ? null : { key: streamKey, maxLen: e.EVENTS_STREAM_MAX_LEN },
-    dispatcherEnabled: !['false', '0', 'off', 'no'].includes(e.EVENTS_DISPATCHER ?? ''),
+    webhook: e.webhookUrl ? { url: e.webhookUrl, secret: e.webhookSecret!, timeoutMs: e.webhookTimeoutMs } : null,
+    retry: { baseDelayMs: e.webhookRetryBaseMs, maxDelayMs: e.webhookRetryMaxMs, retryWindowMs: e.webhookRetryWindowMs },
+    stream: streamKey.toLowerCase() === 'off' ? null : { key: streamKey, maxLen: e.eventsStreamMaxLen },
+    dispatcherEnabled: e.eventsDispatcher,
   };
 }
