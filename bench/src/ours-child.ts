@@ -31,7 +31,6 @@ serveRpc(
       const result = await current().enqueue(urls);
       return { accepted: result.accepted.length, rejected: result.rejected.length };
     },
-    flush: () => current().flushAttempts(),
   },
   async () => {
     await runtime?.close({ drainTimeoutMs: 10_000 });

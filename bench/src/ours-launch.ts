@@ -41,8 +41,6 @@ export interface OursProcesses {
   alive(): boolean;
   /** Enqueue URLs through the producer; resolves once the links are stored and their route jobs added. */
   enqueue(urls: string[]): Promise<{ accepted: number; rejected: number }>;
-  /** Write the fetch worker's buffered attempts now. */
-  flushAttempts(): Promise<void>;
   /** Drain and close every process. */
   stop(): Promise<void>;
 }
@@ -100,7 +98,6 @@ export async function startOursProcesses(env: OursEnv): Promise<OursProcesses> {
     pids: () => roles.map((r) => children.get(r)?.pid ?? -1),
     alive: () => [...children.values()].every((c) => c.alive()),
     enqueue: (urls) => children.get('producer')!.call('enqueue', urls),
-    flushAttempts: () => children.get('fetcher')!.call('flush'),
     // Producer first (nothing more comes in), then the router, then the fetcher drains what is in flight.
     stop: async () => {
       for (const role of ['producer', 'router', 'fetcher']) await children.get(role)?.stop(30_000);

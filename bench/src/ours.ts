@@ -142,7 +142,6 @@ async function crawlOnce(db: RawClient, procs: OursProcesses, urls: string[], ti
     counts = await countLinks(db, t0);
   }
   const observedWallMs = performance.now() - wallStart;
-  await procs.flushAttempts();
   const after = await Promise.all(pids.map(readProcStat));
   const cpuOf = (i: number): number => (after[i]?.cpuMs ?? 0) - (before[i]?.cpuMs ?? 0);
   const [span] = await db.$queryRawUnsafe<{ first: Date; last: Date }[]>(

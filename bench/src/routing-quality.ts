@@ -78,7 +78,6 @@ export async function runStrategy(strategy: RoutingStrategy, scenario: RoutingSc
     DOMAIN_MAX_CONCURRENCY: '2',
     ROBOTS_ENABLED: 'false',
     FETCH_TIMEOUT_MS: '20000',
-    ATTEMPT_FLUSH_INTERVAL_MS: '100',
     ...strategy.env,
   });
   const runtime = createRuntime(config, { prisma: db.prisma, clock, logger: silentLogger, ...strategy.overrides });

@@ -52,7 +52,6 @@ beforeAll(async () => {
     DOMAIN_MIN_DELAY_MS: '0',
     // Pauses are capped short so a blocked domain's pause ends inside the test.
     PAUSE_MAX_MS: String(PAUSE_MS),
-    ATTEMPT_FLUSH_INTERVAL_MS: '50',
     METRICS_PORT: '0',
     METRICS_HOST: '127.0.0.1',
     HEALTH_LOG_INTERVAL_MS: '500',

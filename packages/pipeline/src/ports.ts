@@ -3,7 +3,9 @@
  * @crawler/fetchers objects satisfy them, and unit tests stub them.
  */
 import type { BestFetcherResult, Heuristic } from '@crawler/core';
-import type { AttemptInput } from '@crawler/db';
+import type { AppliedOutcome, AttemptInput, OutcomeWrite } from '@crawler/db';
+
+export type { AppliedOutcome, LinkChange, OutcomeHook, OutcomeWrite } from '@crawler/db';
 import type { FetchRequest, FetchResult } from '@crawler/fetchers';
 
 /** One attempt row with its heuristics: the store's own input type, so the two cannot drift. */
@@ -24,27 +26,13 @@ export interface LegacyRoutes {
   fetcherFor(domain: string): Promise<string | null>;
 }
 
-/** Where fetched pages go (@crawler/db ContentStore). */
-export interface ContentSink {
-  save(input: ContentRecord): Promise<unknown>;
-  /**
-   * Store the page and mark its link done (status, cleared pause/risk/errors, its fetcher, `attemptsMade` more
-   * attempts) in one write; null when the link no longer exists. Optional: without it the fetch worker saves, then
-   * updates the link.
-   */
-  saveAndComplete?(input: ContentRecord, link: { attemptsMade?: number; lastAttemptAt?: Date }): Promise<unknown>;
-}
-
-/** A fetched page to store. */
-export interface ContentRecord {
-  linkId: string;
-  body: Uint8Array;
-  contentType: string | null;
-  httpStatus: number;
-  finalUrl: string;
-  fetcher: string;
-  /** Response headers as fetched; the store keeps them without cookies. */
-  headers?: Record<string, string>;
+/**
+ * Where a fetch job's outcome goes (@crawler/db OutcomeStore): its attempts, the link's new state and the page, in
+ * one atomic write, so the attempt log and the links agree after any crash. The one method production uses; the
+ * unit-test fake implements the same contract in memory.
+ */
+export interface OutcomeSink {
+  apply(write: OutcomeWrite): Promise<AppliedOutcome>;
 }
 
 /** One fetcher, as the workers use it. */

@@ -11,6 +11,11 @@ export interface JobQueuesOptions {
   prefix?: string;
   /** Overrides of the default job options. */
   jobOptions?: JobsOptions;
+  /**
+   * Called with a queue's connection errors (Redis away or restarting). Without it BullMQ prints them to stderr.
+   * @defaultValue ignore them: the connection retries by itself
+   */
+  onError?: (err: Error, queue: string) => void;
 }
 
 /** Options for one enqueue: a delay (for paused links) on top of the catalog defaults. */
@@ -27,12 +32,14 @@ export class JobQueues {
   readonly prefix: string;
   readonly #connection: Redis;
   readonly #jobOptions: JobsOptions;
+  readonly #onError: (err: Error, queue: string) => void;
   readonly #queues = new Map<string, Queue>();
 
   constructor(opts: JobQueuesOptions) {
     this.#connection = opts.connection;
     this.prefix = assertQueuePrefix(opts.prefix ?? DEFAULT_QUEUE_PREFIX);
     this.#jobOptions = { ...DEFAULT_JOB_OPTIONS, ...opts.jobOptions };
+    this.#onError = opts.onError ?? (() => {});
   }
 
   /** The BullMQ queue called `name`, created on first use. */
@@ -40,6 +47,7 @@ export class JobQueues {
     let q = this.#queues.get(name);
     if (!q) {
       q = new Queue(name, { connection: this.#connection, prefix: this.prefix, defaultJobOptions: this.#jobOptions });
+      q.on('error', (err) => this.#onError(err, name));
       this.#queues.set(name, q);
     }
     return q;
@@ -77,7 +85,7 @@ export class JobQueues {
   /** Add one fetch job to its fetcher's queue. */
   async enqueueFetch(input: FetchJobInput, opts: EnqueueOptions = {}): Promise<string> {
     const data = FetchJobSchema.parse(input);
-    const jobId = fetchJobId(data.linkId, data.attemptsBefore, data.fetcher, data.retryOf !== undefined);
+    const jobId = fetchJobId(data.linkId, data.attemptsBefore, data.fetcher, data.retryOf !== undefined, data.generation);
     await this.fetchQueue(data.fetcher).add('fetch', data, { jobId, delay: positiveDelay(opts.delayMs) });
     return jobId;
   }

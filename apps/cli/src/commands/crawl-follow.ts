@@ -52,7 +52,6 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
       }
     }
     bar?.stop();
-    await runtime.flushAttempts();
     const view = await runtime.crawlStore.view(id);
     const rows = await runtime.prisma.link.findMany({ where: { crawlId: id }, orderBy: [{ depth: 'asc' }, { createdAt: 'asc' }] });
     const report = buildCrawlReport(rows, created.rejected);

@@ -20,6 +20,10 @@ export const COMMANDS: Record<string, CommandEntry> = {
     summary: 'retention: delete fetch attempts older than N days (default 90) with their heuristics',
     load: async () => (await import('./prune.js')).default,
   },
+  reconcile: {
+    summary: 'give every unfinished link that no live job carries its job back (after Redis lost its data or jobs died); prints what it did',
+    load: async () => (await import('./reconcile.js')).default,
+  },
   classify: {
     summary: 'classify a response body from stdin: validation, heuristics and the probe decision, as JSON',
     load: async () => (await import('./classify.js')).default,

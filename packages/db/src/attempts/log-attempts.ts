@@ -69,8 +69,10 @@ export function toAttemptRow(input: AttemptInput, index: number, now: Date): Rec
 // One statement for the whole batch: ids are drawn from the sequence up front so heuristics can reference their
 // attempt in the same statement (FK checks run at statement end), and the statement is atomic on its own.
 // fetcher/success/attempted_at are copied onto each heuristic row for the covering index findBestFetcher reads.
-const LOG_ATTEMPTS_SQL = `
-WITH input AS MATERIALIZED (
+// $1 is the JSON array of toAttemptRow rows, $2 the heuristics' created_at. The outcome statement (OutcomeStore)
+// starts with the same CTEs, so a page's outcome and its attempts are one write.
+export const ATTEMPT_CTES = `
+input AS MATERIALIZED (
   SELECT nextval(pg_get_serial_sequence('fetcher_attempts', 'id')) AS id, x.*
   FROM (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
@@ -92,7 +94,10 @@ heuristics AS (
     fetcher, success, attempted_at)
   SELECT input.id, h.t, h.v, h.s, $2::timestamptz, input.fetcher, input.success, input.attempted_at
   FROM input CROSS JOIN LATERAL jsonb_to_recordset(input.heuristics) AS h(t text, v text, s float8)
-)
+)`;
+
+const LOG_ATTEMPTS_SQL = `
+WITH ${ATTEMPT_CTES}
 SELECT i, id FROM input ORDER BY i`;
 
 /** Insert attempts and all their heuristics in one round trip; returns the new attempt ids in input order. */

@@ -22,13 +22,13 @@ export const CONTENT_BROTLI_QUALITY = 1;
 const SYNC_COMPRESS_MAX_BYTES = 256 * 1024;
 
 // One round trip, no Prisma query engine: this runs once per fetched page.
-// Parameters $1..$10 are #prepare's params, in its order.
-const INSERT_INTO = 'INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers)';
-const ROW_AFTER_LINK = "$2, 'br', $3, $4, $5, $6, $7, $8, $9, $10::jsonb";
+// Parameters $1..$10 are prepareContentRow's params, in its order.
+export const CONTENT_INSERT_INTO = 'INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers)';
+export const CONTENT_ROW_AFTER_LINK = "$2, 'br', $3, $4, $5, $6, $7, $8, $9, $10::jsonb";
 
 const SAVE_SQL = `
-${INSERT_INTO}
-VALUES ($1::uuid, ${ROW_AFTER_LINK})
+${CONTENT_INSERT_INTO}
+VALUES ($1::uuid, ${CONTENT_ROW_AFTER_LINK})
 RETURNING id::text AS id`;
 
 // The same insert, and the link marked done, in one statement; the insert only happens when the link exists.
@@ -39,8 +39,8 @@ WITH done AS (
   WHERE id = $1::uuid
   RETURNING id
 ), saved AS (
-  ${INSERT_INTO}
-  SELECT done.id, ${ROW_AFTER_LINK} FROM done
+  ${CONTENT_INSERT_INTO}
+  SELECT done.id, ${CONTENT_ROW_AFTER_LINK} FROM done
   RETURNING id
 )
 SELECT (SELECT id::text FROM saved) AS id`;
@@ -90,42 +90,22 @@ export class ContentStore {
 
   /** Compress and store a page; returns the row without the body. */
   async save(input: ContentInput): Promise<Omit<StoredContent, 'body'>> {
-    const row = await this.#prepare(input);
+    const row = await prepareContentRow(input, this.#clock.now());
     const [out] = await withDbErrors('save content', () => sqlOf(this.#prisma).query<{ id: string }>(SAVE_SQL, row.params));
     return { ...row.result, id: BigInt(out!.id) };
   }
 
   /**
-   * Store a page and mark its link done in one statement: the fetch worker's success path, once per page. The link
-   * leaves any pause and risk behind, records the fetcher that got it, and counts `attemptsMade` attempts (made at
-   * `lastAttemptAt`) into its attempt_count. Returns null, storing nothing, when the link does not exist.
+   * Store a page and mark its link done in one statement, counting `attemptsMade` attempts without logging them.
+   * For fixtures and tools that put pages in by hand; the crawler writes a fetch's outcome, attempts included,
+   * through OutcomeStore. Returns null, storing nothing, when the link does not exist.
    */
   async saveAndComplete(input: ContentInput, link: { attemptsMade?: number; lastAttemptAt?: Date } = {}): Promise<Omit<StoredContent, 'body'> | null> {
-    const row = await this.#prepare(input);
+    const row = await prepareContentRow(input, this.#clock.now());
     const [out] = await withDbErrors('save content and complete link', () =>
       sqlOf(this.#prisma).query<{ id: string | null }>(SAVE_AND_COMPLETE_SQL, [...row.params, link.attemptsMade ?? 0, link.lastAttemptAt ?? null]),
     );
     return out?.id ? { ...row.result, id: BigInt(out.id) } : null;
-  }
-
-  async #prepare(input: ContentInput): Promise<{ params: unknown[]; result: Omit<StoredContent, 'body' | 'id'> }> {
-    if (!(input.body instanceof Uint8Array)) throw new NonRetryableError('invalid_content', 'body must be a Uint8Array', { url: input.finalUrl });
-    const sha256 = createHash('sha256').update(input.body).digest('hex');
-    const options = { params: { [zlib.BROTLI_PARAM_QUALITY]: CONTENT_BROTLI_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: input.body.byteLength } };
-    // A typical page compresses in ~0.13 ms on the event loop, where the thread-pool round trip alone costs ~0.2 ms
-    // more; a big body (up to the 10 MiB fetch cap, ~35 ms) goes to the thread pool so it never stalls other jobs.
-    const compressed = input.body.byteLength <= SYNC_COMPRESS_MAX_BYTES ? brotliCompressSync(input.body, options) : await compress(input.body, options);
-    const fetcher = canonicalFetcherName(input.fetcher);
-    const fetchedAt = this.#clock.now();
-    const contentType = input.contentType ?? null;
-    const headers = input.headers ? archivedResponseHeaders(input.headers) : null;
-    return {
-      params: [input.linkId, compressed, contentType, input.httpStatus, input.finalUrl, sha256, input.body.byteLength, fetcher, fetchedAt, headers ? JSON.stringify(headers) : null],
-      result: {
-        linkId: input.linkId, contentType, httpStatus: input.httpStatus, finalUrl: input.finalUrl, sha256,
-        sizeBytes: input.body.byteLength, storedBytes: compressed.byteLength, fetcher, fetchedAt, headers,
-      },
-    };
   }
 
   /** A stored page by id, or null. */
@@ -157,5 +137,28 @@ async function decode(row: {
     contentType: row.contentType, httpStatus: row.httpStatus, finalUrl: row.finalUrl, sha256: row.sha256,
     sizeBytes: row.sizeBytes, storedBytes: stored.byteLength, fetcher: row.fetcher, fetchedAt: row.fetchedAt,
     headers: (row.responseHeaders as Record<string, string> | null | undefined) ?? null,
+  };
+}
+
+/**
+ * A page as the parameters of an insert into fetched_content ($1 link, then {@link CONTENT_ROW_AFTER_LINK}'s
+ * $2..$10, in this order) and the row it becomes, compressed with brotli. The outcome statement uses it too.
+ */
+export async function prepareContentRow(input: ContentInput, fetchedAt: Date): Promise<{ params: unknown[]; result: Omit<StoredContent, 'body' | 'id'> }> {
+  if (!(input.body instanceof Uint8Array)) throw new NonRetryableError('invalid_content', 'body must be a Uint8Array', { url: input.finalUrl });
+  const sha256 = createHash('sha256').update(input.body).digest('hex');
+  const options = { params: { [zlib.BROTLI_PARAM_QUALITY]: CONTENT_BROTLI_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: input.body.byteLength } };
+  // A typical page compresses in ~0.13 ms on the event loop, where the thread-pool round trip alone costs ~0.2 ms
+  // more; a big body (up to the 10 MiB fetch cap, ~35 ms) goes to the thread pool so it never stalls other jobs.
+  const compressed = input.body.byteLength <= SYNC_COMPRESS_MAX_BYTES ? brotliCompressSync(input.body, options) : await compress(input.body, options);
+  const fetcher = canonicalFetcherName(input.fetcher);
+  const contentType = input.contentType ?? null;
+  const headers = input.headers ? archivedResponseHeaders(input.headers) : null;
+  return {
+    params: [input.linkId, compressed, contentType, input.httpStatus, input.finalUrl, sha256, input.body.byteLength, fetcher, fetchedAt, headers ? JSON.stringify(headers) : null],
+    result: {
+      linkId: input.linkId, contentType, httpStatus: input.httpStatus, finalUrl: input.finalUrl, sha256,
+      sizeBytes: input.body.byteLength, storedBytes: compressed.byteLength, fetcher, fetchedAt, headers,
+    },
   };
 }

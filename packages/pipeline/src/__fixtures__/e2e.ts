@@ -33,8 +33,6 @@ export async function startE2e(label: string, env: Record<string, string> = {}, 
     FETCHERS: 'simple_http:4,playwright:1,playwright_stealth:1',
     DOMAIN_MIN_DELAY_MS: '0',
     DOMAIN_MAX_CONCURRENCY: '4',
-    ATTEMPT_FLUSH_SIZE: '1',
-    ATTEMPT_FLUSH_INTERVAL_MS: '50',
     ...env,
   });
   const runtime = createRuntime(config, { prisma: db.prisma, ...overrides });

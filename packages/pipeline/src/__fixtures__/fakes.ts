@@ -4,7 +4,7 @@ import type { FetchJobInput, RouteJobInput } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
 import type { LinkPatch, LinkRecord, LinkRepo, NewLink } from '../links/link-repo.js';
 import type { StoredProbe } from '../probe/probe-store.js';
-import type { AttemptRecord, FetcherLike } from '../ports.js';
+import type { AppliedOutcome, AttemptRecord, FetcherLike, OutcomeSink, OutcomeWrite } from '../ports.js';
 import type { JobHandle } from '../job-control.js';
 
 /** An in-memory LinkRepo for processor unit tests. */
@@ -14,7 +14,7 @@ export class MemoryLinks implements LinkRepo {
   add(url: string, patch: Partial<LinkRecord> = {}): LinkRecord {
     const row: LinkRecord = {
       id: randomUUID(), url, initialUrl: url, domain: new URL(url).hostname, status: 'queued', pausedUntil: null, riskLevel: 0,
-      attemptCount: 0, lastAttemptAt: null, learningModeEnabled: null, fetcher: null, selectionSource: null, lastErrorType: null, lastError: null,
+      attemptCount: 0, lastAttemptAt: null, learningModeEnabled: null, fetcher: null, selectionSource: null, lastErrorType: null, lastError: null, generation: 0,
       ...patch,
     };
     this.rows.set(row.id, row);
@@ -49,9 +49,9 @@ export class MemoryLinks implements LinkRepo {
     return true;
   }
 
-  async claimForRouting(id: string, now: Date) {
+  async claimForRouting(id: string, now: Date, generation: number) {
     const r = this.rows.get(id);
-    if (!r || r.status === 'done' || r.status === 'failed' || (r.pausedUntil && r.pausedUntil.getTime() > now.getTime())) return null;
+    if (!r || r.status === 'done' || r.status === 'failed' || (r.pausedUntil && r.pausedUntil.getTime() > now.getTime()) || r.generation > generation) return null;
     r.status = 'routing';
     return { ...r };
   }
@@ -60,6 +60,33 @@ export class MemoryLinks implements LinkRepo {
     const r = this.rows.get(id)!;
     r.attemptCount += n;
     r.lastAttemptAt = at;
+  }
+}
+
+/**
+ * The outcome store's contract in memory, over MemoryLinks: the attempts are logged (always), the link change applies
+ * only while the link is unfinished, and the page is stored only when it did.
+ */
+export class MemoryOutcomes implements OutcomeSink {
+  readonly attempts: AttemptRecord[] = [];
+  readonly pages: NonNullable<OutcomeWrite['page']>[] = [];
+  readonly writes: OutcomeWrite[] = [];
+
+  constructor(private readonly links: MemoryLinks) {}
+
+  async apply(write: OutcomeWrite): Promise<AppliedOutcome> {
+    this.writes.push(write);
+    this.attempts.push(...write.attempts);
+    const row = this.links.rows.get(write.linkId);
+    const last = write.attempts.at(-1)?.attemptedAt;
+    const unfinished = row !== undefined && row.status !== 'done' && row.status !== 'failed';
+    if (row) {
+      if (unfinished) Object.assign(row, Object.fromEntries(Object.entries(write.link).filter(([, v]) => v !== undefined)));
+      row.attemptCount += write.attempts.length;
+      if (last) row.lastAttemptAt = last;
+    }
+    if (unfinished && write.page) this.pages.push(write.page);
+    return { linkUpdated: unfinished, status: row?.status ?? null, contentId: unfinished && write.page ? BigInt(this.pages.length) : null, attemptIds: write.attempts.map((_, i) => BigInt(this.attempts.length - write.attempts.length + i + 1)) };
   }
 }
 
@@ -92,8 +119,9 @@ export function makeHarness(opts: { best?: BestFetcherResult; route?: string | n
   const clock = new ManualClock(new Date('2026-01-01T00:00:00Z'));
   const fetchJobs: FetchJobInput[] = [];
   const routeJobs: Array<{ input: RouteJobInput; delayMs?: number }> = [];
-  const attempts: AttemptRecord[] = [];
-  const saved: unknown[] = [];
+  const outcomes = new MemoryOutcomes(links);
+  const attempts = outcomes.attempts;
+  const saved = outcomes.pages;
   const probes = new Map<string, StoredProbe>();
   const pausedDomains: Array<{ domain: string; untilMs: number }> = [];
   const fetchCalls: string[] = [];
@@ -110,7 +138,7 @@ export function makeHarness(opts: { best?: BestFetcherResult; route?: string | n
     },
   });
   return {
-    links, clock, fetchJobs, routeJobs, attempts, saved, probes, pausedDomains, fetchCalls,
+    links, clock, fetchJobs, routeJobs, attempts, saved, outcomes, probes, pausedDomains, fetchCalls,
     script(...r: Array<FetchResult | Error>) {
       fetchQueue = r;
     },
@@ -141,7 +169,5 @@ export function makeHarness(opts: { best?: BestFetcherResult; route?: string | n
       routeJobs.push({ input, delayMs: o.delayMs });
       return 'r';
     },
-    recordAttempt: (row: AttemptRecord) => void attempts.push(row),
-    content: { save: async (input: unknown) => void saved.push(input) },
   };
 }

@@ -205,12 +205,17 @@ export const PROBE_ENV = {
   PROBE_STORE_BUDGET_BYTES: intVar(256 * 1024 * 1024, 1),
 };
 
-/** The attempt log's write buffer. */
-export const ATTEMPTS_ENV = {
-  /** Attempt rows buffered before a batched write. @defaultValue 50 */
-  ATTEMPT_FLUSH_SIZE: intVar(50, 1),
-  /** Longest an attempt waits in the buffer. @defaultValue 500 */
-  ATTEMPT_FLUSH_INTERVAL_MS: intVar(500, 1),
+
+/** Recovery: Postgres rebuilds what Redis lost; jobs ride out outages. */
+export const RECONCILE_ENV = {
+  /** Time between reconcile passes (0: only the pass at worker start). @defaultValue 60000 */
+  RECONCILE_INTERVAL_MS: intVar(60_000, 0),
+  /** Unfinished links touched more recently than this are not reconciled (their job may be between queues). @defaultValue 120000 */
+  RECONCILE_GRACE_MS: intVar(120_000, 0),
+  /** Links per reconcile batch. @defaultValue 500 */
+  RECONCILE_BATCH_SIZE: intVar(500, 1, 10_000),
+  /** Longest wait before a job retries after Postgres or Redis was unreachable (it doubles up to this). @defaultValue 60000 */
+  INFRA_RETRY_MAX_MS: intVar(60_000, 100),
 };
 
 /** Link-following crawls: what a page contributes and what sitemaps may cost. */
@@ -247,7 +252,7 @@ export const CRAWLER_ENV = {
   ...FETCHERS_ENV,
   ...POLITENESS_ENV,
   ...PROBE_ENV,
-  ...ATTEMPTS_ENV,
+  ...RECONCILE_ENV,
   ...CRAWL_ENV,
   ...EVENTS_ENV,
   /** pino level. @defaultValue 'info' */

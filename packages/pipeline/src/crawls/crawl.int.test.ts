@@ -12,7 +12,6 @@ const ENV = { FETCHERS: 'simple_http:8', DOMAIN_MAX_CONCURRENCY: '8', ROUTER_CON
 
 async function crawlToEnd(c: E2eCrawler, id: string): Promise<void> {
   await waitFor(async () => (await c.runtime.crawlStore.view(id))?.state !== 'running', `crawl ${id} to settle`, 180_000);
-  await c.runtime.flushAttempts();
 }
 
 /** Frontier keys of the links a crawl stored, with their depth. */

@@ -71,6 +71,8 @@ describe('crash recovery', () => {
     expect(await crawler.db.prisma.link.count({ where: { status: { not: 'done' } } })).toBe(0);
     const contents = await crawler.db.prisma.fetchedContent.groupBy({ by: ['linkId'], _count: true });
     expect(contents).toHaveLength(PAGES);
+    // The log and the links agree: no link is done without its successful attempt (they are one write).
+    expect(await crawler.db.prisma.link.count({ where: { status: 'done', attempts: { none: { success: true } } } })).toBe(0);
   }, 90_000);
 
   it('SIGTERM drains in-flight jobs, writes their attempts and exits cleanly; the rest wait for the next worker', async () => {
@@ -78,7 +80,7 @@ describe('crash recovery', () => {
     await server?.close();
     const routes = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`/t/${i}`, { body: staticArticle({ title: `T ${i}` }), delayMs: 800 }]));
     server = await startTestServer(routes);
-    const env = { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:2', ROUTER_CONCURRENCY: '2', DOMAIN_MAX_CONCURRENCY: '16', ATTEMPT_FLUSH_SIZE: '1000', ATTEMPT_FLUSH_INTERVAL_MS: '600000' };
+    const env = { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:2', ROUTER_CONCURRENCY: '2', DOMAIN_MAX_CONCURRENCY: '16' };
     crawler = await startE2e('sigterm', env);
     await crawler.runtime.enqueue(Array.from({ length: 4 }, (_, i) => server!.url(`/t/${i}`)));
     child = await startChild({

@@ -1,7 +1,7 @@
 import { NonRetryableError } from '@crawler/core';
 import { describe, expect, it } from 'vitest';
 import { DelayedError } from 'bullmq';
-import { CrawlerError, RetryableError } from '@crawler/core';
+import { CrawlerError, RetryableError, silentLogger, type Logger } from '@crawler/core';
 import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
 import { EMPTY_HTML, STATIC_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
 
@@ -14,8 +14,7 @@ function fetchProc(h: ReturnType<typeof makeHarness>, over: Partial<Parameters<t
     enqueueRoute: h.enqueueRoute,
     fetchers: h.fetchers,
     probeStore: h.probeStore,
-    recordAttempt: h.recordAttempt,
-    content: h.content,
+    outcomes: h.outcomes,
     ...over,
   });
 }
@@ -191,4 +190,87 @@ describe('fetch processor', () => {
     expect(out).toMatchObject({ outcome: 'failed', errorType: 'too_large' });
     expect(h.attempts[0]).toMatchObject({ errorType: 'too_large', success: false });
   });
+
+  it('writes the outcome of a job once: every attempt it made, the link state and the page together', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://flaky.example/once', { status: 'fetching' });
+    h.script(new RetryableError('network_error', 'reset'), response(link.url, { html: STATIC_HTML }));
+    await fetchProc(h)(job(link.id, link.url));
+    expect(h.outcomes.writes).toHaveLength(1);
+    const [w] = h.outcomes.writes;
+    expect(w!.attempts.map((a) => a.success)).toEqual([false, true]);
+    expect(w!.link).toMatchObject({ status: 'done', riskLevel: 0, pausedUntil: null, fetcher: 'simple_http' });
+    expect(w!.page).toMatchObject({ linkId: link.id, httpStatus: 200 });
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'done', attemptCount: 2 });
+  });
+
+  it('writes nothing when the outcome write fails: the job throws and no attempt is counted', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://dbdown.example/', { status: 'fetching' });
+    h.script(response(link.url, { html: STATIC_HTML }));
+    const outcomes = { apply: async () => Promise.reject(new Error('Connection terminated unexpectedly')) };
+    await expect(fetchProc(h, { outcomes })(job(link.id, link.url))).rejects.toThrow(/Connection terminated/);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', attemptCount: 0 });
+  });
+
+  it('a retry that meets the politeness gate writes its attempt before the job waits', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://slowgate.example/', { status: 'fetching' });
+    h.script(new RetryableError('timeout', 'too slow'));
+    let calls = 0;
+    const gate = {
+      ...h.common.gate,
+      acquire: async () =>
+        calls++ === 0
+          ? { granted: true as const, permit: { release: async () => {} } }
+          : { granted: false as const, retryInMs: 30_000, reason: 'paused' as const },
+    };
+    await expect(fetchProc(h, { gate })(job(link.id, link.url))).rejects.toBeInstanceOf(DelayedError);
+    expect(h.outcomes.writes).toHaveLength(1);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'paused', attemptCount: 1 });
+    expect(h.links.rows.get(link.id)!.pausedUntil!.getTime() - h.clock.now().getTime()).toBe(30_000);
+  });
+
+  it('moves a paused link to the next generation with its delayed re-route', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://blocked.example/g', { status: 'fetching' });
+    h.script(response(link.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
+    await fetchProc(h)(job(link.id, link.url, { generation: 2 }));
+    expect(h.outcomes.writes[0]!.link.generation).toBe(3);
+    expect(h.routeJobs[0]!.input).toMatchObject({ generation: 3 });
+  });
+
+  it('logs a probe body it could not delete and still finishes the job', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://static.example/probe-left', { status: 'fetching' });
+    await h.probeStore.save(link.id, { status: 200, headers: { 'content-type': 'text/html' }, finalUrl: link.url, contentType: 'text/html', body: new TextEncoder().encode(STATIC_HTML), text: STATIC_HTML });
+    const warnings: string[] = [];
+    const logger = recordingLogger(warnings);
+    const probeStore = { ...h.probeStore, delete: async () => Promise.reject(new Error('redis went away')) };
+    const out = await fetchProc(h, { probeStore, logger })(job(link.id, link.url, { probe: { key: `probe:${link.id}`, status: 200, bodyBytes: 10 } }));
+    expect(out).toMatchObject({ outcome: 'done' });
+    expect(warnings).toContain('could not delete the probe body');
+  });
 });
+
+describe('fetch processor and generations', () => {
+  it('skips a fetch job of an older generation than its link, without a request', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://stale.example/', { status: 'fetching', generation: 3 });
+    const out = await fetchProc(h)(job(link.id, link.url, { generation: 2 }));
+    expect(out).toMatchObject({ outcome: 'skipped', errorType: 'stale_generation' });
+    expect(h.fetchCalls).toHaveLength(0);
+    expect(h.outcomes.writes).toHaveLength(0);
+  });
+});
+
+/** A logger that keeps the messages of warn and error calls. */
+function recordingLogger(into: string[]): Logger {
+  const log: Logger = {
+    ...silentLogger,
+    child: () => log,
+    warn: (...args: unknown[]) => void into.push(String(args.find((a) => typeof a === 'string'))),
+    error: (...args: unknown[]) => void into.push(String(args.find((a) => typeof a === 'string'))),
+  } as Logger;
+  return log;
+}

@@ -11,21 +11,20 @@ import {
   parseRetryAfterMs,
   safeResponseHeaders,
   type Clock,
-  type Heuristic,
   type Logger,
   type PipelineMetrics,
   type PolitenessGate,
   type RobotsPolicy,
-  type ValidationResult,
 } from '@crawler/core';
-import { FetchJobSchema, parseJobData, type FetchJob, type FetchJobInput, type FetchResult as FetchJobResult, type RouteJobInput } from '@crawler/queue';
+import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
-import type { LinkPatch, LinkRecord, LinkRepo } from '../links/link-repo.js';
-import type { AttemptRecord, ContentSink, FetcherSource } from '../ports.js';
+import type { LinkRepo } from '../links/link-repo.js';
+import type { FetcherSource, OutcomeSink } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { analyzeResponse } from './response-analysis.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
+import { applyDecision, failLink, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
 
 /** The fetch workers' settings (a slice of CrawlerConfig). */
 export interface FetchSettings {
@@ -39,14 +38,13 @@ export interface FetchSettings {
 
 export interface FetchDeps {
   settings: FetchSettings;
-  links: LinkRepo;
+  links: Pick<LinkRepo, 'get'>;
   enqueueFetch(input: FetchJobInput): Promise<string>;
   enqueueRoute(input: RouteJobInput, opts: { delayMs?: number }): Promise<string>;
   fetchers: FetcherSource;
   probeStore: Pick<ProbeStore, 'load' | 'delete'>;
-  /** Buffered attempt log (AttemptBuffer.add). */
-  recordAttempt(row: AttemptRecord): void;
-  content: ContentSink;
+  /** Where a job's outcome is written: its attempts, the link's new state and the page, at once. */
+  outcomes: OutcomeSink;
   gate: PolitenessGate;
   robots: RobotsPolicy;
   clock: Clock;
@@ -61,207 +59,164 @@ export interface FetchDeps {
   discovery?: LinkDiscovery;
 }
 
-/** One try: a response or an error type, how long it took, and whether it cost a request. */
-interface Try {
+/** One request (or the probe's stored response): a response or an error type, and how long it took. */
+export interface Try {
   response: FetchResult | null;
   errorType: string | null;
-  errorMessage?: string;
   durationMs: number;
 }
 
+/** The politeness gate said not now: the job waits `retryInMs` (a paused domain pauses the link too). */
+interface Wait {
+  wait: true;
+  retryInMs: number;
+  reason: string;
+}
+
 /**
- * The fetch worker's processor (document 003 phase_fetch): politeness, robots, the probe's body or a fetch,
- * validation, heuristics, the retry policy's decision (the four cases), an attempt row for every try, and the link's
- * next state. A politeness wait is a delayed job, not an attempt.
+ * The fetch worker's processor, in the order a reader follows it:
+ * 1. **gate**: the link is unfinished, not paused, under its attempt limit, allowed by robots.txt, for a fetcher
+ *    this fleet runs (otherwise the job ends here);
+ * 2. **fetch or reuse the probe**: the router's stored probe body when there is one, else a request through the
+ *    politeness gate (a politeness wait is a delayed job, not an attempt);
+ * 3. **analyse**: validation and response heuristics;
+ * 4. **decide**: the retry policy (core decideOutcome); `retry_now` goes back to 2 once;
+ * 5. **apply**: one atomic write of the attempts, the link's next state and the page, then the queue side effects
+ *    (fetch-outcome.ts).
  */
 export function createFetchProcessor(deps: FetchDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
 
   return async function processFetch(job: JobHandle & { queueName?: string }, token?: string): Promise<FetchJobResult> {
-    const queue = job.queueName ?? 'fetch';
-    const data = parseJobData(FetchJobSchema, job.data, { queue, jobId: job.id });
-    const fetcherName = canonicalFetcherName(data.fetcher);
-    const log = deps.logger.child({ jobId: job.id, queue, linkId: data.linkId, url: data.url, fetcher: fetcherName });
-    const link = await deps.links.get(data.linkId);
-    const finish = (r: FetchJobResult): FetchJobResult => {
-      deps.metrics.jobFinished(queue, r.outcome);
-      return r;
-    };
-    if (!link) return finish({ outcome: 'skipped', fetcher: fetcherName, attempts: 0, errorType: 'link_missing' });
-    if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) {
-      return finish({ outcome: 'skipped', fetcher: fetcherName, attempts: 0 });
-    }
-    const now0 = deps.clock.now();
-    if (link.pausedUntil && link.pausedUntil.getTime() > now0.getTime()) {
-      deps.metrics.jobFinished(queue, 'delayed');
-      return delayJob(job, token, link.pausedUntil.getTime() - now0.getTime());
-    }
-    if (link.attemptCount >= deps.settings.maxAttempts) {
-      return finish(await failLink(deps, link, fetcherName, 0, link.lastErrorType ?? ERROR_TYPES.internal, `max_attempts:${link.lastErrorType ?? 'unknown'}`, data));
-    }
+    const opened = await openJob(deps, job, token);
+    if (!('link' in opened)) return finish(deps, job.queueName ?? 'fetch', opened);
+    const ctx = opened;
+    const refused = await gateJob(deps, known, ctx);
+    if (refused) return finish(deps, ctx.queue, refused);
 
-    let verdict;
-    try {
-      verdict = await deps.robots.check(data.url);
-    } catch (err) {
-      // The URL itself is refused (SSRF guard, scheme): the same answer for any request, so the link fails with it.
-      if (isUrlPolicyError(err)) return finish(await failLink(deps, link, fetcherName, 0, err.code, err.message, data));
-      throw err;
-    }
-    if (!verdict.allowed) {
-      return finish(await failLink(deps, link, fetcherName, 0, ERROR_TYPES.robotsDisallowed, verdict.reason ?? 'disallowed by robots.txt', data));
-    }
-    if (!known.has(fetcherName)) {
-      return finish(await failLink(deps, link, fetcherName, 0, ERROR_TYPES.unknownFetcher, `fetcher '${fetcherName}' is not configured`, data));
-    }
-
-    const domain = domainOf(data.url);
-    const preHeuristics = extractUrlHeuristics(data.url);
-    const retried: { retryNow?: boolean; switchFetcher?: boolean } = {};
-    let attempts = 0;
-    let useProbe = data.probe !== undefined;
-    // Attempts not yet added to the link's attempt_count: they ride on the link's next write (one statement, not two).
-    let uncounted = 0;
-    let lastAttemptAt = now0;
-    const counted = (patch: LinkPatch): LinkPatch => {
-      if (uncounted === 0) return patch;
-      const out = { ...patch, attemptsMade: uncounted, lastAttemptAt };
-      uncounted = 0;
-      return out;
-    };
-
+    let useProbe = ctx.data.probe !== undefined;
     for (;;) {
-      let attempt: Try;
-      const stored = useProbe && data.probe ? await deps.probeStore.load(data.probe.key) : null;
+      const got = await fetchOrReuseProbe(deps, ctx, useProbe);
       useProbe = false;
-      if (stored) {
-        // The router's probe already fetched this page with plain HTTP: reuse it, the page costs one request.
-        attempt = {
-          response: { fetcher: fetcherName, url: data.url, finalUrl: stored.finalUrl, status: stored.status, headers: stored.headers, body: stored.body, contentType: stored.contentType, text: stored.text, redirectChain: [], timings: { startedAt: now0.getTime(), headersMs: null, totalMs: 0 } },
-          errorType: null,
-          durationMs: 0,
-        };
-        log.debug('probe body reused');
-      } else {
-        const gate = await deps.gate.acquire(domain);
-        if (!gate.granted) {
-          if (gate.reason === 'paused') {
-            // The domain is paused (a block on another of its pages): this link waits the pause out too, visibly.
-            await deps.links.updateUnlessFinished(link.id, counted({ status: LINK_STATUSES.paused, pausedUntil: new Date(deps.clock.now().getTime() + gate.retryInMs) }));
-          } else if (uncounted > 0) {
-            await deps.links.countAttempts(link.id, uncounted, lastAttemptAt);
-            uncounted = 0;
-          }
-          deps.metrics.jobFinished(queue, 'delayed');
-          log.debug({ retryInMs: gate.retryInMs, reason: gate.reason }, 'politeness: fetch delayed');
-          return delayJob(job, token, gate.retryInMs);
-        }
-        try {
-          attempt = await tryFetch(deps, fetcherName, data.url);
-        } finally {
-          await gate.permit.release();
-        }
-      }
-
-      const now = deps.clock.now();
-      let validation: ValidationResult | null = null;
-      let postHeuristics: Heuristic[] = [];
-      if (attempt.response) ({ validation, heuristics: postHeuristics } = analyzeResponse(attempt.response));
-      const retryAfterMs = parseRetryAfterMs(attempt.response?.headers['retry-after'], now);
-      attempts += 1;
-      const decision = decideOutcome({
-        errorType: attempt.errorType,
-        validation,
-        status: attempt.response?.status,
-        fetcher: fetcherName,
-        attemptCount: link.attemptCount + attempts,
-        riskLevel: link.riskLevel,
-        retriedThisJob: retried,
-        retryAfterMs,
-        now,
-        maxAttempts: deps.settings.maxAttempts,
-        maxPauseMs: deps.settings.pauseMaxMs,
-      });
-      deps.recordAttempt({
-        linkId: link.id,
-        url: data.url,
-        fetcher: fetcherName,
-        success: decision.success,
-        isBanned: decision.isBanned,
-        errorType: decision.errorType,
-        httpStatus: attempt.response?.status ?? null,
-        responseHeaders: attempt.response ? safeResponseHeaders(attempt.response.headers) : null,
-        durationMs: Math.round(attempt.durationMs),
-        attemptedAt: now,
-        selectionSource: attempts > 1 ? SELECTION_SOURCES.retry : data.selectionSource,
-        heuristics: [...preHeuristics, ...postHeuristics],
-      });
-      uncounted += 1;
-      lastAttemptAt = now;
-      deps.metrics.fetchObserved(fetcherName, attempt.durationMs, decision.errorType ?? 'success');
-      log.info({ kind: decision.kind, errorType: decision.errorType, status: attempt.response?.status, reason: decision.reason }, 'attempt');
-
-      switch (decision.kind) {
-        case 'success': {
-          const res = attempt.response!;
-          const page = { linkId: link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher: fetcherName, headers: res.headers };
-          try {
-            // A failure here fails the job like a failed write: it is retried, and the frontier's dedup makes the
-            // links it already admitted duplicates on the second pass.
-            if (link.crawlId && deps.discovery) await deps.discovery.discover({ link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text });
-            if (deps.content.saveAndComplete) {
-              // The page and the link's new state in one statement (once per page: the hot path).
-              await deps.content.saveAndComplete(page, { attemptsMade: uncounted, lastAttemptAt });
-              uncounted = 0;
-            } else {
-              await deps.content.save(page);
-              await deps.links.update(link.id, counted({ status: LINK_STATUSES.done, riskLevel: 0, pausedUntil: null, fetcher: fetcherName, lastErrorType: null, lastError: null }));
-            }
-          } catch (err) {
-            // The job will be retried: its attempts still count towards the link's limit.
-            if (uncounted > 0) await deps.links.countAttempts(link.id, uncounted, lastAttemptAt).catch(() => {});
-            throw err;
-          }
-          if (data.probe) await deps.probeStore.delete(data.probe.key).catch(() => {});
-          return finish({ outcome: 'done', fetcher: fetcherName, attempts, httpStatus: res.status });
-        }
-        case 'retry_now':
-          retried.retryNow = true;
-          continue;
-        case 'switch_fetcher': {
-          const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
-          if (!next || !known.has(next)) {
-            const why = `${decision.reason}: ${next ?? 'no fetcher'} to switch to is not configured`;
-            return finish(await failLink(deps, link, fetcherName, attempts, decision.errorType ?? ERROR_TYPES.wrongTool, why, data, undefined, counted({})));
-          }
-          await deps.links.updateUnlessFinished(link.id, counted({ status: LINK_STATUSES.fetching, fetcher: next, selectionSource: SELECTION_SOURCES.retry, lastErrorType: decision.errorType }));
-          await deps.enqueueFetch({ linkId: link.id, url: data.url, fetcher: next, selectionSource: SELECTION_SOURCES.retry, generation: data.generation, attemptsBefore: link.attemptCount + attempts, retryOf: { fetcher: fetcherName, errorType: decision.errorType ?? ERROR_TYPES.wrongTool } });
-          if (data.probe) await deps.probeStore.delete(data.probe.key).catch(() => {});
-          return finish({ outcome: 'switched', fetcher: fetcherName, attempts, errorType: decision.errorType ?? undefined, httpStatus: attempt.response?.status });
-        }
-        case 'pause': {
-          const pausedUntil = decision.pausedUntil ?? new Date(now.getTime() + (decision.pauseMs ?? 0));
-          await deps.links.updateUnlessFinished(link.id, counted({ status: LINK_STATUSES.paused, pausedUntil, riskLevel: decision.riskLevel, lastErrorType: decision.errorType, lastError: decision.reason }));
-          if (decision.isBanned) {
-            // The whole site pushed back, not just this page: the fleet stops asking it until the pause ends.
-            await deps.gate.pauseDomain(domain, pausedUntil.getTime(), decision.errorType ?? 'blocked');
-            deps.metrics.ban(domain);
-          }
-          deps.metrics.pause(domain, decision.errorType ?? 'unknown');
-          // The re-route carries the policy's escalation and the refused fetcher: asking the learned store again would
-          // hand back the fetcher the site just blocked (measured: bot walls re-challenged every round, bench README-routing).
-          // A rate limit names the same fetcher (pace, not the tool), which is not a refused one.
-          const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
-          const escalation = next ? { nextFetcher: next, ...(next !== fetcherName ? { blockedFetcher: fetcherName } : {}) } : {};
-          await deps.enqueueRoute({ linkId: link.id, url: data.url, generation: data.generation + 1, reason: 'resume', ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
-          if (data.probe) await deps.probeStore.delete(data.probe.key).catch(() => {});
-          return finish({ outcome: 'paused', fetcher: fetcherName, attempts, errorType: decision.errorType ?? undefined, httpStatus: attempt.response?.status, pausedUntil: pausedUntil.toISOString() });
-        }
-        case 'fail':
-          return finish(await failLink(deps, link, fetcherName, attempts, decision.errorType ?? ERROR_TYPES.internal, decision.reason, data, attempt.response?.status, counted({})));
-      }
+      if ('wait' in got) return waitForPoliteness(deps, ctx, got);
+      const decision = analyseAndDecide(deps, ctx, got);
+      if (decision.kind !== 'retry_now') return finish(deps, ctx.queue, await applyDecision(deps, known, ctx, decision, got));
+      ctx.retried.retryNow = true;
     }
   };
+}
+
+function finish(deps: FetchDeps, queue: string, r: FetchJobResult): FetchJobResult {
+  deps.metrics.jobFinished(queue, r.outcome);
+  return r;
+}
+
+/** Parse the payload and load the link; a missing link ends the job. */
+async function openJob(deps: FetchDeps, job: JobHandle & { queueName?: string }, token: string | undefined): Promise<FetchJobContext | FetchJobResult> {
+  const queue = job.queueName ?? 'fetch';
+  const data = parseJobData(FetchJobSchema, job.data, { queue, jobId: job.id });
+  const fetcher = canonicalFetcherName(data.fetcher);
+  const link = await deps.links.get(data.linkId);
+  if (!link) return { outcome: 'skipped', fetcher, attempts: 0, errorType: 'link_missing' };
+  return {
+    job, token, queue, data, fetcher, link,
+    log: deps.logger.child({ jobId: job.id, queue, linkId: data.linkId, url: data.url, fetcher }),
+    domain: domainOf(data.url),
+    urlHeuristics: extractUrlHeuristics(data.url),
+    attempts: [],
+    retried: {},
+  };
+}
+
+/** Step 1: whether this job may fetch at all. Returns the job's result when it may not. */
+async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext): Promise<FetchJobResult | null> {
+  const { link, fetcher } = ctx;
+  if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) return { outcome: 'skipped', fetcher, attempts: 0 };
+  // The reconciler gave the link a job of a newer generation: that one carries it now.
+  if (link.generation > ctx.data.generation) return { outcome: 'skipped', fetcher, attempts: 0, errorType: 'stale_generation' };
+  const now = deps.clock.now();
+  if (link.pausedUntil && link.pausedUntil.getTime() > now.getTime()) {
+    deps.metrics.jobFinished(ctx.queue, 'delayed');
+    return delayJob(ctx.job, ctx.token, link.pausedUntil.getTime() - now.getTime());
+  }
+  if (link.attemptCount >= deps.settings.maxAttempts) {
+    return failLink(deps, ctx, { errorType: link.lastErrorType ?? ERROR_TYPES.internal, message: `max_attempts:${link.lastErrorType ?? 'unknown'}` });
+  }
+  let verdict;
+  try {
+    verdict = await deps.robots.check(ctx.data.url);
+  } catch (err) {
+    // The URL itself is refused (SSRF guard, scheme): the same answer for any request, so the link fails with it.
+    if (isUrlPolicyError(err)) return failLink(deps, ctx, { errorType: err.code, message: err.message });
+    throw err;
+  }
+  if (!verdict.allowed) return failLink(deps, ctx, { errorType: ERROR_TYPES.robotsDisallowed, message: verdict.reason ?? 'disallowed by robots.txt' });
+  if (!known.has(fetcher)) return failLink(deps, ctx, { errorType: ERROR_TYPES.unknownFetcher, message: `fetcher '${fetcher}' is not configured` });
+  return null;
+}
+
+/** Step 2: the router's probe response when it stored one (the page costs one request), else a fetch through the gate. */
+async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe: boolean): Promise<Try | Wait> {
+  const stored = useProbe && ctx.data.probe ? await deps.probeStore.load(ctx.data.probe.key) : null;
+  if (stored) {
+    ctx.log.debug('probe body reused');
+    const response: FetchResult = {
+      fetcher: ctx.fetcher, url: ctx.data.url, finalUrl: stored.finalUrl, status: stored.status, headers: stored.headers, body: stored.body,
+      contentType: stored.contentType, text: stored.text, redirectChain: [], timings: { startedAt: deps.clock.now().getTime(), headersMs: null, totalMs: 0 },
+    };
+    return { response, errorType: null, durationMs: 0 };
+  }
+  const gate = await deps.gate.acquire(ctx.domain);
+  if (!gate.granted) return { wait: true, retryInMs: gate.retryInMs, reason: gate.reason };
+  try {
+    return await tryFetch(deps, ctx.fetcher, ctx.data.url);
+  } finally {
+    await gate.permit.release();
+  }
+}
+
+/** A politeness wait: the attempts made so far (and a domain pause) are written, then the job is parked. */
+async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wait): Promise<never> {
+  await recordWait(deps, ctx, wait.reason === 'paused' ? new Date(deps.clock.now().getTime() + wait.retryInMs) : null);
+  deps.metrics.jobFinished(ctx.queue, 'delayed');
+  ctx.log.debug({ retryInMs: wait.retryInMs, reason: wait.reason }, 'politeness: fetch delayed');
+  return delayJob(ctx.job, ctx.token, wait.retryInMs);
+}
+
+/** Steps 3 and 4: validate the response, take the policy's decision, and keep the attempt row for the apply step. */
+function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): Decision {
+  const now = deps.clock.now();
+  const { validation, heuristics } = attempt.response ? analyzeResponse(attempt.response) : { validation: null, heuristics: [] };
+  const decision = decideOutcome({
+    errorType: attempt.errorType,
+    validation,
+    status: attempt.response?.status,
+    fetcher: ctx.fetcher,
+    attemptCount: ctx.link.attemptCount + ctx.attempts.length + 1,
+    riskLevel: ctx.link.riskLevel,
+    retriedThisJob: ctx.retried,
+    retryAfterMs: parseRetryAfterMs(attempt.response?.headers['retry-after'], now),
+    now,
+    maxAttempts: deps.settings.maxAttempts,
+    maxPauseMs: deps.settings.pauseMaxMs,
+  });
+  ctx.attempts.push({
+    linkId: ctx.link.id,
+    url: ctx.data.url,
+    fetcher: ctx.fetcher,
+    success: decision.success,
+    isBanned: decision.isBanned,
+    errorType: decision.errorType,
+    httpStatus: attempt.response?.status ?? null,
+    responseHeaders: attempt.response ? safeResponseHeaders(attempt.response.headers) : null,
+    durationMs: Math.round(attempt.durationMs),
+    attemptedAt: now,
+    selectionSource: ctx.attempts.length > 0 ? SELECTION_SOURCES.retry : ctx.data.selectionSource,
+    heuristics: [...ctx.urlHeuristics, ...heuristics],
+  });
+  deps.metrics.fetchObserved(ctx.fetcher, attempt.durationMs, decision.errorType ?? 'success');
+  ctx.log.info({ kind: decision.kind, errorType: decision.errorType, status: attempt.response?.status, reason: decision.reason }, 'attempt');
+  return decision;
 }
 
 async function tryFetch(deps: FetchDeps, fetcherName: string, url: string): Promise<Try> {
@@ -271,25 +226,6 @@ async function tryFetch(deps: FetchDeps, fetcherName: string, url: string): Prom
     const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal });
     return { response, errorType: null, durationMs: response.timings?.totalMs ?? performance.now() - started };
   } catch (err) {
-    return { response: null, errorType: errorTypeOf(err), errorMessage: err instanceof Error ? err.message : String(err), durationMs: performance.now() - started };
+    return { response: null, errorType: errorTypeOf(err), durationMs: performance.now() - started };
   }
 }
-
-async function failLink(
-  deps: FetchDeps,
-  link: LinkRecord,
-  fetcher: string,
-  attempts: number,
-  errorType: string,
-  message: string,
-  data: FetchJob,
-  httpStatus?: number,
-  /** Pending changes to write with the failure (uncounted attempts). */
-  extra: LinkPatch = {},
-): Promise<FetchJobResult> {
-  await deps.links.updateUnlessFinished(link.id, { ...extra, status: LINK_STATUSES.failed, lastErrorType: errorType, lastError: message });
-  if (data.probe) await deps.probeStore.delete(data.probe.key).catch(() => {});
-  deps.logger.child({ linkId: link.id, url: link.url, fetcher }).warn({ errorType }, `link failed: ${message}`);
-  return { outcome: 'failed', fetcher, attempts, errorType, httpStatus };
-}
-

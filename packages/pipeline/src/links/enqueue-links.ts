@@ -101,7 +101,7 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   // job, this repairs it; when the job does exist the same job id makes the add a no-op.
   const toQueue = rows.filter((r) => r.created || r.status === LINK_STATUSES.queued);
   for (let i = 0; i < toQueue.length; i += 1_000) {
-    await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url })));
+    await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation })));
   }
   const queuedIds = new Set(toQueue.map((r) => r.id));
 

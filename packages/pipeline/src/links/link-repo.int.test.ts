@@ -28,7 +28,7 @@ describe('PrismaLinkRepo on real Postgres (the hot path in plain SQL)', () => {
     expect(raw).toEqual({
       id: viaPrisma.id, url: viaPrisma.url, initialUrl: viaPrisma.initialUrl, domain: viaPrisma.domain, status: viaPrisma.status,
       pausedUntil: viaPrisma.pausedUntil, riskLevel: 2, attemptCount: 0, lastAttemptAt: null, learningModeEnabled: null,
-      fetcher: null, selectionSource: null, lastErrorType: 'timeout', lastError: null, crawlId: viaPrisma.crawlId, depth: viaPrisma.depth,
+      fetcher: null, selectionSource: null, lastErrorType: 'timeout', lastError: null, crawlId: viaPrisma.crawlId, depth: viaPrisma.depth, generation: viaPrisma.generation,
     });
     expect(raw!.pausedUntil).toEqual(new Date('2030-01-02T03:04:05.678Z'));
     expect(await links.get('00000000-0000-4000-8000-000000000000')).toBeNull();
@@ -73,18 +73,24 @@ describe('PrismaLinkRepo on real Postgres (the hot path in plain SQL)', () => {
   it('claimForRouting claims an unfinished, unpaused link and refuses paused, finished and missing ones', async () => {
     const now = new Date('2026-11-22T12:00:00.000Z');
     const fresh = await newLink('https://repo.example/d');
-    expect(await links.claimForRouting(fresh.id, now)).toMatchObject({ id: fresh.id, status: 'routing' });
+    expect(await links.claimForRouting(fresh.id, now, 0)).toMatchObject({ id: fresh.id, status: 'routing' });
 
     const paused = await newLink('https://repo.example/e');
     await links.update(paused.id, { status: 'paused', pausedUntil: new Date(now.getTime() + 60_000) });
-    expect(await links.claimForRouting(paused.id, now)).toBeNull();
+    expect(await links.claimForRouting(paused.id, now, 0)).toBeNull();
     expect(await links.get(paused.id)).toMatchObject({ status: 'paused' });
     // Once its pause is over (by the caller's clock), it is claimed.
-    expect(await links.claimForRouting(paused.id, new Date(now.getTime() + 60_000))).toMatchObject({ status: 'routing' });
+    expect(await links.claimForRouting(paused.id, new Date(now.getTime() + 60_000), 0)).toMatchObject({ status: 'routing' });
 
     const done = await newLink('https://repo.example/f');
     await links.update(done.id, { status: 'done' });
-    expect(await links.claimForRouting(done.id, now)).toBeNull();
-    expect(await links.claimForRouting('00000000-0000-4000-8000-000000000000', now)).toBeNull();
+    expect(await links.claimForRouting(done.id, now, 0)).toBeNull();
+    expect(await links.claimForRouting('00000000-0000-4000-8000-000000000000', now, 0)).toBeNull();
+
+    // A job of an older generation than the link's is stale: the reconciler's newer job owns the link.
+    const moved = await newLink('https://repo.example/g');
+    await db.prisma.link.update({ where: { id: moved.id }, data: { generation: 2 } });
+    expect(await links.claimForRouting(moved.id, now, 1)).toBeNull();
+    expect(await links.claimForRouting(moved.id, now, 2)).toMatchObject({ status: 'routing', generation: 2 });
   });
 });

@@ -21,6 +21,8 @@ export interface LinkRecord {
   crawlId?: string | null;
   /** Links followed from the crawl's seed to reach it. */
   depth?: number | null;
+  /** The route job generation that owns the link: jobs of an older one are stale and skipped. */
+  generation: number;
 }
 
 /** A new link to store. */
@@ -56,10 +58,10 @@ export interface LinkRepo {
   /** Count `n` attempts made now: attempt_count += n, last_attempt_at = at. */
   countAttempts(id: string, n: number, at: Date): Promise<void>;
   /**
-   * Mark the link `routing` and return it, in one step, when it is unfinished and not paused at `now`; null
-   * otherwise (missing, finished or paused: read it with `get` to learn which).
+   * Mark the link `routing` and return it, in one step, when it is unfinished, not paused at `now` and not owned by
+   * a newer generation than `generation`; null otherwise (missing, finished, paused or stale: read it with `get`).
    */
-  claimForRouting(id: string, now: Date): Promise<LinkRecord | null>;
+  claimForRouting(id: string, now: Date, generation: number): Promise<LinkRecord | null>;
 }
 
 const UPSERT_CHUNK = 1_000;
@@ -120,12 +122,12 @@ export class PrismaLinkRepo implements LinkRepo {
     await this.update(id, { attemptsMade: n, lastAttemptAt: at });
   }
 
-  async claimForRouting(id: string, now: Date): Promise<LinkRecord | null> {
+  async claimForRouting(id: string, now: Date, generation: number): Promise<LinkRecord | null> {
     const [row] = await this.sql.query<LinkRecord>(
       `UPDATE links SET status = 'routing', updated_at = now()
-       WHERE id = $1::uuid AND status NOT IN ('done', 'failed') AND (paused_until IS NULL OR paused_until <= $2)
+       WHERE id = $1::uuid AND status NOT IN ('done', 'failed') AND (paused_until IS NULL OR paused_until <= $2) AND generation <= $3
        RETURNING ${COLUMNS}`,
-      [id, now],
+      [id, now, generation],
     );
     return row ?? null;
   }
@@ -137,6 +139,7 @@ const COLUMNS = [
   'attempt_count AS "attemptCount"', 'last_attempt_at AS "lastAttemptAt"', 'learning_mode_enabled AS "learningModeEnabled"',
   'fetcher', 'selection_source AS "selectionSource"', 'last_error_type AS "lastErrorType"', 'last_error AS "lastError"',
   'crawl AS "crawlId"', 'depth',
+  'generation',
 ].join(', ');
 
 const UPSERT_SQL = `

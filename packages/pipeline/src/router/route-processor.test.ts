@@ -185,7 +185,7 @@ describe('route processor, learning mode', () => {
 
   it('routes a link whose pause has ended', async () => {
     const h = makeHarness({ best: { best: score('simple_http', 1), scores: [] } });
-    const link = h.links.add('https://paused.example/', { pausedUntil: new Date(h.clock.now().getTime() - 1), status: 'paused' });
+    const link = h.links.add('https://paused.example/', { pausedUntil: new Date(h.clock.now().getTime() - 1), status: 'paused', generation: 1 });
     const out = await router(h, async (u) => response(u)).process(fakeJob({ linkId: link.id, url: link.url, generation: 1, reason: 'resume' }));
     expect(out).toMatchObject({ kind: 'routed' });
     expect(h.fetchJobs[0]?.generation).toBe(1);
@@ -193,7 +193,7 @@ describe('route processor, learning mode', () => {
 
   it('re-routes a blocked link to the escalated fetcher instead of the learned one that was just blocked', async () => {
     const h = makeHarness({ best: { best: score('playwright', 0.9), scores: [] } });
-    const link = h.links.add('https://walled.example/', { pausedUntil: new Date(h.clock.now().getTime() - 1), status: 'paused' });
+    const link = h.links.add('https://walled.example/', { pausedUntil: new Date(h.clock.now().getTime() - 1), status: 'paused', generation: 1 });
     const r = router(h, async () => {
       throw new Error('must not probe');
     });
@@ -325,5 +325,14 @@ describe('route processor, legacy mode', () => {
     const link = h.links.add('https://legacy.example/b', { learningModeEnabled: false });
     const out = await router(h, async (u) => response(u, { html: STATIC_HTML })).process(fakeJob({ linkId: link.id, url: link.url }));
     expect(out).toMatchObject({ fetcher: 'playwright', source: 'hard_coded' });
+  });
+
+  it('skips a route job of an older generation than its link: the reconciler gave the link a newer job', async () => {
+    const h = makeHarness({ route: 'playwright' });
+    const link = h.links.add('https://legacy.example/stale', { learningModeEnabled: false, generation: 2 });
+    const out = await router(h, async (u) => response(u, { html: STATIC_HTML })).process(fakeJob({ linkId: link.id, url: link.url, generation: 1 }));
+    expect(out).toMatchObject({ kind: 'skipped', reason: 'stale_generation' });
+    expect(h.fetchJobs).toHaveLength(0);
+    expect(h.links.rows.get(link.id)?.status).toBe('queued');
   });
 });

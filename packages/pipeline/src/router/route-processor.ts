@@ -87,10 +87,12 @@ export function createRouteProcessor(deps: RouterDeps) {
     const log = deps.logger.child({ jobId: job.id, queue: ROUTE_QUEUE, linkId: data.linkId, url: data.url });
     const now = deps.clock.now();
     // The common case in one statement: an unfinished, unpaused link is marked routing and read at once.
-    const claimed = await deps.links.claimForRouting(data.linkId, now);
+    const claimed = await deps.links.claimForRouting(data.linkId, now, data.generation);
     const link = claimed ?? (await deps.links.get(data.linkId));
     if (!link) return skipped(deps, 'link_missing');
     if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) return skipped(deps, `link_${link.status}`);
+    // The reconciler gave the link a job of a newer generation: that one carries it now.
+    if (link.generation > data.generation) return skipped(deps, 'stale_generation');
 
     if (link.pausedUntil && link.pausedUntil.getTime() > now.getTime()) {
       // A paused link waits as a delayed job: no busy loop, no error, and nothing waiting/active keeps --until-idle up.
@@ -142,7 +144,9 @@ export function createRouteProcessor(deps: RouterDeps) {
       fetcher,
       selectionSource: decision.source,
       confidence: decision.confidence,
-      generation: data.generation,
+      // The link's generation, not this job's: two route jobs of one link (a resubmission racing a resume) share the
+      // fetch job id, so the page is fetched once.
+      generation: link.generation,
       attemptsBefore: link.attemptCount,
       probe: decision.probe,
     });

@@ -1,17 +1,18 @@
-import { Worker, type Job } from 'bullmq';
+import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
-import type { PrismaClient } from '@crawler/db';
+import { sqlOf, type PrismaClient } from '@crawler/db';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import type { LinkRepo } from '../links/link-repo.js';
 import { enqueueLinks, type EnqueueResult } from '../links/enqueue-links.js';
-import type { AttemptBuffer } from '../attempts/attempt-buffer.js';
-import type { AttemptRecord } from '../ports.js';
 import { createRouteProcessor, type RouterDeps } from '../router/route-processor.js';
 import { createFetchProcessor, type FetchDeps } from '../fetch/fetch-processor.js';
 import type { CrawlFrontier } from '../crawls/crawl-frontier.js';
 import type { CrawlStore } from '../crawls/crawl-store.js';
+import { ReconcileLoop, reconcileLinks, type ReconcileReport } from '../reconcile/reconciler.js';
+import { delayJob } from '../job-control.js';
+import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
 
 /** Everything a running crawler holds; built by createRuntime. */
 export interface RuntimeParts {
@@ -20,7 +21,6 @@ export interface RuntimeParts {
   prisma: PrismaClient;
   queues: JobQueues;
   links: LinkRepo;
-  attempts: AttemptBuffer<AttemptRecord>;
   /** Link-following crawls: create, discover. */
   crawls: CrawlFrontier;
   /** Crawls in Postgres: view, cancel. */
@@ -49,6 +49,9 @@ export interface StartWorkersOptions {
  * A crawler in one process: producers, the router worker and fetch workers over shared clients, with an idle check
  * for `--until-idle` and one ordered, idempotent shutdown.
  */
+/** Links in flight: one row is enough to know (the partial index on unfinished links answers it). */
+const UNSETTLED_SQL = `SELECT count(*)::int AS n FROM (SELECT 1 FROM links WHERE status IN ('queued', 'routing', 'fetching') LIMIT 1) x`;
+
 /** Delayed jobs due within this window keep the runtime from being idle: politeness gaps and Crawl-delays (≤ 60 s). */
 export const IDLE_DELAY_HORIZON_MS = 65_000;
 
@@ -67,6 +70,9 @@ export class CrawlerRuntime {
   readonly #served = new Set<string>();
   readonly #abort = new AbortController();
   #closing: Promise<void> | null = null;
+  #reconcileLoop: ReconcileLoop | null = null;
+  /** When the current infrastructure outage began (first failed idle check), for one log line per outage. */
+  #outageSince: number | null = null;
 
   constructor(parts: RuntimeParts) {
     this.#parts = parts;
@@ -126,7 +132,7 @@ export class CrawlerRuntime {
           pauseMaxMs: config.pauseMaxMs,
         },
       });
-      this.#track(new Worker(ROUTE_QUEUE, (job: Job, token?: string) => processRoute(job, token), { ...common, concurrency: config.routerConcurrency }));
+      this.#track(new Worker(ROUTE_QUEUE, this.#guard((job: Job, token?: string) => processRoute(job, token)), { ...common, concurrency: config.routerConcurrency }));
     }
     const wanted = new Set((opts.fetchers ?? fetcherNames).map(canonicalFetcherName));
     const processFetch = createFetchProcessor({
@@ -142,8 +148,57 @@ export class CrawlerRuntime {
     });
     for (const f of config.fetchers) {
       if (!wanted.has(f.name)) continue;
-      this.#track(new Worker(fetchQueueName(f.name), (job: Job, token?: string) => processFetch(job, token), { ...common, concurrency: f.concurrency }));
+      this.#track(new Worker(fetchQueueName(f.name), this.#guard((job: Job, token?: string) => processFetch(job, token)), { ...common, concurrency: f.concurrency }));
     }
+    // Every worker process rebuilds lost work from Postgres when it starts, then periodically (one at a time, by lease).
+    this.#reconcileLoop ??= new ReconcileLoop({
+      ...this.#reconcileDeps(config.reconcileGraceMs),
+      redis: this.redis,
+      leaseKey: `${this.queues.prefix}:reconcile:lease`,
+      intervalMs: config.reconcileIntervalMs,
+    });
+    this.#reconcileLoop.start();
+  }
+
+  #reconcileDeps(graceMs: number) {
+    return {
+      sql: sqlOf(this.prisma),
+      queues: this.queues,
+      clock: this.#parts.clock,
+      logger: this.logger.child({ component: 'reconciler' }),
+      settings: { graceMs, batchSize: this.config.reconcileBatchSize },
+    };
+  }
+
+  /**
+   * Re-enqueue every unfinished link that no live job carries (see reconcileLinks), in this process, now.
+   * @param opts.graceMs leave links touched more recently alone. @defaultValue config.reconcileGraceMs
+   */
+  reconcile(opts: { graceMs?: number } = {}): Promise<ReconcileReport> {
+    return reconcileLinks(this.#reconcileDeps(opts.graceMs ?? this.config.reconcileGraceMs));
+  }
+
+  /**
+   * A processor that rides out Postgres and Redis outages: a job that failed because our own infrastructure was
+   * unreachable is parked with a doubling delay instead of using up its attempts (and failing its link). When Redis
+   * itself is away the job cannot be parked; it stalls, and BullMQ or the reconciler runs it again.
+   */
+  #guard<T>(processor: (job: Job, token?: string) => Promise<T>): (job: Job, token?: string) => Promise<T> {
+    return async (job, token) => {
+      try {
+        return await processor(job, token);
+      } catch (err) {
+        if (err instanceof DelayedError || !isInfraError(err)) throw err;
+        const delayMs = infraRetryDelayMs(job.attemptsStarted ?? 1, this.config.infraRetryMaxMs);
+        this.logger.warn({ err, jobId: job.id, queue: job.queueName, delayMs }, 'infrastructure unreachable: job parked for a retry');
+        try {
+          return await delayJob(job, token, delayMs);
+        } catch (parked) {
+          if (parked instanceof DelayedError) throw parked;
+          throw err;
+        }
+      }
+    };
   }
 
   #track(worker: Worker): void {
@@ -153,9 +208,12 @@ export class CrawlerRuntime {
     worker.on('failed', (job, err) => {
       log.warn({ jobId: job?.id, err }, 'job failed');
       // BullMQ gave up on the job (crashes exhausted its attempts): record it on the link so it is never silently
-      // stuck in routing/fetching. A payload too broken to name a link has nothing to update.
+      // stuck in routing/fetching. A payload too broken to name a link has nothing to update. A job that died of our
+      // own infrastructure (Postgres or Redis away, its worker killed) says nothing about the link: the link stays
+      // unfinished and the reconciler gives it a new job.
       const linkId = (job?.data as { linkId?: unknown } | undefined)?.linkId;
       const final = job && job.attemptsMade >= (job.opts.attempts ?? 1);
+      if (isInfraError(err) || isStalledError(err)) return;
       if (final && typeof linkId === 'string' && /^[0-9a-f-]{36}$/i.test(linkId)) {
         this.links
           .updateUnlessFinished(linkId, { status: LINK_STATUSES.failed, lastErrorType: ERROR_TYPES.internal, lastError: `${worker.name} job failed: ${err.message}` })
@@ -172,8 +230,10 @@ export class CrawlerRuntime {
   }
 
   /**
-   * True when nothing is waiting or running on the queues this process serves. Delayed jobs (paused links, politeness waits) do not count: a paused
-   * link must not keep `--until-idle` alive for hours.
+   * True when nothing is waiting or running on the queues this process serves. Delayed jobs (paused links, politeness
+   * waits) do not count: a paused link must not keep `--until-idle` alive for hours. A process that serves every
+   * queue also asks Postgres: links still queued, routing or fetching with no job to carry them (Redis lost its data,
+   * a job died while Postgres was away) are reconciled at once and keep it waiting.
    */
   async isIdle(): Promise<boolean> {
     // A process serving some queues must not wait forever on jobs only other processes (or fetchers) will take.
@@ -183,31 +243,47 @@ export class CrawlerRuntime {
     // A job parked for a politeness gap or a Crawl-delay (capped at a minute) is still work in progress: its link stays
     // routing/fetching. A paused link's delayed re-route is not, whatever its length (a Retry-After can be short), and
     // must not keep `--until-idle` alive: its link is `paused`.
-    if (c.delayed === 0 || (await this.queues.countDelayedDueWithin(names, IDLE_DELAY_HORIZON_MS)) === 0) return true;
-    const unsettled = await this.prisma.link.count({ where: { status: { in: [LINK_STATUSES.queued, LINK_STATUSES.routing, LINK_STATUSES.fetching] } } });
-    return unsettled === 0;
+    const parkedSoon = c.delayed > 0 && (await this.queues.countDelayedDueWithin(names, IDLE_DELAY_HORIZON_MS)) > 0;
+    const servesAll = this.queueNames().every((q) => this.#served.has(q));
+    if (!parkedSoon && !servesAll) return true;
+    const [row] = await sqlOf(this.prisma).query<{ n: number }>(UNSETTLED_SQL);
+    if ((row?.n ?? 0) === 0) return true;
+    if (parkedSoon) return false;
+    // Unfinished links and no job anywhere: the work was lost, not finished. Rebuild it from Postgres.
+    const report = await this.reconcile({ graceMs: 0 });
+    this.logger.info({ report }, 'idle check: unfinished links without jobs were requeued');
+    return false;
   }
 
-  /** Resolve once the queues are idle on two checks in a row (a job between queues is never missed). */
+  /**
+   * Resolve once the queues are idle on two checks in a row (a job between queues is never missed). Through a
+   * Postgres or Redis outage it keeps waiting (one warning per outage), and goes on when the service is back.
+   */
   async waitUntilIdle(opts: { pollMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
     const pollMs = opts.pollMs ?? 250;
     let quiet = 0;
     while (quiet < 2) {
       await new Promise((r) => setTimeout(r, pollMs));
-      await opts.onTick?.();
-      quiet = (await this.isIdle()) ? quiet + 1 : 0;
+      try {
+        await opts.onTick?.();
+        quiet = (await this.isIdle()) ? quiet + 1 : 0;
+        if (this.#outageSince !== null) {
+          this.logger.info({ outageMs: Date.now() - this.#outageSince }, 'idle check: Postgres and Redis answer again');
+          this.#outageSince = null;
+        }
+      } catch (err) {
+        quiet = 0;
+        if (this.#outageSince === null) {
+          this.#outageSince = Date.now();
+          this.logger.warn({ err }, 'idle check failed (Postgres or Redis unreachable?); waiting for it to come back');
+        }
+      }
     }
-    await this.#parts.attempts.flush();
-  }
-
-  /** Write buffered attempts now. */
-  flushAttempts(): Promise<void> {
-    return this.#parts.attempts.flush();
   }
 
   /**
    * Ordered shutdown, each step on its own so one failure does not skip the rest: workers drain in-flight jobs
-   * (fetches are aborted after `drainTimeoutMs`), buffered attempts are written, browsers close, then Redis, then
+   * (fetches are aborted after `drainTimeoutMs`), browsers close, then Redis, then
    * Postgres. Idempotent: a second call waits for the first.
    */
   close(opts: { drainTimeoutMs?: number } = {}): Promise<void> {
@@ -233,7 +309,7 @@ export class CrawlerRuntime {
         clearTimeout(timer);
       }
     });
-    await step('attempts', () => this.#parts.attempts.close());
+    await step('reconciler', async () => this.#reconcileLoop?.stop());
     await step('fetchers', () => this.#parts.closeFetchers());
     await step('queues', () => this.queues.close());
     if (this.#parts.ownsRedis) await step('redis', () => closeRedisConnection(this.redis));

@@ -1,14 +1,13 @@
 import type { Redis } from 'ioredis';
 import { isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection } from '@crawler/queue';
-import { AttemptStore, ContentStore, DomainStateStore, RouteStore, createPrismaClient, type PrismaClient } from '@crawler/db';
+import { AttemptStore, DomainStateStore, OutcomeStore, RouteStore, createPrismaClient, type PrismaClient } from '@crawler/db';
 import { createDefaultRegistry, probe as probeWith } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import { PrismaLinkRepo, type LinkRepo } from '../links/link-repo.js';
-import { AttemptBuffer } from '../attempts/attempt-buffer.js';
 import { ProbeStore } from '../probe/probe-store.js';
-import type { AttemptLog, AttemptRecord, ContentSink, FetcherSource, LearnedSelector, LegacyRoutes, ProbeFn } from '../ports.js';
+import type { FetcherSource, LearnedSelector, LegacyRoutes, OutcomeSink, ProbeFn } from '../ports.js';
 import { CrawlerRuntime } from './crawler-runtime.js';
 import { CrawlStore } from '../crawls/crawl-store.js';
 import { CrawlFrontier } from '../crawls/crawl-frontier.js';
@@ -24,10 +23,10 @@ export interface RuntimeOverrides {
   /** A worker-grade ioredis client to use (not closed by the runtime). */
   redis?: Redis;
   links?: LinkRepo;
-  attemptLog?: AttemptLog;
   learning?: LearnedSelector;
   routes?: LegacyRoutes;
-  content?: ContentSink;
+  /** Where fetch outcomes (attempts, link state, page) are written. @defaultValue an OutcomeStore on `prisma` */
+  outcomes?: OutcomeSink;
   /** Fetchers by name; `closeAll` is called on shutdown when present. */
   fetchers?: FetcherSource & { closeAll?(): Promise<void> };
   probe?: ProbeFn;
@@ -37,8 +36,8 @@ export interface RuntimeOverrides {
 
 /**
  * Build a crawler runtime from its configuration: Prisma, Redis, the job queues, the stores, the fetcher registry
- * (lazy: browsers launch on the first browser job), the fleet's politeness gate and robots cache, and the batched
- * attempt log. Nothing starts consuming until `startWorkers()`.
+ * (lazy: browsers launch on the first browser job), the fleet's politeness gate and robots cache, and the fetch
+ * outcome store. Nothing starts consuming until `startWorkers()`.
  */
 export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): CrawlerRuntime {
   const clock = o.clock ?? systemClock;
@@ -46,12 +45,11 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const metrics = o.metrics ?? noopMetrics;
   const prisma = o.prisma ?? createPrismaClient(config.databaseUrl);
   const redis = o.redis ?? createRedisConnection(config.redisUrl, 'worker');
-  const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix });
+  const queueLog = logger.child({ component: 'queues' });
+  const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, onError: (err, queue) => queueLog.warn({ err, queue }, 'queue connection error') });
   const links = o.links ?? new PrismaLinkRepo(prisma);
 
-  const attemptStore = o.attemptLog && o.learning ? null : new AttemptStore({ prisma, clock, logger: logger.child({ component: 'attempts' }) });
-  const attemptLog: AttemptLog = o.attemptLog ?? attemptStore!;
-  const learning: LearnedSelector = o.learning ?? attemptStore!;
+  const learning: LearnedSelector = o.learning ?? new AttemptStore({ prisma, clock, logger: logger.child({ component: 'attempts' }) });
   const routeStore = o.routes ? null : new RouteStore({ prisma, clock });
   const routes: LegacyRoutes = o.routes ?? {
     fetcherFor: async (domain) => {
@@ -59,7 +57,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       return typeof r === 'string' ? r : ((r as { fetcher?: string } | null)?.fetcher ?? null);
     },
   };
-  const content: ContentSink = o.content ?? new ContentStore({ prisma, clock });
+  const outcomes: OutcomeSink = o.outcomes ?? new OutcomeStore({ prisma, clock });
 
   const registry =
     o.fetchers ??
@@ -107,12 +105,6 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
         })
       : allowAllRobots);
 
-  const attempts = new AttemptBuffer<AttemptRecord>({
-    sink: (batch) => attemptLog.logAttempts(batch),
-    maxBatch: config.attemptFlushSize,
-    flushIntervalMs: config.attemptFlushIntervalMs,
-    logger: logger.child({ component: 'attempt-buffer' }),
-  });
   const probeStore = new ProbeStore({ redis, prefix: config.queuePrefix, maxCompressedBytes: config.probeStoreMaxBytes, ttlMs: config.probeTtlMs, budgetBytes: config.probeStoreBudgetBytes });
   const fetchers: FetcherSource = registry;
   const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, redis, config, logger, fetchers: registry });
@@ -123,7 +115,6 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     prisma,
     queues,
     links,
-    attempts,
     crawls,
     crawlStore,
     clock,
@@ -155,8 +146,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       enqueueRoute: (input, opts) => queues.enqueueRoute(input, opts),
       fetchers,
       probeStore,
-      recordAttempt: (row) => attempts.add(row),
-      content,
+      outcomes,
       gate,
       robots,
       clock,

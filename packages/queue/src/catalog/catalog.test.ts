@@ -29,6 +29,7 @@ describe('job ids', () => {
     expect(routeJobId(linkId, 2)).toBe(`${linkId}.g2`);
     expect(fetchJobId(linkId, 1, 'playwright', true)).toBe(`${linkId}.a1.playwright.retry`);
     expect(fetchJobId(linkId, 0, 'simple_http')).not.toContain(':');
+    expect(fetchJobId(linkId, 1, 'playwright', false, 3)).toBe(`${linkId}.g3.a1.playwright`);
   });
 });
 

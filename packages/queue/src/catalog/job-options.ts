@@ -27,9 +27,11 @@ export function routeJobId(linkId: string, generation = 0): string {
 }
 
 /**
- * The fetch job id: deterministic in the link's attempt count, so a router job re-run after a crash, or two route jobs
- * of one link running at once, enqueue one fetch; after an attempt the count moves on and a new fetch gets a new id.
+ * The fetch job id: deterministic in the link's generation and attempt count, so a router job re-run after a crash,
+ * or two route jobs of one link running at once, enqueue one fetch; after an attempt the count moves on and a new
+ * fetch gets a new id, and a link the reconciler moved to a new generation gets new ids even where a dead job of the
+ * old one is still kept.
  */
-export function fetchJobId(linkId: string, attemptsBefore: number, fetcher: string, retry = false): string {
-  return `${linkId}.a${attemptsBefore}.${fetcher}${retry ? '.retry' : ''}`;
+export function fetchJobId(linkId: string, attemptsBefore: number, fetcher: string, retry = false, generation = 0): string {
+  return `${linkId}${generation === 0 ? '' : `.g${generation}`}.a${attemptsBefore}.${fetcher}${retry ? '.retry' : ''}`;
 }

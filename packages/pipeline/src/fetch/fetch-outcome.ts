@@ -1,0 +1,138 @@
+import { ERROR_TYPES, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
+import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
+import type { LinkRecord } from '../links/link-repo.js';
+import type { AppliedOutcome, AttemptRecord, LinkChange, OutcomeWrite } from '../ports.js';
+import type { JobHandle } from '../job-control.js';
+import type { FetchDeps, Try } from './fetch-processor.js';
+
+/** The retry policy's decision for one attempt. */
+export type Decision = ReturnType<typeof decideOutcome>;
+
+/** One fetch job as its steps see it. */
+export interface FetchJobContext {
+  job: JobHandle;
+  token: string | undefined;
+  queue: string;
+  data: FetchJob;
+  /** Canonical name of the job's fetcher. */
+  fetcher: string;
+  /** The link as read when the job started. */
+  link: LinkRecord;
+  log: Logger;
+  domain: string;
+  urlHeuristics: Heuristic[];
+  /** Attempts this job made, written with its outcome (never before it: the log and the link move together). */
+  attempts: AttemptRecord[];
+  /** What the retry policy already spent in this job. */
+  retried: { retryNow?: boolean; switchFetcher?: boolean };
+}
+
+/** Why a link fails, for {@link failLink}. */
+export interface FailLinkOptions {
+  /** Stable error code recorded as the link's last_error_type. */
+  errorType: string;
+  /** Human-readable reason recorded as the link's last_error. */
+  message: string;
+  /** The response status that made the link fail, when there was one. */
+  httpStatus?: number;
+}
+
+/** One write of this job's outcome: its attempts, `link` and (on success) the page. */
+function write(deps: FetchDeps, ctx: FetchJobContext, link: LinkChange, page?: OutcomeWrite['page']): Promise<AppliedOutcome> {
+  return deps.outcomes.apply({ linkId: ctx.link.id, attempts: ctx.attempts, link, page });
+}
+
+/**
+ * Step 5, apply: write the decision's outcome in one statement, then the side effects that live in Redis (the next
+ * job, a domain pause, the probe body's deletion). A crash between the two leaves the link in Postgres saying what
+ * should happen next; the reconciler re-creates the missing job.
+ */
+export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, decision: Decision, attempt: Try): Promise<FetchJobResult> {
+  const { fetcher, data } = ctx;
+  const attempts = ctx.attempts.length;
+  const httpStatus = attempt.response?.status;
+  const errorType = decision.errorType ?? undefined;
+  switch (decision.kind) {
+    case 'success': {
+      const res = attempt.response!;
+      // A failure here fails the job like a failed write: it is retried, and the frontier's dedup makes the links it
+      // already admitted duplicates on the second pass.
+      if (ctx.link.crawlId && deps.discovery) await deps.discovery.discover({ link: ctx.link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text });
+      await write(deps, ctx, { status: LINK_STATUSES.done, riskLevel: 0, pausedUntil: null, fetcher, lastErrorType: null, lastError: null }, {
+        linkId: ctx.link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher, headers: res.headers,
+      });
+      await dropProbe(deps, ctx);
+      return { outcome: 'done', fetcher, attempts, httpStatus: res.status };
+    }
+    case 'switch_fetcher': {
+      const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
+      if (!next || !known.has(next)) {
+        const message = `${decision.reason}: ${next ?? 'no fetcher'} to switch to is not configured`;
+        return failLink(deps, ctx, { errorType: decision.errorType ?? ERROR_TYPES.wrongTool, message, httpStatus });
+      }
+      const applied = await write(deps, ctx, { status: LINK_STATUSES.fetching, fetcher: next, selectionSource: SELECTION_SOURCES.retry, lastErrorType: decision.errorType });
+      if (applied.linkUpdated) {
+        await deps.enqueueFetch({
+          linkId: ctx.link.id, url: data.url, fetcher: next, selectionSource: SELECTION_SOURCES.retry, generation: data.generation,
+          attemptsBefore: ctx.link.attemptCount + attempts, retryOf: { fetcher, errorType: decision.errorType ?? ERROR_TYPES.wrongTool },
+        });
+      }
+      await dropProbe(deps, ctx);
+      return { outcome: 'switched', fetcher, attempts, errorType, httpStatus };
+    }
+    case 'pause': {
+      const now = deps.clock.now();
+      const pausedUntil = decision.pausedUntil ?? new Date(now.getTime() + (decision.pauseMs ?? 0));
+      const generation = Math.max(data.generation, ctx.link.generation) + 1;
+      const applied = await write(deps, ctx, {
+        status: LINK_STATUSES.paused, pausedUntil, riskLevel: decision.riskLevel, lastErrorType: decision.errorType, lastError: decision.reason, generation,
+      });
+      if (decision.isBanned) {
+        // The whole site pushed back, not just this page: the fleet stops asking it until the pause ends.
+        await deps.gate.pauseDomain(ctx.domain, pausedUntil.getTime(), decision.errorType ?? 'blocked');
+        deps.metrics.ban(ctx.domain);
+      }
+      deps.metrics.pause(ctx.domain, decision.errorType ?? 'unknown');
+      if (applied.linkUpdated) {
+        // The re-route carries the policy's escalation and the refused fetcher: asking the learned store again would
+        // hand back the fetcher the site just blocked. A rate limit names the same fetcher (pace, not the tool),
+        // which is not a refused one.
+        const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
+        const escalation = next ? { nextFetcher: next, ...(next !== fetcher ? { blockedFetcher: fetcher } : {}) } : {};
+        await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
+      }
+      await dropProbe(deps, ctx);
+      return { outcome: 'paused', fetcher, attempts, errorType, httpStatus, pausedUntil: pausedUntil.toISOString() };
+    }
+    case 'fail':
+      return failLink(deps, ctx, { errorType: decision.errorType ?? ERROR_TYPES.internal, message: decision.reason, httpStatus });
+    case 'retry_now':
+      throw new Error('retry_now is handled by the fetch loop, not applied');
+  }
+}
+
+/** Fail the link (with this job's attempts) and say so in the log. */
+export async function failLink(deps: FetchDeps, ctx: FetchJobContext, opts: FailLinkOptions): Promise<FetchJobResult> {
+  await write(deps, ctx, { status: LINK_STATUSES.failed, lastErrorType: opts.errorType, lastError: opts.message });
+  await dropProbe(deps, ctx);
+  ctx.log.warn({ errorType: opts.errorType }, `link failed: ${opts.message}`);
+  return { outcome: 'failed', fetcher: ctx.fetcher, attempts: ctx.attempts.length, errorType: opts.errorType, httpStatus: opts.httpStatus };
+}
+
+/**
+ * Before a politeness wait: the attempts made so far are written (a retry that hit the gate), and when the domain is
+ * paused the link shows it (`paused` until then). Nothing to write otherwise.
+ */
+export async function recordWait(deps: FetchDeps, ctx: FetchJobContext, pausedUntil: Date | null): Promise<void> {
+  if (ctx.attempts.length === 0 && !pausedUntil) return;
+  await write(deps, ctx, pausedUntil ? { status: LINK_STATUSES.paused, pausedUntil } : {});
+  // Written: the job's next run starts from the link as it is now, not from these attempts again.
+  ctx.link = { ...ctx.link, attemptCount: ctx.link.attemptCount + ctx.attempts.length };
+  ctx.attempts = [];
+}
+
+/** The probe body served its purpose (or never will): a leftover only costs Redis memory until its TTL, so log and go on. */
+async function dropProbe(deps: FetchDeps, ctx: FetchJobContext): Promise<void> {
+  if (!ctx.data.probe) return;
+  await deps.probeStore.delete(ctx.data.probe.key).catch((err: unknown) => ctx.log.warn({ err, key: ctx.data.probe?.key }, 'could not delete the probe body'));
+}

@@ -1,0 +1,89 @@
+/**
+ * The reconciler against real Redis and Postgres: links whose jobs were lost (Redis emptied) or died get a job back,
+ * once, with the right id and delay; links carried by a live job are left alone.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { ROUTE_QUEUE, routeJobId } from '@crawler/queue';
+import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { startE2e, REDIS_URL, type E2eCrawler } from '../__fixtures__/e2e.js';
+
+let crawler: E2eCrawler | undefined;
+let server: TestServer | undefined;
+
+afterEach(async () => {
+  await crawler?.cleanup();
+  await server?.close();
+  crawler = undefined;
+  server = undefined;
+});
+
+async function forgetJobs(c: E2eCrawler): Promise<void> {
+  // Redis lost its data: every key of this crawler's queues goes.
+  const r = new Redis(REDIS_URL);
+  try {
+    const keys = await r.keys(`${c.prefix}*`);
+    if (keys.length > 0) await r.del(...keys);
+  } finally {
+    r.disconnect();
+  }
+}
+
+describe('reconcileLinks', () => {
+  it('gives links whose jobs Redis lost their job back, once, and the crawl then completes', async () => {
+    server = await startTestServer(Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`/r/${i}`, { body: staticArticle({ title: `R ${i}` }) }])));
+    crawler = await startE2e('reconcile_lost', { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:4', RECONCILE_INTERVAL_MS: '0' });
+    const { accepted } = await crawler.runtime.enqueue(Array.from({ length: 5 }, (_, i) => server!.url(`/r/${i}`)));
+    // One link mid-crawl (fetching with simple_http), one paused for ten more minutes: their jobs go too.
+    await crawler.db.prisma.link.update({ where: { id: accepted[1]!.linkId }, data: { status: 'fetching', fetcher: 'simple_http' } });
+    const pausedUntil = new Date(Date.now() + 10 * 60_000);
+    await crawler.db.prisma.link.update({ where: { id: accepted[2]!.linkId }, data: { status: 'paused', pausedUntil } });
+    await forgetJobs(crawler);
+    expect((await crawler.runtime.counts()).waiting).toBe(0);
+
+    // Within the grace period nothing is touched: those links may be between two queues.
+    expect(await crawler.runtime.reconcile({ graceMs: 60_000 })).toMatchObject({ scanned: 0, requeued: {} });
+
+    const first = await crawler.runtime.reconcile({ graceMs: 0 });
+    expect(first).toMatchObject({ scanned: 5, alive: 0, requeued: { queued: 3, fetching: 1, paused: 1 }, nextGeneration: 0, pausedDelayed: 1 });
+    const counts = await crawler.runtime.counts();
+    expect(counts.waiting + counts.delayed).toBe(5);
+    expect(counts.delayed).toBe(1);
+    const paused = await crawler.runtime.queues.routeQueue().getJob(routeJobId(accepted[2]!.linkId, 0));
+    expect(paused!.opts.delay).toBeGreaterThan(9 * 60_000);
+
+    // Idempotent: a second pass finds every link carried by its live job.
+    expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ scanned: 5, alive: 5, requeued: {} });
+    const after = await crawler.runtime.counts();
+    expect(after.waiting + after.delayed).toBe(5);
+
+    crawler.runtime.startWorkers();
+    await crawler.runtime.waitUntilIdle();
+    expect(await crawler.db.prisma.link.count({ where: { status: 'done' } })).toBe(4);
+    expect(await crawler.db.prisma.link.findUniqueOrThrow({ where: { id: accepted[2]!.linkId } })).toMatchObject({ status: 'paused' });
+    expect(server.hits()).toBe(4);
+  }, 60_000);
+
+  it('moves a link whose job died to the next generation; the stale job id is never reused', async () => {
+    crawler = await startE2e('reconcile_dead', { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:1', RECONCILE_INTERVAL_MS: '0' });
+    const { accepted } = await crawler.runtime.enqueue(['https://dead.example/a']);
+    const linkId = accepted[0]!.linkId;
+    // The route job fails for good (as if Postgres had been away for all its tries).
+    const queue = crawler.runtime.queues.routeQueue();
+    const worker = new Worker(ROUTE_QUEUE, async () => Promise.reject(new Error('boom')), { connection: crawler.runtime.redis, prefix: crawler.prefix, autorun: false });
+    const failed = new Promise((r) => worker.on('failed', (j) => j?.attemptsMade === (j?.opts.attempts ?? 1) && r(null)));
+    await queue.remove(routeJobId(linkId, 0));
+    await queue.add('route', { linkId, url: 'https://dead.example/a', generation: 0, reason: 'enqueue' }, { jobId: routeJobId(linkId, 0), attempts: 1 });
+    void worker.run();
+    await failed;
+    await worker.close();
+    expect(await queue.getJobState(routeJobId(linkId, 0))).toBe('failed');
+
+    const report = await crawler.runtime.reconcile({ graceMs: 0 });
+    expect(report).toMatchObject({ requeued: { queued: 1 }, nextGeneration: 1 });
+    expect(await crawler.db.prisma.link.findUniqueOrThrow({ where: { id: linkId } })).toMatchObject({ generation: 1, status: 'queued' });
+    expect(await queue.getJobState(routeJobId(linkId, 1))).toBe('waiting');
+    expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ alive: 1, requeued: {}, nextGeneration: 0 });
+  }, 60_000);
+});

@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { LINK_STATUSES, canonicalFetcherName, type Clock, type Logger } from '@crawler/core';
+import { ROUTE_QUEUE, fetchJobId, fetchQueueName, routeJobId, type JobQueues } from '@crawler/queue';
+import type { SqlClient } from '@crawler/db';
+
+/** Job states in which a job will still run: a link with one of these is carried by it. */
+const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused']);
+
+/** Settings of the reconciler. */
+export interface ReconcileSettings {
+  /** Links updated more recently than this are left alone: their job may be between two queues. */
+  graceMs: number;
+  /** Links read per statement (and job lookups per Redis round trip). */
+  batchSize: number;
+}
+
+/** What one reconcile pass did. */
+export interface ReconcileReport {
+  /** Unfinished links older than the grace period that were looked at. */
+  scanned: number;
+  /** Of those, carried by a live job (nothing done). */
+  alive: number;
+  /** Links given a route job again, by status. */
+  requeued: Record<string, number>;
+  /** Of the requeued, those whose job id was taken by a dead job: moved to the next generation first. */
+  nextGeneration: number;
+  /** Paused links among the requeued: their route job waits out the rest of the pause. */
+  pausedDelayed: number;
+  durationMs: number;
+}
+
+/** One unfinished link as the reconciler reads it. */
+interface StaleLink {
+  id: string;
+  url: string;
+  status: string;
+  pausedUntil: Date | null;
+  attemptCount: number;
+  fetcher: string | null;
+  generation: number;
+  updatedAt: Date;
+}
+
+export interface ReconcilerDeps {
+  sql: SqlClient;
+  queues: JobQueues;
+  clock: Clock;
+  logger: Logger;
+  settings: ReconcileSettings;
+}
+
+const UNFINISHED = [LINK_STATUSES.queued, LINK_STATUSES.routing, LINK_STATUSES.fetching, LINK_STATUSES.paused];
+
+// Keyset pagination per status over idx_links_unfinished_updated (status, updated_at): each batch is an index range.
+const SCAN_SQL = `
+SELECT id::text, url, status, paused_until AS "pausedUntil", attempt_count AS "attemptCount", fetcher, generation, updated_at AS "updatedAt"
+FROM links
+WHERE status = $1 AND updated_at < $2 AND (updated_at, id) > ($3::timestamptz, $4::uuid)
+ORDER BY updated_at, id
+LIMIT $5`;
+
+// Only while nobody moved the link meanwhile (a job finished it, another reconciler bumped it).
+const NEXT_GENERATION_SQL = `
+UPDATE links SET generation = generation + 1, updated_at = now()
+WHERE id = $1::uuid AND generation = $2 AND status NOT IN ('done', 'failed')
+RETURNING generation`;
+
+/**
+ * Postgres is the truth, Redis a cache of work: every unfinished link (queued, routing, fetching, paused) that no live
+ * job carries gets a route job again. Run after Redis lost its data, after jobs failed while Postgres was away, or
+ * after a crash between a link's write and its next job. Idempotent: the job id is derived from the link id and its
+ * generation, so a job that exists is never doubled; when that id is taken by a dead (completed or failed) job, the
+ * link moves to the next generation first. A paused link's job waits out the rest of its pause.
+ */
+export async function reconcileLinks(deps: ReconcilerDeps): Promise<ReconcileReport> {
+  const started = performance.now();
+  const report: ReconcileReport = { scanned: 0, alive: 0, requeued: {}, nextGeneration: 0, pausedDelayed: 0, durationMs: 0 };
+  const cutoff = new Date(deps.clock.now().getTime() - deps.settings.graceMs);
+  for (const status of UNFINISHED) {
+    let after: { updatedAt: Date; id: string } = { updatedAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' };
+    for (;;) {
+      const batch = await deps.sql.query<StaleLink>(SCAN_SQL, [status, cutoff, after.updatedAt, after.id, deps.settings.batchSize]);
+      if (batch.length === 0) break;
+      report.scanned += batch.length;
+      await reconcileBatch(deps, batch, report);
+      // The cursor is the last row as scanned; a link requeued meanwhile moved past the cutoff and is not seen again.
+      const last = batch[batch.length - 1]!;
+      after = { updatedAt: last.updatedAt, id: last.id };
+      if (batch.length < deps.settings.batchSize) break;
+    }
+  }
+  report.durationMs = Math.round(performance.now() - started);
+  return report;
+}
+
+async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: ReconcileReport): Promise<void> {
+  // Every job that may carry a link: its current route job and the fetch jobs its router or a switch would create.
+  const states = await Promise.all(links.map((l) => Promise.all(candidateJobs(l).map(([queue, id]) => deps.queues.queue(queue).getJobState(id)))));
+  const now = deps.clock.now().getTime();
+  for (const [i, link] of links.entries()) {
+    const found = states[i]!;
+    if (found.some((s) => LIVE_STATES.has(s))) {
+      report.alive += 1;
+      continue;
+    }
+    let generation = link.generation;
+    if (found.some((s) => s !== 'unknown')) {
+      // A dead job holds the id: a new id means a new generation (a stale job of the old one is then ignored).
+      const [moved] = await deps.sql.query<{ generation: number }>(NEXT_GENERATION_SQL, [link.id, link.generation]);
+      if (!moved) continue;
+      generation = moved.generation;
+      report.nextGeneration += 1;
+    }
+    const delayMs = link.pausedUntil ? link.pausedUntil.getTime() - now : 0;
+    await deps.queues.enqueueRoute({ linkId: link.id, url: link.url, generation, reason: 'reroute' }, { delayMs });
+    if (delayMs > 0) report.pausedDelayed += 1;
+    report.requeued[link.status] = (report.requeued[link.status] ?? 0) + 1;
+    deps.logger.debug({ linkId: link.id, status: link.status, generation, delayMs: Math.max(0, delayMs) }, 'reconcile: link requeued');
+  }
+}
+
+/** [queue, job id] of every job that may carry the link now. */
+function candidateJobs(link: StaleLink): Array<[string, string]> {
+  const out: Array<[string, string]> = [[ROUTE_QUEUE, routeJobId(link.id, link.generation)]];
+  if (link.fetcher) {
+    const fetcher = canonicalFetcherName(link.fetcher);
+    let queue: string;
+    try {
+      queue = fetchQueueName(fetcher);
+    } catch {
+      return out; // a fetcher name no queue can have: no fetch job exists for it
+    }
+    // The router's fetch job, and a switched-fetcher retry's (which carries `.retry`).
+    out.push([queue, fetchJobId(link.id, link.attemptCount, fetcher, false, link.generation)]);
+    out.push([queue, fetchJobId(link.id, link.attemptCount, fetcher, true, link.generation)]);
+  }
+  return out;
+}
+
+/** Options for {@link ReconcileLoop}. */
+export interface ReconcileLoopOptions extends ReconcilerDeps {
+  redis: Redis;
+  /** Key of the fleet-wide lease. */
+  leaseKey: string;
+  /** Time between passes; 0 runs only the pass at start. */
+  intervalMs: number;
+}
+
+/**
+ * Runs {@link reconcileLinks} when a worker process starts and then every `intervalMs`, under a Redis lease so one
+ * process in the fleet reconciles at a time (the others skip their turn). A failed pass (Redis or Postgres away) is
+ * logged and tried again at the next tick.
+ */
+export class ReconcileLoop {
+  readonly #opts: ReconcileLoopOptions;
+  readonly #token = randomUUID();
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<ReconcileReport | null> | null = null;
+  #stopped = false;
+
+  constructor(opts: ReconcileLoopOptions) {
+    this.#opts = opts;
+  }
+
+  /** Run a first pass now and schedule the next ones. */
+  start(): void {
+    void this.runOnce();
+    if (this.#opts.intervalMs > 0) {
+      this.#timer = setInterval(() => void this.runOnce(), this.#opts.intervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** One pass if this process gets the lease; null when another process holds it (or a pass is running here). */
+  runOnce(): Promise<ReconcileReport | null> {
+    if (this.#stopped) return Promise.resolve(null);
+    this.#running ??= this.#pass().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  async #pass(): Promise<ReconcileReport | null> {
+    const { redis, leaseKey, logger } = this.#opts;
+    // The lease outlives a pass by far; a process that dies mid-pass frees it when it expires.
+    const leaseMs = Math.max(60_000, this.#opts.intervalMs * 2);
+    try {
+      const got = await redis.set(leaseKey, this.#token, 'PX', leaseMs, 'NX');
+      if (got !== 'OK') return null;
+      try {
+        const report = await reconcileLinks(this.#opts);
+        const requeued = Object.values(report.requeued).reduce((a, b) => a + b, 0);
+        if (requeued > 0) logger.warn({ report }, `reconcile: ${requeued} unfinished links had no live job and were requeued`);
+        else logger.debug({ report }, 'reconcile: every unfinished link has a live job');
+        return report;
+      } finally {
+        // Released only if still ours (the lease may have expired and been taken meanwhile).
+        await redis.eval(RELEASE_LUA, 1, leaseKey, this.#token);
+      }
+    } catch (err) {
+      logger.warn({ err }, 'reconcile pass failed; will try again');
+      return null;
+    }
+  }
+
+  /** Stop scheduling and wait for a running pass. Idempotent. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+}
+
+const RELEASE_LUA = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { NonRetryableError, RetryableError } from '@crawler/core';
+import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
+
+describe('isInfraError', () => {
+  it('recognises Postgres and Redis being away, as thrown by pg, Prisma and ioredis', () => {
+    expect(isInfraError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isInfraError(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isInfraError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+    expect(isInfraError(Object.assign(new Error("Can't reach database server"), { code: 'P1001' }))).toBe(true);
+    expect(isInfraError(new RetryableError('db_unavailable', 'log attempts: gone'))).toBe(true);
+    expect(isInfraError(new Error('Connection is closed.'))).toBe(true);
+    expect(isInfraError(Object.assign(new Error('Reached the max retries per request limit'), { name: 'MaxRetriesPerRequestError' }))).toBe(true);
+  });
+
+  it('leaves the page’s and the code’s own errors alone', () => {
+    expect(isInfraError(new NonRetryableError('invalid_payload', 'fetch job 7: linkId'))).toBe(false);
+    expect(isInfraError(new RetryableError('timeout', 'the site was slow'))).toBe(false);
+    expect(isInfraError(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(false);
+    expect(isInfraError(Object.assign(new Error('duplicate key value'), { code: '23505' }))).toBe(false);
+  });
+
+  it('knows BullMQ’s stalled-job failure and doubles the retry delay up to the cap', () => {
+    expect(isStalledError(new Error('job stalled more than allowable limit'))).toBe(true);
+    expect(isStalledError(new Error('boom'))).toBe(false);
+    expect([1, 2, 3, 7, 40].map((n) => infraRetryDelayMs(n, 60_000))).toEqual([1_000, 2_000, 4_000, 60_000, 60_000]);
+  });
+});
