@@ -87,11 +87,8 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       const applied = await write(deps, ctx, {
         status: LINK_STATUSES.paused, pausedUntil, riskLevel: decision.riskLevel, lastErrorType: decision.errorType, lastError: decision.reason, generation,
       });
-      if (decision.isBanned) {
-        // The whole site pushed back, not just this page: the fleet stops asking it until the pause ends.
-        await deps.gate.pauseDomain(ctx.domain, pausedUntil.getTime(), decision.errorType ?? 'blocked');
-        deps.metrics.ban(ctx.domain);
-      }
+      // The fleet's domain pause for a site that pushed back was written when the attempt was decided (fetch-processor).
+      if (decision.isBanned) deps.metrics.ban(ctx.domain);
       deps.metrics.pause(ctx.domain, decision.errorType ?? 'unknown');
       if (applied.linkUpdated) {
         // The re-route carries the policy's escalation and the refused fetcher: asking the learned store again would

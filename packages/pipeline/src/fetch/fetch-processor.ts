@@ -99,8 +99,8 @@ export function createFetchProcessor(deps: FetchDeps) {
       const got = await fetchOrReuseProbe(deps, ctx, useProbe);
       useProbe = false;
       if ('wait' in got) return waitForPoliteness(deps, ctx, got);
-      const decision = analyseAndDecide(deps, ctx, got);
-      if (decision.kind !== 'retry_now') return finish(deps, ctx.queue, await applyDecision(deps, known, ctx, decision, got));
+      const { attempt, decision } = got;
+      if (decision.kind !== 'retry_now') return finish(deps, ctx.queue, await applyDecision(deps, known, ctx, decision, attempt));
       ctx.retried.retryNow = true;
     }
   };
@@ -155,8 +155,13 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
   return null;
 }
 
-/** Step 2: the router's probe response when it stored one (the page costs one request), else a fetch through the gate. */
-async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe: boolean): Promise<Try | Wait> {
+/**
+ * Steps 2 to 4: the router's probe response when it stored one (the page costs one request), else a fetch through the
+ * gate; then its analysis and decision. A fetch is decided while its politeness permit is still held, and a site that
+ * pushed back (block or rate limit) has the fleet's domain pause written before the permit goes: otherwise the next
+ * permit can be granted in between and a request lands inside the site's Retry-After.
+ */
+async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe: boolean): Promise<{ attempt: Try; decision: Decision } | Wait> {
   const stored = useProbe && ctx.data.probe ? await deps.probeStore.load(ctx.data.probe.key) : null;
   if (stored) {
     ctx.log.debug('probe body reused');
@@ -164,15 +169,27 @@ async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe
       fetcher: ctx.fetcher, url: ctx.data.url, finalUrl: stored.finalUrl, status: stored.status, headers: stored.headers, body: stored.body,
       contentType: stored.contentType, text: stored.text, redirectChain: [], timings: { startedAt: deps.clock.now().getTime(), headersMs: null, totalMs: 0 },
     };
-    return { response, errorType: null, durationMs: 0 };
+    const attempt: Try = { response, errorType: null, durationMs: 0 };
+    const decision = analyseAndDecide(deps, ctx, attempt);
+    await pauseDomainOnPushback(deps, ctx, decision);
+    return { attempt, decision };
   }
   const gate = await deps.gate.acquire(ctx.domain);
   if (!gate.granted) return { wait: true, retryInMs: gate.retryInMs, reason: gate.reason };
   try {
-    return await tryFetch(deps, ctx.fetcher, ctx.data.url);
+    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url);
+    const decision = analyseAndDecide(deps, ctx, attempt);
+    await pauseDomainOnPushback(deps, ctx, decision);
+    return { attempt, decision };
   } finally {
     await gate.permit.release();
   }
+}
+
+/** The whole site pushed back (a block or a rate limit), not just this page: the fleet stops asking it until the pause ends. */
+async function pauseDomainOnPushback(deps: FetchDeps, ctx: FetchJobContext, decision: Decision): Promise<void> {
+  if (decision.kind !== 'pause' || !decision.isBanned || !decision.pausedUntil) return;
+  await deps.gate.pauseDomain(ctx.domain, decision.pausedUntil.getTime(), decision.errorType ?? 'blocked');
 }
 
 /** A politeness wait: the attempts made so far (and a domain pause) are written, then the job is parked. */

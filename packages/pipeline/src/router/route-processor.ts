@@ -224,11 +224,13 @@ async function decideLearning(
     if ('response' in outcome && verdict.reason === ERROR_TYPES.rateLimited) {
       // The site asked for pace: the link and the domain wait (never less than Retry-After) before anyone asks again.
       // The domain is paused before the permit goes, so no other worker's request slips in between.
+      // Measured from the answer, not from the job's start: a slow probe must not shorten the site's Retry-After.
+      const answeredAt = deps.clock.now();
       const link = await deps.links.get(linkId);
       limited = rateLimitPause({
         riskLevel: link?.riskLevel ?? 0,
-        retryAfterMs: parseRetryAfterMs(outcome.response.headers['retry-after'], now),
-        now,
+        retryAfterMs: parseRetryAfterMs(outcome.response.headers['retry-after'], answeredAt),
+        now: answeredAt,
         maxPauseMs: deps.settings.pauseMaxMs,
       });
       await deps.gate.pauseDomain(domain, limited.pausedUntil.getTime(), ERROR_TYPES.rateLimited);
