@@ -1,4 +1,5 @@
 export * from './contracts/names.js';
+export * from './contracts/error-codes.js';
 export * from './contracts/clock.js';
 export * from './contracts/errors.js';
 export * from './contracts/logger.js';
@@ -38,12 +39,9 @@ export {
   type PauseOptions,
 } from './backoff/pause-duration.js';
 export {
-  RETRY_POLICY,
-  UNKNOWN_ERROR_ACTION,
   DEFAULT_MAX_ATTEMPTS,
   ESCALATION,
   failureActionFor,
-  type FailureAction,
 } from './policy/retry-policy.js';
 export {
   NOT_TOOL_EVIDENCE_ERROR_TYPES,

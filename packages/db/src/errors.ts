@@ -1,6 +1,6 @@
-import { CrawlerError, NonRetryableError, RetryableError } from '@crawler/core';
+import { CrawlerError, type ErrorCode } from '@crawler/core';
 
-/** Stable codes for data-layer failures, recorded like any other error type. */
+/** Stable codes for data-layer failures, recorded like any other error type (core's ERROR_POLICY says which are retryable). */
 export const DB_ERROR_CODES = {
   /** Postgres is unreachable or the connection dropped: retry later. */
   unavailable: 'db_unavailable',
@@ -16,7 +16,7 @@ export const DB_ERROR_CODES = {
   invalidInput: 'db_invalid_input',
   /** Anything else the database refused. */
   other: 'db_error',
-} as const;
+} as const satisfies Record<string, ErrorCode>;
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', 'P1001', 'P1002', 'P1008', 'P1017']);
 const CONSTRAINT_CODES = new Set(['23505', '23503', '23502', '23514', 'P2002', 'P2003', 'P2011', 'P2014']);
@@ -44,17 +44,17 @@ export function translateDbError(err: unknown, action: string): CrawlerError {
   const code = codeOf(err);
   const detail = err instanceof Error ? err.message.split('\n').filter(Boolean).slice(-1)[0] : String(err);
   const message = `${action}: ${detail}`;
-  if (code === 'P2025') return new NonRetryableError(DB_ERROR_CODES.notFound, message, { cause: err });
-  if (code && CONNECTION_CODES.has(code)) return new RetryableError(DB_ERROR_CODES.unavailable, message, { cause: err });
-  if (code && CONSTRAINT_CODES.has(code)) return new NonRetryableError(DB_ERROR_CODES.constraint, message, { cause: err });
-  if (code && CONFLICT_CODES.has(code)) return new RetryableError(DB_ERROR_CODES.conflict, message, { cause: err });
+  if (code === 'P2025') return new CrawlerError(DB_ERROR_CODES.notFound, message, { cause: err });
+  if (code && CONNECTION_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.unavailable, message, { cause: err });
+  if (code && CONSTRAINT_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.constraint, message, { cause: err });
+  if (code && CONFLICT_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.conflict, message, { cause: err });
   // Class 22 (data exception: invalid byte sequence, value too long) and 54 (program limit exceeded: index row size).
-  if (code && /^(22|54)[0-9A-Z]{3}$/.test(code)) return new NonRetryableError(DB_ERROR_CODES.invalidInput, message, { cause: err });
+  if (code && /^(22|54)[0-9A-Z]{3}$/.test(code)) return new CrawlerError(DB_ERROR_CODES.invalidInput, message, { cause: err });
   const name = (err as { name?: string } | null)?.name ?? '';
   if (name === 'PrismaClientInitializationError' || /connect|ECONNREFUSED|terminat/i.test(detail)) {
-    return new RetryableError(DB_ERROR_CODES.unavailable, message, { cause: err });
+    return new CrawlerError(DB_ERROR_CODES.unavailable, message, { cause: err });
   }
-  return new NonRetryableError(DB_ERROR_CODES.other, message, { cause: err });
+  return new CrawlerError(DB_ERROR_CODES.other, message, { cause: err });
 }
 
 /** True when a database error was caused by the values written (retrying them cannot help; other rows can go in). */

@@ -1,41 +1,34 @@
-import { CrawlerError, ERROR_TYPES, type CrawlerErrorContext } from '@crawler/core';
+import { CrawlerError, type CrawlerErrorContext, type ErrorCode } from '@crawler/core';
 
-/** Error types the fetchers raise: core's shared ones (the same strings, from one place) plus the fetchers' own. */
-export const FETCH_ERROR_CODES = {
-  timeout: ERROR_TYPES.timeout,
-  networkError: ERROR_TYPES.networkError,
-  dnsError: ERROR_TYPES.dnsError,
-  tlsError: ERROR_TYPES.tlsError,
-  tooLarge: ERROR_TYPES.tooLarge,
-  redirectLoop: ERROR_TYPES.redirectLoop,
-  tooManyRedirects: ERROR_TYPES.tooManyRedirects,
-  blockedScheme: ERROR_TYPES.blockedScheme,
-  blockedAddress: ERROR_TYPES.blockedAddress,
-  invalidUrl: ERROR_TYPES.invalidUrl,
-  browserError: ERROR_TYPES.browserError,
-  aborted: 'aborted',
-  httpProtocolError: 'protocol_error',
-} as const;
+/**
+ * The codes a fetch can fail with (core's ERROR_POLICY says what each means: the error's `retryable` and the
+ * pipeline's next step both read it). `satisfies` keeps the list inside core's closed union.
+ */
+export const FETCH_ERROR_CODES = [
+  'timeout',
+  'network_error',
+  'dns_error',
+  'tls_error',
+  'too_large',
+  'redirect_loop',
+  'too_many_redirects',
+  'blocked_scheme',
+  'blocked_address',
+  'invalid_url',
+  'aborted',
+  'protocol_error',
+  'decode_error',
+  'browser_error',
+  /** A browser handed a file (Chromium's "Download is starting"): plain HTTP is the tool for it. */
+  'wrong_tool',
+] as const satisfies readonly ErrorCode[];
 
-export type FetchErrorCode = (typeof FETCH_ERROR_CODES)[keyof typeof FETCH_ERROR_CODES];
+export type FetchErrorCode = (typeof FETCH_ERROR_CODES)[number];
 
-// Whether trying the same URL again later can help. Timeouts and resets are transient; a refused scheme,
-// a private address, a redirect loop or an oversized body will be the same next time.
-const RETRYABLE: Record<string, boolean> = {
-  timeout: true,
-  network_error: true,
-  dns_error: true,
-  tls_error: false,
-  too_large: false,
-  redirect_loop: false,
-  too_many_redirects: false,
-  blocked_scheme: false,
-  blocked_address: false,
-  invalid_url: false,
-  browser_error: true,
-  aborted: true,
-  protocol_error: true,
-};
+/** True when `value` is a code a fetch can fail with. */
+export function isFetchErrorCode(value: unknown): value is FetchErrorCode {
+  return (FETCH_ERROR_CODES as readonly unknown[]).includes(value);
+}
 
 /**
  * A fetch that produced no response. `code` is the stable error type recorded on the attempt; the third-party
@@ -43,13 +36,14 @@ const RETRYABLE: Record<string, boolean> = {
  */
 export class FetchError extends CrawlerError {
   override name = 'FetchError';
+  declare readonly code: FetchErrorCode;
 
-  constructor(code: FetchErrorCode | string, message: string, context: CrawlerErrorContext = {}, retryable?: boolean) {
-    super(code, message, context, retryable ?? RETRYABLE[code] ?? true);
+  constructor(code: FetchErrorCode, message: string, context: CrawlerErrorContext = {}) {
+    super(code, message, context);
   }
 }
 
 /** True when `err` is a FetchError with one of the given codes (any code when none given). */
-export function isFetchError(err: unknown, ...codes: string[]): err is FetchError {
+export function isFetchError(err: unknown, ...codes: FetchErrorCode[]): err is FetchError {
   return err instanceof FetchError && (codes.length === 0 || codes.includes(err.code));
 }

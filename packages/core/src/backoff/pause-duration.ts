@@ -1,4 +1,4 @@
-import { ERROR_TYPES } from '../contracts/names.js';
+import { errorCodesWhere, errorPolicyOf } from '../contracts/error-codes.js';
 
 const MINUTE_MS = 60_000;
 
@@ -10,12 +10,8 @@ export const BLOCK_BASE_PAUSE_MS = 10 * MINUTE_MS;
 /** Base pause for everything else (transient trouble): 5 minutes. */
 export const TRANSIENT_BASE_PAUSE_MS = 5 * MINUTE_MS;
 
-/** Error types that get the longer, ban-risk base. */
-export const BAN_RISK_ERROR_TYPES: ReadonlySet<string> = new Set([
-  ERROR_TYPES.blockedCaptcha,
-  ERROR_TYPES.blocked403,
-  ERROR_TYPES.rateLimited,
-]);
+/** Error types that get the longer, ban-risk base (ERROR_POLICY's `banRisk`). */
+export const BAN_RISK_ERROR_TYPES: ReadonlySet<string> = errorCodesWhere('banRisk');
 
 export interface PauseOptions {
   /** Upper bound on the pause. @defaultValue DEFAULT_MAX_PAUSE_MS (24 h) */
@@ -30,7 +26,7 @@ export interface PauseOptions {
 export function pauseDurationMs(riskLevel: number, errorType: string, opts: PauseOptions = {}): number {
   const maxPauseMs = opts.maxPauseMs ?? DEFAULT_MAX_PAUSE_MS;
   const level = Number.isFinite(riskLevel) ? Math.max(0, Math.floor(riskLevel)) : riskLevel > 0 ? 64 : 0;
-  const base = BAN_RISK_ERROR_TYPES.has(errorType) ? BLOCK_BASE_PAUSE_MS : TRANSIENT_BASE_PAUSE_MS;
+  const base = errorPolicyOf(errorType).banRisk ? BLOCK_BASE_PAUSE_MS : TRANSIENT_BASE_PAUSE_MS;
   // 2^64 minutes is already absurd; stop doubling there so the arithmetic stays finite.
   const ms = base * Math.pow(2, Math.min(level, 64));
   return Math.max(0, Math.min(ms, maxPauseMs));

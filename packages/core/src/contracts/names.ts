@@ -1,6 +1,7 @@
 /**
- * The vocabulary every package shares: fetcher names, error types, selection sources and link statuses.
- * All are stored as TEXT, so adding a value needs no migration; these constants are the ones the code knows.
+ * The vocabulary every package shares: fetcher names, selection sources and link statuses (error codes are in
+ * error-codes.ts, beside the table that decides them). All are stored as TEXT, so adding a value needs no migration;
+ * these constants are the ones the code knows.
  */
 
 /** Canonical fetcher names. Any other registered name is accepted where a fetcher name is read. */
@@ -22,36 +23,6 @@ export function canonicalFetcherName(name: string): FetcherName {
   const n = name.trim().toLowerCase();
   return FETCHER_ALIASES[n] ?? n;
 }
-
-/** Stable error types recorded on attempts and links (seeds README point 7 plus the fetchers' own). */
-export const ERROR_TYPES = {
-  timeout: 'timeout',
-  networkError: 'network_error',
-  dnsError: 'dns_error',
-  tlsError: 'tls_error',
-  tooLarge: 'too_large',
-  redirectLoop: 'redirect_loop',
-  tooManyRedirects: 'too_many_redirects',
-  blockedScheme: 'blocked_scheme',
-  blockedAddress: 'blocked_address',
-  blockedCaptcha: 'blocked_captcha',
-  blocked403: 'blocked_403',
-  rateLimited: 'rate_limited',
-  wrongTool: 'wrong_tool',
-  emptyContent: 'empty_content',
-  httpError: 'http_error',
-  invalidUrl: 'invalid_url',
-  /** A URL longer than MAX_URL_LENGTH: refused at enqueue, per URL. */
-  urlTooLong: 'url_too_long',
-  robotsDisallowed: 'robots_disallowed',
-  noRoute: 'no_route',
-  unknownFetcher: 'unknown_fetcher',
-  browserError: 'browser_error',
-  internal: 'internal_error',
-} as const;
-
-export type KnownErrorType = (typeof ERROR_TYPES)[keyof typeof ERROR_TYPES];
-export type ErrorType = string;
 
 /** Where a routing decision came from; recorded on every attempt so learning velocity can be measured. */
 export const SELECTION_SOURCES = {

@@ -1,5 +1,6 @@
 import { DAY_MS } from '../contracts/clock.js';
-import { ERROR_TYPES, FETCHERS, SELECTION_SOURCES, canonicalFetcherName } from '../contracts/names.js';
+import { FETCHERS, SELECTION_SOURCES, canonicalFetcherName } from '../contracts/names.js';
+import { ERROR_TYPES } from '../contracts/error-codes.js';
 import { isToolEvidence } from '../policy/rate-limit.js';
 
 /** One recent attempt on a domain, as the domain-state query returns it (newest first). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ValidationResult } from '../validation/types.js';
 import { decideOutcome, type OutcomeInput } from './decide-outcome.js';
-import { RETRY_POLICY } from './retry-policy.js';
+import { isErrorCode, type ErrorCode } from '../contracts/error-codes.js';
 
 const MIN = 60_000;
 const now = new Date('2026-05-01T00:00:00Z');
@@ -111,8 +111,13 @@ describe('decideOutcome', () => {
     expect(decide({ attemptCount: 99 }).kind).toBe('success');
   });
 
+  it('fails a body that cannot be decompressed at once, as its error says (not retried six times)', () => {
+    expect(decide({ errorType: 'decode_error', validation: null })).toMatchObject({ kind: 'fail', errorType: 'decode_error', isBanned: false });
+  });
+
   it('treats an unknown error type as transient rather than losing the link', () => {
-    expect(decide({ errorType: 'brand_new_error', validation: null })).toMatchObject({ kind: 'retry_now' });
-    expect(RETRY_POLICY.brand_new_error).toBeUndefined();
+    // Only a caller outside the compiler (or a newer build's stored code) can pass one.
+    expect(isErrorCode('brand_new_error')).toBe(false);
+    expect(decide({ errorType: 'brand_new_error' as ErrorCode, validation: null })).toMatchObject({ kind: 'retry_now' });
   });
 });

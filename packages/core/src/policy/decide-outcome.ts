@@ -1,5 +1,6 @@
-import { ERROR_TYPES, canonicalFetcherName } from '../contracts/names.js';
-import { pauseDurationMs, BAN_RISK_ERROR_TYPES } from '../backoff/pause-duration.js';
+import { canonicalFetcherName } from '../contracts/names.js';
+import { ERROR_TYPES, errorPolicyOf, type ErrorCode } from '../contracts/error-codes.js';
+import { pauseDurationMs } from '../backoff/pause-duration.js';
 import type { ValidationResult } from '../validation/types.js';
 import { DEFAULT_MAX_ATTEMPTS, ESCALATION, failureActionFor } from './retry-policy.js';
 import { isRateLimitResponse } from './rate-limit.js';
@@ -7,7 +8,7 @@ import { isRateLimitResponse } from './rate-limit.js';
 /** Everything the fetch worker knows after one attempt. */
 export interface OutcomeInput {
   /** The fetch error's type, or null when a response came back (then `validation` says what it was). */
-  errorType: string | null;
+  errorType: ErrorCode | null;
   /** validateResponse of the response; null when there was none. */
   validation: ValidationResult | null;
   /**
@@ -43,7 +44,7 @@ export interface OutcomeDecision {
   /** The attempt's `is_banned` column: the site blocked us. */
   isBanned: boolean;
   /** The attempt's `error_type` (null on success). */
-  errorType: string | null;
+  errorType: ErrorCode | null;
   /**
    * Fetcher for the next try: the switch's target, stealth after a pause when a block calls for it, or the same
    * fetcher after a rate limit (pace, not the tool).
@@ -76,7 +77,7 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
     return { kind: 'success', success: true, isBanned: false, errorType: null, riskLevel: 0, reason: successReason(input.status) };
   }
   const action = failureActionFor(errorType);
-  const isBanned = action === 'pause' && BAN_RISK_ERROR_TYPES.has(errorType);
+  const isBanned = action === 'pause' && errorPolicyOf(errorType).banRisk;
   const maxAttempts = input.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const detail = input.validation?.blockVendor ?? input.validation?.framework ?? null;
   const why = detail ? `${errorType}:${detail}` : errorType;
@@ -116,7 +117,7 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
 }
 
 /** The error type a response implies, or null when it is a success of the fetcher. */
-function errorTypeOfResponse(v: ValidationResult | null, status: number | undefined, retryAfterMs: number | null | undefined): string | null {
+function errorTypeOfResponse(v: ValidationResult | null, status: number | undefined, retryAfterMs: number | null | undefined): ErrorCode | null {
   if (v?.isBlocked && v.blockType) return v.blockType;
   // A readable Retry-After on a 503 names the time to come back: that is a rate limit, not an error to retry at once.
   if (isRateLimitResponse(status, retryAfterMs != null)) return ERROR_TYPES.rateLimited;

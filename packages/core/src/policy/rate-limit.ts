@@ -1,16 +1,16 @@
-import { ERROR_TYPES } from '../contracts/names.js';
+import { ERROR_TYPES, errorCodesWhere, errorPolicyOf } from '../contracts/error-codes.js';
 import { parseRetryAfterMs, pauseDurationMs } from '../backoff/pause-duration.js';
 
 /**
  * Error types that say nothing about the tool: the site asked for less traffic, and any fetcher would have been
  * told the same. Their attempts are logged (they count for `is_banned`, the ban rate and the risk level) but are not
- * evidence for or against the fetcher in the learned selection or the domain's memory.
+ * evidence for or against the fetcher in the learned selection or the domain's memory (ERROR_POLICY's `toolEvidence`).
  */
-export const NOT_TOOL_EVIDENCE_ERROR_TYPES: ReadonlySet<string> = new Set([ERROR_TYPES.rateLimited]);
+export const NOT_TOOL_EVIDENCE_ERROR_TYPES: ReadonlySet<string> = errorCodesWhere('toolEvidence', false);
 
 /** Whether an attempt with this error type counts as evidence about its fetcher (see NOT_TOOL_EVIDENCE_ERROR_TYPES). */
 export function isToolEvidence(errorType: string | null | undefined): boolean {
-  return !NOT_TOOL_EVIDENCE_ERROR_TYPES.has(errorType ?? '');
+  return errorType == null || errorPolicyOf(errorType).toolEvidence;
 }
 
 /**

@@ -1,43 +1,5 @@
-import { ERROR_TYPES, FETCHERS } from '../contracts/names.js';
-
-/** What happens after a failed attempt, before the per-link attempt limit is applied. */
-export type FailureAction = 'retry_now' | 'switch_fetcher' | 'pause' | 'fail';
-
-/**
- * The retry policy as data (documents 003/004 "four cases" plus our additions). Keyed by error type:
- * - retry_now: transient trouble; once at once with the same fetcher, after that pause with the short table.
- * - switch_fetcher: the tool was wrong (an empty or shell page from plain HTTP); once with a browser.
- * - pause: the site pushed back; mark is_banned, raise the risk level, pause by the table and Retry-After.
- * - fail: trying again cannot help; the link fails for good with this error.
- * Error types not listed are treated as transient (UNKNOWN_ERROR_ACTION) so a new fetcher error never loses a link.
- */
-export const RETRY_POLICY: Readonly<Record<string, FailureAction>> = {
-  [ERROR_TYPES.timeout]: 'retry_now',
-  [ERROR_TYPES.networkError]: 'retry_now',
-  [ERROR_TYPES.dnsError]: 'retry_now',
-  [ERROR_TYPES.httpError]: 'retry_now',
-  [ERROR_TYPES.browserError]: 'retry_now',
-  [ERROR_TYPES.internal]: 'retry_now',
-  [ERROR_TYPES.wrongTool]: 'switch_fetcher',
-  [ERROR_TYPES.blockedCaptcha]: 'pause',
-  [ERROR_TYPES.blocked403]: 'pause',
-  [ERROR_TYPES.rateLimited]: 'pause',
-  [ERROR_TYPES.invalidUrl]: 'fail',
-  [ERROR_TYPES.urlTooLong]: 'fail',
-  [ERROR_TYPES.blockedScheme]: 'fail',
-  [ERROR_TYPES.blockedAddress]: 'fail',
-  [ERROR_TYPES.tooLarge]: 'fail',
-  [ERROR_TYPES.robotsDisallowed]: 'fail',
-  [ERROR_TYPES.emptyContent]: 'fail',
-  [ERROR_TYPES.tlsError]: 'fail',
-  [ERROR_TYPES.redirectLoop]: 'fail',
-  [ERROR_TYPES.tooManyRedirects]: 'fail',
-  [ERROR_TYPES.unknownFetcher]: 'fail',
-  [ERROR_TYPES.noRoute]: 'fail',
-};
-
-/** What an error type not in RETRY_POLICY gets. */
-export const UNKNOWN_ERROR_ACTION: FailureAction = 'retry_now';
+import { FETCHERS } from '../contracts/names.js';
+import { errorPolicyOf, type FailureAction } from '../contracts/error-codes.js';
 
 /** Attempts a link gets (all fetchers, all jobs) before it fails for good. */
 export const DEFAULT_MAX_ATTEMPTS = 6;
@@ -54,7 +16,7 @@ export const ESCALATION: Readonly<{ wrongTool: Record<string, string>; download:
   blocked: { [FETCHERS.simpleHttp]: FETCHERS.playwrightStealth, [FETCHERS.playwright]: FETCHERS.playwrightStealth },
 };
 
-/** The action for an error type. */
+/** The action for an error type: its row in ERROR_POLICY (internal_error's for a code this build does not know). */
 export function failureActionFor(errorType: string): FailureAction {
-  return RETRY_POLICY[errorType] ?? UNKNOWN_ERROR_ACTION;
+  return errorPolicyOf(errorType).action;
 }

@@ -1,16 +1,16 @@
-import { canonicalFetcherName, NonRetryableError, type CrawlerError } from '@crawler/core';
+import { canonicalFetcherName, CrawlerError, ERROR_TYPES } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import type { AttemptInput } from './types.js';
 import { sqlOf } from '../sql.js';
 
 /** Stable code for an attempt that cannot be recorded as given. */
-export const INVALID_ATTEMPT = 'invalid_attempt';
+export const INVALID_ATTEMPT = ERROR_TYPES.invalidAttempt;
 
 /** Stable code for a batch of which some attempts were written and some rejected. */
-export const ATTEMPT_BATCH_PARTIAL = 'attempt_batch_partial';
+export const ATTEMPT_BATCH_PARTIAL = ERROR_TYPES.attemptBatchPartial;
 
 /** Some attempts of a batch were rejected; the others were written (their ids are in `ids`, null where rejected). */
-export class AttemptBatchError extends NonRetryableError {
+export class AttemptBatchError extends CrawlerError {
   override name = 'AttemptBatchError';
   constructor(
     readonly ids: readonly (bigint | null)[],
@@ -24,8 +24,8 @@ export class AttemptBatchError extends NonRetryableError {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function invalid(index: number, why: string, input: Partial<AttemptInput>): NonRetryableError {
-  return new NonRetryableError(INVALID_ATTEMPT, `attempt #${index}: ${why}`, { url: input.url, fetcher: input.fetcher });
+function invalid(index: number, why: string, input: Partial<AttemptInput>): CrawlerError {
+  return new CrawlerError(INVALID_ATTEMPT, `attempt #${index}: ${why}`, { url: input.url, fetcher: input.fetcher });
 }
 
 function intOrNull(v: number | null | undefined): number | null {

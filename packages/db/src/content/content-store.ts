@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, brotliDecompress, constants as zlib, gunzip } from 'node:zlib';
-import { archivedResponseHeaders, canonicalFetcherName, NonRetryableError, systemClock, type Clock } from '@crawler/core';
+import { archivedResponseHeaders, canonicalFetcherName, CrawlerError, systemClock, type Clock } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
@@ -145,7 +145,7 @@ async function decode(row: {
  * $2..$10, in this order) and the row it becomes, compressed with brotli. The outcome statement uses it too.
  */
 export async function prepareContentRow(input: ContentInput, fetchedAt: Date): Promise<{ params: unknown[]; result: Omit<StoredContent, 'body' | 'id'> }> {
-  if (!(input.body instanceof Uint8Array)) throw new NonRetryableError('invalid_content', 'body must be a Uint8Array', { url: input.finalUrl });
+  if (!(input.body instanceof Uint8Array)) throw new CrawlerError('invalid_content', 'body must be a Uint8Array', { url: input.finalUrl });
   const sha256 = createHash('sha256').update(input.body).digest('hex');
   const options = { params: { [zlib.BROTLI_PARAM_QUALITY]: CONTENT_BROTLI_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: input.body.byteLength } };
   // A typical page compresses in ~0.13 ms on the event loop, where the thread-pool round trip alone costs ~0.2 ms

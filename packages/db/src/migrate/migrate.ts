@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { NonRetryableError, silentLogger, type Logger } from '@crawler/core';
+import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
 import { DB_ERROR_CODES, translateDbError } from '../errors.js';
 import { locateMigrationsDir } from './locate.js';
 
@@ -65,8 +65,8 @@ interface AppliedRow {
   rolled_back_at: Date | null;
 }
 
-function migrationError(message: string): NonRetryableError {
-  return new NonRetryableError(DB_ERROR_CODES.migration, message);
+function migrationError(message: string): CrawlerError {
+  return new CrawlerError(DB_ERROR_CODES.migration, message);
 }
 
 /**

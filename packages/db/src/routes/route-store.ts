@@ -1,4 +1,4 @@
-import { canonicalFetcherName, NonRetryableError } from '@crawler/core';
+import { canonicalFetcherName, CrawlerError } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import type { StoreDeps } from '../attempts/types.js';
@@ -11,7 +11,7 @@ export interface Route {
 
 function normalizeDomain(domain: string): string {
   const d = domain.trim().toLowerCase().replace(/^www\./, '');
-  if (d === '') throw new NonRetryableError('invalid_route', 'route domain is empty');
+  if (d === '') throw new CrawlerError('invalid_route', 'route domain is empty');
   return d;
 }
 
@@ -34,7 +34,7 @@ export class RouteStore {
   async set(domain: string, fetcher: string): Promise<Route> {
     const d = normalizeDomain(domain);
     const f = canonicalFetcherName(fetcher);
-    if (f === '') throw new NonRetryableError('invalid_route', `route for ${d} has an empty fetcher`);
+    if (f === '') throw new CrawlerError('invalid_route', `route for ${d} has an empty fetcher`);
     await withDbErrors('set route', () =>
       this.#prisma.fetcherRoute.upsert({ where: { domain: d }, create: { domain: d, fetcher: f }, update: { fetcher: f } }),
     );

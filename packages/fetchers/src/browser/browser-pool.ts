@@ -116,7 +116,7 @@ export class BrowserPool {
    * aborts waiting for a slot and closes the page mid-work.
    */
   async withPage<T>(site: string, factory: ContextFactory, signal: AbortSignal, fn: (page: Page) => Promise<T>): Promise<T> {
-    if (this.#closed) throw new FetchError('browser_error', 'browser pool is closed', {}, false);
+    if (this.#closed) throw new FetchError('browser_error', 'browser pool is closed');
     await this.#slots.acquire(signal);
     let browserEntry: BrowserEntry | undefined;
     let ctxEntry: ContextEntry | undefined;

@@ -3,7 +3,7 @@ import { createServer, request as httpRequest, Agent, type IncomingMessage, type
 import { connect as netConnect, isIP, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '@crawler/core';
-import { FetchError } from '../errors.js';
+import { FetchError, isFetchErrorCode } from '../errors.js';
 import { AddressRefusedError, checkAddress, createGuardedLookup, type AddressPolicy } from '../http/ssrf.js';
 
 /** Settings of the browsers' egress proxy. */
@@ -113,7 +113,8 @@ export class EgressProxy {
   errorOfResponse(headers: Record<string, string>, url: string): FetchError | null {
     const mark = headers[EGRESS_HEADER];
     if (!mark?.startsWith(`${this.#token} `)) return null;
-    return this.failureFor(url) ?? new FetchError(mark.slice(this.#token.length + 1), 'the browser could not reach the target', { url });
+    const code = mark.slice(this.#token.length + 1);
+    return this.failureFor(url) ?? new FetchError(isFetchErrorCode(code) ? code : 'network_error', 'the browser could not reach the target', { url });
   }
 
   /** Stop listening and cut every open tunnel. Idempotent. */

@@ -1,9 +1,9 @@
-import { FetchError } from '../errors.js';
+import { FetchError, type FetchErrorCode } from '../errors.js';
 import { loadedPlaywright } from './playwright-module.js';
 
 // Chromium's net:: error names, grouped by what the crawler does next.
-const NET_ERRORS: [RegExp, string, boolean?][] = [
-  [/net::ERR_NAME_NOT_RESOLVED|net::ERR_NAME_RESOLUTION_FAILED/, 'dns_error', false],
+const NET_ERRORS: [RegExp, FetchErrorCode][] = [
+  [/net::ERR_NAME_NOT_RESOLVED|net::ERR_NAME_RESOLUTION_FAILED/, 'dns_error'],
   [/net::ERR_(CONNECTION_)?TIMED_OUT/, 'timeout'],
   [/net::ERR_(CERT_|SSL_|BAD_SSL_)/, 'tls_error'],
   [/net::ERR_TOO_MANY_REDIRECTS/, 'too_many_redirects'],
@@ -11,9 +11,9 @@ const NET_ERRORS: [RegExp, string, boolean?][] = [
   [/net::ERR_(INVALID_RESPONSE|INVALID_HTTP_RESPONSE|RESPONSE_HEADERS_)/, 'protocol_error'],
   // The egress proxy could not connect (the fetcher asks it why first; this is the fallback).
   [/net::ERR_(TUNNEL_CONNECTION_FAILED|PROXY_CONNECTION_FAILED)/, 'network_error'],
-  [/net::ERR_UNSAFE_PORT|net::ERR_UNKNOWN_URL_SCHEME/, 'blocked_scheme', false],
+  [/net::ERR_UNSAFE_PORT|net::ERR_UNKNOWN_URL_SCHEME/, 'blocked_scheme'],
   // Chromium hands non-HTML (a PDF, a zip) to its download manager: plain HTTP is the right tool.
-  [/Download is starting/, 'wrong_tool', false],
+  [/Download is starting/, 'wrong_tool'],
   [/Target page, context or browser has been closed|Browser has been closed|browser has disconnected|Target closed/i, 'browser_error'],
 ];
 
@@ -25,8 +25,8 @@ export function translatePlaywrightError(err: unknown, ctx: { url: string; fetch
   const message = err instanceof Error ? err.message : String(err);
   const playwright = loadedPlaywright();
   if (playwright && err instanceof playwright.errors.TimeoutError) return new FetchError('timeout', firstLine(message), base);
-  for (const [pattern, code, retryable] of NET_ERRORS) {
-    if (pattern.test(message)) return new FetchError(code, firstLine(message), base, retryable);
+  for (const [pattern, code] of NET_ERRORS) {
+    if (pattern.test(message)) return new FetchError(code, firstLine(message), base);
   }
   return new FetchError('browser_error', firstLine(message), base);
 }

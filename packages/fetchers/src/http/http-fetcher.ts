@@ -205,7 +205,7 @@ async function readBody(
     if (err instanceof FetchError) throw err;
     const code = (err as { code?: string }).code;
     if (typeof code === 'string' && code.startsWith('Z_')) {
-      throw new FetchError('decode_error', `cannot decompress ${encoding} body: ${(err as Error).message}`, { ...ctx, cause: err }, false);
+      throw new FetchError('decode_error', `cannot decompress ${encoding} body: ${(err as Error).message}`, { ...ctx, cause: err });
     }
     throw err;
   } finally {

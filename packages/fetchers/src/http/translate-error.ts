@@ -39,8 +39,7 @@ export function translateUndiciError(
     const base = { url: ctx.url, fetcher: ctx.fetcher, cause: err };
     const message = (e as Error).message ?? code;
     if (TIMEOUT_CODES.has(code)) return new FetchError('timeout', `${code}: ${message}`, base);
-    if (code === 'ENOTFOUND') return new FetchError('dns_error', message, base, false);
-    if (code === 'EAI_AGAIN' || code === 'ESERVFAIL') return new FetchError('dns_error', message, base, true);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ESERVFAIL') return new FetchError('dns_error', message, base);
     if (NETWORK_CODES.has(code)) return new FetchError('network_error', `${code}: ${message}`, base);
     if (TLS_CODE.test(code)) return new FetchError('tls_error', `${code}: ${message}`, base);
     if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new FetchError('too_large', message, base);

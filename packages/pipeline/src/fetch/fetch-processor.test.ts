@@ -1,7 +1,6 @@
-import { NonRetryableError } from '@crawler/core';
 import { describe, expect, it } from 'vitest';
 import { DelayedError } from 'bullmq';
-import { CrawlerError, RetryableError, silentLogger, type Logger } from '@crawler/core';
+import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
 import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
 import { EMPTY_HTML, STATIC_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
 
@@ -41,7 +40,7 @@ describe('fetch processor', () => {
   it('retries a timeout once at once, logs both attempts, then pauses with a delayed re-route', async () => {
     const h = makeHarness();
     const link = h.links.add('https://slow.example/', { status: 'fetching' });
-    h.script(new RetryableError('timeout', 'too slow'), new RetryableError('timeout', 'still slow'));
+    h.script(new CrawlerError('timeout', 'too slow'), new CrawlerError('timeout', 'still slow'));
     const out = await fetchProc(h)(job(link.id, link.url));
     expect(out).toMatchObject({ outcome: 'paused', attempts: 2, errorType: 'timeout' });
     expect(h.fetchCalls).toHaveLength(2);
@@ -58,7 +57,7 @@ describe('fetch processor', () => {
   it('succeeds on the immediate retry after a network error', async () => {
     const h = makeHarness();
     const link = h.links.add('https://flaky.example/', { status: 'fetching' });
-    h.script(new RetryableError('network_error', 'reset'), response(link.url, { html: STATIC_HTML }));
+    h.script(new CrawlerError('network_error', 'reset'), response(link.url, { html: STATIC_HTML }));
     const out = await fetchProc(h)(job(link.id, link.url));
     expect(out).toMatchObject({ outcome: 'done', attempts: 2 });
     expect(h.attempts.map((a) => a.success)).toEqual([false, true]);
@@ -152,7 +151,7 @@ describe('fetch processor', () => {
   it('fails a link whose address the SSRF guard refuses with that reason, not as a robots.txt verdict', async () => {
     const h = makeHarness();
     const link = h.links.add('http://10.0.0.5/admin', { status: 'fetching' });
-    const robots = { check: async () => Promise.reject(new NonRetryableError('blocked_address', '10.0.0.5 is a private address')) };
+    const robots = { check: async () => Promise.reject(new CrawlerError('blocked_address', '10.0.0.5 is a private address')) };
     const out = await fetchProc(h, { robots })(job(link.id, link.url));
     expect(out).toMatchObject({ outcome: 'failed', errorType: 'blocked_address', attempts: 0 });
     expect(h.links.rows.get(link.id)).toMatchObject({ status: 'failed', lastErrorType: 'blocked_address', lastError: '10.0.0.5 is a private address' });
@@ -194,7 +193,7 @@ describe('fetch processor', () => {
   it('writes the outcome of a job once: every attempt it made, the link state and the page together', async () => {
     const h = makeHarness();
     const link = h.links.add('https://flaky.example/once', { status: 'fetching' });
-    h.script(new RetryableError('network_error', 'reset'), response(link.url, { html: STATIC_HTML }));
+    h.script(new CrawlerError('network_error', 'reset'), response(link.url, { html: STATIC_HTML }));
     await fetchProc(h)(job(link.id, link.url));
     expect(h.outcomes.writes).toHaveLength(1);
     const [w] = h.outcomes.writes;
@@ -216,7 +215,7 @@ describe('fetch processor', () => {
   it('a retry that meets the politeness gate writes its attempt before the job waits', async () => {
     const h = makeHarness();
     const link = h.links.add('https://slowgate.example/', { status: 'fetching' });
-    h.script(new RetryableError('timeout', 'too slow'));
+    h.script(new CrawlerError('timeout', 'too slow'));
     let calls = 0;
     const gate = {
       ...h.common.gate,

@@ -11,6 +11,7 @@ import {
   parseRetryAfterMs,
   safeResponseHeaders,
   type Clock,
+  type ErrorCode,
   type Logger,
   type PipelineMetrics,
   type PolitenessGate,
@@ -62,7 +63,7 @@ export interface FetchDeps {
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
 export interface Try {
   response: FetchResult | null;
-  errorType: string | null;
+  errorType: ErrorCode | null;
   durationMs: number;
 }
 

@@ -1,4 +1,4 @@
-import { NonRetryableError } from '@crawler/core';
+import { CrawlerError } from '@crawler/core';
 import { describe, expect, it } from 'vitest';
 import { DelayedError } from 'bullmq';
 import { InvalidJobPayloadError } from '@crawler/queue';
@@ -122,7 +122,7 @@ describe('route processor, learning mode', () => {
     let probed = 0;
     const process = createRouteProcessor({
       ...h.common,
-      robots: { check: async () => Promise.reject(new NonRetryableError('blocked_address', '10.0.0.5 is a private address')) },
+      robots: { check: async () => Promise.reject(new CrawlerError('blocked_address', '10.0.0.5 is a private address')) },
       settings,
       learning: h.learning,
       routes: h.routes,

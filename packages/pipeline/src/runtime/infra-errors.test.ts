@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NonRetryableError, RetryableError } from '@crawler/core';
+import { CrawlerError } from '@crawler/core';
 import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
 
 describe('isInfraError', () => {
@@ -8,14 +8,14 @@ describe('isInfraError', () => {
     expect(isInfraError(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isInfraError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
     expect(isInfraError(Object.assign(new Error("Can't reach database server"), { code: 'P1001' }))).toBe(true);
-    expect(isInfraError(new RetryableError('db_unavailable', 'log attempts: gone'))).toBe(true);
+    expect(isInfraError(new CrawlerError('db_unavailable', 'log attempts: gone'))).toBe(true);
     expect(isInfraError(new Error('Connection is closed.'))).toBe(true);
     expect(isInfraError(Object.assign(new Error('Reached the max retries per request limit'), { name: 'MaxRetriesPerRequestError' }))).toBe(true);
   });
 
   it('leaves the page’s and the code’s own errors alone', () => {
-    expect(isInfraError(new NonRetryableError('invalid_payload', 'fetch job 7: linkId'))).toBe(false);
-    expect(isInfraError(new RetryableError('timeout', 'the site was slow'))).toBe(false);
+    expect(isInfraError(new CrawlerError('invalid_content', 'body must be a Uint8Array'))).toBe(false);
+    expect(isInfraError(new CrawlerError('timeout', 'the site was slow'))).toBe(false);
     expect(isInfraError(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(false);
     expect(isInfraError(Object.assign(new Error('duplicate key value'), { code: '23505' }))).toBe(false);
   });

@@ -11,7 +11,7 @@ export interface RobotsCacheOptions {
   prefix?: string;
   /**
    * Fetch `${origin}/robots.txt` (following redirects); resolve null when unreachable. Injected: the pipeline passes a
-   * fetcher. A thrown URL-policy error (core URL_POLICY_ERRORS) refuses the origin: check() rejects with it, uncached.
+   * fetcher. A thrown URL-policy error (core ERROR_POLICY `refusesUrl`) refuses the origin: check() rejects with it, uncached.
    */
   fetchRobots: (origin: string) => Promise<RobotsFetchResult | null>;
   /** Our product token, matched against User-agent lines. */

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { BlockedError } from '@crawler/core';
+import { CrawlerError } from '@crawler/core';
 import { createLogger, jobLogger } from './create-logger.js';
 
 /** A destination that keeps every line written to it. */
@@ -49,10 +49,10 @@ describe('createLogger', () => {
   it('serializes errors under err with the crawler code and the cause chain', () => {
     const out = capture();
     const log = createLogger({ name: 't', destination: out.stream, pretty: false });
-    const err = new BlockedError('blocked_captcha', 'challenge page', { url: 'http://a.test/', cause: new Error('turnstile seen') });
+    const err = new CrawlerError('blocked_captcha', 'challenge page', { url: 'http://a.test/', cause: new Error('turnstile seen') });
     log.error({ err }, 'fetch failed');
     const [line] = out.json();
-    expect(line!.err).toMatchObject({ type: 'BlockedError', message: expect.stringContaining('challenge page'), code: 'blocked_captcha', url: 'http://a.test/' });
+    expect(line!.err).toMatchObject({ type: 'CrawlerError', message: expect.stringContaining('challenge page'), code: 'blocked_captcha', url: 'http://a.test/' });
     expect(line!.err.cause).toMatchObject({ type: 'Error', message: 'turnstile seen' });
   });
 
