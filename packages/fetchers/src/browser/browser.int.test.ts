@@ -36,6 +36,11 @@ function killChildChromium(): number {
   return killed;
 }
 
+/** A static article whose script sends the main frame to `target` once the page has loaded. */
+function navigatesTo(title: string, target: string): string {
+  return staticArticle({ title }).replace('</body>', `<script>setTimeout(function () { location.href = '${target}'; }, 50);</script></body>`);
+}
+
 const CHALLENGE = /Just a moment\.\.\.|\/cdn-cgi\/challenge-platform\//;
 
 describe('browser fetchers (one shared Chromium)', () => {
@@ -56,6 +61,14 @@ describe('browser fetchers (one shared Chromium)', () => {
       '/slow': slowHeaders(5000),
       '/403': forbidden(),
       '/429': tooManyRequests(60),
+      // Pages whose script navigates the main frame somewhere that never becomes a document: a file download
+      // ("your download starts shortly"), a bytes-only type Chromium also downloads, and a 204.
+      '/download-page': { body: navigatesTo('Download page', '/file.zip') },
+      '/file.zip': { headers: { 'content-type': 'application/zip', 'content-disposition': 'attachment; filename="f.zip"' }, body: new Uint8Array([80, 75, 3, 4]) },
+      '/bytes-page': { body: navigatesTo('Bytes page', '/file.bin') },
+      '/file.bin': { headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array([0, 1, 2, 3]) },
+      '/no-content-page': { body: navigatesTo('No content page', '/no-content') },
+      '/no-content': (_req, res) => res.writeHead(204).end(),
     });
     registry = createDefaultRegistry({ allowPrivateNetworks: true, browser: { maxPages: 2 } });
   });
@@ -87,6 +100,19 @@ describe('browser fetchers (one shared Chromium)', () => {
     const limited = await pw.fetch({ url: server.url('/429') });
     expect(limited.status).toBe(429);
     expect(limited.headers['retry-after']).toBe('60');
+  });
+
+  it('keeps the page a main-frame navigation left in place: a download or a 204 is not the document', async () => {
+    for (const [path, title] of [['/download-page', 'Download page'], ['/bytes-page', 'Bytes page'], ['/no-content-page', 'No content page']] as const) {
+      for (const name of ['playwright', 'playwright_stealth']) {
+        const r = await registry.get(name).fetch({ url: server.url(path) });
+        expect({ path, name, status: r.status, contentType: r.contentType, finalUrl: r.finalUrl }).toEqual({ path, name, status: 200, contentType: 'text/html', finalUrl: server.url(path) });
+        expect(r.text).toContain(`<h1>${title}</h1>`);
+        expect(r.challenge).toBeUndefined();
+      }
+    }
+    // The navigations did happen: each target was asked for (once per fetcher).
+    expect([server.hits('/file.zip'), server.hits('/file.bin'), server.hits('/no-content')]).toEqual([2, 2, 2]);
   });
 
   it('blocks images by default', async () => {

@@ -1,4 +1,4 @@
-import type { Page, Response } from 'playwright-core';
+import type { Frame, Page, Request, Response } from 'playwright-core';
 import { validateResponseDetailed } from '@crawler/core';
 
 /** One main-frame document the browser landed on (redirect hops excluded). */
@@ -19,27 +19,55 @@ export interface ChallengeEncounter {
   documents: LandedDocument[];
 }
 
-/** Follows the main frame's document responses: the latest one is what the page now shows. */
+/**
+ * Follows the main frame's documents: the latest one is what the page now shows. A main-frame navigation response is
+ * only a candidate until the frame commits to it: a download, a 204 or a navigation cut short by another one has a
+ * response too, but the page stays on the document it had, so its status and headers are not the page's.
+ */
 export class DocumentTracker {
   readonly documents: LandedDocument[] = [];
   /** The raw HTML each document was served with (null when unreadable), in the order of `documents`. */
   readonly bodies: Promise<string | null>[] = [];
   #last: Response | null = null;
+  #pending: { response: Response; body: Promise<string | null> } | null = null;
   #waiters = new Set<() => void>();
   readonly #onResponse = (r: Response) => {
     const req = r.request();
     if (!req.isNavigationRequest() || r.frame() !== this.page.mainFrame()) return;
     // A redirect hop is not a document; the request it leads to answers again.
     if (r.status() >= 300 && r.status() < 400 && r.headers()['location']) return;
+    // Read now: a quick interstitial is gone (and its body with it) by the time the page has settled.
+    this.#pending = { response: r, body: r.text().catch(() => null) };
+  };
+  // The commit: the main frame now shows the pending response's document. A same-document navigation (history API,
+  // fragment) commits too, with no response and another URL than the pending one's, and changes nothing here.
+  readonly #onFrameNavigated = (frame: Frame) => {
+    if (frame !== this.page.mainFrame() || !this.#pending) return;
+    if (withoutFragment(frame.url()) === withoutFragment(this.#pending.response.url())) this.#land(this.#pending.response);
+  };
+  // A document's body arrived in full: it was committed even if the commit event came first (the order of the two
+  // is Chromium's, not a promise); a download or a 204 ends as a failed request instead and never lands.
+  readonly #onRequestFinished = (req: Request) => {
+    if (this.#pending && this.#pending.response.request() === req) this.#land(this.#pending.response);
+  };
+  readonly #onRequestFailed = (req: Request) => {
+    if (this.#pending && this.#pending.response.request() === req) this.#pending = null;
+  };
+
+  #land(r: Response): void {
+    const pending = this.#pending!;
+    this.#pending = null;
     this.#last = r;
     this.documents.push({ url: r.url(), status: r.status() });
-    // Read now: a quick interstitial is gone (and its body with it) by the time the page has settled.
-    this.bodies.push(r.text().catch(() => null));
+    this.bodies.push(pending.body);
     for (const w of this.#waiters) w();
-  };
+  }
 
   constructor(readonly page: Page) {
     page.on('response', this.#onResponse);
+    page.on('framenavigated', this.#onFrameNavigated);
+    page.on('requestfinished', this.#onRequestFinished);
+    page.on('requestfailed', this.#onRequestFailed);
   }
 
   /** The latest main-frame document response, or null before the first. */
@@ -66,6 +94,9 @@ export class DocumentTracker {
 
   stop(): void {
     this.page.off('response', this.#onResponse);
+    this.page.off('framenavigated', this.#onFrameNavigated);
+    this.page.off('requestfinished', this.#onRequestFinished);
+    this.page.off('requestfailed', this.#onRequestFailed);
   }
 }
 
@@ -102,4 +133,9 @@ export async function settledContent(page: Page, deadline: number): Promise<stri
       await page.waitForLoadState('domcontentloaded', { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
     }
   }
+}
+
+function withoutFragment(url: string): string {
+  const i = url.indexOf('#');
+  return i === -1 ? url : url.slice(0, i);
 }
