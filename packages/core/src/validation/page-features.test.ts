@@ -1,5 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { extractPageFeatures } from './page-features.js';
+import { TOKENIZER_INTERNALS_MATCH, extractPageFeatures } from './page-features.js';
+import { referencePageFeatures } from './__fixtures__/page-features-reference.js';
 
 /**
  * extractPageFeatures walks htmlparser2's events without decoding entities and decodes the text it keeps itself;
@@ -122,10 +127,45 @@ const CASES: Record<string, { html: string; expected: Record<string, unknown> }>
   }
 };
 
+const HERE = dirname(fileURLToPath(import.meta.url));
+const CORPUS = ['__fixtures__', '__holdout__'].flatMap((dir) =>
+  readdirSync(join(HERE, dir))
+    .filter((f) => f.endsWith('.html'))
+    .map((f) => [`${dir}/${f}`, readFileSync(join(HERE, dir, f), 'utf8')] as const),
+);
+
 describe('extractPageFeatures', () => {
   for (const [name, { html, expected }] of Object.entries(CASES)) {
     it(`measures ${name} as the decoded DOM does`, () => {
       expect(extractPageFeatures(html)).toMatchObject(expected);
+      expect(extractPageFeatures(html, { publicParserOnly: true })).toMatchObject(expected);
+      expect(referencePageFeatures(html)).toMatchObject(expected);
     });
   }
+
+  it('measures every page of both validation corpora exactly as the plain DOM walk does, on both paths', () => {
+    expect(CORPUS.length).toBeGreaterThan(200);
+    for (const [file, html] of CORPUS) {
+      const reference = { file, ...referencePageFeatures(html) };
+      expect({ file, ...extractPageFeatures(html) }).toEqual(reference);
+      expect({ file, ...extractPageFeatures(html, { publicParserOnly: true }) }).toEqual(reference);
+    }
+  });
+
+  it('finds the private Tokenizer fields the fast path relies on (an htmlparser2 upgrade that moves them fails here)', () => {
+    expect(TOKENIZER_INTERNALS_MATCH).toBe(true);
+  });
+
+  it('parses with the htmlparser2 and entities cheerio runs, so its events are those cheerio builds its DOM from', () => {
+    const fromCore = createRequire(import.meta.url);
+    const fromParser = createRequire(fromCore.resolve('htmlparser2'));
+    const fromCheerio = createRequire(fromCore.resolve('cheerio'));
+    const version = (req: NodeJS.Require, name: string) => {
+      const entry = req.resolve(name);
+      const root = entry.slice(0, entry.lastIndexOf(`/node_modules/${name}/`) + `/node_modules/${name}`.length);
+      return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    };
+    expect(version(fromCore, 'htmlparser2')).toBe(version(fromCheerio, 'htmlparser2'));
+    expect(version(fromCore, 'entities')).toBe(version(fromParser, 'entities'));
+  });
 });

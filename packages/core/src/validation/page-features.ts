@@ -1,4 +1,5 @@
-import { createRequire } from 'node:module';
+import { Parser } from 'htmlparser2';
+import { decodeHTML } from 'entities';
 
 /** What the detectors look at, extracted from one parse of the HTML. */
 export interface PageFeatures {
@@ -32,18 +33,18 @@ export interface PageFeatures {
 }
 
 /** Elements whose text a reader never sees; their subtrees are skipped. */
-const INVISIBLE = new Set(['script', 'style', 'template', 'noscript', 'svg', 'iframe', 'object', 'title']);
+export const INVISIBLE = new Set(['script', 'style', 'template', 'noscript', 'svg', 'iframe', 'object', 'title']);
 /** Elements that are not page content when counting structure. */
-const NON_CONTENT_TAGS = new Set(['html', 'head', 'body', 'title', 'script', 'style', 'link', 'meta', 'noscript', 'template', 'base']);
+export const NON_CONTENT_TAGS = new Set(['html', 'head', 'body', 'title', 'script', 'style', 'link', 'meta', 'noscript', 'template', 'base']);
 /** Elements after which text flows to a new line: a space keeps their words apart in the collapsed text. */
-const BLOCK_TAGS = new Set(['p', 'div', 'br', 'li', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'tr', 'td', 'th', 'section', 'article', 'header', 'footer', 'nav', 'main', 'aside', 'ul', 'ol', 'table', 'form', 'blockquote', 'pre', 'hr', 'dd', 'dt', 'dl', 'figure', 'figcaption', 'address', 'button', 'label', 'option']);
+export const BLOCK_TAGS = new Set(['p', 'div', 'br', 'li', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'tr', 'td', 'th', 'section', 'article', 'header', 'footer', 'nav', 'main', 'aside', 'ul', 'ol', 'table', 'form', 'blockquote', 'pre', 'hr', 'dd', 'dt', 'dl', 'figure', 'figcaption', 'address', 'button', 'label', 'option']);
 /** Input types that carry no user data: a form made only of these is a challenge or a button, not a login/contact form. */
 const NON_DATA_INPUT_TYPES = new Set(['hidden', 'submit', 'button', 'image', 'reset', 'checkbox', 'radio', 'file', 'range', 'color']);
 /** A field whose id/name/class says it holds the answer to a captcha (Amazon's and shared hosts' text captchas). */
 const CAPTCHA_FIELD = /captcha|challenge/i;
 
 /** Whether an element is a field a person fills in with their own data. */
-function isDataField(name: string, attribs: Record<string, string> | undefined): boolean {
+export function isDataField(name: string, attribs: Record<string, string> | undefined): boolean {
   if (name !== 'input' && name !== 'textarea' && name !== 'select') return false;
   const a = attribs ?? {};
   if (name === 'input' && NON_DATA_INPUT_TYPES.has((a.type ?? 'text').trim().toLowerCase())) return false;
@@ -51,9 +52,9 @@ function isDataField(name: string, attribs: Record<string, string> | undefined):
 }
 
 /** Text a mount point may hold and still be a placeholder ("Loading…", "Please wait"), in non-blank characters. */
-const MAX_PLACEHOLDER_CHARS = 40;
+export const MAX_PLACEHOLDER_CHARS = 40;
 /** Ids collected as mount candidates; shells have a handful, and a huge page must not cost more. */
-const MAX_MOUNT_CANDIDATES = 200;
+export const MAX_MOUNT_CANDIDATES = 200;
 
 /** Collapse runs of whitespace so length measures text, not indentation. */
 export function collapseWhitespace(s: string): string {
@@ -85,20 +86,7 @@ function countNonBlank(s: string, max: number): number {
   return n;
 }
 
-/** The callbacks of htmlparser2's Parser we use, typed locally (the package is cheerio's, not a direct dependency). */
-interface ParserHandler {
-  onopentag?(name: string, attribs: Record<string, string>): void;
-  onclosetag?(name: string): void;
-  ontext?(data: string): void;
-}
-interface ParserInstance {
-  end(data: string): void;
-  /** Source offsets of the current token: the open tag's `<` and `>` inside onopentag. */
-  startIndex: number;
-  endIndex: number;
-  tokenizer: TokenizerInternals;
-}
-/** The tokenizer's state we read or speed up (htmlparser2 10's Tokenizer; checked before use). */
+/** The Tokenizer's private state the fast path reads or replaces (htmlparser2 10.1's; checked at load). */
 interface TokenizerInternals {
   /** True while inside a raw-text element (script, style, textarea, xmp) or <title>. */
   isSpecial: boolean;
@@ -109,16 +97,36 @@ interface TokenizerInternals {
   offset: number;
   fastForwardTo(c: number): boolean;
 }
-type ParserCtor = new (cbs: ParserHandler, options: { xmlMode: boolean; decodeEntities: boolean }) => ParserInstance;
+
+function internalsOf(parser: Parser): TokenizerInternals {
+  return (parser as unknown as { tokenizer: TokenizerInternals }).tokenizer;
+}
 
 /**
- * htmlparser2's Parser and the entity decoder it uses, resolved from cheerio's own location so they are exactly the
- * parser (and version) that `cheerio.load(html, { xml: { xmlMode: false } })` runs: the events below are the ones
- * domhandler would build that DOM from, so the walk over events sees the same tree a walk over cheerio's DOM would.
+ * Whether the installed htmlparser2 (a direct dependency, pinned to the version cheerio runs) still has the private
+ * Tokenizer fields the fast path relies on, and they behave as it expects: field types, plus a probe parse in which
+ * <title> text is "special" and body text is seen in the initial (text) state. When they do not, extractPageFeatures
+ * takes the public-API path: the same results, slower on articles. A test requires this to be true, so an upgrade
+ * that moves the internals fails loudly instead of silently slowing down.
  */
-const requireFromCheerio = createRequire(createRequire(import.meta.url).resolve('cheerio'));
-const { Parser } = requireFromCheerio('htmlparser2') as { Parser: ParserCtor };
-const { decodeHTML } = createRequire(requireFromCheerio.resolve('htmlparser2'))('entities') as { decodeHTML(s: string): string };
+export const TOKENIZER_INTERNALS_MATCH: boolean = (() => {
+  try {
+    const seen: [string, boolean, boolean][] = [];
+    const probe: Parser = new Parser(
+      { ontext: (t) => void seen.push([t, internalsOf(probe).isSpecial, internalsOf(probe).state === textState]) },
+      { xmlMode: false, decodeEntities: false },
+    );
+    const t = internalsOf(probe);
+    const textState = t.state;
+    const typed = typeof t.isSpecial === 'boolean' && typeof t.state === 'number' && typeof t.buffer === 'string' && typeof t.index === 'number' && typeof t.offset === 'number' && typeof t.fastForwardTo === 'function';
+    if (!typed) return false;
+    t.fastForwardTo = fastForwardTo;
+    probe.end('<title>a &amp; b</title><p>c &amp; d</p>');
+    return JSON.stringify(seen) === JSON.stringify([['a &amp; b', true, false], ['c &amp; d', false, true]]);
+  } catch {
+    return false;
+  }
+})();
 
 /**
  * Entities are decoded afterwards, only in the text we keep: the tokenizer runs about three times faster without
@@ -163,7 +171,7 @@ function decodedAttribs(source: string): Record<string, string> {
 /**
  * The tokenizer's `fastForwardTo` (skip to the next `<`, quote or `>`), with the same effect on its state, but by
  * `indexOf` rather than a loop over char codes: without entity decoding, text is skipped this way, and this makes it
- * several times faster. Installed only on a tokenizer with the fields it relies on.
+ * several times faster. Installed only when TOKENIZER_INTERNALS_MATCH.
  */
 function fastForwardTo(this: TokenizerInternals, c: number): boolean {
   const i = this.buffer.indexOf(String.fromCharCode(c), this.index + 1 - this.offset);
@@ -175,9 +183,6 @@ function fastForwardTo(this: TokenizerInternals, c: number): boolean {
   return true;
 }
 
-function speedUp(t: TokenizerInternals): void {
-  if (typeof t.fastForwardTo === 'function' && typeof t.buffer === 'string' && typeof t.index === 'number' && typeof t.offset === 'number') t.fastForwardTo = fastForwardTo;
-}
 
 /** Attributes read by the walk (mount ids, form field kinds); others are only tested for presence. */
 const READ_ATTRIBUTES = ['id', 'type', 'name', 'class'] as const;
@@ -201,8 +206,11 @@ const SKIPPED: Frame = { skipped: true, invisible: false, block: false, head: fa
  * htmlparser2 rather than parse5 because it is about three times faster on large pages, and we only need text and
  * attributes, not spec-exact tree repair. The measures are those of a pre-order walk of the document cheerio (on
  * htmlparser2) would build: the parser's open/close events are that tree's enter/exit, in document order.
+ * `publicParserOnly` takes the path that uses htmlparser2's public API alone (the decoding tokenizer): the same
+ * results, about 1.4× the CPU on articles; it is also what runs when TOKENIZER_INTERNALS_MATCH is false.
  */
-export function extractPageFeatures(html: string): PageFeatures {
+export function extractPageFeatures(html: string, options: { publicParserOnly?: boolean } = {}): PageFeatures {
+  const fast = TOKENIZER_INTERNALS_MATCH && options.publicParserOnly !== true;
   const htmlLower = html.toLowerCase();
   let title = '';
   let noscript = '';
@@ -230,7 +238,7 @@ export function extractPageFeatures(html: string): PageFeatures {
   /** All text below the visited <title> or <noscript> now open, whatever is nested in it. */
   let capture: 'title' | 'noscript' | null = null;
   let captured = '';
-  const parser: ParserInstance = new Parser(
+  const parser: Parser = new Parser(
     {
       onopentag(name, rawAttribs) {
         names.push(name);
@@ -239,7 +247,7 @@ export function extractPageFeatures(html: string): PageFeatures {
           stack.push(SKIPPED);
           return;
         }
-        const attribs = READ_ATTRIBUTES.some((a) => rawAttribs[a]?.includes('&')) ? decodedAttribs(html.slice(parser.startIndex, parser.endIndex + 1)) : rawAttribs;
+        const attribs = fast && READ_ATTRIBUTES.some((a) => rawAttribs[a]?.includes('&')) ? decodedAttribs(html.slice(parser.startIndex, parser.endIndex + 1)) : rawAttribs;
         const hidden = headDepth > 0;
         if (name === 'script') scriptCount += 1;
         else if (name === 'title' && title === '') {
@@ -291,8 +299,8 @@ export function extractPageFeatures(html: string): PageFeatures {
       },
       ontext(rawData) {
         if (capture === null && (skipDepth > 0 || headDepth > 0)) return;
-        const t = parser.tokenizer;
-        const data = decodeText(rawData, t.isSpecial ? (names[names.length - 1] === 'title' ? 'title' : 'raw') : t.state === textState ? 'text' : 'raw');
+        const t = internalsOf(parser);
+        const data = fast ? decodeText(rawData, t.isSpecial ? (names[names.length - 1] === 'title' ? 'title' : 'raw') : t.state === textState ? 'text' : 'raw') : rawData;
         if (capture !== null) captured += data;
         if (skipDepth > 0 || headDepth > 0) return;
         parts.push(data);
@@ -302,11 +310,11 @@ export function extractPageFeatures(html: string): PageFeatures {
         }
       },
     },
-    { xmlMode: false, decodeEntities: false },
+    { xmlMode: false, decodeEntities: !fast },
   );
   // A new tokenizer is in its text state.
-  const textState = parser.tokenizer.state;
-  speedUp(parser.tokenizer);
+  const textState = fast ? internalsOf(parser).state : -1;
+  if (fast) internalsOf(parser).fastForwardTo = fastForwardTo;
   parser.end(html);
   const scriptBytes = scriptByteCount(htmlLower);
   return {
