@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { classifyClient, type ClientClass } from '@crawler/sim-web';
 import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
 
 let crawler: E2eCrawler | undefined;
@@ -28,9 +29,11 @@ describe('end to end: a rate-limiting site', () => {
     const limited: number[] = [];
     let windowEndsAt = 0;
     let sinceWindow = 0;
+    const clients: ClientClass[] = [];
     server = await startTestServer({
-      '/p/*': (_req, res) => {
+      '/p/*': (req, res) => {
         const now = Date.now();
+        clients.push(classifyClient(req.rawHeaders));
         if (windowEndsAt !== 0 && now >= windowEndsAt) {
           windowEndsAt = 0;
           sinceWindow = 0;
@@ -59,6 +62,8 @@ describe('end to end: a rate-limiting site', () => {
     expect(links.map((l) => [l.status, l.fetcher])).toEqual(links.map(() => ['done', 'simple_http']));
     const attempts = await crawler.db.prisma.fetcherAttempt.findMany({ where: { selectionSource: { not: 'prior' } } });
     expect(attempts.filter((a) => a.fetcher !== 'simple_http')).toEqual([]);
+    // And as the site saw it: no request came from a browser.
+    expect(clients.filter((c) => c !== 'plain')).toEqual([]);
     // The site limited us, and the crawler saw it: some 429s were met (and each rate-limited fetch is logged as such).
     expect(limited.length).toBeGreaterThan(0);
     expect(attempts.filter((a) => a.httpStatus === 429).every((a) => a.errorType === 'rate_limited' && a.isBanned)).toBe(true);

@@ -1,0 +1,57 @@
+/**
+ * A walled site end to end on real Redis and Postgres, in learning mode with every fetcher configured: every page of
+ * the site answers a visitor without clearance (browsers included) with a cookie-and-reload interstitial, as the
+ * web's "Just a moment…" pages do. The stealth browser waits it out once; the clearance cookie stays in the site's
+ * browser context, so the site's other pages pass without a challenge.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSimWeb, type SimWeb } from '@crawler/sim-web';
+import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
+
+let crawler: E2eCrawler | undefined;
+let web: SimWeb | undefined;
+
+afterEach(async () => {
+  await crawler?.cleanup();
+  await web?.close();
+  crawler = undefined;
+  web = undefined;
+});
+
+const PAGES = 20;
+
+describe('end to end: a site behind an interstitial that clears itself', () => {
+  it('ends with every link done by playwright_stealth, status 200 and the real content, one challenge for the first page', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', challengeDelayMs: 300, name: 'walled' }], firstHost: '127.0.6.40' });
+    const site = web.sites[0]!;
+    crawler = await startE2e('interstitial', { CHALLENGE_WAIT_MS: '10000', FETCH_TIMEOUT_MS: '30000' });
+    const urls = site.urls(PAGES);
+    const { accepted } = await crawler.runtime.enqueue(urls);
+    crawler.runtime.startWorkers();
+    await waitFor(async () => (await crawler!.db.prisma.link.count({ where: { status: { in: ['done', 'failed'] } } })) === PAGES, 'every link settled', 240_000);
+
+    const links = await crawler.db.prisma.link.findMany({ where: { id: { in: accepted.map((a) => a.linkId) } }, include: { attempts: { orderBy: { id: 'asc' } } } });
+    expect(links.map((l) => [l.status, l.fetcher])).toEqual(links.map(() => ['done', 'playwright_stealth']));
+    for (const link of links) {
+      // The attempt that finished the link: the stealth browser, the content's own 200 (not the wall's 503).
+      expect(link.attempts.at(-1)).toMatchObject({ fetcher: 'playwright_stealth', success: true, httpStatus: 200, errorType: null });
+      // The interstitial was waited out, never recorded as a block (a fetch slowed by the machine may be retried).
+      expect(link.attempts.filter((a) => a.errorType?.startsWith('blocked'))).toEqual([]);
+      const stored = await crawler.content.latestForLink(link.id);
+      const text = new TextDecoder().decode(stored!.body);
+      expect(text).toContain(`<h1>walled page ${/(\d+)$/.exec(link.url)![1]}</h1>`);
+      expect(text).not.toContain('Checking your browser');
+    }
+
+    // The site's own count. The browser met the interstitial once, on the first page it asked for, then came back
+    // to that page with the clearance cookie; every later page of the domain was served at once.
+    const browser = site.requestLog().filter((r) => r.client === 'browser');
+    expect(browser.filter((r) => r.outcome === 'challenge').map((r) => r.path)).toEqual([browser[0]!.path]);
+    expect(browser.slice(1).every((r) => r.outcome === 'served')).toBe(true);
+    expect(new Set(browser.filter((r) => r.outcome === 'served').map((r) => r.path))).toEqual(new Set(urls.map((u) => new URL(u).pathname)));
+    // Plain HTTP only probed: the probes, all routed before the first browser fetch had run, each met the wall.
+    const plain = site.requestLog().filter((r) => r.client === 'plain');
+    expect(plain.length).toBeGreaterThanOrEqual(PAGES);
+    expect(plain.every((r) => r.outcome === 'challenge')).toBe(true);
+  }, 300_000);
+});
