@@ -71,6 +71,13 @@ export function toAttemptRow(input: AttemptInput, index: number, now: Date): Rec
 // fetcher/success/attempted_at are copied onto each heuristic row for the covering index findBestFetcher reads.
 // $1 is the JSON array of toAttemptRow rows, $2 the heuristics' created_at. The outcome statement (OutcomeStore)
 // starts with the same CTEs, so a page's outcome and its attempts are one write.
+//
+// The rollups (migration 20261122000300) are kept here rather than by the triggers' refresh: each attempt is inserted
+// with its rollup keys (as rollup_keys_of computes them: the heuristics whose type is in heuristic_rollup_types,
+// none for a rate-limited attempt) and added to heuristic_rollups in the same statement; the
+// transaction-local setting crawler.rollup_keyed names them, so the insert trigger on attempt_heuristics leaves them
+// out of its refresh (migration 20261124000100) instead of recomputing every page's keys in a PL/pgSQL call.
+// A statement using these CTEs must read ATTEMPT_ROLLUP_DONE, or Postgres skips the CTEs that are no writes.
 export const ATTEMPT_CTES = `
 input AS MATERIALIZED (
   SELECT nextval(pg_get_serial_sequence('fetcher_attempts', 'id')) AS id, x.*
@@ -82,23 +89,60 @@ input AS MATERIALIZED (
     ORDER BY i
   ) x
 ),
+keyed AS MATERIALIZED (
+  SELECT input.id, (
+    SELECT array_agg(DISTINCT h.t || chr(31) || h.v COLLATE "C" ORDER BY h.t || chr(31) || h.v COLLATE "C")
+    FROM jsonb_to_recordset(input.heuristics) AS h(t text, v text)
+    JOIN heuristic_rollup_types AS rt ON rt.heuristic_type = h.t
+    WHERE input.error_type IS DISTINCT FROM 'rate_limited' AND strpos(h.t || h.v, chr(30)) = 0 AND strpos(h.t || h.v, chr(31)) = 0
+  ) AS keys
+  FROM input
+),
 attempts AS (
   INSERT INTO fetcher_attempts (id, link, url, fetcher, success, is_banned, error_type, http_status,
-    response_headers, duration_ms, attempted_at, selection_source)
-  SELECT id, link, url, fetcher, success, is_banned, error_type, http_status,
-    response_headers, duration_ms, attempted_at, selection_source
-  FROM input
+    response_headers, duration_ms, attempted_at, selection_source, rollup_keys)
+  SELECT input.id, link, url, fetcher, success, is_banned, error_type, http_status,
+    response_headers, duration_ms, attempted_at, selection_source, keyed.keys
+  FROM input JOIN keyed ON keyed.id = input.id
 ),
 heuristics AS (
   INSERT INTO attempt_heuristics (attempt, heuristic_type, heuristic_value, importance_score, created_at,
     fetcher, success, attempted_at)
   SELECT input.id, h.t, h.v, h.s, $2::timestamptz, input.fetcher, input.success, input.attempted_at
   FROM input CROSS JOIN LATERAL jsonb_to_recordset(input.heuristics) AS h(t text, v text, s float8)
+),
+rolled AS (
+  -- rollup_apply's upsert (migration 20261124000100) for the new attempts, inline so the prepared statement plans it
+  -- once (a SQL function is planned on every call): each subset of an attempt's keys, in its shard (id % 16).
+  INSERT INTO heuristic_rollups AS r (subset_key, fetcher, shard, attempts, success_weight, max_attempted_at)
+  SELECT s.subset_key, input.fetcher, (input.id % 16)::smallint, count(*), sum(rollup_weight(input.success, input.attempted_at)),
+         max(input.attempted_at)
+  FROM input JOIN keyed ON keyed.id = input.id
+  CROSS JOIN LATERAL (
+    SELECT string_agg(u.k, chr(30) ORDER BY u.i) AS subset_key
+    FROM generate_series(1, (1 << cardinality(keyed.keys)) - 1) AS m(mask)
+    JOIN unnest(keyed.keys) WITH ORDINALITY AS u(k, i) ON (m.mask >> (u.i::int - 1)) & 1 = 1
+    GROUP BY m.mask
+  ) AS s
+  WHERE cardinality(keyed.keys) BETWEEN 1 AND 16
+  GROUP BY 1, 2, 3
+  -- The order every rollup writer locks rows in, so concurrent writers never deadlock.
+  ORDER BY 1, 2, 3
+  ON CONFLICT (subset_key, fetcher, shard) DO UPDATE SET
+    attempts = r.attempts + EXCLUDED.attempts,
+    success_weight = CASE WHEN r.attempts + EXCLUDED.attempts = 0 THEN 0 ELSE r.success_weight + EXCLUDED.success_weight END,
+    max_attempted_at = greatest(r.max_attempted_at, EXCLUDED.max_attempted_at)
+),
+keyed_mark AS (
+  SELECT set_config('crawler.rollup_keyed', coalesce(string_agg(keyed.id::text, ','), ''), true) FROM keyed
 )`;
+
+/** Read by every statement built on ATTEMPT_CTES: a CTE that is not data-modifying runs only when referenced. */
+export const ATTEMPT_ROLLUP_DONE = '(SELECT count(*) FROM keyed_mark)';
 
 const LOG_ATTEMPTS_SQL = `
 WITH ${ATTEMPT_CTES}
-SELECT i, id FROM input ORDER BY i`;
+SELECT i, id FROM input WHERE ${ATTEMPT_ROLLUP_DONE} >= 0 ORDER BY i`;
 
 /** Insert attempts and all their heuristics in one round trip; returns the new attempt ids in input order. */
 export async function insertAttempts(prisma: PrismaClient, inputs: readonly AttemptInput[], now: Date): Promise<bigint[]> {

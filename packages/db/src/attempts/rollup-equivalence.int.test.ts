@@ -179,6 +179,27 @@ describe('rollup ↔ exact scan', () => {
     expect((await store.findBestFetcher(q)).scores[0]).toMatchObject({ sampleSize: 15 });
   });
 
+  it('the attempt log stores the keys the triggers would compute and adds each attempt to its own shard', async () => {
+    const ids = await store.logAttempts([
+      { url: 'https://shard.eq/a', fetcher: 'simple_http', success: true, heuristics: [{ type: 'domain', value: 'shard.eq' }, { type: 'path_depth', value: '1' }, { type: 'status_200', value: 'true' }] },
+      { url: 'https://shard.eq/b', fetcher: 'simple_http', success: true, heuristics: [{ type: 'domain', value: 'shard.eq' }] },
+      { url: 'https://shard.eq/c', fetcher: 'simple_http', success: false, errorType: 'rate_limited', heuristics: [{ type: 'domain', value: 'shard.eq' }] },
+    ]);
+    const stored = await db.prisma.$queryRawUnsafe<{ same: boolean; keys: string[] | null }[]>(
+      'SELECT rollup_keys IS NOT DISTINCT FROM rollup_keys_of(id) AS same, rollup_keys AS keys FROM fetcher_attempts WHERE id = ANY($1::bigint[]) ORDER BY id',
+      ids.map(String),
+    );
+    expect(stored.map((r) => r.same)).toEqual([true, true, true]);
+    expect(stored.map((r) => r.keys)).toEqual([['domain\u001fshard.eq', 'path_depth\u001f1'], ['domain\u001fshard.eq'], null]);
+    const rows = await db.prisma.$queryRawUnsafe<{ shard: number; attempts: bigint }[]>(
+      `SELECT shard, attempts FROM heuristic_rollups WHERE subset_key = 'domain' || chr(31) || 'shard.eq' ORDER BY shard`,
+    );
+    const want = new Map<number, number>();
+    for (const id of ids.slice(0, 2)) want.set(Number(id % 16n), (want.get(Number(id % 16n)) ?? 0) + 1);
+    expect(rows.map((r) => [r.shard, Number(r.attempts)])).toEqual([...want.entries()].sort((a, b) => a[0] - b[0]));
+    await expectSame([[{ type: 'domain', value: 'shard.eq' }], ...queries]);
+  });
+
   it('really answers from the rollups, and rollup_rebuild() restores them', async () => {
     const q = [{ type: 'domain', value: 'a.eq' }];
     const before = await store.findBestFetcher(q);

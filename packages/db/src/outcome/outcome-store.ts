@@ -2,7 +2,7 @@ import { systemClock, type Clock, type LinkStatus } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { withTransaction, sqlOf, type SqlClient } from '../sql.js';
-import { ATTEMPT_CTES, toAttemptRow } from '../attempts/log-attempts.js';
+import { ATTEMPT_CTES, ATTEMPT_ROLLUP_DONE, toAttemptRow } from '../attempts/log-attempts.js';
 import { prepareContentRow, type ContentInput } from '../content/content-store.js';
 import type { AttemptInput, StoreDeps } from '../attempts/types.js';
 
@@ -102,7 +102,8 @@ saved AS (
 SELECT EXISTS (SELECT 1 FROM upd) AS updated,
   coalesce((SELECT status FROM upd), (SELECT status FROM links WHERE id = $4::uuid)) AS status,
   (SELECT id::text FROM saved) AS content_id,
-  ARRAY(SELECT id::text FROM input ORDER BY i) AS attempt_ids`;
+  ARRAY(SELECT id::text FROM input ORDER BY i) AS attempt_ids,
+  ${ATTEMPT_ROLLUP_DONE} AS rolled`;
 
 const NO_PAGE = [null, null, null, null, null, null, null, null, null];
 
