@@ -46,9 +46,15 @@ describe('classifyProbe (document 001 reuse matrix)', () => {
   it('probe failure → simple_http, no reuse', () => {
     expect(classifyProbe({ error: { errorType: 'timeout', message: 'probe timed out after 3000 ms' } })).toEqual({ fetcher: 'simple_http', reuse: false, reason: 'probe_failed', validation: null });
   });
-  it('non-2xx answers stay with plain HTTP without reuse', () => {
-    expect(classifyProbe({ response: { status: 404, headers: H, body: '' } })).toMatchObject({ fetcher: 'simple_http', reuse: false, reason: 'http_404' });
-    expect(classifyProbe({ response: { status: 502, headers: H, body: article } })).toMatchObject({ fetcher: 'simple_http', reuse: false, reason: 'http_502' });
+  it('a client error is the page\'s answer: plain HTTP, reused so the page costs one request', () => {
+    for (const status of [400, 401, 404, 410, 451]) {
+      expect(classifyProbe({ response: { status, headers: H, body: '' } })).toMatchObject({ fetcher: 'simple_http', reuse: true, reason: `http_${status}` });
+    }
+  });
+  it('a server error or a "try again" 4xx stays with plain HTTP without reuse: the fetch is its retry', () => {
+    for (const status of [408, 425, 500, 502, 504]) {
+      expect(classifyProbe({ response: { status, headers: H, body: article } })).toMatchObject({ fetcher: 'simple_http', reuse: false, reason: `http_${status}` });
+    }
   });
   it('a 200 of 500 bytes or fewer with text is not reused', () => {
     const body = `<p>${'x'.repeat(220)}</p>`;

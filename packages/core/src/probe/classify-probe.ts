@@ -26,11 +26,16 @@ function byteLength(body: string | Uint8Array): number {
   return typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
 }
 
+/** 4xx answers that say something final about the URL; 408, 425 and 429 ask to try again (403 is a block, handled before). */
+function isDefinitiveClientError(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 408 && status !== 425 && status !== 429;
+}
+
 /**
  * Choose a fetcher from a cheap probe, in document 001's order with the seeds README corrections: a rate limit (429,
  * or 503 with Retry-After, without a challenge page) → simple_http, as it asks for pace rather than another tool; a
- * challenge or a 403 → playwright_stealth; a non-2xx answer → simple_http without reuse (a browser will not fix a 404
- * or a 500); non-HTML content → simple_http WITH reuse (a PDF has no visible text and needs no browser); an SPA shell or
+ * challenge or a 403 → playwright_stealth; a client error (404, 410…) → simple_http WITH reuse (it is the page's answer; a
+ * browser will not fix it), a server error → simple_http without reuse (the fetch's request is its retry); non-HTML content → simple_http WITH reuse (a PDF has no visible text and needs no browser); an SPA shell or
  * empty HTML → playwright; a 2xx over 500 bytes → simple_http with reuse; probe failure → simple_http, no reuse.
  */
 export function classifyProbe(input: ProbeInput): ProbeClassification {
@@ -43,7 +48,9 @@ export function classifyProbe(input: ProbeInput): ProbeClassification {
     return { fetcher: FETCHERS.simpleHttp, reuse: false, reason: 'rate_limited', validation: v };
   }
   if (v.isBlocked) return { fetcher: FETCHERS.playwrightStealth, reuse: false, reason: v.blockType ?? 'blocked', validation: v };
-  if (!ok) return { fetcher: FETCHERS.simpleHttp, reuse: false, reason: `http_${r.status}`, validation: v };
+  // A client error (404, 410, 401…) is the page's own answer and the fetch would get it again: storing it keeps the
+  // page at one request. A server error is not reused: the fetch's own request is the retry it deserves.
+  if (!ok) return { fetcher: FETCHERS.simpleHttp, reuse: isDefinitiveClientError(r.status), reason: `http_${r.status}`, validation: v };
   if (!v.isHtml) return { fetcher: FETCHERS.simpleHttp, reuse: true, reason: 'non_html_content', validation: v };
   if (v.hasSpa) return { fetcher: FETCHERS.playwright, reuse: false, reason: 'spa_shell', validation: v };
   if (v.isEmpty) return { fetcher: FETCHERS.playwright, reuse: false, reason: 'empty_html', validation: v };
