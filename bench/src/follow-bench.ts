@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { deleteRedisPrefix } from '@crawler/queue';
 
 interface ChildResult {
   ms: number;
@@ -42,8 +43,7 @@ async function childOurs(seeds: string[], concurrency: number): Promise<ChildRes
   } finally {
     await runtime.close({ drainTimeoutMs: 5_000 });
     const r = new Redis(config.redisUrl);
-    const keys = await r.keys(`${prefix}*`);
-    if (keys.length > 0) await r.del(...keys);
+    await deleteRedisPrefix(r, prefix);
     r.disconnect();
     await db.drop();
   }

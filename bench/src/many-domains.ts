@@ -15,7 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { forkRpcChild, type RpcChild } from './child-rpc.js';
-import { deleteRedisPrefix } from './ours.js';
+import { clearBenchPrefix } from './ours.js';
 import { formatTable } from './report.js';
 import type { CrawlMeasurement } from './reference-result.js';
 import {
@@ -265,7 +265,7 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
     }
   } finally {
     await db.drop().catch(() => undefined);
-    await deleteRedisPrefix(s.opts.redisUrl, prefix).catch(() => undefined);
+    await clearBenchPrefix(s.opts.redisUrl, prefix).catch(() => undefined);
   }
   return rows;
 }

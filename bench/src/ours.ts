@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { deleteRedisPrefix } from '@crawler/queue';
 import type { CrawlMeasurement } from './reference-result.js';
 import { oursLaunchProblem, startOursProcesses, type OursProcesses } from './ours-launch.js';
 
@@ -86,16 +87,11 @@ async function readProcStat(pid: number): Promise<ProcStat> {
   }
 }
 
-/** Delete every Redis key under `prefix` (a bench run's queues, politeness and probe keys). */
-export async function deleteRedisPrefix(redisUrl: string, prefix: string): Promise<void> {
+/** Delete every Redis key under `prefix` (a bench run's queues, politeness and probe keys), on a connection of its own. */
+export async function clearBenchPrefix(redisUrl: string, prefix: string): Promise<void> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
+    await deleteRedisPrefix(redis, prefix);
   } finally {
     redis.disconnect();
   }
@@ -213,6 +209,6 @@ export async function crawlWithOurs(options: OursCrawlOptions): Promise<{ first:
     // BENCH_KEEP_DB=1 keeps the crawl's database for inspection (its name is logged).
     if (process.env.BENCH_KEEP_DB === '1') console.error(`kept database: ${db.url}`);
     else await db.drop().catch(() => undefined);
-    await deleteRedisPrefix(options.redisUrl, prefix).catch(() => undefined);
+    await clearBenchPrefix(options.redisUrl, prefix).catch(() => undefined);
   }
 }

@@ -21,6 +21,7 @@ import { startSimWeb, type SiteRequest } from '@crawler/sim-web';
 import { buildRoutingScenario, oracleRoute, scenarioKindAt, type RoutingScenario } from './routing-scenario.js';
 import { computeStrategyMetrics, type CrawledPage, type SiteChange, type StrategyMetrics } from './routing-metrics.js';
 import { formatRoutingReport } from './routing-report.js';
+import { deleteRedisPrefix } from '@crawler/queue';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -136,8 +137,7 @@ export async function runStrategy(strategy: RoutingStrategy, scenario: RoutingSc
     await web.close();
     const r = new Redis(REDIS_URL);
     try {
-      const keys = await r.keys(`${prefix}*`);
-      if (keys.length > 0) await r.del(...keys);
+      await deleteRedisPrefix(r, prefix);
     } finally {
       r.disconnect();
     }

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { PrismaLinkRepo } from '@crawler/pipeline';
-import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
 
@@ -46,8 +46,7 @@ afterAll(async () => {
   await queues?.obliterate(QUEUE_NAMES).catch(() => undefined);
   await queues?.close();
   if (redis) {
-    const keys = await redis.keys(`${PREFIX}*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteRedisPrefix(redis, PREFIX);
     redis.disconnect();
   }
   await db?.drop();

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { PrismaLinkRepo, createCrawlFrontier, loadConfig } from '@crawler/pipeline';
 import { silentLogger } from '@crawler/core';
-import { JobQueues, ROUTE_QUEUE, createRedisConnection } from '@crawler/queue';
+import { JobQueues, ROUTE_QUEUE, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
 
@@ -33,8 +33,7 @@ afterAll(async () => {
   await crawls?.close();
   await queues?.obliterate([ROUTE_QUEUE]).catch(() => undefined);
   await queues?.close();
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisPrefix(redis, PREFIX);
   redis?.disconnect();
   await db?.drop();
 });

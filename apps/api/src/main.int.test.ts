@@ -3,7 +3,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { createRedisConnection } from '@crawler/queue';
+import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const MAIN = `${REPO}apps/api/dist/main.js`;
@@ -19,8 +19,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // The served API's queues leave their meta keys behind.
   const redis = createRedisConnection(REDIS_URL, 'producer');
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisPrefix(redis, PREFIX);
   redis.disconnect();
   await db?.drop();
 });

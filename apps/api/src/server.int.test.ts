@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { AttemptStore, createPrismaClient } from '@crawler/db';
 import { PrismaLinkRepo } from '@crawler/pipeline';
-import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
 
@@ -48,8 +48,7 @@ afterAll(async () => {
   await app?.close();
   await queues?.obliterate(QUEUE_NAMES).catch(() => undefined);
   await queues?.close();
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisPrefix(redis, PREFIX);
   redis?.disconnect();
   await db?.drop();
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { PrismaLinkRepo, enqueueLinks } from '@crawler/pipeline';
-import { JobQueues, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { JobQueues, createRedisConnection, fetchQueueName, deleteRedisPrefix } from '@crawler/queue';
 import { robotsTxt, sleep, startTestServer, staticArticle, tooManyRequests, type StaticRoute, type TestServer } from '@crawler/testkit';
 import { spawnApp, type AppProcess, type LogLine } from './__fixtures__/spawn-app.js';
 
@@ -67,8 +67,7 @@ afterAll(async () => {
   await Promise.all([router, ...fetchers].map((p) => p?.stop('SIGKILL')));
   await queues?.close();
   if (redis) {
-    const keys = await redis.keys(`${PREFIX}*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteRedisPrefix(redis, PREFIX);
     redis.disconnect();
   }
   await Promise.all(servers.map((s) => s.close()));

@@ -4,6 +4,7 @@ export type { Link, FetcherAttempt, AttemptHeuristic, FetcherRoute, FetchedConte
 export { DB_ERROR_CODES, isInputDbError, translateDbError, withDbErrors } from './errors.js';
 export { migrate, readMigrations, MIGRATION_LOCK_KEY, type MigrateOptions, type MigrateResult, type MigrationFile } from './migrate/migrate.js';
 export { locateMigrationsDir } from './migrate/locate.js';
+export { dropDatabase, recreateDatabase, withDatabase } from './migrate/databases.js';
 export { AttemptStore, DEFAULT_RETENTION_DAYS } from './attempts/attempt-store.js';
 export { DomainStateStore, DOMAIN_STATE_WINDOW } from './attempts/domain-state.js';
 export { INVALID_ATTEMPT, ATTEMPT_BATCH_PARTIAL, AttemptBatchError } from './attempts/log-attempts.js';

@@ -3,10 +3,10 @@
  * fresh database costs one CREATE DATABASE instead of a full migration run.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { createPrismaClient, type PrismaClient } from './client.js';
 import { migrate, readMigrations } from './migrate/migrate.js';
 import { locateMigrationsDir } from './migrate/locate.js';
+import { quoteIdent, withAdminConnection as withAdmin, withDatabase } from './migrate/databases.js';
 
 /** Where test databases are created when `TEST_PG_URL` is not set. */
 export const DEFAULT_TEST_PG_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -31,26 +31,6 @@ export interface CreateTestDatabaseOptions {
   serverUrl?: string;
   /** Migrations to apply. @defaultValue the repository's prisma/migrations */
   migrationsDir?: string;
-}
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
-
-async function withAdmin<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 /** The template's name changes whenever any migration does, so a stale template is never cloned. */

@@ -4,3 +4,4 @@ export * from './catalog/job-options.js';
 export * from './connection.js';
 export * from './parse-job.js';
 export * from './job-queues.js';
+export * from './redis-prefix.js';

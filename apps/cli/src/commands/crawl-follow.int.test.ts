@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisConnection } from '@crawler/queue';
+import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { startSiteGraph, type SiteGraph } from '@crawler/testkit';
 
@@ -46,8 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await graph?.close();
   const r = createRedisConnection(REDIS_URL, 'producer');
-  const keys = await r.keys(`${PREFIX}*`);
-  if (keys.length > 0) await r.del(...keys);
+  await deleteRedisPrefix(r, PREFIX);
   r.disconnect();
   await db?.drop();
 });

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisConnection } from '@crawler/queue';
+import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 
@@ -45,8 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close();
   const r = createRedisConnection(REDIS_URL, 'producer');
-  const keys = await r.keys(`${PREFIX}*`);
-  if (keys.length > 0) await r.del(...keys);
+  await deleteRedisPrefix(r, PREFIX);
   r.disconnect();
   await db.drop();
 });

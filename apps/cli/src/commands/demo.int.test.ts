@@ -1,7 +1,7 @@
 /** `crawl demo` end to end on real Redis, Postgres and Chromium, with in-memory streams. */
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPrismaClient } from '@crawler/db';
+import { dropDatabase } from '@crawler/db';
 import type { CommandIO } from '../command.js';
 import demo from './demo.js';
 
@@ -21,12 +21,7 @@ function memoryIO(env: NodeJS.ProcessEnv): { io: CommandIO; out: () => string; e
 }
 
 afterAll(async () => {
-  const admin = createPrismaClient('postgresql://postgres@127.0.0.1:5432/postgres');
-  try {
-    await admin.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-  } finally {
-    await admin.$disconnect();
-  }
+  await dropDatabase('postgresql://postgres@127.0.0.1:5432/postgres', database);
 });
 
 describe('crawl demo', () => {

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
-import { createPrismaClient, migrate } from '@crawler/db';
+import { LINK_STATUSES } from '@crawler/core';
+import { recreateDatabase } from '@crawler/db';
 import { createRuntime, loadConfig, type CrawlerRuntime } from '@crawler/pipeline';
-import { ROUTE_QUEUE, closeRedisConnection, createRedisConnection } from '@crawler/queue';
+import { ROUTE_QUEUE, closeRedisConnection, createRedisConnection, deleteRedisPrefix, RouteJobSchema, RouteResultSchema } from '@crawler/queue';
 import { startSimWeb, type SimWeb, type SiteSpec } from '@crawler/sim-web';
 import { UsageError, type Command, type CommandIO } from '../command.js';
 import { cliLogger } from '../crawler/cli-context.js';
@@ -60,35 +61,11 @@ export interface DemoSummary {
   crawls: [DemoCrawl, DemoCrawl];
 }
 
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
-
-/** A clean demo database every run, so the first crawl really starts knowing nothing; then migrated. */
-async function recreateDatabase(serverUrl: string, name: string): Promise<string> {
-  const admin = createPrismaClient(withDatabase(serverUrl, 'postgres'));
-  try {
-    await admin.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.$executeRawUnsafe(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.$disconnect();
-  }
-  const url = withDatabase(serverUrl, name);
-  await migrate(url);
-  return url;
-}
-
-async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
+/** The demo's queues, politeness and probe keys from an earlier run: gone, so the run starts from nothing. */
+async function clearDemoKeys(redisUrl: string, prefix: string): Promise<void> {
   const r = createRedisConnection(redisUrl, 'producer');
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await r.del(...keys);
-    } while (cursor !== '0');
+    await deleteRedisPrefix(r, prefix);
   } finally {
     await closeRedisConnection(r);
   }
@@ -107,9 +84,9 @@ async function crawlOnce(runtime: CrawlerRuntime, web: SimWeb, from: number, pag
   const routed = new Map<string, { source?: string; confidence?: number; fetcher?: string }>();
   const jobs = await runtime.queues.queue(ROUTE_QUEUE).getJobs(['completed'], 0, 10_000);
   for (const j of jobs.sort((a, b) => (a.finishedOn ?? 0) - (b.finishedOn ?? 0))) {
-    const id = (j.data as { linkId?: string }).linkId;
-    const rv = j.returnvalue as { kind?: string; source?: string; confidence?: number; fetcher?: string } | null;
-    if (id && rv?.kind === 'routed' && !routed.has(id)) routed.set(id, rv);
+    const data = RouteJobSchema.safeParse(j.data);
+    const rv = RouteResultSchema.safeParse(j.returnvalue);
+    if (data.success && rv.success && rv.data.kind === 'routed' && !routed.has(data.data.linkId)) routed.set(data.data.linkId, rv.data);
   }
   const order = new Map(urls.map((u, i) => [u, i]));
   const links: DemoLinkRow[] = rows
@@ -147,9 +124,9 @@ function perDone(c: DemoCrawl): string {
 }
 
 function outcomeOf(l: { status: string; lastErrorType: string | null; pausedUntil: Date | null }): string {
-  if (l.status === 'done') return 'done';
-  if (l.status === 'paused') return `paused (${l.lastErrorType ?? 'blocked'}) until ${l.pausedUntil?.toISOString().slice(11, 19) ?? '?'}`;
-  if (l.status === 'failed') return `failed (${l.lastErrorType ?? 'unknown'})`;
+  if (l.status === LINK_STATUSES.done) return 'done';
+  if (l.status === LINK_STATUSES.paused) return `paused (${l.lastErrorType ?? 'blocked'}) until ${l.pausedUntil?.toISOString().slice(11, 19) ?? '?'}`;
+  if (l.status === LINK_STATUSES.failed) return `failed (${l.lastErrorType ?? 'unknown'})`;
   // The queues are idle, so a link still on its way has a delayed job: its domain is paused by another link's block.
   return 'waiting: domain paused';
 }
@@ -171,8 +148,9 @@ function formatCrawl(title: string, c: DemoCrawl): string {
 /** Run the demo end to end; everything it starts is stopped before it resolves. */
 export async function runDemo(io: CommandIO, env: DemoEnv): Promise<DemoSummary> {
   const say = (s: string) => io.stdout.write(s);
+  // A clean database every run, so the first crawl really starts knowing nothing.
   const dbUrl = await recreateDatabase(env.databaseUrl, env.demoDatabase);
-  await deleteKeys(env.redisUrl, env.demoQueuePrefix);
+  await clearDemoKeys(env.redisUrl, env.demoQueuePrefix);
   const web = await startSimWeb({ sites: DEMO_SITES, firstHost: env.demoFirstHost });
   let runtime: CrawlerRuntime | undefined;
   try {
@@ -211,7 +189,7 @@ export async function runDemo(io: CommandIO, env: DemoEnv): Promise<DemoSummary>
   } finally {
     await runtime?.close({ drainTimeoutMs: 5_000 });
     await web.close();
-    await deleteKeys(env.redisUrl, env.demoQueuePrefix).catch(() => undefined);
+    await clearDemoKeys(env.redisUrl, env.demoQueuePrefix).catch(() => undefined);
   }
 }
 

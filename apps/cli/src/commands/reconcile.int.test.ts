@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { createRedisConnection } from '@crawler/queue';
+import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import type { Redis } from 'ioredis';
 import type { CommandIO } from '../command.js';
 import reconcile from './reconcile.js';
@@ -21,8 +21,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisPrefix(redis, PREFIX);
   redis.disconnect();
   await db?.drop();
 });

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { AttemptStore } from '@crawler/db';
-import { JobQueues, ROUTE_QUEUE, createRedisConnection } from '@crawler/queue';
+import { JobQueues, ROUTE_QUEUE, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import type { Redis } from 'ioredis';
 import type { CommandIO } from '../command.js';
 import stats, { type StatsReport } from './stats.js';
@@ -39,8 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await queues?.close();
-  const keys = await redis.keys(`${PREFIX}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisPrefix(redis, PREFIX);
   redis.disconnect();
   await db?.drop();
 });

@@ -14,7 +14,7 @@ import { silentLogger } from '@crawler/core';
 import { OutboxStore, sqlOf } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { enqueueLinks, PrismaLinkRepo } from '@crawler/pipeline';
-import { JobQueues, createRedisConnection } from '@crawler/queue';
+import { JobQueues, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { EventDispatcher } from '../dispatcher.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, verifyWebhook } from '../signature.js';
@@ -44,8 +44,7 @@ afterAll(async () => {
   await site?.close();
   await queues?.close();
   if (redis) {
-    const keys = await redis.keys(`${PREFIX}*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteRedisPrefix(redis, PREFIX);
     redis.disconnect();
   }
   await db?.drop();

@@ -5,6 +5,7 @@ import type { Clock } from '@crawler/core';
 import { loadConfig, type CrawlerConfig } from '../config/crawler-config.js';
 import { createRuntime, type RuntimeOverrides } from '../runtime/create-runtime.js';
 import type { CrawlerRuntime } from '../runtime/crawler-runtime.js';
+import { deleteRedisPrefix } from '@crawler/queue';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 let seq = 0;
@@ -49,8 +50,7 @@ export async function startE2e(label: string, env: Record<string, string> = {}, 
       await runtime.close({ drainTimeoutMs: 5_000 });
       const r = new Redis(REDIS_URL);
       try {
-        const keys = await r.keys(`${prefix}*`);
-        if (keys.length > 0) await r.del(...keys);
+        await deleteRedisPrefix(r, prefix);
       } finally {
         r.disconnect();
       }

@@ -1,13 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { RedisSeenCache } from './seen-cache.js';
+import { deleteRedisPrefix } from '@crawler/queue';
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const prefix = `{crawler_test_seen_${process.pid}}`;
 
 afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisPrefix(redis, prefix);
   redis.disconnect();
 });
 

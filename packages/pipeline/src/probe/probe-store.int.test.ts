@@ -1,14 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { createRedisConnection, closeRedisConnection } from '@crawler/queue';
+import { createRedisConnection, closeRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { ProbeStore } from './probe-store.js';
 
 const redis = createRedisConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'producer');
 const prefix = `{crawler_test_pipeline_probe_${process.pid}}`;
 
 afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  await deleteRedisPrefix(redis, prefix);
   await closeRedisConnection(redis);
 });
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ROUTE_QUEUE, routeJobId } from '@crawler/queue';
+import { ROUTE_QUEUE, routeJobId, deleteRedisPrefix } from '@crawler/queue';
 import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { startE2e, REDIS_URL, type E2eCrawler } from '../__fixtures__/e2e.js';
 
@@ -23,8 +23,7 @@ async function forgetJobs(c: E2eCrawler): Promise<void> {
   // Redis lost its data: every key of this crawler's queues goes.
   const r = new Redis(REDIS_URL);
   try {
-    const keys = await r.keys(`${c.prefix}*`);
-    if (keys.length > 0) await r.del(...keys);
+    await deleteRedisPrefix(r, c.prefix);
   } finally {
     r.disconnect();
   }

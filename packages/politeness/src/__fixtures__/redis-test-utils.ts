@@ -8,17 +8,6 @@ export function uniquePrefix(area: string): string {
   return `{crawler_test_fleet_${area}_${randomBytes(4).toString('hex')}}:`;
 }
 
-/** Delete every key under `prefix`. */
-export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  // SCAN's MATCH treats `{`/`}` literally but `[`/`*`/`?` as globs; our prefixes use neither.
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
-}
-
 export function createRedis(): Redis {
   return new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
 }

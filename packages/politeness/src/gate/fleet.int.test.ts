@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { startTestServer, type TestServer } from '@crawler/testkit';
 import { RedisPolitenessGate } from './redis-politeness-gate.js';
-import { REDIS_URL, createRedis, deleteKeys, uniquePrefix } from '../__fixtures__/redis-test-utils.js';
+import { REDIS_URL, createRedis, uniquePrefix } from '../__fixtures__/redis-test-utils.js';
+import { deleteRedisPrefix } from '@crawler/queue';
 
 // Two real worker processes sharing one Redis: politeness must hold across processes, not just inside one.
 const WORKER = fileURLToPath(new URL('../__fixtures__/gate-worker.mjs', import.meta.url));
@@ -60,7 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await deleteKeys(redis, prefix);
+  await deleteRedisPrefix(redis, prefix);
   await redis.quit();
 });
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@crawler/core';
 import type { Redis } from 'ioredis';
 import { RedisPolitenessGate, type RedisPolitenessGateOptions } from './redis-politeness-gate.js';
-import { createRedis, deleteKeys, uniquePrefix } from '../__fixtures__/redis-test-utils.js';
+import { createRedis, uniquePrefix } from '../__fixtures__/redis-test-utils.js';
+import { deleteRedisPrefix } from '@crawler/queue';
 
 let redis: Redis;
 const prefix = uniquePrefix('gate');
@@ -25,7 +26,7 @@ beforeAll(() => {
   redis = createRedis();
 });
 afterAll(async () => {
-  await deleteKeys(redis, prefix);
+  await deleteRedisPrefix(redis, prefix);
   await redis.quit();
 });
 

@@ -5,7 +5,8 @@ import { robotsTxt, startTestServer, status, type TestServer } from '@crawler/te
 import { RedisPolitenessGate } from '../gate/redis-politeness-gate.js';
 import { RobotsCache, type RobotsCacheOptions } from './robots-cache.js';
 import type { RobotsFetchResult } from './robots-rules.js';
-import { createRedis, deleteKeys, uniquePrefix } from '../__fixtures__/redis-test-utils.js';
+import { createRedis, uniquePrefix } from '../__fixtures__/redis-test-utils.js';
+import { deleteRedisPrefix } from '@crawler/queue';
 
 const prefix = uniquePrefix('robots');
 const clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -37,7 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([site?.close(), noRobots?.close(), broken?.close()]);
-  await deleteKeys(redis, prefix);
+  await deleteRedisPrefix(redis, prefix);
   await redis.quit();
 });
 
@@ -61,7 +62,7 @@ describe('RobotsCache against real Redis and a local site', () => {
     const third = cache({ prefix: p });
     expect((await third.check(site.url('/admin'))).allowed).toBe(false);
     expect(site.hits('/robots.txt')).toBe(1);
-    await deleteKeys(redis, p);
+    await deleteRedisPrefix(redis, p);
   });
 
   it('fetches again once the cached copy expires', async () => {
@@ -75,7 +76,7 @@ describe('RobotsCache against real Redis and a local site', () => {
     clock.advance(1);
     await robots.check('http://ttl.test/c');
     expect(fetches).toBe(2);
-    await deleteKeys(redis, p);
+    await deleteRedisPrefix(redis, p);
   });
 
   it('lets a refused origin (SSRF guard) through instead of caching it as unreachable', async () => {
@@ -132,13 +133,13 @@ describe('RobotsCache against real Redis and a local site', () => {
     const first = await gate.acquire(site.host);
     expect(first.granted).toBe(true);
     expect(await gate.acquire(site.host)).toEqual({ granted: false, reason: 'delay', retryInMs: 3000 });
-    await deleteKeys(redis, p);
+    await deleteRedisPrefix(redis, p);
   });
 
   it('reads options passed as undefined as their defaults', async () => {
     const robots = cache({ ttlMs: undefined, prefix: undefined, maxCrawlDelayMs: undefined });
     expect(await robots.check(site.url('/blog'))).toEqual({ allowed: true, crawlDelayMs: 3000 });
-    await deleteKeys(redis, '{crawler:robots}:rules:' + site.origin);
+    await deleteRedisPrefix(redis, '{crawler:robots}:rules:' + site.origin);
   });
 
   it('fetches nothing and allows everything when switched off', async () => {
