@@ -190,4 +190,33 @@ describe('EventDispatcher', () => {
     // Webhooks were not asked for: those events still wait for a webhook dispatcher.
     expect((await new OutboxStore({ prisma: db.prisma }).stats()).pending).toBe(3);
   });
+
+  it('prune deletes old events every channel in use is done with, in batches, and keeps the rest', async () => {
+    const ids = await insertLinks(7, 'p');
+    await sql().query("UPDATE links SET status = 'done' WHERE id = ANY($1::uuid[])", [ids]);
+    const outbox = new OutboxStore({ prisma: db.prisma });
+    const [delivered, dead, streamedOnly, untouched, deliveredAndStreamed, recent, pending] = ids;
+    const byLink = async (link: string) => (await outbox.forLink(link))[0]!.id;
+    await outbox.markDelivered(await byLink(delivered!));
+    await outbox.markFailed(await byLink(dead!), 'gone', { dead: true });
+    await outbox.markStreamed([await byLink(streamedOnly!), await byLink(deliveredAndStreamed!), await byLink(dead!)]);
+    await outbox.markDelivered(await byLink(deliveredAndStreamed!));
+    await outbox.markDelivered(await byLink(recent!));
+    // Everything but `recent` occurred 10 days ago.
+    await sql().query("UPDATE link_events SET occurred_at = now() - interval '10 days' WHERE link <> $1::uuid", [recent]);
+    const before = new Date(Date.now() - 7 * 86_400_000);
+    const left = async () => new Set((await sql().query<{ link: string }>('SELECT link::text FROM link_events')).map((r) => r.link));
+
+    // Webhook and stream both in use: only events settled on both go.
+    expect(await outbox.prune({ before, webhook: true, stream: true, batchSize: 1 })).toBe(2);
+    expect(await left()).toEqual(new Set([delivered, streamedOnly, untouched, recent, pending]));
+    // Webhook only: delivered or dead is enough.
+    expect(await outbox.prune({ before, webhook: true, stream: false })).toBe(1);
+    expect(await left()).toEqual(new Set([streamedOnly, untouched, recent, pending]));
+    // Stream only: added to the stream is enough.
+    expect(await outbox.prune({ before, webhook: false, stream: true })).toBe(1);
+    // No channel at all: nobody will ever read the old ones; recent events stay whatever their state.
+    expect(await outbox.prune({ before, webhook: false, stream: false, batchSize: 1 })).toBe(2);
+    expect(await left()).toEqual(new Set([recent]));
+  });
 });

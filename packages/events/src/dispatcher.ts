@@ -116,6 +116,18 @@ export class EventDispatcher {
     this.#running = null;
   }
 
+  /**
+   * Stop, then run rounds until one finds nothing due: what the crawl just finished goes out before the process
+   * ends. A webhook waiting for its retry is not due and stays in the outbox for the next dispatcher.
+   */
+  async drain(maxRounds = 1_000): Promise<void> {
+    await this.stop();
+    for (let i = 0; i < maxRounds; i++) {
+      const r = await this.runOnce();
+      if (r.delivered + r.failed + r.dead + r.streamed === 0) return;
+    }
+  }
+
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);

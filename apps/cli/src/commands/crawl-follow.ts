@@ -4,6 +4,7 @@ import { UsageError, type CommandIO } from '../command.js';
 import { cliLogger, configFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
+import { startCliEvents, type CliEvents } from '../crawler/cli-events.js';
 
 /** `crawl crawl --follow`'s options beyond the seeds. */
 export interface FollowOptions extends Omit<CrawlSpec, 'seeds'> {
@@ -23,8 +24,10 @@ const REQUEUE_EVERY_MS = 30_000;
  */
 export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: FollowOptions): Promise<number> {
   const config = configFrom(io);
-  const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
-  const release = closeOnSignals(runtime, () => undefined);
+  const logger = cliLogger(io, config.logLevel);
+  const runtime = createRuntime(config, { logger });
+  let events: CliEvents | null = null;
+  const release = closeOnSignals(runtime, () => undefined, async () => events?.stop());
   try {
     let created;
     try {
@@ -36,6 +39,7 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
     }
     const id = created.crawl.id;
     runtime.startWorkers();
+    events = startCliEvents(runtime, config, logger);
     const bar = io.stdout.isTTY && !opts.json ? new cliProgress.SingleBar({ format: 'crawling [{bar}] {value}/{total} pages settled, {discovered} links seen', stream: io.stdout as never }, cliProgress.Presets.shades_classic) : null;
     bar?.start(created.admitted, 0, { discovered: 0 });
     let lastRequeue = Date.now();
@@ -67,6 +71,7 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
     return report.totals.failed > 0 || report.totals.rejected > 0 ? 1 : 0;
   } finally {
     release();
+    await events?.finish();
     await runtime.close();
   }
 }

@@ -63,6 +63,15 @@ describe('crawl CLI', () => {
     const res = await crawl(['run', '--until-idle']);
     expect(res.code).toBe(0);
     expect(await db.prisma.link.findUniqueOrThrow({ where: { url: server.url('/a') } })).toMatchObject({ status: 'done', selectionSource: 'probe' });
+    // The process that routed also delivered the link's event to the Redis stream before it exited.
+    const r = createRedisConnection(REDIS_URL, 'producer');
+    try {
+      const entries = await r.xrange(`${PREFIX}:events`, '-', '+');
+      const events = entries.map(([, f]) => JSON.parse(f[f.indexOf('event') + 1]!) as { type: string; url: string });
+      expect(events).toEqual([expect.objectContaining({ type: 'link.done', url: server.url('/a') })]);
+    } finally {
+      r.disconnect();
+    }
   });
 
   it('crawl --json enqueues, runs until idle and prints every link with totals', async () => {

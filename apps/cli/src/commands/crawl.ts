@@ -6,6 +6,7 @@ import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, configFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
+import { startCliEvents, type CliEvents } from '../crawler/cli-events.js';
 
 const USAGE = [
   'usage: crawl crawl <file|URL...> [--json] [--learning on|off]  (an existing file is a list of URLs, one per line; "-" is stdin)',
@@ -64,12 +65,15 @@ const command: Command = {
       });
     }
     const config = configFrom(io);
-    const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
-    const release = closeOnSignals(runtime, () => undefined);
+    const logger = cliLogger(io, config.logLevel);
+    const runtime = createRuntime(config, { logger });
+    let events: CliEvents | null = null;
+    const release = closeOnSignals(runtime, () => undefined, async () => events?.stop());
     try {
       const enq = await runtime.enqueue(urls, { learningModeEnabled });
       const ids = [...new Set(enq.accepted.map((a) => a.linkId))];
       runtime.startWorkers();
+      events = startCliEvents(runtime, config, logger);
       const bar = io.stdout.isTTY && !parsed.values.json ? new cliProgress.SingleBar({ format: 'crawling [{bar}] {value}/{total} links settled', stream: io.stdout as NodeJS.WritableStream as never }, cliProgress.Presets.shades_classic) : null;
       bar?.start(ids.length, 0);
       await runtime.waitUntilIdle({
@@ -84,6 +88,7 @@ const command: Command = {
       return report.totals.failed > 0 || report.totals.rejected > 0 ? 1 : 0;
     } finally {
       release();
+      await events?.finish();
       await runtime.close();
     }
   },

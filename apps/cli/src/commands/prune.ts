@@ -1,6 +1,6 @@
-import { AttemptStore, createPrismaClient, DEFAULT_RETENTION_DAYS } from '@crawler/db';
+import { AttemptStore, createPrismaClient, DEFAULT_RETENTION_DAYS, OutboxStore } from '@crawler/db';
 import { UsageError, type Command } from '../command.js';
-import { databaseUrlFrom } from '../env.js';
+import { configFrom } from '../crawler/cli-context.js';
 
 function parseDays(args: string[]): number {
   let days = DEFAULT_RETENTION_DAYS;
@@ -17,10 +17,19 @@ function parseDays(args: string[]): number {
 const command: Command = {
   async run(args, io) {
     const olderThanDays = parseDays(args);
-    const prisma = createPrismaClient(databaseUrlFrom(io.env));
+    const config = configFrom(io);
+    const prisma = createPrismaClient(config.databaseUrl);
     try {
       const result = await new AttemptStore({ prisma }).pruneAttempts({ olderThanDays });
       io.stdout.write(`pruned ${result.attempts} attempts and ${result.heuristics} heuristics older than ${olderThanDays} days\n`);
+      // The events outbox: an event goes once every channel this configuration uses is done with it (delivered or
+      // dead-lettered for the webhook, added to the Redis stream), or at once when no channel is in use.
+      const events = await new OutboxStore({ prisma }).prune({
+        before: new Date(Date.now() - olderThanDays * 86_400_000),
+        webhook: config.events.webhook !== null,
+        stream: config.events.stream !== null,
+      });
+      io.stdout.write(`pruned ${events} link events older than ${olderThanDays} days\n`);
       return 0;
     } finally {
       await prisma.$disconnect();

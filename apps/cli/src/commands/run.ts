@@ -2,14 +2,17 @@ import { parseArgs } from 'node:util';
 import { createRuntime, type CrawlerRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, configFrom } from '../crawler/cli-context.js';
+import { startCliEvents } from '../crawler/cli-events.js';
 
 const USAGE = 'usage: crawl run [--until-idle] [--no-router] [--fetchers a,b]';
 
 /** Stop on SIGTERM/SIGINT: drain in-flight jobs, then close browsers, Redis and Postgres (runtime.close). */
-export function closeOnSignals(runtime: CrawlerRuntime, onClosed: () => void): () => void {
+export function closeOnSignals(runtime: CrawlerRuntime, onClosed: () => void, beforeClose: () => Promise<void> = async () => {}): () => void {
   const stop = (signal: NodeJS.Signals): void => {
     runtime.logger.info({ signal }, 'shutting down: draining in-flight jobs');
-    void runtime.close().finally(onClosed);
+    void beforeClose()
+      .then(() => runtime.close())
+      .finally(onClosed);
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
@@ -33,19 +36,23 @@ const command: Command = {
     const unknown = fetchers?.filter((f) => !config.fetchers.some((c) => c.name === f));
     if (unknown && unknown.length > 0) throw new UsageError(`--fetchers names fetchers not in FETCHERS: ${unknown.join(', ')}`);
     const runtime = createRuntime(config, { logger });
-    runtime.startWorkers({ router: !parsed.values['no-router'], fetchers });
+    const router = !parsed.values['no-router'];
+    runtime.startWorkers({ router, fetchers });
+    const events = startCliEvents(runtime, config, logger, router);
     logger.info({ fetchers: fetchers ?? config.fetchers.map((f) => f.name), learning: config.learningModeEnabled }, 'crawler running');
     if (parsed.values['until-idle']) {
-      const release = closeOnSignals(runtime, () => undefined);
+      const release = closeOnSignals(runtime, () => undefined, events.stop);
       try {
         await runtime.waitUntilIdle();
       } finally {
         release();
+        // The last pages' events go out before the process ends.
+        await events.finish();
         await runtime.close();
       }
       return 0;
     }
-    await new Promise<void>((resolve) => closeOnSignals(runtime, resolve));
+    await new Promise<void>((resolve) => closeOnSignals(runtime, resolve, events.stop));
     return 0;
   },
 };

@@ -173,6 +173,34 @@ export class OutboxStore {
     return row ?? { pending: 0, delivered: 0, dead: 0, unstreamed: 0 };
   }
 
+  /**
+   * Delete events that occurred before `before` and that every channel in use is done with: delivered or dead for
+   * the webhook, added for the stream. A channel not in use has nothing to wait for. In batches of `batchSize`, so a
+   * large outbox is never locked at once. Returns how many were deleted.
+   */
+  async prune(options: { before: Date; webhook: boolean; stream: boolean; batchSize?: number }): Promise<number> {
+    const batchSize = options.batchSize ?? 10_000;
+    let total = 0;
+    for (;;) {
+      const rows = await withDbErrors('prune events', () =>
+        this.#sql.query<{ n: number }>(
+          `WITH doomed AS (
+             SELECT seq FROM link_events
+             WHERE occurred_at < $1::timestamptz
+               AND (NOT $2::boolean OR delivered_at IS NOT NULL OR dead_at IS NOT NULL)
+               AND (NOT $3::boolean OR streamed_at IS NOT NULL)
+             ORDER BY seq LIMIT $4
+           ), gone AS (DELETE FROM link_events WHERE seq IN (SELECT seq FROM doomed) RETURNING 1)
+           SELECT count(*)::int AS n FROM gone`,
+          [options.before, options.webhook, options.stream, batchSize],
+        ),
+      );
+      const n = rows[0]?.n ?? 0;
+      total += n;
+      if (n < batchSize) return total;
+    }
+  }
+
   /** Every event of a link, oldest first. */
   async forLink(linkId: string): Promise<LinkEvent[]> {
     const rows = await withDbErrors('events of link', () =>
