@@ -16,7 +16,7 @@ export interface AttemptLog {
   logAttempts(inputs: AttemptRecord[]): Promise<unknown>;
 }
 
-/** The learned choice (document 001 FindBestFetcher). */
+/** The learned choice: every fetcher's decayed, sample-weighted score over the attempts matching the heuristics. */
 export interface LearnedSelector {
   findBestFetcher(heuristics: Heuristic[], opts: { minSampleSize: number; now: Date }): Promise<BestFetcherResult>;
 }

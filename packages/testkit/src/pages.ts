@@ -144,7 +144,8 @@ Reference&#32;&#35;18&#46;2f1e4a17&#46;1700000000&#46;1a2b3c4d<P>https&#58;&#47;
 
 /**
  * A normal article that MENTIONS anti-bot vendors the way ordinary pages do (a "protected by Cloudflare"
- * footer, a contact form with reCAPTCHA). Detectors must NOT flag it (seeds README point 5).
+ * footer, a contact form with reCAPTCHA). Detectors must NOT flag it: a challenge is
+ * detected by its structure, not by a vendor's name on the page.
  */
 export function articleMentioningVendors(): string {
   return staticArticle({

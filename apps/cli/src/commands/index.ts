@@ -57,7 +57,7 @@ export const COMMANDS: Record<string, CommandEntry> = {
     load: async () => (await import('./route.js')).default,
   },
   analytics: {
-    summary: "analytics importance: document 000's information gain per heuristic, written to importance_score",
+    summary: "analytics importance: each heuristic's information gain about success, written to importance_score",
     load: async () => (await import('./analytics.js')).default,
   },
   content: {

@@ -5,7 +5,7 @@ const MINUTE_MS = 60_000;
 /** Longest pause the table may produce unless configured otherwise: a long streak must not park a link for weeks. */
 export const DEFAULT_MAX_PAUSE_MS = 24 * 60 * MINUTE_MS;
 
-/** Base pause for errors that signal the site is blocking us (IP ban risk, document 001): 10 minutes. */
+/** Base pause for errors that signal the site is blocking us (IP ban risk): 10 minutes. */
 export const BLOCK_BASE_PAUSE_MS = 10 * MINUTE_MS;
 /** Base pause for everything else (transient trouble): 5 minutes. */
 export const TRANSIENT_BASE_PAUSE_MS = 5 * MINUTE_MS;
@@ -19,7 +19,7 @@ export interface PauseOptions {
 }
 
 /**
- * How long to pause a link after a failure (document 001 "Pause duration"): base × 2^riskLevel, where
+ * How long to pause a link after a failure: base × 2^riskLevel, where
  * `riskLevel` is the number of consecutive blocks BEFORE this one (0 for the first). Captcha/403/429:
  * 10, 20, 40, 80, 160 min…; others 5, 10, 20, 40, 80 min…; never more than `maxPauseMs`.
  */

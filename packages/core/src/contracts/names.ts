@@ -15,7 +15,7 @@ export type KnownFetcherName = (typeof FETCHERS)[keyof typeof FETCHERS];
 /** A fetcher name as stored: open-ended text. */
 export type FetcherName = string;
 
-/** Names that mean the same fetcher (seeds README point 1: `direct_access` is plain HTTP). */
+/** Names that mean the same fetcher: `direct_access` is plain HTTP, accepted wherever a fetcher name is read. */
 export const FETCHER_ALIASES: Readonly<Record<string, string>> = { direct_access: FETCHERS.simpleHttp };
 
 /** Map an alias onto its canonical fetcher name; other names pass through trimmed and lower-cased. */

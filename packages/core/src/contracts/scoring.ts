@@ -1,5 +1,5 @@
 /**
- * One fetcher's standing for a set of heuristics (document 001 "FindBestFetcher"). The database query and the
+ * One fetcher's standing for a set of heuristics (FindBestFetcher). The database query and the
  * pure scoring function both produce this shape, so they can be tested against each other.
  */
 export interface FetcherScore {
@@ -8,7 +8,7 @@ export interface FetcherScore {
   sampleSize: number;
   /** Sum over successful attempts of 0.5^(ageDays / halfLifeDays). */
   decayedSuccesses: number;
-  /** decayedSuccesses / sampleSize: the documents' formula (seeds README point 3). */
+  /** decayedSuccesses / sampleSize: old successes pull the rate down. */
   successRate: number;
   /** min(1, sampleSize / 10). */
   sampleFactor: number;

@@ -21,7 +21,7 @@ const NON_HTML = new Set(Object.values(NON_HTML_SUFFIXES).flatMap((exts) => exts
  * The heuristic types the ROUTER asks `findBestFetcher` with; every extracted heuristic is still logged with each
  * attempt for analytics and importance scoring.
  *
- * Why not all of them: the store scores the DISTINCT attempts matching ANY queried heuristic (documents 000/001), so
+ * Why not all of them: the store scores the DISTINCT attempts matching ANY queried heuristic, so
  * a heuristic every site shares pools the whole web. In the routing-quality benchmark (bench/README-routing.md,
  * 50 simulated sites) `path_depth=2` alone matched every site's pages: a domain's own 1–6 attempts were outvoted,
  * all sites went to one pooled winner (simple_http, then playwright, then playwright_stealth), 0.93 browser loads

@@ -4,7 +4,7 @@ import { classifyProbe } from './classify-probe.js';
 const H = { 'content-type': 'text/html' };
 const article = `<html><body><article>${'A real paragraph of text. '.repeat(40)}</article></body></html>`;
 
-describe('classifyProbe (document 001 reuse matrix)', () => {
+describe('classifyProbe (the reuse matrix)', () => {
   it('static HTML → simple_http, reuse', () => {
     expect(classifyProbe({ response: { status: 200, headers: H, body: article } })).toMatchObject({ fetcher: 'simple_http', reuse: true, reason: 'static_html' });
   });

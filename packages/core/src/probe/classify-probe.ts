@@ -3,7 +3,7 @@ import type { ResponseSnapshot, ValidationResult } from '../validation/types.js'
 import { validateResponse } from '../validation/validate-response.js';
 import { hasReadableRetryAfter, isRateLimitResponse } from '../policy/rate-limit.js';
 
-/** The probe's verdict (document 001 "Probe & reuse"). */
+/** The probe's verdict: the fetcher to use, and whether the probe's own body can stand for the page. */
 export interface ProbeClassification {
   /** The fetcher to use for the real fetch. */
   fetcher: string;
@@ -19,7 +19,7 @@ export interface ProbeClassification {
 
 export type ProbeInput = { response: ResponseSnapshot } | { error: { errorType: string; message: string } };
 
-/** A 200 bigger than this many bytes is real content for plain HTTP (document 001). */
+/** A 200 bigger than this many bytes is real content for plain HTTP: smaller is an error stub or a redirect page. */
 export const MIN_REUSABLE_BODY_BYTES = 500;
 
 function byteLength(body: string | Uint8Array): number {
@@ -32,7 +32,7 @@ function isDefinitiveClientError(status: number): boolean {
 }
 
 /**
- * Choose a fetcher from a cheap probe, in document 001's order with the seeds README corrections: a rate limit (429,
+ * Choose a fetcher from a cheap probe (docs/design.md says where this departs from the design): a rate limit (429,
  * or 503 with Retry-After, without a challenge page) → simple_http, as it asks for pace rather than another tool; a
  * challenge or a 403 → playwright_stealth; a client error (404, 410…) → simple_http WITH reuse (it is the page's answer; a
  * browser will not fix it), a server error → simple_http without reuse (the fetch's request is its retry); non-HTML content → simple_http WITH reuse (a PDF has no visible text and needs no browser); an SPA shell or

@@ -14,7 +14,7 @@ describe('decayWeight', () => {
     [30, 0.5],
     [60, 0.25],
     [90, 0.125],
-  ])('%d days → %f (document 001 table)', (days, w) => {
+  ])('%d days → %f (30-day half-life)', (days, w) => {
     expect(decayWeight(days * DAY_MS)).toBeCloseTo(w, 10);
   });
   it('honours another half-life and clamps future attempts to weight 1', () => {
@@ -28,7 +28,7 @@ describe('decayWeight', () => {
 });
 
 describe('scoreFetchers', () => {
-  it('reproduces the confidence table of document 001', () => {
+  it("reproduces the design's confidence table", () => {
     const rows: [number, number, number][] = [
       [5, 5, 0.5],
       [10, 8, 0.8],
@@ -48,7 +48,7 @@ describe('scoreFetchers', () => {
     expect(r.scores[0]).toMatchObject({ fetcher: 'playwright', eligible: false, confidence: 0.3 });
   });
 
-  it('lets fresh failures outweigh old successes (document 003 test 6)', () => {
+  it('lets fresh failures outweigh old successes (time decay)', () => {
     const attempts = [...many(5, 'playwright', true, 60), ...many(2, 'playwright', false, 0)];
     const { best } = scoreFetchers(attempts, { now });
     expect(best?.successRate).toBeCloseTo((5 * 0.25) / 7, 10);
@@ -68,7 +68,7 @@ describe('scoreFetchers', () => {
     expect(r.scores.map((s) => s.fetcher)).toEqual(['a', 'b', 'c']);
   });
 
-  it('seeded priors of 10 fresh successes clear the threshold (seeds README 2)', () => {
+  it('seeded priors of 10 fresh successes clear the threshold (one would not reach 5 samples)', () => {
     const { best } = scoreFetchers(many(10, 'simple_http', true), { now });
     expect(isConfident(best)).toBe(true);
   });

@@ -3,7 +3,7 @@ import { canonicalFetcherName } from '../contracts/names.js';
 import type { BestFetcherResult, FetcherScore } from '../contracts/scoring.js';
 
 /**
- * The learning knobs of document 001, named so the database query, the router and the tests share one value.
+ * The learning knobs, named so the database query, the router and the tests share one value.
  * - confidenceThreshold: learned data is used only when confidence is strictly above this.
  * - minSampleSize: a fetcher with fewer matching attempts is never chosen.
  * - halfLifeDays: an attempt this old counts half.
@@ -17,7 +17,7 @@ export const LEARNING_DEFAULTS = {
 } as const;
 
 /**
- * Weight of an attempt `ageMs` old: 0.5^(ageDays / halfLifeDays) (document 001 "Time decay").
+ * Weight of an attempt `ageMs` old: 0.5^(ageDays / halfLifeDays) (a 30-day half-life: recent data matters more).
  * A negative age (clock skew: an attempt stamped in the future) counts as 0 so nothing weighs more than 1;
  * the SQL query clamps the same way (GREATEST(0, age)).
  */
@@ -29,7 +29,7 @@ export function decayWeight(ageMs: number, halfLifeDays: number = LEARNING_DEFAU
 }
 
 /**
- * The documents' success rate: decayed successes over the UNdecayed sample count (seeds README point 3). Old
+ * The success rate: decayed successes over the UNdecayed sample count (the design's formula, kept). Old
  * successes therefore pull the rate down instead of vanishing from both sides, which is what makes "5 old
  * successes + 2 fresh failures" fall below the threshold.
  */
@@ -61,7 +61,7 @@ export interface ScoreOptions {
 }
 
 /**
- * Score every fetcher over a set of distinct matching attempts (document 001 FindBestFetcher steps 4–5). The
+ * Score every fetcher over a set of distinct matching attempts. The
  * caller deduplicates attempts that matched several heuristics. Fetcher aliases are merged (`direct_access` is
  * `simple_http`). `best` is the eligible fetcher with the highest confidence; ties go to the larger sample, then
  * the name, so the choice is deterministic. Whether `best` is good enough is `isConfident`'s call.
@@ -104,7 +104,7 @@ function compareScores(a: FetcherScore, b: FetcherScore): number {
   return a.fetcher < b.fetcher ? -1 : a.fetcher > b.fetcher ? 1 : 0;
 }
 
-/** Whether a learned score may be used: confidence strictly above the threshold (document 001: "> 0.6"). */
+/** Whether a learned score may be used: confidence strictly above the threshold (> 0.6, not ≥). */
 export function isConfident(score: FetcherScore | null, threshold: number = LEARNING_DEFAULTS.confidenceThreshold): boolean {
   return score !== null && score.eligible && score.confidence > threshold;
 }

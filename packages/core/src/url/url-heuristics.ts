@@ -22,9 +22,9 @@ export interface UrlParts {
   query: string;
 }
 
-/** Paths deeper than this many segments count as `deep_path` (document 000). */
+/** Paths deeper than this many segments count as `deep_path`. */
 export const DEEP_PATH_MIN_SEGMENTS = 6;
-/** Queries longer than this many characters count as `complex_query` (document 000). */
+/** Queries longer than this many characters count as `complex_query`. */
 export const COMPLEX_QUERY_MIN_LENGTH = 51;
 
 /** Sites whose pages are video players; matched on the domain and its subdomains. */
@@ -92,7 +92,7 @@ export function describeUrl(url: URL): UrlParts {
 }
 
 /**
- * The pre-fetch heuristics of a URL (document 000 "From URL"), one per extractor that finds its feature.
+ * The pre-fetch heuristics of a URL (known before any request), one per extractor that finds its feature.
  * Throws InvalidUrlError for a malformed or non-http(s) URL rather than silently returning nothing.
  */
 export function extractUrlHeuristics(url: string, extractors: readonly UrlHeuristicExtractor[] = URL_HEURISTIC_EXTRACTORS): Heuristic[] {

@@ -2,7 +2,7 @@ import type { Heuristic } from '../contracts/names.js';
 import type { ResponseSnapshot, ValidationResult } from './types.js';
 import { validateResponse } from './validate-response.js';
 
-/** Scripts above this share of the HTML's bytes mark `high_script_ratio` (document 000). */
+/** Scripts above this share of the HTML's bytes mark `high_script_ratio`: a page that is mostly code. */
 export const HIGH_SCRIPT_RATIO = 0.5;
 
 /** Server families recognised from the Server header (and a few CDN headers that replace it). Data. */
@@ -32,7 +32,7 @@ export const SERVER_FAMILIES: readonly { family: string; header: string; pattern
 ];
 
 /**
- * The post-fetch heuristics of a response (document 000 "From response"): status_<code>, server_<family>,
+ * The post-fetch heuristics of a response: status_<code>, server_<family>,
  * has_captcha, block_vendor, has_spa, spa_framework, empty_body (HTML only), high_script_ratio, has_paywall and
  * content_family. Pass the validation when you already have it, to parse the body once.
  */

@@ -11,7 +11,7 @@ export interface SpaSignature {
   mountIds: readonly string[];
 }
 
-/** Visible characters below which an HTML page counts as empty (document 000: "<200 chars after stripping"). */
+/** Visible characters below which an HTML page counts as empty, after scripts, styles and markup are stripped. */
 export const SPA_MAX_VISIBLE_CHARS = 200;
 
 /** Ordered: meta-frameworks before the libraries they are built on. */

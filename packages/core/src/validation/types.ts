@@ -15,7 +15,7 @@ export interface ResponseSnapshot {
  */
 export type BlockType = 'blocked_captcha' | 'blocked_403' | 'rate_limited';
 
-/** What a response tells us (document 000 ValidationResult, extended). */
+/** What a response tells us: blocked or not and by whom, an app shell, empty, its content family. */
 export interface ValidationResult {
   /** A challenge page, a 403/406 or a 429 (a rate limit is a block for pausing and `is_banned`, not for the tool). */
   isBlocked: boolean;

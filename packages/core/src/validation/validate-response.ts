@@ -8,7 +8,7 @@ import { SPA_MAX_VISIBLE_CHARS } from './spa-signatures.js';
 import type { ResponseSnapshot, ValidationResult } from './types.js';
 
 /**
- * Statuses that are a block by themselves (document 000 Detect403). 406 too: it is the default deny of Fastly's
+ * Statuses that are a block by themselves: 403, and 406 too: it is the default deny of Fastly's
  * Next-Gen WAF (Signal Sciences) and of ModSecurity on many shared hosts, while a crawler's GET with a broad
  * Accept header practically never fails real content negotiation.
  */
@@ -63,7 +63,7 @@ export function validateResponseDetailed(r: ResponseSnapshot, opts: ValidateOpti
     blockVendor: isBlocked ? challenge.vendor : null,
     hasSpa: spa.hasSpa,
     framework: spa.framework,
-    // Non-HTML content (PDF, image, JSON…) has no visible text by nature and is never "empty" (seeds README 4); a
+    // Non-HTML content (PDF, image, JSON…) has no visible text by nature and is never "empty"; a
     // response with no body at all (a 204, a blank 200) is, whatever it claims to be.
     isEmpty: (isHtml && textWeight(page?.visibleText ?? '') < SPA_MAX_VISIBLE_CHARS) || isBlankBody(r.body),
     isHtml,
@@ -76,7 +76,7 @@ export function validateResponseDetailed(r: ResponseSnapshot, opts: ValidateOpti
 }
 
 /**
- * What a response is (document 000 Validate, with the seeds README corrections): a bot wall (challenge page →
+ * What a response is: a bot wall (challenge page →
  * blocked_captcha; bare 403/406 → blocked_403; bare 429 → rate_limited), a client-rendered shell, empty HTML, or
  * content. A challenge served with 429 is still a challenge. Pure and
  * total: any status, headers and body give a result, never an exception.

@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { AttemptStore } from '../attempts/attempt-store.js';
 import { ImportanceAnalytics } from './importance.js';
 
-// Document 000 "Importance Score", verbatim except that :baseline is bound as $1.
+// The design's "Importance Score" query, verbatim except that :baseline is bound as $1.
 const DOCUMENT_BASELINE_SQL = `SELECT AVG(CASE WHEN success THEN 1.0 ELSE 0.0 END) as baseline
 FROM fetcher_attempts;`;
 const DOCUMENT_INFO_GAIN_SQL = `SELECT
@@ -47,7 +47,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describe('importance analytics (document 000)', () => {
+describe('importance analytics', () => {
   it('matches the document SQL run verbatim', async () => {
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();

@@ -3,7 +3,7 @@ import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import type { StoreDeps } from '../attempts/types.js';
 
-/** One heuristic's predictive power (document 000 "Importance Score"). */
+/** One heuristic's predictive power: the information gain about success of knowing it. */
 export interface HeuristicGain {
   heuristicType: string;
   heuristicValue: string;
@@ -42,7 +42,7 @@ FROM gains
 WHERE ah.heuristic_type = gains.heuristic_type AND ah.heuristic_value = gains.heuristic_value
   AND ah.importance_score IS DISTINCT FROM gains.information_gain`;
 
-/** The weekly analytics of document 000: which heuristics predict success, stored as importance_score. */
+/** The weekly analytics: which heuristics predict success, stored as importance_score. */
 export class ImportanceAnalytics {
   readonly #prisma: PrismaClient;
   readonly #log: Logger;

@@ -25,8 +25,8 @@ function toStats(rows: readonly StatsRow[], canonical: boolean): AttemptStats[] 
 }
 
 /**
- * Share of a domain's attempts in the last `days` that were banned (document 001 "Ban Risk"); 0 when there were
- * none, where the document would divide by zero.
+ * Share of a domain's attempts in the last `days` that were banned (the domain's ban risk); 0 when there were
+ * none, rather than a division by zero.
  */
 export async function domainBanRate(prisma: PrismaClient, domain: string, days: number, now: Date): Promise<number> {
   const since = new Date(now.getTime() - days * DAY_MS);

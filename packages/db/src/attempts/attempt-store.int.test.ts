@@ -34,7 +34,7 @@ function attempts(n: number, fetcher: string, success: boolean, heuristics: Heur
 }
 
 describe('findBestFetcher', () => {
-  it('reproduces the confidence table of document 001 (5/5 → 0.50, 8/10 → 0.80, 14/20 → 0.70, 3/3 rejected)', async () => {
+  it('reproduces the confidence table of the design (5/5 → 0.50, 8/10 → 0.80, 14/20 → 0.70, 3/3 rejected)', async () => {
     const table: [string, number, number, number | null][] = [
       ['conf-a.test', 5, 5, 0.5],
       ['conf-b.test', 10, 8, 0.8],
@@ -79,7 +79,7 @@ describe('findBestFetcher', () => {
     expect(fast.best?.confidence).toBeCloseTo(0.5, 6);
   });
 
-  it('wikipedia.org/document.pdf: the larger, more successful .pdf evidence wins (document 001)', async () => {
+  it('wikipedia.org/document.pdf: the larger, more successful .pdf evidence wins (no priority between heuristics: sample size decides)', async () => {
     const wiki = [{ type: 'domain', value: 'wikipedia.org' }];
     const pdf = [{ type: 'suffix', value: '.pdf' }];
     await store.logAttempts([
@@ -97,7 +97,7 @@ describe('findBestFetcher', () => {
     expect(r.scores[1]?.confidence).toBeCloseTo(0.8, 6);
   });
 
-  it('5 successes 60 days old + 2 fresh failures fall below 0.6 (document 004 test 6)', async () => {
+  it('5 successes 60 days old + 2 fresh failures fall below 0.6 (time decay)', async () => {
     const h = [{ type: 'domain', value: 'stale.test' }];
     await store.logAttempts([...attempts(5, 'playwright', true, h, 60), ...attempts(2, 'playwright', false, h, 0)]);
     const { best } = await store.findBestFetcher(h);

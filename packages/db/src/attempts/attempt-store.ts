@@ -6,11 +6,11 @@ import { queryBestFetcher } from './find-best-fetcher.js';
 import { AttemptBatchError, INVALID_ATTEMPT, insertAttempts } from './log-attempts.js';
 import type { AttemptInput, AttemptStats, FindBestFetcherOptions, PruneResult, StoreDeps, VelocityBucket } from './types.js';
 
-/** Default retention of the attempt log (document 004: 90 days). */
+/** Default retention of the attempt log: 90 days (three half-lives: older attempts weigh under 1/8). */
 export const DEFAULT_RETENTION_DAYS = 90;
 
 /**
- * The attempt log and the learning query (documents 004 and 001). Every method is one round trip unless noted;
+ * The attempt log and the learning query. Every method is one round trip unless noted;
  * failures surface as CrawlerErrors with `db_*` codes.
  */
 export class AttemptStore {
@@ -66,7 +66,7 @@ export class AttemptStore {
   }
 
   /**
-   * Document 001 FindBestFetcher: every fetcher's score over the distinct attempts matching ANY of `heuristics`,
+   * FindBestFetcher: every fetcher's score over the distinct attempts matching ANY of `heuristics`,
    * best eligible first. One round trip; the aggregation runs in Postgres.
    */
   async findBestFetcher(heuristics: readonly Heuristic[], options: FindBestFetcherOptions = {}): Promise<BestFetcherResult> {

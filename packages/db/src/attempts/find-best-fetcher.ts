@@ -34,7 +34,8 @@ export const ROLLUP_FUTURE_TOLERANCE_MS = 60_000;
 const KEY_SEP = '\u001f';
 const SUBSET_SEP = '\u001e';
 
-// Document 001 FindBestFetcher steps 1–4 in ONE statement with two branches, exactly one of which runs:
+// FindBestFetcher's aggregation (the distinct attempts matching ANY heuristic: decayed successes and sample size per
+// fetcher) in ONE statement with two branches, exactly one of which runs:
 //
 // - rollup (every query type listed in heuristic_rollup_types, half-life 30 d): inclusion–exclusion over the
 //   2^n − 1 subsets of the n query pairs, read from heuristic_rollups (migration 20261122000300): per fetcher,
@@ -120,14 +121,14 @@ export function mergeAliases(rows: readonly FetcherAggregate[]): FetcherAggregat
   return [...merged.values()];
 }
 
-/** Document 001 step 5 over the aggregates: rate, sample factor, confidence, eligibility; best first. */
+/** The scoring step over the aggregates: rate, sample factor, confidence, eligibility; best first. */
 export function scoreAggregates(
   rows: readonly FetcherAggregate[],
   minSampleSize: number = LEARNING_DEFAULTS.minSampleSize,
   fullSampleSize: number = LEARNING_DEFAULTS.fullSampleSize,
 ): BestFetcherResult {
   const scores: FetcherScore[] = mergeAliases(rows).map((r) => {
-    // The documents' formula: decayed successes over the UNdecayed sample size (seeds README point 3).
+    // Decayed successes over the UNdecayed sample size: old successes pull the rate down (see documentSuccessRate).
     const successRate = documentSuccessRate(r.decayedSuccesses, r.sampleSize);
     const factor = sampleFactor(r.sampleSize, fullSampleSize);
     return {

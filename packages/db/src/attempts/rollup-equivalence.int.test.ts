@@ -4,8 +4,8 @@ import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { AttemptStore } from './attempt-store.js';
 import type { AttemptInput } from './types.js';
 
-// The rollup answer (inclusion–exclusion over pre-aggregated subsets) must equal the exact scan of document 001
-// after any mix of writes: batches, direct client writes, updates, deletes, cascades and retention.
+// The rollup answer (inclusion–exclusion over pre-aggregated subsets) must equal the exact scan (FindBestFetcher
+// over every matching attempt) after any mix of writes: batches, direct client writes, updates, deletes, cascades and retention.
 let db: TestDatabase;
 let clock: ManualClock;
 let store: AttemptStore;

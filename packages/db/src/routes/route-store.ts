@@ -3,7 +3,8 @@ import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import type { StoreDeps } from '../attempts/types.js';
 
-/** A legacy hard-coded route (fetcher_router): used only when learning mode is off (seeds README point 6). */
+/** A legacy hard-coded route (fetcher_router): used only when learning mode is off: with learning on,
+ * the learned choice and the probe decide and this table is not consulted. */
 export interface Route {
   domain: string;
   fetcher: string;

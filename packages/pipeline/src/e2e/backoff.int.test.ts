@@ -1,5 +1,5 @@
 /**
- * Document 003's block detection and wrong-tool tests, and Retry-After, end to end on real Redis and Postgres.
+ * Block detection and wrong-tool handling, and Retry-After, end to end on real Redis and Postgres.
  * Pauses run on a ManualClock: the delayed re-route is promoted by hand once the clock has passed the pause.
  */
 import { afterEach, describe, expect, it } from 'vitest';

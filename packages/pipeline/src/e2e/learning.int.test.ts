@@ -1,5 +1,6 @@
 /**
- * Document 003's manual tests 1, 2, 3, 5 and 6 as end-to-end runs: real Postgres, real Redis, local sites.
+ * The design's manual tests (legacy mode, a learned pattern, the .pdf prior, probe reuse, time decay) as end-to-end
+ * runs: real Postgres, real Redis, local sites.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, staticArticle, pdf, pdfBytes, type TestServer } from '@crawler/testkit';

@@ -30,7 +30,7 @@ export type LearnedChoice =
   | { kind: 'probe'; reason: string };
 
 /**
- * The router's learned step (document 001 FindBestFetcher, plus the domain's own memory), without the probe. Shared
+ * The router's learned step (findBestFetcher's confident score, else the domain's own memory), without the probe. Shared
  * by the router and `crawl explain`, so explain shows the decision the router takes.
  */
 export function chooseLearned(input: LearnedChoiceInput): LearnedChoice {

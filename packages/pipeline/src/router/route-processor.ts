@@ -74,7 +74,7 @@ interface Decision {
 }
 
 /**
- * The router worker's processor (document 003 route_fetcher): choose a fetcher for one link and hand the link to
+ * The router worker's processor: choose a fetcher for one link and hand the link to
  * that fetcher's queue. Idempotent: a re-run after a crash finds the link where it left it, and the fetch job id is
  * deterministic.
  */
