@@ -30,6 +30,7 @@ const command: Command = {
       for (const [status, n] of requeued) io.stdout.write(`  ${status}: ${n}\n`);
       if (report.nextGeneration > 0) io.stdout.write(`  ${report.nextGeneration} moved to a new generation (their job id was held by a dead job)\n`);
       if (report.pausedDelayed > 0) io.stdout.write(`  ${report.pausedDelayed} paused links wait out the rest of their pause\n`);
+      if (report.lost > 0) io.stdout.write(`  ${report.lost} links failed with job_lost: their jobs died more than RECONCILE_MAX_RESCUES times\n`);
       return 0;
     } finally {
       await runtime.close({ drainTimeoutMs: 0 });

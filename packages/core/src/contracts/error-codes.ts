@@ -37,6 +37,11 @@ export const ERROR_TYPES = {
   unknownFetcher: 'unknown_fetcher',
   /** The link's crawl was cancelled (written by the cancel statement). */
   crawlCancelled: 'crawl_cancelled',
+  /**
+   * The jobs carrying the link kept dying with their worker (a crash, an out-of-memory kill) or stalling, more often
+   * than RECONCILE_MAX_RESCUES: the page is taken to be what kills them, and the link fails instead of looping.
+   */
+  jobLost: 'job_lost',
   internal: 'internal_error',
   // Programming and configuration errors: raised, never retried.
   invalidConfig: 'invalid_config',
@@ -130,6 +135,7 @@ export const ERROR_POLICY: { readonly [C in ErrorCode]: ErrorCodePolicy } = {
   no_route: FAIL,
   unknown_fetcher: FAIL,
   crawl_cancelled: FAIL,
+  job_lost: FAIL,
   // Unexpected trouble is treated as transient, so a bug in one job never loses a link.
   internal_error: RETRY,
   invalid_config: FAIL,

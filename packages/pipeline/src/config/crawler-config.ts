@@ -214,6 +214,11 @@ export const RECONCILE_ENV = {
   RECONCILE_GRACE_MS: intVar(120_000, 0),
   /** Links per reconcile batch. @defaultValue 500 */
   RECONCILE_BATCH_SIZE: intVar(500, 1, 10_000),
+  /**
+   * How many times the reconciler gives a link a new job after its job died (failed or stalled out with its worker);
+   * past that the link fails with `job_lost`, so a page that crashes workers cannot crash them forever. @defaultValue 3
+   */
+  RECONCILE_MAX_RESCUES: intVar(3, 0, 1_000),
   /** Longest wait before a job retries after Postgres or Redis was unreachable (it doubles up to this). @defaultValue 60000 */
   INFRA_RETRY_MAX_MS: intVar(60_000, 100),
 };

@@ -85,4 +85,35 @@ describe('reconcileLinks', () => {
     expect(await queue.getJobState(routeJobId(linkId, 1))).toBe('waiting');
     expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ alive: 1, requeued: {}, nextGeneration: 0 });
   }, 60_000);
+
+  it('a link whose jobs keep dying is rescued RECONCILE_MAX_RESCUES times, then fails with job_lost', async () => {
+    crawler = await startE2e('reconcile_poison', { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:1', RECONCILE_INTERVAL_MS: '0', RECONCILE_MAX_RESCUES: '2' });
+    const { accepted } = await crawler.runtime.enqueue(['https://poison.example/a']);
+    const linkId = accepted[0]!.linkId;
+    const queue = crawler.runtime.queues.routeQueue();
+    // Every route job of this link dies (as a worker killed by the page would leave it: failed, the link unfinished).
+    const killJob = async (generation: number): Promise<void> => {
+      const worker = new Worker(ROUTE_QUEUE, async () => Promise.reject(new Error('job stalled more than allowable limit')), {
+        connection: crawler!.runtime.redis, prefix: crawler!.prefix, autorun: false,
+      });
+      const failed = new Promise((r) => worker.on('failed', (j) => j?.attemptsMade === (j?.opts.attempts ?? 1) && r(null)));
+      await queue.remove(routeJobId(linkId, generation));
+      await queue.add('route', { linkId, url: 'https://poison.example/a', generation, reason: 'enqueue' }, { jobId: routeJobId(linkId, generation), attempts: 1 });
+      void worker.run();
+      await failed;
+      await worker.close();
+    };
+    for (const generation of [0, 1]) {
+      await killJob(generation);
+      expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ requeued: { queued: 1 }, nextGeneration: 1, lost: 0 });
+      expect(await crawler.db.prisma.link.findUniqueOrThrow({ where: { id: linkId } })).toMatchObject({ generation: generation + 1, status: 'queued' });
+    }
+    await killJob(2);
+    expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ requeued: {}, nextGeneration: 0, lost: 1 });
+    const link = await crawler.db.prisma.link.findUniqueOrThrow({ where: { id: linkId } });
+    expect(link).toMatchObject({ status: 'failed', lastErrorType: 'job_lost', generation: 2 });
+    expect(link.lastError).toContain('died 3 times');
+    // Settled: later passes leave it alone.
+    expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ scanned: 0, lost: 0 });
+  }, 60_000);
 });

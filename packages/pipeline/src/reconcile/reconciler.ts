@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { LINK_STATUSES, canonicalFetcherName, type Clock, type Logger } from '@crawler/core';
+import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, type Clock, type Logger } from '@crawler/core';
 import { ROUTE_QUEUE, fetchJobId, fetchQueueName, routeJobId, type JobQueues } from '@crawler/queue';
 import type { SqlClient } from '@crawler/db';
 
@@ -13,6 +13,11 @@ export interface ReconcileSettings {
   graceMs: number;
   /** Links read per statement (and job lookups per Redis round trip). */
   batchSize: number;
+  /**
+   * New generations a link may get because its job died; at this many, a link whose job failed again fails with
+   * `job_lost` instead. @defaultValue unlimited
+   */
+  maxRescues?: number;
 }
 
 /** What one reconcile pass did. */
@@ -27,6 +32,8 @@ export interface ReconcileReport {
   nextGeneration: number;
   /** Paused links among the requeued: their route job waits out the rest of the pause. */
   pausedDelayed: number;
+  /** Links failed with `job_lost`: their jobs died more than `maxRescues` times. */
+  lost: number;
   durationMs: number;
 }
 
@@ -60,6 +67,12 @@ WHERE status = $1 AND updated_at < $2 AND (updated_at, id) > ($3::timestamptz, $
 ORDER BY updated_at, id
 LIMIT $5`;
 
+// A link's generation only grows here, when a dead job held its job id: it counts the link's rescues.
+const LOST_SQL = `
+UPDATE links SET status = 'failed', last_error_type = $3, last_error = $4, updated_at = now()
+WHERE id = $1::uuid AND generation = $2 AND status NOT IN ('done', 'failed')
+RETURNING 1`;
+
 // Only while nobody moved the link meanwhile (a job finished it, another reconciler bumped it).
 const NEXT_GENERATION_SQL = `
 UPDATE links SET generation = generation + 1, updated_at = now()
@@ -75,7 +88,7 @@ RETURNING generation`;
  */
 export async function reconcileLinks(deps: ReconcilerDeps): Promise<ReconcileReport> {
   const started = performance.now();
-  const report: ReconcileReport = { scanned: 0, alive: 0, requeued: {}, nextGeneration: 0, pausedDelayed: 0, durationMs: 0 };
+  const report: ReconcileReport = { scanned: 0, alive: 0, requeued: {}, nextGeneration: 0, pausedDelayed: 0, lost: 0, durationMs: 0 };
   const cutoff = new Date(deps.clock.now().getTime() - deps.settings.graceMs);
   for (const status of UNFINISHED) {
     let after: { updatedAt: Date; id: string } = { updatedAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' };
@@ -105,6 +118,16 @@ async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: 
       continue;
     }
     let generation = link.generation;
+    if (found.includes('failed') && deps.settings.maxRescues !== undefined && link.generation >= deps.settings.maxRescues) {
+      // Its jobs died again and again (each failed with a crash or a stall): the page is what kills its workers.
+      const message = `the jobs carrying this link died ${link.generation + 1} times (worker crash, out-of-memory kill or stall); not retried`;
+      const [lost] = await deps.sql.query(LOST_SQL, [link.id, link.generation, ERROR_TYPES.jobLost, message]);
+      if (lost) {
+        report.lost += 1;
+        deps.logger.warn({ linkId: link.id, url: link.url, rescues: link.generation }, 'reconcile: link failed, its jobs keep dying');
+      }
+      continue;
+    }
     if (found.some((s) => s !== 'unknown')) {
       // A dead job holds the id: a new id means a new generation (a stale job of the old one is then ignored).
       const [moved] = await deps.sql.query<{ generation: number }>(NEXT_GENERATION_SQL, [link.id, link.generation]);

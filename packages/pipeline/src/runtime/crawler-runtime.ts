@@ -166,7 +166,7 @@ export class CrawlerRuntime {
       queues: this.queues,
       clock: this.#parts.clock,
       logger: this.logger.child({ component: 'reconciler' }),
-      settings: { graceMs, batchSize: this.config.reconcileBatchSize },
+      settings: { graceMs, batchSize: this.config.reconcileBatchSize, maxRescues: this.config.reconcileMaxRescues },
     };
   }
 
