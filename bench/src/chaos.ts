@@ -12,11 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from '@crawler/db/testing';
 import { loadConfig, createRuntime } from '@crawler/pipeline';
 import { freePort, startPrivatePostgres, startPrivateRedis, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { benchEnv } from './env.js';
 
-const LINKS = Number(process.env.CHAOS_LINKS ?? 3000);
-const HOSTS = Number(process.env.CHAOS_HOSTS ?? 30);
-const PG_DOWN_MS = Number(process.env.CHAOS_PG_DOWN_MS ?? 15_000);
-const TIMEOUT_MS = Number(process.env.CHAOS_TIMEOUT_MS ?? 900_000);
+const { chaosLinks: LINKS, chaosHosts: HOSTS, chaosPgDownMs: PG_DOWN_MS, chaosTimeoutMs: TIMEOUT_MS } = benchEnv();
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const rand = (lo: number, hi: number) => lo + Math.random() * (hi - lo);

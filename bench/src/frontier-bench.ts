@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { extractLinks, silentLogger } from '@crawler/core';
 import { createTestDatabase } from '@crawler/db/testing';
 import { CrawlFrontier, CrawlStore, RedisSeenCache } from '@crawler/pipeline';
+import { benchEnv } from './env.js';
 
 const { values } = parseArgs({ options: { pages: { type: 'string', default: '3000' }, links: { type: 'string', default: '30' }, workers: { type: 'string', default: '16' } } });
 const pages = Number(values.pages);
@@ -30,7 +31,7 @@ let t = performance.now();
 for (let i = 0; i < pages; i++) extractLinks(htmls[i]!, `${origin}/p/${i}`);
 const extractUs = ((performance.now() - t) * 1000) / pages;
 
-const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const redis = new Redis(benchEnv().redisUrl);
 const prefix = `{crawler_bench_frontier_${process.pid}}`;
 const results: Record<string, unknown> = { pages, linksPerPage, workers, extractLinksUsPerPage: Math.round(extractUs) };
 

@@ -6,8 +6,9 @@
 import { createRuntime, loadConfig, type CrawlerRuntime } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics } from '@crawler/telemetry';
 import { serveRpc } from './child-rpc.js';
+import { benchEnv } from './env.js';
 
-const role = process.env.BENCH_ROLE;
+const role = benchEnv().benchRole;
 let runtime: CrawlerRuntime | null = null;
 
 function current(): CrawlerRuntime {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { forkRpcChild, type RpcChild } from './child-rpc.js';
+import { benchEnv } from './env.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CHILD = join(HERE, 'ours-child.js');
@@ -85,7 +86,7 @@ async function waitForWorkers(redisUrl: string, prefix: string, queues: string[]
 
 /** `BENCH_PROFILE_DIR=/tmp/prof` writes a V8 CPU profile of each of our processes there (open in Chrome DevTools). */
 function profileArgs(role: string): string[] {
-  const dir = process.env.BENCH_PROFILE_DIR;
+  const dir = benchEnv().benchProfileDir;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=ours-${role}-${Date.now()}.cpuprofile`] : [];
 }
 

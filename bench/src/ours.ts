@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { deleteRedisPrefix } from '@crawler/queue';
 import type { CrawlMeasurement } from './reference-result.js';
 import { oursLaunchProblem, startOursProcesses, type OursProcesses } from './ours-launch.js';
+import { benchEnv } from './env.js';
 
 /** The slice of a Prisma client the adapter uses (raw queries only, so it does not depend on the generated types). */
 interface RawClient {
@@ -207,7 +208,7 @@ export async function crawlWithOurs(options: OursCrawlOptions): Promise<{ first:
   } finally {
     await procs?.stop().catch(() => undefined);
     // BENCH_KEEP_DB=1 keeps the crawl's database for inspection (its name is logged).
-    if (process.env.BENCH_KEEP_DB === '1') console.error(`kept database: ${db.url}`);
+    if (benchEnv().benchKeepDb) console.error(`kept database: ${db.url}`);
     else await db.drop().catch(() => undefined);
     await clearBenchPrefix(options.redisUrl, prefix).catch(() => undefined);
   }

@@ -10,8 +10,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jsRenderedPage, startTestServer, type TestServer } from '@crawler/testkit';
 import { startRssSampler, summariseRss, type RssSample } from './playwright-rss.js';
+import { benchEnv } from './env.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = benchEnv().chromiumPath;
 const ARGS = [
   '--no-sandbox',
   '--disable-gpu',

@@ -22,8 +22,9 @@ import { buildRoutingScenario, oracleRoute, scenarioKindAt, type RoutingScenario
 import { computeStrategyMetrics, type CrawledPage, type SiteChange, type StrategyMetrics } from './routing-metrics.js';
 import { formatRoutingReport } from './routing-report.js';
 import { deleteRedisPrefix } from '@crawler/queue';
+import { benchEnv } from './env.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = benchEnv().redisUrl;
 
 /** One way of choosing fetchers. */
 export interface RoutingStrategy {
