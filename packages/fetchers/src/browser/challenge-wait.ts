@@ -36,6 +36,9 @@ export class DocumentTracker {
     if (!req.isNavigationRequest() || r.frame() !== this.page.mainFrame()) return;
     // A redirect hop is not a document; the request it leads to answers again.
     if (r.status() >= 300 && r.status() < 400 && r.headers()['location']) return;
+    // A candidate still neither committed-and-finished nor failed when the next document answers was a document all
+    // the same (its commit event may come after its response's, or be overtaken): it lands before the newer one.
+    if (this.#pending && this.#pending.response.request().failure() === null) this.#land(this.#pending.response);
     // Read now: a quick interstitial is gone (and its body with it) by the time the page has settled.
     this.#pending = { response: r, body: r.text().catch(() => null) };
   };
