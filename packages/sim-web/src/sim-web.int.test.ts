@@ -3,7 +3,7 @@
  * cookie-and-reload interstitials waited out by the browsers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDefaultRegistry } from '@crawler/fetchers';
+import { createDefaultRegistry, createPlaywrightFetcher } from '@crawler/fetchers';
 import { startSimWeb, type SimWeb } from './sim-web.js';
 
 // A short wait keeps the wall that never clears for plain playwright cheap here; the interstitials clear in 300 ms.
@@ -72,5 +72,30 @@ describe('sim web and real browsers', () => {
     const res = await fetchWith('playwright', site!.urls(1, 40)[0]!);
     expect(res).toMatchObject({ status: 200, challenge: { cleared: true } });
     expect(res.text).toContain('interstitial-3 page 40');
+  }, 60_000);
+
+  it('a site visited again after its context closed keeps its clearance: no second challenge', async () => {
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', challengeDelayMs: 300 }], firstHost: '127.0.4.30' });
+    // Contexts close after 300 ms idle here (30 s by default), as they do between a site's visits in a long crawl.
+    const fetcher = createPlaywrightFetcher({ allowPrivateNetworks: true, chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', browser: { challengeWaitMs: CHALLENGE_WAIT_MS, contextIdleMs: 300 } });
+    try {
+      const site = web2.sites[0]!;
+      const [u1, u2] = site.urls(2);
+      expect(await fetcher.fetch({ url: u1!, timeoutMs: 20_000 })).toMatchObject({ status: 200, challenge: { cleared: true } });
+      for (let i = 0; i < 100 && fetcher.pool.stats().openContexts > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(fetcher.pool.stats().openContexts).toBe(0);
+      const again = await fetcher.fetch({ url: u2!, timeoutMs: 20_000 });
+      expect(again.status).toBe(200);
+      expect(again.challenge).toBeUndefined();
+      expect(fetcher.pool.stats().contextsCreated).toBe(2);
+      expect(site.requestLog().map((r) => [r.path, r.outcome])).toEqual([
+        [new URL(u1!).pathname, 'challenge'],
+        [new URL(u1!).pathname, 'served'],
+        [new URL(u2!).pathname, 'served'],
+      ]);
+    } finally {
+      await fetcher.close();
+      await web2.close();
+    }
   }, 60_000);
 });

@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Cookie, Page } from 'playwright-core';
 import type { Logger } from '@crawler/core';
 import { FetchError } from '../errors.js';
 import { loadPlaywright } from './playwright-module.js';
@@ -51,6 +51,16 @@ export interface BrowserPoolStats {
   egress: EgressStats | null;
 }
 
+/**
+ * Sites whose cookies the pool keeps after their context closes, least recently stored first out. A context is closed
+ * after `contextIdleMs` (30 s by default) or `maxPagesPerContext` pages, far sooner than a bot wall's clearance
+ * cookie expires (real ones last from half an hour to days): without the carry-over each of a site's visits more than
+ * 30 s apart met the wall's interstitial again.
+ */
+const KEPT_COOKIE_JARS = 1_000;
+/** A site's jar is kept only up to this much cookie text (Chromium allows ~180 cookies of 4 KiB a domain). */
+const KEPT_JAR_MAX_BYTES = 64 * 1024;
+
 /** Whether two address policies are the same (a pool's browsers have one egress guard, so one policy). */
 export function samePolicy(a: AddressPolicy, b: AddressPolicy): boolean {
   const hosts = (p: AddressPolicy) => [...new Set(p.allowHosts.map((h) => h.trim().toLowerCase()))].sort().join(',');
@@ -61,7 +71,8 @@ export function samePolicy(a: AddressPolicy, b: AddressPolicy): boolean {
  * ONE Chromium per process, shared by the browser fetchers. Launched on the first browser job; retired and
  * relaunched after `maxPagesPerBrowser` pages (Chromium leaks) or when it crashes. Contexts are per site and
  * profile — a new context costs about a second of Chromium time here — reused across that site's jobs, and
- * closed when idle or after `maxPagesPerContext` pages. At most `maxPages` pages are open at once.
+ * closed when idle or after `maxPagesPerContext` pages; its cookies (a bot wall's clearance) are handed to the site's
+ * next context. At most `maxPages` pages are open at once.
  *
  * Chromium reaches the network only through the pool's {@link EgressProxy} (`--proxy-server`, with loopback taken
  * off Chromium's built-in bypass list), which applies the plain-HTTP fetcher's address check to every connection:
@@ -73,6 +84,10 @@ export class BrowserPool {
   readonly #log: Logger;
   readonly #slots: Semaphore;
   readonly #contexts = new Map<string, ContextEntry>();
+  /** Cookies of closed contexts by context key (profile and site), for the site's next context. */
+  readonly #jars = new Map<string, Cookie[]>();
+  /** Contexts being closed, by key: the site's next context waits for their cookies. */
+  readonly #closing = new Map<string, Promise<void>>();
   #current: BrowserEntry | undefined;
   #generation = 0;
   #sweeper: NodeJS.Timeout | undefined;
@@ -224,9 +239,14 @@ export class BrowserPool {
     const entry: ContextEntry = {
       key,
       generation,
-      context: factory.newContext(browser, site).then((context) => {
+      context: factory.newContext(browser, site).then(async (context) => {
         // Our pages have no opener; anything else is a popup that got past the blocker: closed on sight.
         context.on('page', (p) => void p.opener().then((opener) => (opener ? p.close() : undefined)).catch(() => undefined));
+        await this.#closing.get(key);
+        const jar = this.#jars.get(key);
+        this.#jars.delete(key);
+        const live = jar?.filter((c) => c.expires === -1 || c.expires > Date.now() / 1000) ?? [];
+        if (live.length > 0) await context.addCookies(live).catch((err: unknown) => this.#log.debug({ err, site }, 'could not restore cookies'));
         return context;
       }),
       pages: 0,
@@ -246,14 +266,40 @@ export class BrowserPool {
     for (const c of idle.slice(0, this.#contexts.size - this.#opts.browser.maxContexts + 1)) void this.#closeContext(c);
   }
 
-  async #closeContext(entry: ContextEntry): Promise<void> {
+  #closeContext(entry: ContextEntry): Promise<void> {
     if (this.#contexts.get(entry.key) === entry) this.#contexts.delete(entry.key);
-    await entry.context.then((c) => c.close()).catch(() => undefined);
+    const closing = entry.context
+      .then(async (c) => {
+        await this.#keepCookies(entry.key, c);
+        await c.close();
+      })
+      .catch(() => undefined)
+      .finally(() => this.#closing.get(entry.key) === closing && this.#closing.delete(entry.key));
+    this.#closing.set(entry.key, closing);
+    return closing;
+  }
+
+  /** Keep a closing context's cookies (a wall's clearance among them) for the site's next context. */
+  async #keepCookies(key: string, context: BrowserContext): Promise<void> {
+    if (this.#closed) return;
+    const cookies = await context.cookies().catch(() => [] as Cookie[]);
+    const bytes = cookies.reduce((n, c) => n + c.name.length + c.value.length + c.domain.length + c.path.length, 0);
+    this.#jars.delete(key);
+    if (cookies.length === 0 || bytes > KEPT_JAR_MAX_BYTES) return;
+    if (this.#jars.size >= KEPT_COOKIE_JARS) this.#jars.delete(this.#jars.keys().next().value as string);
+    this.#jars.set(key, cookies);
   }
 
   async #closeBrowser(entry: BrowserEntry): Promise<void> {
     if (this.#current === entry) this.#current = undefined;
-    for (const [key, c] of this.#contexts) if (c.generation === entry.generation) this.#contexts.delete(key);
+    const contexts: ContextEntry[] = [];
+    for (const [key, c] of this.#contexts) {
+      if (c.generation !== entry.generation) continue;
+      this.#contexts.delete(key);
+      contexts.push(c);
+    }
+    // A retired browser's sites keep their cookies for the next browser's contexts.
+    await Promise.allSettled(contexts.map((c) => c.context.then((x) => this.#keepCookies(c.key, x))));
     this.#log.info({ generation: entry.generation, pages: entry.pages }, 'browser retired');
     await entry.browser.then((b) => b.close()).catch(() => undefined);
   }
