@@ -3,4 +3,4 @@
  * health lines, and one ordered shutdown on signals. apps/router and apps/fetcher are thin mains over it.
  */
 export { parseWorkerEnv, parseDomainLimits, type WorkerEnv, type DomainLimits } from './env.js';
-export { startWorkerProcess, exitOnSignals, type WorkerProcess, type HealthSnapshot, type StartWorkerProcessOptions } from './worker-process.js';
+export { startWorkerProcess, exitOnSignals, runWorkerMain, type WorkerProcess, type HealthSnapshot, type StartWorkerProcessOptions } from './worker-process.js';

@@ -1,9 +1,9 @@
-import type { Logger, PipelineMetrics } from '@crawler/core';
+import type { EnvSource, Logger, PipelineMetrics } from '@crawler/core';
 import { createRuntime, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
-import { createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths } from '@crawler/telemetry';
+import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths } from '@crawler/telemetry';
 import { fetchQueueName } from '@crawler/queue';
 import { startEventDispatcher } from '@crawler/events';
-import type { WorkerEnv } from './env.js';
+import { parseWorkerEnv, type WorkerEnv } from './env.js';
 
 /** What a health line reports. */
 export interface HealthSnapshot {
@@ -153,4 +153,26 @@ export function exitOnSignals(close: () => Promise<void>, logger: Logger, forceE
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+/**
+ * The whole main of a worker process (the router or a fetcher): parse the environment once (a bad value: its message
+ * on stderr and exit 1, before any logger exists, as the log level is part of what failed), start the workers, and
+ * shut down in order on SIGTERM/SIGINT, handled from the first moment: a signal during start-up shuts down once the
+ * start completes.
+ */
+export function runWorkerMain(name: string, workers: StartWorkersOptions, source: EnvSource = process.env): void {
+  let env: WorkerEnv;
+  try {
+    env = parseWorkerEnv(source);
+  } catch (err) {
+    process.stderr.write(`${name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger({ name, level: env.crawler.logLevel });
+  const app = startWorkerProcess({ env, logger, workers }).catch((err: unknown) => {
+    logger.error({ err }, 'start-up failed');
+    process.exit(1);
+  });
+  exitOnSignals(async () => (await app).close(), logger, env.shutdownDrainTimeoutMs + 30_000);
 }
