@@ -37,7 +37,8 @@ describe('reconcileLinks', () => {
     // One link mid-crawl (fetching with simple_http), one paused for ten more minutes: their jobs go too.
     await crawler.db.prisma.link.update({ where: { id: accepted[1]!.linkId }, data: { status: 'fetching', fetcher: 'simple_http' } });
     const pausedUntil = new Date(Date.now() + 10 * 60_000);
-    await crawler.db.prisma.link.update({ where: { id: accepted[2]!.linkId }, data: { status: 'paused', pausedUntil } });
+    // Paused after simple_http was blocked: its rebuilt resume must not go back to simple_http.
+    await crawler.db.prisma.link.update({ where: { id: accepted[2]!.linkId }, data: { status: 'paused', pausedUntil, fetcher: 'simple_http', lastErrorType: 'blocked_403' } });
     await forgetJobs(crawler);
     expect((await crawler.runtime.counts()).waiting).toBe(0);
 
@@ -51,6 +52,7 @@ describe('reconcileLinks', () => {
     expect(counts.delayed).toBe(1);
     const paused = await crawler.runtime.queues.routeQueue().getJob(routeJobId(accepted[2]!.linkId, 0));
     expect(paused!.opts.delay).toBeGreaterThan(9 * 60_000);
+    expect(paused!.data).toMatchObject({ nextFetcher: 'playwright_stealth', blockedFetcher: 'simple_http' });
 
     // Idempotent: a second pass finds every link carried by its live job.
     expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ scanned: 5, alive: 5, requeued: {} });
@@ -111,7 +113,7 @@ describe('reconcileLinks', () => {
     await killJob(2);
     expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ requeued: {}, nextGeneration: 0, lost: 1 });
     const link = await crawler.db.prisma.link.findUniqueOrThrow({ where: { id: linkId } });
-    expect(link).toMatchObject({ status: 'failed', lastErrorType: 'job_lost', generation: 2 });
+    expect(link).toMatchObject({ status: 'failed', lastErrorType: 'job_lost', generation: 2, rescues: 2 });
     expect(link.lastError).toContain('died 3 times');
     // Settled: later passes leave it alone.
     expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ scanned: 0, lost: 0 });

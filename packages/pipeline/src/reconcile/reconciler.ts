@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, type Clock, type Logger } from '@crawler/core';
+import { ERROR_TYPES, ESCALATION, LINK_STATUSES, canonicalFetcherName, errorPolicyOf, type Clock, type Logger } from '@crawler/core';
 import { ROUTE_QUEUE, fetchJobId, fetchQueueName, routeJobId, type JobQueues } from '@crawler/queue';
 import type { SqlClient } from '@crawler/db';
 
@@ -46,6 +46,8 @@ interface StaleLink {
   attemptCount: number;
   fetcher: string | null;
   generation: number;
+  rescues: number;
+  lastErrorType: string | null;
   updatedAt: Date;
 }
 
@@ -61,13 +63,13 @@ const UNFINISHED = [LINK_STATUSES.queued, LINK_STATUSES.routing, LINK_STATUSES.f
 
 // Keyset pagination per status over idx_links_unfinished_updated (status, updated_at): each batch is an index range.
 const SCAN_SQL = `
-SELECT id::text, url, status, paused_until AS "pausedUntil", attempt_count AS "attemptCount", fetcher, generation, updated_at AS "updatedAt"
+SELECT id::text, url, status, paused_until AS "pausedUntil", attempt_count AS "attemptCount", fetcher, generation, rescues,
+  last_error_type AS "lastErrorType", updated_at AS "updatedAt"
 FROM links
 WHERE status = $1 AND updated_at < $2 AND (updated_at, id) > ($3::timestamptz, $4::uuid)
 ORDER BY updated_at, id
 LIMIT $5`;
 
-// A link's generation only grows here, when a dead job held its job id: it counts the link's rescues.
 const LOST_SQL = `
 UPDATE links SET status = 'failed', last_error_type = $3, last_error = $4, updated_at = now()
 WHERE id = $1::uuid AND generation = $2 AND status NOT IN ('done', 'failed')
@@ -75,7 +77,7 @@ RETURNING 1`;
 
 // Only while nobody moved the link meanwhile (a job finished it, another reconciler bumped it).
 const NEXT_GENERATION_SQL = `
-UPDATE links SET generation = generation + 1, updated_at = now()
+UPDATE links SET generation = generation + 1, rescues = rescues + $3::int, updated_at = now()
 WHERE id = $1::uuid AND generation = $2 AND status NOT IN ('done', 'failed')
 RETURNING generation`;
 
@@ -118,29 +120,44 @@ async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: 
       continue;
     }
     let generation = link.generation;
-    if (found.includes('failed') && deps.settings.maxRescues !== undefined && link.generation >= deps.settings.maxRescues) {
+    const jobFailed = found.includes('failed');
+    if (jobFailed && deps.settings.maxRescues !== undefined && link.rescues >= deps.settings.maxRescues) {
       // Its jobs died again and again (each failed with a crash or a stall): the page is what kills its workers.
-      const message = `the jobs carrying this link died ${link.generation + 1} times (worker crash, out-of-memory kill or stall); not retried`;
+      const message = `the jobs carrying this link died ${link.rescues + 1} times (worker crash, out-of-memory kill or stall); not retried`;
       const [lost] = await deps.sql.query(LOST_SQL, [link.id, link.generation, ERROR_TYPES.jobLost, message]);
       if (lost) {
         report.lost += 1;
-        deps.logger.warn({ linkId: link.id, url: link.url, rescues: link.generation }, 'reconcile: link failed, its jobs keep dying');
+        deps.logger.warn({ linkId: link.id, url: link.url, rescues: link.rescues }, 'reconcile: link failed, its jobs keep dying');
       }
       continue;
     }
     if (found.some((s) => s !== 'unknown')) {
       // A dead job holds the id: a new id means a new generation (a stale job of the old one is then ignored).
-      const [moved] = await deps.sql.query<{ generation: number }>(NEXT_GENERATION_SQL, [link.id, link.generation]);
+      const [moved] = await deps.sql.query<{ generation: number }>(NEXT_GENERATION_SQL, [link.id, link.generation, jobFailed ? 1 : 0]);
       if (!moved) continue;
       generation = moved.generation;
       report.nextGeneration += 1;
     }
     const delayMs = link.pausedUntil ? link.pausedUntil.getTime() - now : 0;
-    await deps.queues.enqueueRoute({ linkId: link.id, url: link.url, generation, reason: 'reroute' }, { delayMs });
+    await deps.queues.enqueueRoute({ linkId: link.id, url: link.url, generation, reason: 'reroute', ...resumeEscalation(link) }, { delayMs });
     if (delayMs > 0) report.pausedDelayed += 1;
     report.requeued[link.status] = (report.requeued[link.status] ?? 0) + 1;
     deps.logger.debug({ linkId: link.id, status: link.status, generation, delayMs: Math.max(0, delayMs) }, 'reconcile: link requeued');
   }
+}
+
+/**
+ * A paused link's resume carries what the fetch worker's own resume would have: after a block the next tool and the
+ * refused one (asking the learned store again would hand back the fetcher the site just blocked), after a rate limit
+ * the same fetcher.
+ */
+function resumeEscalation(link: StaleLink): { nextFetcher?: string; blockedFetcher?: string } {
+  if (link.status !== LINK_STATUSES.paused || !link.fetcher || !link.lastErrorType) return {};
+  const fetcher = canonicalFetcherName(link.fetcher);
+  if (link.lastErrorType === ERROR_TYPES.rateLimited) return { nextFetcher: fetcher };
+  if (!errorPolicyOf(link.lastErrorType).banRisk) return {};
+  const next = ESCALATION.blocked[fetcher];
+  return next ? { nextFetcher: next, ...(next !== fetcher ? { blockedFetcher: fetcher } : {}) } : {};
 }
 
 /** [queue, job id] of every job that may carry the link now. */
