@@ -113,7 +113,7 @@ describe('browser fetchers (one shared Chromium)', () => {
     }
     // The navigations did happen: each target was asked for (once per fetcher).
     expect([server.hits('/file.zip'), server.hits('/file.bin'), server.hits('/no-content')]).toEqual([2, 2, 2]);
-  });
+  }, 120_000); // six browser fetches: a clean-clone CI run at load 17 took over 30 s
 
   it('blocks images by default', async () => {
     server.resetHits();
