@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { CRAWL_SCOPES } from '@crawler/core';
 import { CrawlSpecError, type CrawlFrontier, type CrawlStore, type CrawlView } from '@crawler/pipeline';
+import { sendInvalidBody } from './invalid-body.js';
 
 /** What the crawls routes need. */
 export interface CrawlsRouteDeps {
@@ -53,11 +54,7 @@ export function registerCrawlRoutes(app: FastifyInstance, deps: CrawlsRouteDeps)
   app.post('/crawls', async (req, reply) => {
     const parsed = PostBody.safeParse(req.body);
     if (!parsed.success) {
-      return reply.code(400).send({
-        error: 'invalid_body',
-        message: `expected {"seeds": ["https://…"], "scope"?: ${CRAWL_SCOPES.join('|')}, "maxDepth"?, "maxPages"?, "maxPagesPerHost"?, "include"?, "exclude"?, "followNofollow"?, "trackingParams"?, "sitemaps"?}`,
-        issues: parsed.error.issues.slice(0, 5).map((i) => ({ path: i.path.join('.'), message: i.message })),
-      });
+      return sendInvalidBody(reply, `expected {"seeds": ["https://…"], "scope"?: ${CRAWL_SCOPES.join('|')}, "maxDepth"?, "maxPages"?, "maxPagesPerHost"?, "include"?, "exclude"?, "followNofollow"?, "trackingParams"?, "sitemaps"?}`, parsed.error);
     }
     if (parsed.data.seeds.length > deps.maxSeeds) {
       return reply.code(413).send({ error: 'too_many_seeds', message: `at most ${deps.maxSeeds} seeds per crawl (got ${parsed.data.seeds.length})` });

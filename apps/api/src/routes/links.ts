@@ -4,6 +4,7 @@ import type { PrismaClient } from '@crawler/db';
 import { enqueueLinks, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { Counter } from 'prom-client';
+import { sendInvalidBody } from './invalid-body.js';
 
 /** What the links routes need. */
 export interface LinksRouteDeps {
@@ -43,11 +44,7 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
   app.post('/links', async (req, reply) => {
     const parsed = PostBody.safeParse(req.body);
     if (!parsed.success) {
-      return reply.code(400).send({
-        error: 'invalid_body',
-        message: 'expected {"urls": ["https://…"], "learningMode"?: boolean} or {"links": [{"url": "https://…", "learningMode"?: boolean}]}',
-        issues: parsed.error.issues.slice(0, 5).map((i) => ({ path: i.path.join('.'), message: i.message })),
-      });
+      return sendInvalidBody(reply, 'expected {"urls": ["https://…"], "learningMode"?: boolean} or {"links": [{"url": "https://…", "learningMode"?: boolean}]}', parsed.error);
     }
     const body = parsed.data;
     const items: Item[] =
