@@ -64,6 +64,8 @@ describe('/crawls', () => {
     for (const payload of [{ seeds: [] }, { seeds: ['https://a.test/'], scope: 'galaxy' }, { seeds: ['https://a.test/'], maxPages: 0 }, { seeds: ['https://a.test/'], surprise: 1 }]) {
       expect((await app.inject({ method: 'POST', url: '/crawls', payload })).statusCode).toBe(400);
     }
+    const galaxy = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://a.test/'], scope: 'galaxy' } });
+    expect(galaxy.json()).toMatchObject({ error: 'invalid_body', message: expect.stringContaining('"seeds"'), issues: [expect.objectContaining({ path: 'scope' })] });
     const badRegex = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://a.test/'], include: ['re:('] } });
     expect(badRegex.statusCode).toBe(400);
     expect(badRegex.json()).toMatchObject({ error: 'invalid_crawl', field: 'include' });

@@ -151,6 +151,9 @@ describe('POST /links', () => {
       expect(res.statusCode, JSON.stringify(b.payload)).toBe(400);
       expect((res.json() as { error: string }).error).toMatch(/^[A-Za-z_]+$/);
     }
+    const shaped = await authed({ method: 'POST', url: '/links', payload: { urls: 'https://c.example/' } });
+    expect(shaped.json()).toMatchObject({ error: 'invalid_body', message: expect.stringContaining('"urls"'), issues: [expect.objectContaining({ message: expect.any(String) })] });
+    expect((shaped.json() as { issues: unknown[] }).issues.length).toBeLessThanOrEqual(5);
     const big = await authed({ method: 'POST', url: '/links', payload: { urls: Array.from({ length: 6 }, (_, i) => `https://c.example/${i}`) } });
     expect(big.statusCode).toBe(413);
     expect((big.json() as { error: string }).error).toBe('batch_too_large');
