@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CrawlerError, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
+import { CrawlerError, FETCHERS, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
 import { AttemptStore, DomainStateStore, RouteStore, createPrismaClient } from '@crawler/db';
 import { chooseLearned, type CrawlerConfig } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
@@ -41,12 +41,16 @@ export async function explainUrl(
   ]);
   const base = { url, domain, learningMode, heuristics, queried, scores: result.scores, threshold: config.confidenceThreshold, minSampleSize: config.minSampleSize };
   if (learningMode) {
-    const choice = chooseLearned({ learned: result, recent, now, confidenceThreshold: config.confidenceThreshold, domainMemory });
+    const choice = chooseLearned({ learned: result, recent, now, confidenceThreshold: config.confidenceThreshold, domainMemory, plainHttpMemoryMs: config.plainHttpMemoryMs });
     if (choice.kind === 'learned') {
       return { ...base, decision: { action: 'learned', fetcher: choice.fetcher, reason: `confidence ${choice.confidence.toFixed(3)} > ${config.confidenceThreshold}` } };
     }
     if (choice.kind === 'domain_memory') {
-      return { ...base, decision: { action: 'domain_memory', fetcher: choice.fetcher, reason: `too little evidence for a score; ${choice.fetcher} is the browser that last worked on ${domain}` } };
+      const reason =
+        choice.fetcher === FETCHERS.simpleHttp
+          ? `too little evidence for a score; a probe found ${domain}'s pages static${choice.verifiedAt ? ` at ${choice.verifiedAt.toISOString()}` : ''} and its latest plain HTTP fetch there worked`
+          : `too little evidence for a score; ${choice.fetcher} is the browser that last worked on ${domain}`;
+      return { ...base, decision: { action: 'domain_memory', fetcher: choice.fetcher, reason } };
     }
     return { ...base, decision: { action: 'probe', fetcher: null, reason: `${choice.reason}: a ${config.probeTimeoutMs} ms probe with plain HTTP decides` } };
   }

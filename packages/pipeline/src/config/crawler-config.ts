@@ -134,6 +134,12 @@ export const ROUTING_ENV = {
   /** Let the router use the domain's own latest attempts (bans, re-verification, latest working browser). @defaultValue true */
   DOMAIN_MEMORY_ENABLED: boolVar(true),
   /**
+   * With domain memory on: how long after a probe found a domain's page static (plain HTTP, and it worked) the router
+   * sends the domain's new URLs to plain HTTP without probing, while its latest attempt there keeps working (0: off).
+   * @defaultValue 3600000 (one hour)
+   */
+  PLAIN_HTTP_MEMORY_MS: intVar(3_600_000, 0),
+  /**
    * How long the router reuses a confident learned decision for URLs with the same routing heuristics, instead of
    * reading the store again (0: never). Decisions that would probe are never reused. @defaultValue 1000
    */

@@ -38,6 +38,8 @@ export interface RouterSettings {
   routingHeuristicTypes?: readonly string[];
   /** Use the domain's own recent attempts (ban/wrong-tool, re-verification, latest working browser). @defaultValue true */
   domainMemoryEnabled?: boolean;
+  /** Route a domain's URLs to plain HTTP without a probe this long after a probe showed it serves static pages (learned-choice plainHttpRemembered; 0: off). @defaultValue 0 */
+  plainHttpMemoryMs?: number;
   /** Reuse a confident learned decision for the same routing heuristics this long (0: ask the store every time). @defaultValue 0 */
   decisionCacheMs?: number;
   /** Cap for the backoff table's part of a pause (Retry-After is honoured beyond it). @defaultValue core DEFAULT_MAX_PAUSE_MS */
@@ -183,7 +185,12 @@ async function decideLearning(
     deps.learning.findBestFetcher(routing, { minSampleSize: deps.settings.minSampleSize, now }),
     useDomain ? deps.domainState!.recentDomainAttempts(domain) : Promise.resolve([]),
   ]);
-  const choice = chooseLearned({ learned, recent, now, confidenceThreshold: deps.settings.confidenceThreshold, avoid, domainMemory: useDomain });
+  const choice = chooseLearned({
+    learned, recent, now, avoid,
+    confidenceThreshold: deps.settings.confidenceThreshold,
+    domainMemory: useDomain,
+    plainHttpMemoryMs: deps.settings.plainHttpMemoryMs,
+  });
   if (choice.kind !== 'probe') {
     const decided: Decision = choice.kind === 'learned' ? { fetcher: choice.fetcher, source: choice.source, confidence: choice.confidence } : { fetcher: choice.fetcher, source: choice.source };
     cache.set(cacheKey, decided);

@@ -128,6 +128,7 @@ export class CrawlerRuntime {
           minSampleSize: config.minSampleSize,
           routingHeuristicTypes: config.routingHeuristicTypes,
           domainMemoryEnabled: config.domainMemoryEnabled,
+          plainHttpMemoryMs: config.plainHttpMemoryMs,
           decisionCacheMs: config.routerDecisionCacheMs,
           pauseMaxMs: config.pauseMaxMs,
         },
