@@ -79,7 +79,8 @@ describe('crawl CLI', () => {
     expect(res.code).toBe(1);
     const report = JSON.parse(res.stdout) as { links: Array<Record<string, unknown>>; totals: Record<string, unknown>; rejected: unknown[] };
     expect(report.links).toEqual([
-      { url: server.url('/b'), status: 'done', fetcher: 'simple_http', selectionSource: 'probe', attemptCount: 1, errorType: null, pausedUntil: null },
+      // A probe found this host's page /a static a moment ago: plain-HTTP domain memory routes /b without one.
+      { url: server.url('/b'), status: 'done', fetcher: 'simple_http', selectionSource: 'domain_memory', attemptCount: 1, errorType: null, pausedUntil: null },
     ]);
     expect(report.totals).toMatchObject({ links: 1, done: 1, failed: 0, paused: 0, rejected: 1, attempts: 1 });
     expect(server.hits('/b')).toBe(1);
@@ -90,9 +91,10 @@ describe('crawl CLI', () => {
     expect(res.code).toBe(0);
     const e = JSON.parse(res.stdout) as { heuristics: Array<{ type: string }>; scores: Array<{ fetcher: string; sampleSize: number }>; decision: { action: string } };
     expect(e.heuristics.map((h) => h.type)).toContain('domain');
-    // Two successful probe-routed attempts on this host so far: below the minimum sample, so the router would probe.
+    // Two successful attempts on this host so far: below the minimum sample for a score, but a probe found the host
+    // static within the hour and its latest plain fetch worked, so the router would use plain HTTP without a probe.
     expect(e.scores).toContainEqual(expect.objectContaining({ fetcher: 'simple_http', sampleSize: 2 }));
-    expect(e.decision.action).toBe('probe');
+    expect(e.decision).toMatchObject({ action: 'domain_memory', fetcher: 'simple_http' });
 
     const broken = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'explain', server.url('/c')], { env: { ...process.env, DATABASE_URL: db.url, LEARNING_MODE_ENABLED: 'perhaps' } });
