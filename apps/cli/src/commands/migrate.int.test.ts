@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AttemptStore } from '@crawler/db';
+import { AttemptStore, sqlOf } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { UsageError, type CommandIO } from '../command.js';
 import migrate from './migrate.js';
@@ -65,11 +65,17 @@ describe('crawl prune', () => {
     await store.logAttempt({ ...base, attemptedAt: new Date(now - 40 * DAY_MS) });
     await store.logAttempt({ ...base, attemptedAt: new Date(now - 20 * DAY_MS) });
     const before = await db.prisma.fetcherAttempt.count();
+    // Three finished links' events: two 40 days old (one already added to the Redis stream, which is on by default,
+    // one not yet), one recent. Only the old streamed one is done with.
+    const sql = sqlOf(db.prisma);
+    await sql.query("INSERT INTO links (url, initial_url, domain, status) SELECT 'https://old.example/e' || i, 'https://old.example/e' || i, 'old.example', 'done' FROM generate_series(1, 3) i");
+    await sql.query("UPDATE link_events SET occurred_at = now() - interval '40 days', streamed_at = CASE WHEN url LIKE '%e1' THEN now() END WHERE url NOT LIKE '%e3'");
 
     const res = await run(prune, ['--older-than-days', '30'], { DATABASE_URL: db.url });
-    expect(res).toEqual({ code: 0, out: 'pruned 1 attempts and 1 heuristics older than 30 days\n' });
+    expect(res).toEqual({ code: 0, out: 'pruned 1 attempts and 1 heuristics older than 30 days\npruned 1 link events older than 30 days\n' });
     expect(await db.prisma.fetcherAttempt.count()).toBe(before - 1);
     expect(await db.prisma.attemptHeuristic.count({ where: { heuristicValue: 'old.example' } })).toBe(1);
+    expect((await sql.query<{ url: string }>('SELECT url FROM link_events ORDER BY url')).map((r) => r.url)).toEqual(['https://old.example/e2', 'https://old.example/e3']);
   });
 
   it('rejects a retention that is not a positive whole number of days', async () => {
