@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts'],
     passWithNoTests: true,
-    testTimeout: 30_000,
+    // A hang guard, not a speed bar: browser tests that wait out a challenge (15 s) took 23–30 s in loaded CI runs.
+    testTimeout: 90_000,
     hookTimeout: 60_000,
     reporters: ['default', ['json', { outputFile: '../../.test-reports/fetchers.json' }]],
   },

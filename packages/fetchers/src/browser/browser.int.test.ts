@@ -132,7 +132,7 @@ describe('browser fetchers (one shared Chromium)', () => {
     expect(stealth.text).not.toMatch(CHALLENGE);
     expect(stealth.text).toContain('<h1>Behind the gate</h1>');
     expect(validateResponse({ status: stealth.status, headers: stealth.headers, body: stealth.body }).isBlocked).toBe(false);
-  });
+  }, 90_000); // the plain browser waits out the gate for CHALLENGE_WAIT_MS (15 s) before it gives up: 23-30 s in CI runs
 
   it('hides webdriver and headless markers only in stealth', async () => {
     const attrs = (html: string | null) => ({
