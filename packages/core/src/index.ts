@@ -42,6 +42,7 @@ export {
   DEFAULT_MAX_ATTEMPTS,
   ESCALATION,
   failureActionFor,
+  resumeFetcherAfterPause,
 } from './policy/retry-policy.js';
 export {
   NOT_TOOL_EVIDENCE_ERROR_TYPES,

@@ -2,7 +2,7 @@ import { canonicalFetcherName } from '../contracts/names.js';
 import { ERROR_TYPES, errorPolicyOf, type ErrorCode } from '../contracts/error-codes.js';
 import { pauseDurationMs } from '../backoff/pause-duration.js';
 import type { ValidationResult } from '../validation/types.js';
-import { DEFAULT_MAX_ATTEMPTS, ESCALATION, failureActionFor } from './retry-policy.js';
+import { DEFAULT_MAX_ATTEMPTS, ESCALATION, failureActionFor, resumeFetcherAfterPause } from './retry-policy.js';
 import { isRateLimitResponse } from './rate-limit.js';
 
 /** Everything the fetch worker knows after one attempt. */
@@ -103,8 +103,7 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
   const pauseMs = Math.max(tablePauseMs, retryAfterMs);
   // A rate limit is about pace, not the tool: stealth would not help, so only challenges and 403s escalate, and a rate
   // limit comes back to the fetcher it interrupted.
-  const rateLimited = errorType === ERROR_TYPES.rateLimited;
-  const nextFetcher = rateLimited ? fetcher : isBanned ? ESCALATION.blocked[fetcher] : undefined;
+  const nextFetcher = resumeFetcherAfterPause(errorType, fetcher);
   return {
     ...base,
     kind: 'pause',

@@ -1,5 +1,5 @@
 import { FETCHERS } from '../contracts/names.js';
-import { errorPolicyOf, type FailureAction } from '../contracts/error-codes.js';
+import { ERROR_TYPES, errorPolicyOf, type FailureAction } from '../contracts/error-codes.js';
 
 /** Attempts a link gets (all fetchers, all jobs) before it fails for good. */
 export const DEFAULT_MAX_ATTEMPTS = 6;
@@ -15,6 +15,16 @@ export const ESCALATION: Readonly<{ wrongTool: Record<string, string>; download:
   download: { [FETCHERS.playwright]: FETCHERS.simpleHttp, [FETCHERS.playwrightStealth]: FETCHERS.simpleHttp },
   blocked: { [FETCHERS.simpleHttp]: FETCHERS.playwrightStealth, [FETCHERS.playwright]: FETCHERS.playwrightStealth },
 };
+
+/**
+ * The fetcher a link paused by `errorType` resumes with: the same after a rate limit (it asked for pace, not another
+ * tool), the next tool after a block, none (ask the router again) after other trouble. Read by the retry policy and
+ * by the reconciler when it rebuilds a paused link's lost job.
+ */
+export function resumeFetcherAfterPause(errorType: string, fetcher: string): string | undefined {
+  if (errorType === ERROR_TYPES.rateLimited) return fetcher;
+  return errorPolicyOf(errorType).banRisk ? ESCALATION.blocked[fetcher] : undefined;
+}
 
 /** The action for an error type: its row in ERROR_POLICY (internal_error's for a code this build does not know). */
 export function failureActionFor(errorType: string): FailureAction {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ERROR_TYPES, ESCALATION, LINK_STATUSES, canonicalFetcherName, errorPolicyOf, type Clock, type Logger } from '@crawler/core';
+import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, resumeFetcherAfterPause, type Clock, type Logger } from '@crawler/core';
 import { ROUTE_QUEUE, fetchJobId, fetchQueueName, routeJobId, type JobQueues } from '@crawler/queue';
 import type { SqlClient } from '@crawler/db';
 
@@ -154,9 +154,7 @@ async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: 
 function resumeEscalation(link: StaleLink): { nextFetcher?: string; blockedFetcher?: string } {
   if (link.status !== LINK_STATUSES.paused || !link.fetcher || !link.lastErrorType) return {};
   const fetcher = canonicalFetcherName(link.fetcher);
-  if (link.lastErrorType === ERROR_TYPES.rateLimited) return { nextFetcher: fetcher };
-  if (!errorPolicyOf(link.lastErrorType).banRisk) return {};
-  const next = ESCALATION.blocked[fetcher];
+  const next = resumeFetcherAfterPause(link.lastErrorType, fetcher);
   return next ? { nextFetcher: next, ...(next !== fetcher ? { blockedFetcher: fetcher } : {}) } : {};
 }
 
