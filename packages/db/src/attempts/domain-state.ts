@@ -43,7 +43,7 @@ export class DomainStateStore {
 
   /** Up to `limit` latest attempts on `domain` (lower-case host as the `domain` heuristic stores it). */
   async recentDomainAttempts(domain: string, limit: number = DOMAIN_STATE_WINDOW): Promise<DomainAttempt[]> {
-    const rows = await withDbErrors('domain state', () => sqlOf(this.#prisma).query<Row>(DOMAIN_STATE_SQL, [domain, Math.max(1, Math.floor(limit))]));
+    const rows = await withDbErrors('domain state', () => sqlOf(this.#prisma).query<Row>(DOMAIN_STATE_SQL, [domain, Math.max(1, Math.floor(limit))], { customPlan: true }));
     return rows.map((r) => ({
       fetcher: canonicalFetcherName(r.fetcher),
       success: r.success,
