@@ -49,10 +49,9 @@ export class MemoryLinks implements LinkRepo {
     return true;
   }
 
-  async claimForRouting(id: string, now: Date, generation: number) {
+  async readRoutable(id: string, now: Date, generation: number) {
     const r = this.rows.get(id);
     if (!r || r.status === 'done' || r.status === 'failed' || (r.pausedUntil && r.pausedUntil.getTime() > now.getTime()) || r.generation > generation) return null;
-    r.status = 'routing';
     return { ...r };
   }
 

@@ -70,27 +70,29 @@ describe('PrismaLinkRepo on real Postgres (the hot path in plain SQL)', () => {
     expect(await db.prisma.link.count({ where: { url: { startsWith: 'https://repo.example/up/' } } })).toBe(2);
   });
 
-  it('claimForRouting claims an unfinished, unpaused link and refuses paused, finished and missing ones', async () => {
+  it('readRoutable returns an unfinished, unpaused link of the generation without writing it, and refuses paused, finished, stale and missing ones', async () => {
     const now = new Date('2026-11-22T12:00:00.000Z');
     const fresh = await newLink('https://repo.example/d');
-    expect(await links.claimForRouting(fresh.id, now, 0)).toMatchObject({ id: fresh.id, status: 'routing' });
+    expect(await links.readRoutable(fresh.id, now, 0)).toMatchObject({ id: fresh.id, status: 'queued' });
+    // A read: the router's only write is its decision.
+    expect(await links.get(fresh.id)).toMatchObject({ status: 'queued' });
 
     const paused = await newLink('https://repo.example/e');
     await links.update(paused.id, { status: 'paused', pausedUntil: new Date(now.getTime() + 60_000) });
-    expect(await links.claimForRouting(paused.id, now, 0)).toBeNull();
+    expect(await links.readRoutable(paused.id, now, 0)).toBeNull();
     expect(await links.get(paused.id)).toMatchObject({ status: 'paused' });
-    // Once its pause is over (by the caller's clock), it is claimed.
-    expect(await links.claimForRouting(paused.id, new Date(now.getTime() + 60_000), 0)).toMatchObject({ status: 'routing' });
+    // Once its pause is over (by the caller's clock), it is routable.
+    expect(await links.readRoutable(paused.id, new Date(now.getTime() + 60_000), 0)).toMatchObject({ id: paused.id, status: 'paused' });
 
     const done = await newLink('https://repo.example/f');
     await links.update(done.id, { status: 'done' });
-    expect(await links.claimForRouting(done.id, now, 0)).toBeNull();
-    expect(await links.claimForRouting('00000000-0000-4000-8000-000000000000', now, 0)).toBeNull();
+    expect(await links.readRoutable(done.id, now, 0)).toBeNull();
+    expect(await links.readRoutable('00000000-0000-4000-8000-000000000000', now, 0)).toBeNull();
 
     // A job of an older generation than the link's is stale: the reconciler's newer job owns the link.
     const moved = await newLink('https://repo.example/g');
     await db.prisma.link.update({ where: { id: moved.id }, data: { generation: 2 } });
-    expect(await links.claimForRouting(moved.id, now, 1)).toBeNull();
-    expect(await links.claimForRouting(moved.id, now, 2)).toMatchObject({ status: 'routing', generation: 2 });
+    expect(await links.readRoutable(moved.id, now, 1)).toBeNull();
+    expect(await links.readRoutable(moved.id, now, 2)).toMatchObject({ id: moved.id, generation: 2 });
   });
 });

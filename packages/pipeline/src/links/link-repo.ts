@@ -58,10 +58,12 @@ export interface LinkRepo {
   /** Count `n` attempts made now: attempt_count += n, last_attempt_at = at. */
   countAttempts(id: string, n: number, at: Date): Promise<void>;
   /**
-   * Mark the link `routing` and return it, in one step, when it is unfinished, not paused at `now` and not owned by
-   * a newer generation than `generation`; null otherwise (missing, finished, paused or stale: read it with `get`).
+   * The link, when a route job of `generation` may route it now: unfinished, not paused at `now` and not owned by a
+   * newer generation; null otherwise (missing, finished, paused or stale: read it with `get`). A read, not a claim:
+   * the router's one write is its decision (status `fetching`, guarded by updateUnlessFinished), and `routing` is
+   * written only while a probe is under way.
    */
-  claimForRouting(id: string, now: Date, generation: number): Promise<LinkRecord | null>;
+  readRoutable(id: string, now: Date, generation: number): Promise<LinkRecord | null>;
 }
 
 const UPSERT_CHUNK = 1_000;
@@ -122,11 +124,10 @@ export class PrismaLinkRepo implements LinkRepo {
     await this.update(id, { attemptsMade: n, lastAttemptAt: at });
   }
 
-  async claimForRouting(id: string, now: Date, generation: number): Promise<LinkRecord | null> {
+  async readRoutable(id: string, now: Date, generation: number): Promise<LinkRecord | null> {
     const [row] = await this.sql.query<LinkRecord>(
-      `UPDATE links SET status = 'routing', updated_at = now()
-       WHERE id = $1::uuid AND status NOT IN ('done', 'failed') AND (paused_until IS NULL OR paused_until <= $2) AND generation <= $3
-       RETURNING ${COLUMNS}`,
+      `SELECT ${COLUMNS} FROM links
+       WHERE id = $1::uuid AND status NOT IN ('done', 'failed') AND (paused_until IS NULL OR paused_until <= $2) AND generation <= $3`,
       [id, now, generation],
     );
     return row ?? null;

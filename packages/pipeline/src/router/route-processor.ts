@@ -88,9 +88,10 @@ export function createRouteProcessor(deps: RouterDeps) {
     const data = parseJobData(RouteJobSchema, job.data, { queue: ROUTE_QUEUE, jobId: job.id });
     const log = deps.logger.child({ jobId: job.id, queue: ROUTE_QUEUE, linkId: data.linkId, url: data.url });
     const now = deps.clock.now();
-    // The common case in one statement: an unfinished, unpaused link is marked routing and read at once.
-    const claimed = await deps.links.claimForRouting(data.linkId, now, data.generation);
-    const link = claimed ?? (await deps.links.get(data.linkId));
+    // The common case is one read here and one write (the decision) below: an unfinished, unpaused link of this
+    // generation. Anything else is read again to say why it is not routed.
+    const routable = await deps.links.readRoutable(data.linkId, now, data.generation);
+    const link = routable ?? (await deps.links.get(data.linkId));
     if (!link) return skipped(deps, 'link_missing');
     if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) return skipped(deps, `link_${link.status}`);
     // The reconciler gave the link a job of a newer generation: that one carries it now.
@@ -103,10 +104,6 @@ export function createRouteProcessor(deps: RouterDeps) {
       log.debug({ pausedUntil: link.pausedUntil }, 'link paused; route job delayed');
       return delayJob(job, token, link.pausedUntil.getTime() - now.getTime());
     }
-    if (!claimed && link.status !== LINK_STATUSES.routing && !(await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.routing }))) {
-      return skipped(deps, 'link_finished');
-    }
-
     const learning = link.learningModeEnabled ?? deps.settings.learningModeEnabled;
     const domain = domainOf(link.url);
     let decision: Decision | { error: string; message: string };
@@ -218,6 +215,9 @@ async function decideLearning(
     return delayJob(job, token, gate.retryInMs);
   }
 
+  // A probe is a request and can take seconds: the link shows `routing` meanwhile. (A link finished in between is
+  // caught by the decision's guarded write.)
+  await deps.links.updateUnlessFinished(linkId, { status: LINK_STATUSES.routing });
   let outcome: { response: FetchResult } | { error: unknown };
   let verdict: ReturnType<typeof judgeProbe>;
   let limited: ReturnType<typeof rateLimitPause> | null = null;
