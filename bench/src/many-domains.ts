@@ -46,6 +46,7 @@ const USAGE = `usage: node bench/dist/many-domains.js [options]
   --variant NAME:K=V,...  also crawl with ours under other settings, labelled ours[NAME] (repeatable); K=V are
                           environment variables, CLI=path runs another build of crawl (e.g. a baseline worktree)
   --profile-dir DIR       V8 CPU profiles of our crawl processes
+  --keep-db               keep our crawls' databases and Redis keys for inspection (their names are printed)
   --service-pids A,B      CPU of these process trees per crawl (a private postmaster and redis-server)
   --pg-url URL            server for the crawl's database (default TEST_PG_URL or the local one)
   --redis-url URL         default redis://127.0.0.1:6379
@@ -95,6 +96,7 @@ interface Options {
   rounds: number;
   second: boolean;
   profileDir?: string;
+  keepDb: boolean;
   servicePids: number[];
   pgUrl?: string;
   redisUrl: string;
@@ -113,6 +115,7 @@ function parseOptions(argv: string[]): Options {
       'no-second': { type: 'boolean', default: false },
       variant: { type: 'string', multiple: true, default: [] },
       'profile-dir': { type: 'string' },
+      'keep-db': { type: 'boolean', default: false },
       'service-pids': { type: 'string', default: '' },
       'pg-url': { type: 'string' },
       'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' },
@@ -140,6 +143,7 @@ function parseOptions(argv: string[]): Options {
     rounds: int('rounds', values.rounds),
     second: !values['no-second'],
     profileDir: values['profile-dir'],
+    keepDb: values['keep-db'] === true,
     servicePids: values['service-pids'].split(',').filter(Boolean).map((p) => int('service-pids', p)),
     pgUrl: values['pg-url'],
     redisUrl: values['redis-url'],
@@ -264,8 +268,11 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
       });
     }
   } finally {
-    await db.drop().catch(() => undefined);
-    await clearBenchPrefix(s.opts.redisUrl, prefix).catch(() => undefined);
+    if (s.opts.keepDb) console.log(`\n  kept: database ${db.url}, Redis prefix ${prefix}`);
+    else {
+      await db.drop().catch(() => undefined);
+      await clearBenchPrefix(s.opts.redisUrl, prefix).catch(() => undefined);
+    }
   }
   return rows;
 }

@@ -4,7 +4,7 @@ import cliProgress from 'cli-progress';
 import { createRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, configFrom } from '../crawler/cli-context.js';
-import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
+import { buildCrawlReport, countSettled, formatCrawlReport, readLinkRows } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
 import { startCliEvents, type CliEvents } from '../crawler/cli-events.js';
 
@@ -76,14 +76,20 @@ const command: Command = {
       events = startCliEvents(runtime, config, logger);
       const bar = io.stdout.isTTY && !parsed.values.json ? new cliProgress.SingleBar({ format: 'crawling [{bar}] {value}/{total} links settled', stream: io.stdout as NodeJS.WritableStream as never }, cliProgress.Presets.shades_classic) : null;
       bar?.start(ids.length, 0);
+      // The bar is redrawn at most twice a second, whatever the idle check's pace.
+      let drawnAt = 0;
       await runtime.waitUntilIdle({
-        onTick: bar ? async () => bar.update(await runtime.prisma.link.count({ where: { id: { in: ids }, status: { in: ['done', 'failed', 'paused'] } } })) : undefined,
+        onTick: bar
+          ? async () => {
+              if (Date.now() - drawnAt < 500) return;
+              drawnAt = Date.now();
+              bar.update(await countSettled(runtime.prisma, ids));
+            }
+          : undefined,
       });
       bar?.update(ids.length);
       bar?.stop();
-      const rows = await runtime.prisma.link.findMany({ where: { id: { in: ids } } });
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      const report = buildCrawlReport(ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), enq.rejected);
+      const report = buildCrawlReport(await readLinkRows(runtime.prisma, ids), enq.rejected);
       io.stdout.write(parsed.values.json ? `${JSON.stringify(report)}\n` : formatCrawlReport(report));
       return report.totals.failed > 0 || report.totals.rejected > 0 ? 1 : 0;
     } finally {

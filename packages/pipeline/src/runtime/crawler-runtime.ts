@@ -257,14 +257,19 @@ export class CrawlerRuntime {
   }
 
   /**
-   * Resolve once the queues are idle on two checks in a row (a job between queues is never missed). Through a
-   * Postgres or Redis outage it keeps waiting (one warning per outage), and goes on when the service is back.
+   * Resolve once the queues are idle on two checks in a row (a job between queues is never missed: the router adds
+   * the fetch job before its own job completes, so a check can only miss a link in the microseconds between reading
+   * one queue and the next, and the confirming check `confirmMs` later reads both again). Through a Postgres or Redis
+   * outage it keeps waiting (one warning per outage), and goes on when the service is back.
    */
-  async waitUntilIdle(opts: { pollMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
-    const pollMs = opts.pollMs ?? 250;
+  async waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
+    // Each check is a few Redis calls: polling often costs nothing, and a crawl ends when its last page is done, not
+    // up to half a second later.
+    const pollMs = opts.pollMs ?? 100;
+    const confirmMs = opts.confirmMs ?? 50;
     let quiet = 0;
     while (quiet < 2) {
-      await new Promise((r) => setTimeout(r, pollMs));
+      await new Promise((r) => setTimeout(r, quiet === 1 ? confirmMs : pollMs));
       try {
         await opts.onTick?.();
         quiet = (await this.isIdle()) ? quiet + 1 : 0;
