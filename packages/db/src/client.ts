@@ -19,8 +19,7 @@ export interface CreatePrismaClientOptions {
  * - `max_parallel_workers_per_gather=0`: the planner over-estimates a rollup probe (tens of thousands of rows for
  *   the 21 it reads) and launches parallel workers, which cost ~5 ms for a 0.3 ms query;
  * - `work_mem=32MB`: an exact scan de-duplicates a hot domain's 100k attempts in memory.
- * Prepared statements keep Postgres' own plan choice (plan_cache_mode auto); a statement that needs a plan per call
- * says so (sql.ts QueryOptions.customPlan).
+ * Prepared statements keep Postgres' own plan choice (plan_cache_mode auto, see sql.ts).
  */
 export function createPrismaClient(databaseUrl: string, options: CreatePrismaClientOptions = {}): PrismaClient {
   // One pool, shared by Prisma and by the hot path's plain SQL (sqlOf); $disconnect ends it.

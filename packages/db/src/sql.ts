@@ -11,27 +11,18 @@ import type { PrismaClient } from './client.js';
  * cast what they return where that matters.
  */
 export interface SqlClient {
-  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]>;
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
 }
 
-/** How one statement is planned. */
-export interface QueryOptions {
-  /**
-   * Plan this statement for its parameter values on every call (it runs unnamed, so it is parsed every call too).
-   * For statements whose best plan depends on the values: a generic plan of the domain-state query (a range scan
-   * whose selectivity depends on the domain) was measured 5× slower. Everything else is prepared once per connection
-   * and Postgres chooses (plan_cache_mode auto): for the crawler's write statements that is a generic plan after five
-   * calls, where a plan per call was a third of the server's CPU on the many-domains bench.
-   */
-  customPlan?: boolean;
-}
 
 const pools = new WeakMap<PrismaClient, pg.Pool>();
 
 /**
- * Statements run as named prepared statements, one name per distinct text: each connection parses and plans a
- * statement once, and afterwards only its parameters travel (the store's statements are up to ~3 KB of SQL, sent
- * and parsed again on every call otherwise). Bounded, for safety against generated texts: beyond it, unnamed.
+ * Statements run as named prepared statements, one name per distinct text: each connection parses a statement once,
+ * and afterwards only its parameters travel (the store's statements are up to ~3 KB of SQL, sent and parsed again on
+ * every call otherwise). Postgres then plans them its own way (plan_cache_mode auto): five plans for the values, then
+ * a generic plan when it costs no more. Forcing a plan per call had made planning a third of Postgres' CPU on the
+ * many-domains bench. Bounded, for safety against generated texts: beyond it, unnamed.
  */
 const MAX_PREPARED = 256;
 const names = new Map<string, string>();
@@ -58,8 +49,8 @@ export function sqlOf(prisma: PrismaClient): SqlClient {
   const pool = pools.get(prisma);
   if (pool) {
     return {
-      async query<R>(text: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<R[]> {
-        const res = await pool.query({ name: options?.customPlan ? undefined : nameFor(text), text, values: params as unknown[] });
+      async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+        const res = await pool.query({ name: nameFor(text), text, values: params as unknown[] });
         return res.rows as R[];
       },
     };
@@ -82,8 +73,8 @@ export async function withTransaction<T>(prisma: PrismaClient, fn: (sql: SqlClie
   try {
     await client.query('BEGIN');
     const out = await fn({
-      async query<R>(text: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<R[]> {
-        const res = await client.query({ name: options?.customPlan ? undefined : nameFor(text), text, values: params as unknown[] });
+      async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+        const res = await client.query({ name: nameFor(text), text, values: params as unknown[] });
         return res.rows as R[];
       },
     });

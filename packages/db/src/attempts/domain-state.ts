@@ -8,7 +8,8 @@ export const DOMAIN_STATE_WINDOW = 200;
 
 // The domain's latest attempts newest first: a backward range scan of idx_heur_type_value on ('domain', value) ordered
 // by attempt id (ids follow insertion, which is the order attempts happen in), then a primary-key probe per row for
-// the columns the heuristics index does not carry. Bounded by the window, whatever the domain's history.
+// the columns the heuristics index does not carry. Bounded by the window, whatever the domain's history, with a
+// plan for the values or a generic one (the test checks both, without statistics).
 export const DOMAIN_STATE_SQL = `
 SELECT fa.fetcher, fa.success, fa.is_banned, fa.error_type, fa.selection_source, fa.attempted_at
 FROM (
@@ -43,7 +44,7 @@ export class DomainStateStore {
 
   /** Up to `limit` latest attempts on `domain` (lower-case host as the `domain` heuristic stores it). */
   async recentDomainAttempts(domain: string, limit: number = DOMAIN_STATE_WINDOW): Promise<DomainAttempt[]> {
-    const rows = await withDbErrors('domain state', () => sqlOf(this.#prisma).query<Row>(DOMAIN_STATE_SQL, [domain, Math.max(1, Math.floor(limit))], { customPlan: true }));
+    const rows = await withDbErrors('domain state', () => sqlOf(this.#prisma).query<Row>(DOMAIN_STATE_SQL, [domain, Math.max(1, Math.floor(limit))]));
     return rows.map((r) => ({
       fetcher: canonicalFetcherName(r.fetcher),
       success: r.success,

@@ -143,7 +143,7 @@ export const ROUTING_ENV = {
    * How long the router reuses a confident learned decision for URLs with the same routing heuristics, instead of
    * reading the store again (0: never). Decisions that would probe are never reused. @defaultValue 1000
    */
-  ROUTER_DECISION_CACHE_MS: intVar(1_000, 0),
+  ROUTER_DECISION_CACHE_MS: intVar(10_000, 0),
 };
 
 /** What happens after a failed attempt. */

@@ -26,8 +26,10 @@ describe('fetch processor', () => {
     const h = makeHarness();
     const link = h.links.add('https://static.example/a', { status: 'fetching' });
     await h.probeStore.save(link.id, { status: 200, headers: { 'content-type': 'text/html' }, finalUrl: link.url, contentType: 'text/html', body: new TextEncoder().encode(STATIC_HTML), text: STATIC_HTML });
-    const out = await fetchProc(h)(job(link.id, link.url, { probe: { key: `probe:${link.id}`, status: 200, bodyBytes: 10 } }));
+    const setbacks: string[] = [];
+    const out = await fetchProc(h, { setbacks: { record: (d) => setbacks.push(d) } })(job(link.id, link.url, { probe: { key: `probe:${link.id}`, status: 200, bodyBytes: 10 } }));
     expect(out).toMatchObject({ outcome: 'done', attempts: 1 });
+    expect(setbacks).toEqual([]);
     expect(h.fetchCalls).toEqual([]);
     expect(h.attempts).toHaveLength(1);
     expect(h.attempts[0]).toMatchObject({ fetcher: 'simple_http', success: true, selectionSource: 'probe', httpStatus: 200 });
@@ -67,8 +69,11 @@ describe('fetch processor', () => {
     const h = makeHarness();
     const link = h.links.add('https://blocked.example/p', { status: 'fetching' });
     h.script(response(link.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
-    const out = await fetchProc(h)(job(link.id, link.url));
+    const setbacks: string[] = [];
+    const out = await fetchProc(h, { setbacks: { record: (d) => setbacks.push(d) } })(job(link.id, link.url));
     expect(out).toMatchObject({ outcome: 'paused', errorType: 'blocked_403' });
+    // The router of this process stops reusing its cached choice for the domain.
+    expect(setbacks).toEqual(['blocked.example']);
     expect(h.attempts[0]).toMatchObject({ success: false, isBanned: true, errorType: 'blocked_403', httpStatus: 403 });
     const row = h.links.rows.get(link.id)!;
     expect(row.riskLevel).toBe(1);
@@ -111,8 +116,10 @@ describe('fetch processor', () => {
     const h = makeHarness();
     const link = h.links.add('https://empty.example/', { status: 'fetching' });
     h.script(response(link.url, { html: EMPTY_HTML }));
-    const out = await fetchProc(h)(job(link.id, link.url));
+    const setbacks: string[] = [];
+    const out = await fetchProc(h, { setbacks: { record: (d) => setbacks.push(d) } })(job(link.id, link.url));
     expect(out).toMatchObject({ outcome: 'switched', errorType: 'wrong_tool' });
+    expect(setbacks).toEqual(['empty.example']);
     expect(h.attempts[0]).toMatchObject({ success: false, errorType: 'wrong_tool', fetcher: 'simple_http' });
     expect(h.fetchJobs[0]).toMatchObject({ fetcher: 'playwright', selectionSource: 'retry', retryOf: { fetcher: 'simple_http', errorType: 'wrong_tool' } });
     expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', fetcher: 'playwright', selectionSource: 'retry' });

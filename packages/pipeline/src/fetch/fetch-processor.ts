@@ -25,6 +25,7 @@ import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { analyzeResponse } from './response-analysis.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
+import type { DomainSetbacks } from '../router/decision-cache.js';
 import { applyDecision, failLink, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
 
 /** The fetch workers' settings (a slice of CrawlerConfig). */
@@ -58,6 +59,8 @@ export interface FetchDeps {
    * crawl is never seen done while its last page's links are still on their way in. Absent: no link is followed.
    */
   discovery?: LinkDiscovery;
+  /** Told of every attempt that switched the fetcher or paused the link, so the router stops reusing its decision. */
+  setbacks?: Pick<DomainSetbacks, 'record'>;
 }
 
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
@@ -233,6 +236,8 @@ function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): 
     heuristics: [...ctx.urlHeuristics, ...heuristics],
   });
   deps.metrics.fetchObserved(ctx.fetcher, attempt.durationMs, decision.errorType ?? 'success');
+  // The tool the router chose did not do (wrong tool, block, rate limit): its cached choice for the domain goes.
+  if (decision.kind === 'switch_fetcher' || decision.kind === 'pause' || decision.isBanned) deps.setbacks?.record(ctx.domain);
   ctx.log.info({ kind: decision.kind, errorType: decision.errorType, status: attempt.response?.status, reason: decision.reason }, 'attempt');
   return decision;
 }

@@ -2,6 +2,7 @@ import type { Clock } from '@crawler/core';
 
 interface Entry<V> {
   value: V;
+  domain: string;
   /** performance.now() when stored. */
   storedAt: number;
   /** The injected clock's time when stored (simulated time may jump). */
@@ -23,6 +24,8 @@ export class DecisionCache<V> {
     private readonly ttlMs: number,
     private readonly clock: Clock,
     private readonly maxEntries = 10_000,
+    /** Setbacks this process saw: a domain's entries stored before its latest one are not reused. */
+    private readonly setbacks?: DomainSetbacks,
   ) {}
 
   get enabled(): boolean {
@@ -33,22 +36,50 @@ export class DecisionCache<V> {
     if (!this.enabled) return undefined;
     const e = this.#entries.get(key);
     if (!e) return undefined;
-    if (performance.now() - e.storedAt >= this.ttlMs || Math.abs(this.clock.now().getTime() - e.clockAt) >= this.ttlMs) {
+    if (
+      performance.now() - e.storedAt >= this.ttlMs ||
+      Math.abs(this.clock.now().getTime() - e.clockAt) >= this.ttlMs ||
+      (this.setbacks !== undefined && this.setbacks.latest(e.domain) >= e.storedAt)
+    ) {
       this.#entries.delete(key);
       return undefined;
     }
     return e.value;
   }
 
-  set(key: string, value: V): void {
+  set(key: string, domain: string, value: V): void {
     if (!this.enabled) return;
     this.#entries.delete(key);
     if (this.#entries.size >= this.maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
-    this.#entries.set(key, { value, storedAt: performance.now(), clockAt: this.clock.now().getTime() });
+    this.#entries.set(key, { value, domain, storedAt: performance.now(), clockAt: this.clock.now().getTime() });
   }
 
   /** Forget everything (tests, and a router told that the store changed under it). */
   clear(): void {
     this.#entries.clear();
+  }
+}
+
+/**
+ * The fetch workers' word to the router of the same process that a domain just pushed back or needed another tool
+ * (a wrong tool, a block, a rate limit): its cached decisions are dropped at once instead of after the cache's TTL.
+ * Routers in other processes learn it from the store when their entries expire.
+ */
+export class DomainSetbacks {
+  readonly #at = new Map<string, number>();
+
+  constructor(private readonly maxDomains = 10_000) {}
+
+  /** Record a setback on `domain` now. */
+  record(domain: string): void {
+    this.#at.delete(domain);
+    // The oldest record goes first: by then the entries it outdated have expired (the cache's TTL is seconds).
+    if (this.#at.size >= this.maxDomains) this.#at.delete(this.#at.keys().next().value as string);
+    this.#at.set(domain, performance.now());
+  }
+
+  /** performance.now() of the domain's latest setback, or -Infinity. */
+  latest(domain: string): number {
+    return this.#at.get(domain) ?? Number.NEGATIVE_INFINITY;
   }
 }

@@ -24,7 +24,7 @@ import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
 import { chooseLearned } from './learned-choice.js';
-import { DecisionCache } from './decision-cache.js';
+import { DecisionCache, type DomainSetbacks } from './decision-cache.js';
 
 /** The router's settings (a slice of CrawlerConfig). */
 export interface RouterSettings {
@@ -66,6 +66,8 @@ export interface RouterDeps {
   clock: Clock;
   logger: Logger;
   metrics: PipelineMetrics;
+  /** Setbacks the fetch workers of this process report (FetchDeps.setbacks): they drop the domain's cached decisions. */
+  setbacks?: DomainSetbacks;
 }
 
 interface Decision {
@@ -82,7 +84,7 @@ interface Decision {
  */
 export function createRouteProcessor(deps: RouterDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
-  const cache = new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock);
+  const cache = new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock, undefined, deps.setbacks);
 
   return async function processRoute(job: JobHandle, token?: string): Promise<RouteResult> {
     const data = parseJobData(RouteJobSchema, job.data, { queue: ROUTE_QUEUE, jobId: job.id });
@@ -190,7 +192,7 @@ async function decideLearning(
   });
   if (choice.kind !== 'probe') {
     const decided: Decision = choice.kind === 'learned' ? { fetcher: choice.fetcher, source: choice.source, confidence: choice.confidence } : { fetcher: choice.fetcher, source: choice.source };
-    cache.set(cacheKey, decided);
+    cache.set(cacheKey, domain, decided);
     return decided;
   }
   log.debug({ reason: choice.reason, avoid }, 'no learned choice: probing');

@@ -11,6 +11,7 @@ import type { FetcherSource, LearnedSelector, LegacyRoutes, OutcomeSink, ProbeFn
 import { CrawlerRuntime } from './crawler-runtime.js';
 import { CrawlStore } from '../crawls/crawl-store.js';
 import { CrawlFrontier } from '../crawls/crawl-frontier.js';
+import { DomainSetbacks } from '../router/decision-cache.js';
 import { RedisSeenCache } from '../crawls/seen-cache.js';
 
 /** Replace any part of the crawler: tests inject clocks, stubs and clients; apps usually pass a logger and metrics. */
@@ -107,6 +108,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
 
   const probeStore = new ProbeStore({ redis, prefix: config.queuePrefix, maxCompressedBytes: config.probeStoreMaxBytes, ttlMs: config.probeTtlMs, budgetBytes: config.probeStoreBudgetBytes });
   const fetchers: FetcherSource = registry;
+  // This process's fetch workers tell its router which domains just pushed back (decision-cache.ts).
+  const setbacks = new DomainSetbacks();
   const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, redis, config, logger, fetchers: registry });
 
   return new CrawlerRuntime({
@@ -126,6 +129,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       await registry.closeAll?.();
     },
     routerDeps: {
+      setbacks,
       links,
       enqueueFetch: (input) => queues.enqueueFetch(input),
       learning,
@@ -153,6 +157,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       logger,
       metrics,
       discovery: crawls,
+      setbacks,
     },
   });
 }
