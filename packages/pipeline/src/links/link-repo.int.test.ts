@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { PrismaLinkRepo } from './link-repo.js';
+import { PrismaLinkRepo, READ_ROUTABLE_SQL } from './link-repo.js';
 
 let db: TestDatabase;
 let links: PrismaLinkRepo;
@@ -94,5 +94,51 @@ describe('PrismaLinkRepo on real Postgres (the hot path in plain SQL)', () => {
     await db.prisma.link.update({ where: { id: moved.id }, data: { generation: 2 } });
     expect(await links.readRoutable(moved.id, now, 1)).toBeNull();
     expect(await links.readRoutable(moved.id, now, 2)).toMatchObject({ id: moved.id, generation: 2 });
+  });
+
+  it('looks a link up by primary key even when the statistics say no link is unfinished', async () => {
+    // A second crawl, or a producer's burst after a quiet period: the statistics were taken while every link was
+    // finished, then thousands of queued links arrived. The per-link statements ("this link, if unfinished") must not
+    // become scans of the reconciler's partial index of unfinished links (measured: 8 000 entries read per page).
+    const burst = await createTestDatabase('pipeline_link_repo_burst');
+    try {
+      const sql = (text: string, ...params: unknown[]) => burst.prisma.$executeRawUnsafe(text, ...params);
+      const insert = (n: number, status: string, tag: string) =>
+        sql(`INSERT INTO links (url, initial_url, domain, status) SELECT u, u, 'burst.test', $2 FROM (SELECT 'https://burst.test/${tag}/' || g AS u FROM generate_series(1, $1::int) g) x`, n, status);
+      await insert(3_000, 'done', 'old');
+      await sql('ANALYZE links');
+      await insert(3_000, 'queued', 'new');
+      const [probe] = await burst.prisma.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM links WHERE url = 'https://burst.test/new/1500'`);
+      const update = `UPDATE links SET status = $2, updated_at = now() WHERE id = $1::uuid AND status NOT IN ('done', 'failed') RETURNING 1`;
+      const indexesOf = (plan: unknown): string[] => {
+        const out: string[] = [];
+        const walk = (n: { Plans?: unknown[]; 'Index Name'?: string }) => {
+          if (n['Index Name']) out.push(n['Index Name']);
+          for (const c of n.Plans ?? []) walk(c as never);
+        };
+        walk((plan as { Plan: never }[])[0]!.Plan);
+        return out;
+      };
+      // Prepared statements as the pool runs them, with a plan for the values and with a generic one; one connection.
+      const plans = await burst.prisma.$transaction(async (tx) => {
+        const out: Record<string, string[]> = {};
+        const explain = async (text: string) => indexesOf((await tx.$queryRawUnsafe<{ 'QUERY PLAN': unknown }[]>(text))[0]!['QUERY PLAN']);
+        await tx.$executeRawUnsafe(`PREPARE read_routable(uuid, timestamptz, int) AS ${READ_ROUTABLE_SQL}`);
+        await tx.$executeRawUnsafe(`PREPARE decide(uuid, text) AS ${update}`);
+        for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+          await tx.$executeRawUnsafe(`SET LOCAL plan_cache_mode = ${mode}`);
+          out[`${mode} read`] = await explain(`EXPLAIN (FORMAT JSON) EXECUTE read_routable('${probe!.id}', now(), 0)`);
+          out[`${mode} write`] = await explain(`EXPLAIN (FORMAT JSON) EXECUTE decide('${probe!.id}', 'fetching')`);
+        }
+        await tx.$executeRawUnsafe('DEALLOCATE ALL');
+        return out;
+      });
+      expect(plans).toEqual({
+        'force_custom_plan read': ['links_pkey'], 'force_custom_plan write': ['links_pkey'],
+        'force_generic_plan read': ['links_pkey'], 'force_generic_plan write': ['links_pkey'],
+      });
+    } finally {
+      await burst.drop();
+    }
   });
 });

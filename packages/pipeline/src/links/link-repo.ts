@@ -125,11 +125,7 @@ export class PrismaLinkRepo implements LinkRepo {
   }
 
   async readRoutable(id: string, now: Date, generation: number): Promise<LinkRecord | null> {
-    const [row] = await this.sql.query<LinkRecord>(
-      `SELECT ${COLUMNS} FROM links
-       WHERE id = $1::uuid AND status NOT IN ('done', 'failed') AND (paused_until IS NULL OR paused_until <= $2) AND generation <= $3`,
-      [id, now, generation],
-    );
+    const [row] = await this.sql.query<LinkRecord>(READ_ROUTABLE_SQL, [id, now, generation]);
     return row ?? null;
   }
 }
@@ -142,6 +138,10 @@ const COLUMNS = [
   'crawl AS "crawlId"', 'depth',
   'generation',
 ].join(', ');
+
+/** readRoutable's statement ($1 id, $2 now, $3 the job's generation). */
+export const READ_ROUTABLE_SQL = `SELECT ${COLUMNS} FROM links
+WHERE id = $1::uuid AND status NOT IN ('done', 'failed') AND (paused_until IS NULL OR paused_until <= $2) AND generation <= $3`;
 
 const UPSERT_SQL = `
 WITH input AS (

@@ -62,11 +62,12 @@ export interface ReconcilerDeps {
 const UNFINISHED = [LINK_STATUSES.queued, LINK_STATUSES.routing, LINK_STATUSES.fetching, LINK_STATUSES.paused];
 
 // Keyset pagination per status over idx_links_unfinished_updated (status, updated_at): each batch is an index range.
+// The status list restates the index's predicate, so a generic plan (status = $1 proves nothing) can use it too.
 const SCAN_SQL = `
 SELECT id::text, url, status, paused_until AS "pausedUntil", attempt_count AS "attemptCount", fetcher, generation, rescues,
   last_error_type AS "lastErrorType", updated_at AS "updatedAt"
 FROM links
-WHERE status = $1 AND updated_at < $2 AND (updated_at, id) > ($3::timestamptz, $4::uuid)
+WHERE status = $1 AND status IN (${UNFINISHED.map((s) => `'${s}'`).join(', ')}) AND updated_at < $2 AND (updated_at, id) > ($3::timestamptz, $4::uuid)
 ORDER BY updated_at, id
 LIMIT $5`;
 
