@@ -140,8 +140,13 @@ export const ROUTING_ENV = {
    */
   PLAIN_HTTP_MEMORY_MS: intVar(3_600_000, 0),
   /**
+   * How long after a probe met a bot wall (a challenge or a block) the router of the same process sends the domain's
+   * other URLs that would be probed to the tool the probe chose, without probing them (0: off). @defaultValue 600000
+   */
+  PROBE_WALL_MEMORY_MS: intVar(600_000, 0),
+  /**
    * How long the router reuses a confident learned decision for URLs with the same routing heuristics, instead of
-   * reading the store again (0: never). Decisions that would probe are never reused. @defaultValue 1000
+   * reading the store again (0: never). Decisions that would probe are never reused. @defaultValue 10000
    */
   ROUTER_DECISION_CACHE_MS: intVar(10_000, 0),
 };

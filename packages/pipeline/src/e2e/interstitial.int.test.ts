@@ -49,9 +49,12 @@ describe('end to end: a site behind an interstitial that clears itself', () => {
     expect(browser.filter((r) => r.outcome === 'challenge').map((r) => r.path)).toEqual([browser[0]!.path]);
     expect(browser.slice(1).every((r) => r.outcome === 'served')).toBe(true);
     expect(new Set(browser.filter((r) => r.outcome === 'served').map((r) => r.path))).toEqual(new Set(urls.map((u) => new URL(u).pathname)));
-    // Plain HTTP only probed: the probes, all routed before the first browser fetch had run, each met the wall.
+    // Plain HTTP only probed, and only until a probe met the wall: the router then sent the domain's other pages to
+    // the probe's tool without probing them (ProbeWalls). Only probes already in flight together met it too.
     const plain = site.requestLog().filter((r) => r.client === 'plain');
-    expect(plain.length).toBeGreaterThanOrEqual(PAGES);
+    console.log(`interstitial e2e: ${plain.length} plain-HTTP probes of ${PAGES} pages`);
+    expect(plain.length).toBeGreaterThanOrEqual(1);
+    expect(plain.length).toBeLessThan(PAGES / 2);
     expect(plain.every((r) => r.outcome === 'challenge')).toBe(true);
   }, 300_000);
 });

@@ -105,6 +105,34 @@ describe('route processor, learning mode', () => {
     expect(h.probes.size).toBe(0);
   });
 
+  it('does not probe a domain again while a probe of it met a bot wall: its pages go to the probe\'s tool', async () => {
+    const h = makeHarness();
+    const [a, b, c] = ['a', 'b', 'c'].map((p) => h.links.add(`https://walled.example/${p}`));
+    const wall = async (url: string) => response(url, { status: 403, html: '<html><body>Forbidden</body></html>' });
+    const r = router(h, wall, { probeWallMemoryMs: 600_000 });
+    expect(await r.process(fakeJob({ linkId: a!.id, url: a!.url }))).toMatchObject({ fetcher: 'playwright_stealth', source: 'probe' });
+    // One refused probe is all the site sees: the next pages skip the probe and take the tool it chose.
+    expect(await r.process(fakeJob({ linkId: b!.id, url: b!.url }))).toMatchObject({ fetcher: 'playwright_stealth', source: 'domain_memory' });
+    expect(r.probes()).toBe(1);
+    // Never the tool a link was just blocked with: that link is probed.
+    expect(await r.process(fakeJob({ linkId: c!.id, url: c!.url, blockedFetcher: 'playwright_stealth' }))).toMatchObject({ source: 'probe' });
+    expect(r.probes()).toBe(2);
+    // An SPA shell is a page's own trait, not a wall: the domain's next page is probed as before.
+    const s1 = h.links.add('https://app.example/1');
+    const s2 = h.links.add('https://app.example/2');
+    const spa = router(h, async (url) => response(url, { html: SPA_HTML }), { probeWallMemoryMs: 600_000 });
+    await spa.process(fakeJob({ linkId: s1.id, url: s1.url }));
+    await spa.process(fakeJob({ linkId: s2.id, url: s2.url }));
+    expect(spa.probes()).toBe(2);
+    // Off (0): every page is probed.
+    const d = h.links.add('https://walled2.example/d');
+    const e = h.links.add('https://walled2.example/e');
+    const off = router(h, wall, { probeWallMemoryMs: 0 });
+    await off.process(fakeJob({ linkId: d.id, url: d.url }));
+    await off.process(fakeJob({ linkId: e.id, url: e.url }));
+    expect(off.probes()).toBe(2);
+  });
+
   it('falls back to plain HTTP without reuse when the probe fails', async () => {
     const h = makeHarness();
     const link = h.links.add('https://down.example/');

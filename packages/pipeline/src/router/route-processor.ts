@@ -1,4 +1,5 @@
 import {
+  DOMAIN_MEMORY_SOURCE,
   ERROR_TYPES,
   LINK_STATUSES,
   SELECTION_SOURCES,
@@ -25,6 +26,7 @@ import { delayJob, type JobHandle } from '../job-control.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
 import { chooseLearned } from './learned-choice.js';
 import { DecisionCache, type DomainSetbacks } from './decision-cache.js';
+import { ProbeWalls } from './probe-walls.js';
 
 /** The router's settings (a slice of CrawlerConfig). */
 export interface RouterSettings {
@@ -42,6 +44,8 @@ export interface RouterSettings {
   plainHttpMemoryMs?: number;
   /** Reuse a confident learned decision for the same routing heuristics this long (0: ask the store every time). @defaultValue 0 */
   decisionCacheMs?: number;
+  /** After a probe met a bot wall, send the domain's URLs that would be probed to the probe's tool this long (probe-walls.ts; 0: off). @defaultValue 0 */
+  probeWallMemoryMs?: number;
   /** Cap for the backoff table's part of a pause (Retry-After is honoured beyond it). @defaultValue core DEFAULT_MAX_PAUSE_MS */
   pauseMaxMs?: number;
 }
@@ -85,6 +89,7 @@ interface Decision {
 export function createRouteProcessor(deps: RouterDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
   const cache = new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock, undefined, deps.setbacks);
+  const walls = new ProbeWalls(deps.settings.probeWallMemoryMs ?? 0, deps.clock);
 
   return async function processRoute(job: JobHandle, token?: string): Promise<RouteResult> {
     const data = parseJobData(RouteJobSchema, job.data, { queue: ROUTE_QUEUE, jobId: job.id });
@@ -115,7 +120,7 @@ export function createRouteProcessor(deps: RouterDeps) {
       decision = { fetcher: escalateTo, source: SELECTION_SOURCES.retry };
     } else if (learning) {
       const avoid = data.blockedFetcher ? canonicalFetcherName(data.blockedFetcher) : null;
-      decision = await decideLearning(deps, cache, job, token, link.id, link.url, domain, log, avoid);
+      decision = await decideLearning(deps, cache, walls, job, token, link.id, link.url, domain, log, avoid);
     } else {
       const routed = await deps.routes.fetcherFor(domain);
       if (routed) decision = { fetcher: routed, source: SELECTION_SOURCES.hardCoded };
@@ -161,6 +166,7 @@ export function createRouteProcessor(deps: RouterDeps) {
 async function decideLearning(
   deps: RouterDeps,
   cache: DecisionCache<Decision>,
+  walls: ProbeWalls,
   job: JobHandle,
   token: string | undefined,
   linkId: string,
@@ -194,6 +200,13 @@ async function decideLearning(
     const decided: Decision = choice.kind === 'learned' ? { fetcher: choice.fetcher, source: choice.source, confidence: choice.confidence } : { fetcher: choice.fetcher, source: choice.source };
     cache.set(cacheKey, domain, decided);
     return decided;
+  }
+  // A probe of this domain just met a bot wall: another probe would only be refused too (one more block in the
+  // site's log). The domain's pages go to the tool that probe chose until a browser result is learned.
+  const wall = walls.recent(domain);
+  if (wall && canonicalFetcherName(wall.fetcher) !== avoid) {
+    log.debug({ fetcher: wall.fetcher, wall: wall.reason }, 'no learned choice; a probe of this domain met a wall: not probing again');
+    return { fetcher: wall.fetcher, source: DOMAIN_MEMORY_SOURCE };
   }
   log.debug({ reason: choice.reason, avoid }, 'no learned choice: probing');
 
@@ -230,6 +243,8 @@ async function decideLearning(
       outcome = { error };
     }
     verdict = judgeProbe(outcome);
+    // Remembered before the permit goes, so a probe waiting for it finds the wall already known.
+    if ('response' in outcome && verdict.reason.startsWith('blocked')) walls.record(domain, verdict.fetcher, verdict.reason);
     if ('response' in outcome && verdict.reason === ERROR_TYPES.rateLimited) {
       // The site asked for pace: the link and the domain wait (never less than Retry-After) before anyone asks again.
       // The domain is paused before the permit goes, so no other worker's request slips in between.

@@ -129,6 +129,7 @@ export class CrawlerRuntime {
           routingHeuristicTypes: config.routingHeuristicTypes,
           domainMemoryEnabled: config.domainMemoryEnabled,
           plainHttpMemoryMs: config.plainHttpMemoryMs,
+          probeWallMemoryMs: config.probeWallMemoryMs,
           decisionCacheMs: config.routerDecisionCacheMs,
           pauseMaxMs: config.pauseMaxMs,
         },
