@@ -140,8 +140,9 @@ export const ROUTING_ENV = {
    */
   PLAIN_HTTP_MEMORY_MS: intVar(3_600_000, 0),
   /**
-   * How long after a probe met a bot wall (a challenge or a block) the router of the same process sends the domain's
-   * other URLs that would be probed to the tool the probe chose, without probing them (0: off). @defaultValue 600000
+   * How long after a probe met a bot wall (a challenge or a block) every router of the fleet (shared through Redis)
+   * sends the domain's other URLs that would be probed to the tool the probe chose, without probing them (0: off).
+   * @defaultValue 600000
    */
   PROBE_WALL_MEMORY_MS: intVar(600_000, 0),
   /**

@@ -1,11 +1,25 @@
-import type { Clock } from '@crawler/core';
+import type { Redis } from 'ioredis';
+import type { Clock, Logger } from '@crawler/core';
 
-/** What a probe found at a domain's wall: the tool it chose instead of plain HTTP, and when. */
+/** What a probe found at a domain's wall: the tool it chose instead of plain HTTP. */
 export interface WallSighting {
   fetcher: string;
   /** The probe's reason (blocked_captcha, blocked_403, ...). */
   reason: string;
+}
+
+interface Entry extends WallSighting {
+  /** performance.now() when learned here. */
   at: number;
+  /** The injected clock's time when the probe met the wall (simulated time may jump). */
+  clockAt: number;
+}
+
+/** Where the fleet shares its sightings: a key per domain under the queue prefix, expiring with the memory. */
+export interface ProbeWallsShared {
+  redis: Redis;
+  prefix: string;
+  logger?: Logger;
 }
 
 /**
@@ -13,34 +27,84 @@ export interface WallSighting {
  * of a domain was challenged or refused, probing its other pages only shows the wall the same thing again (each probe
  * is a refused request in the site's log) until a browser result reaches the attempt log, which the domain memory
  * then reads. Until then, or for `ttlMs`, the domain's URLs that would be probed go straight to the tool the probe
- * chose. In-process: each router process probes a walled domain at most a few times (those in flight together).
- * Expiry follows both real time and the injected clock (simulations jump days).
+ * chose. With `shared`, a sighting is also written to Redis, so every router of the fleet stops probing the domain,
+ * not only the one whose probe met the wall; a Redis error only costs a probe. Expiry follows both real time and the
+ * injected clock (simulations jump days).
  */
 export class ProbeWalls {
-  readonly #seen = new Map<string, WallSighting & { clockAt: number }>();
+  readonly #seen = new Map<string, Entry>();
 
   constructor(
     private readonly ttlMs: number,
     private readonly clock: Clock,
+    private readonly shared?: ProbeWallsShared,
     private readonly maxDomains = 10_000,
   ) {}
 
   /** Remember that a probe of `domain` met a wall and chose `fetcher`. */
-  record(domain: string, fetcher: string, reason: string): void {
+  async record(domain: string, fetcher: string, reason: string): Promise<void> {
     if (!(this.ttlMs > 0)) return;
-    this.#seen.delete(domain);
-    if (this.#seen.size >= this.maxDomains) this.#seen.delete(this.#seen.keys().next().value as string);
-    this.#seen.set(domain, { fetcher, reason, at: performance.now(), clockAt: this.clock.now().getTime() });
+    const clockAt = this.clock.now().getTime();
+    this.#keep(domain, { fetcher, reason, at: performance.now(), clockAt });
+    if (!this.shared) return;
+    try {
+      await this.shared.redis.set(this.#key(domain), JSON.stringify({ fetcher, reason, clockAt }), 'PX', this.ttlMs);
+    } catch (err) {
+      this.shared.logger?.warn({ err, domain }, 'could not share a probe wall sighting; other routers may probe the domain');
+    }
   }
 
-  /** The domain's wall sighting while it is fresh, else null. */
-  recent(domain: string): WallSighting | null {
+  /** The domain's wall sighting while it is fresh, from this process or (shared) the fleet, else null. */
+  async recent(domain: string): Promise<WallSighting | null> {
+    if (!(this.ttlMs > 0)) return null;
+    const local = this.#fresh(domain);
+    if (local) return local;
+    if (!this.shared) return null;
+    let raw: string | null;
+    try {
+      raw = await this.shared.redis.get(this.#key(domain));
+    } catch (err) {
+      this.shared.logger?.warn({ err, domain }, 'could not read the fleet\'s probe wall sightings; probing');
+      return null;
+    }
+    const got = parseSighting(raw);
+    // Redis expires the key in real time; the injected clock is checked here.
+    if (!got || Math.abs(this.clock.now().getTime() - got.clockAt) >= this.ttlMs) return null;
+    this.#keep(domain, { fetcher: got.fetcher, reason: got.reason, at: performance.now(), clockAt: got.clockAt });
+    return { fetcher: got.fetcher, reason: got.reason };
+  }
+
+  #fresh(domain: string): WallSighting | null {
     const s = this.#seen.get(domain);
     if (!s) return null;
     if (performance.now() - s.at >= this.ttlMs || Math.abs(this.clock.now().getTime() - s.clockAt) >= this.ttlMs) {
       this.#seen.delete(domain);
       return null;
     }
-    return { fetcher: s.fetcher, reason: s.reason, at: s.at };
+    return { fetcher: s.fetcher, reason: s.reason };
   }
+
+  #keep(domain: string, entry: Entry): void {
+    this.#seen.delete(domain);
+    if (this.#seen.size >= this.maxDomains) this.#seen.delete(this.#seen.keys().next().value as string);
+    this.#seen.set(domain, entry);
+  }
+
+  #key(domain: string): string {
+    return `${this.shared!.prefix}:probe-wall:${domain}`;
+  }
+}
+
+/** A stored sighting, or null for anything else (a key written by hand, an older format). */
+function parseSighting(raw: string | null): (WallSighting & { clockAt: number }) | null {
+  if (!raw) return null;
+  try {
+    const v = JSON.parse(raw) as Record<string, unknown>;
+    if (typeof v.fetcher === 'string' && v.fetcher !== '' && typeof v.reason === 'string' && typeof v.clockAt === 'number') {
+      return { fetcher: v.fetcher, reason: v.reason, clockAt: v.clockAt };
+    }
+  } catch {
+    // not JSON: ignored
+  }
+  return null;
 }

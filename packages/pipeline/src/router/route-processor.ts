@@ -26,7 +26,7 @@ import { delayJob, type JobHandle } from '../job-control.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
 import { chooseLearned } from './learned-choice.js';
 import { DecisionCache, type DomainSetbacks } from './decision-cache.js';
-import { ProbeWalls } from './probe-walls.js';
+import { ProbeWalls, type ProbeWallsShared } from './probe-walls.js';
 
 /** The router's settings (a slice of CrawlerConfig). */
 export interface RouterSettings {
@@ -72,6 +72,8 @@ export interface RouterDeps {
   metrics: PipelineMetrics;
   /** Setbacks the fetch workers of this process report (FetchDeps.setbacks): they drop the domain's cached decisions. */
   setbacks?: DomainSetbacks;
+  /** Where the fleet's routers share the bot walls their probes met (probe-walls.ts); without it, per process. */
+  wallsShared?: ProbeWallsShared;
 }
 
 interface Decision {
@@ -89,7 +91,7 @@ interface Decision {
 export function createRouteProcessor(deps: RouterDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
   const cache = new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock, undefined, deps.setbacks);
-  const walls = new ProbeWalls(deps.settings.probeWallMemoryMs ?? 0, deps.clock);
+  const walls = new ProbeWalls(deps.settings.probeWallMemoryMs ?? 0, deps.clock, deps.wallsShared);
 
   return async function processRoute(job: JobHandle, token?: string): Promise<RouteResult> {
     const data = parseJobData(RouteJobSchema, job.data, { queue: ROUTE_QUEUE, jobId: job.id });
@@ -120,7 +122,7 @@ export function createRouteProcessor(deps: RouterDeps) {
       decision = { fetcher: escalateTo, source: SELECTION_SOURCES.retry };
     } else if (learning) {
       const avoid = data.blockedFetcher ? canonicalFetcherName(data.blockedFetcher) : null;
-      decision = await decideLearning(deps, cache, walls, job, token, link.id, link.url, domain, log, avoid);
+      decision = await decideLearning(deps, cache, walls, known, job, token, link.id, link.url, domain, log, avoid);
     } else {
       const routed = await deps.routes.fetcherFor(domain);
       if (routed) decision = { fetcher: routed, source: SELECTION_SOURCES.hardCoded };
@@ -167,6 +169,7 @@ async function decideLearning(
   deps: RouterDeps,
   cache: DecisionCache<Decision>,
   walls: ProbeWalls,
+  known: ReadonlySet<string>,
   job: JobHandle,
   token: string | undefined,
   linkId: string,
@@ -203,10 +206,11 @@ async function decideLearning(
   }
   // A probe of this domain just met a bot wall: another probe would only be refused too (one more block in the
   // site's log). The domain's pages go to the tool that probe chose until a browser result is learned.
-  const wall = walls.recent(domain);
-  if (wall && canonicalFetcherName(wall.fetcher) !== avoid) {
+  const wall = await walls.recent(domain);
+  const wallFetcher = wall ? canonicalFetcherName(wall.fetcher) : null;
+  if (wall && wallFetcher && known.has(wallFetcher) && wallFetcher !== avoid) {
     log.debug({ fetcher: wall.fetcher, wall: wall.reason }, 'no learned choice; a probe of this domain met a wall: not probing again');
-    return { fetcher: wall.fetcher, source: DOMAIN_MEMORY_SOURCE };
+    return { fetcher: wallFetcher, source: DOMAIN_MEMORY_SOURCE };
   }
   log.debug({ reason: choice.reason, avoid }, 'no learned choice: probing');
 
@@ -244,7 +248,7 @@ async function decideLearning(
     }
     verdict = judgeProbe(outcome);
     // Remembered before the permit goes, so a probe waiting for it finds the wall already known.
-    if ('response' in outcome && verdict.reason.startsWith('blocked')) walls.record(domain, verdict.fetcher, verdict.reason);
+    if ('response' in outcome && verdict.reason.startsWith('blocked')) await walls.record(domain, verdict.fetcher, verdict.reason);
     if ('response' in outcome && verdict.reason === ERROR_TYPES.rateLimited) {
       // The site asked for pace: the link and the domain wait (never less than Retry-After) before anyone asks again.
       // The domain is paused before the permit goes, so no other worker's request slips in between.

@@ -130,6 +130,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     },
     routerDeps: {
       setbacks,
+      // Every router of the fleet stops probing a domain once one probe of it met a bot wall.
+      wallsShared: { redis, prefix: config.queuePrefix, logger },
       links,
       enqueueFetch: (input) => queues.enqueueFetch(input),
       learning,
