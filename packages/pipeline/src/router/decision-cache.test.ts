@@ -38,7 +38,7 @@ describe('DecisionCache', () => {
     const off = new DecisionCache<string>(0, clockAt(0));
     off.set('k', 'd.test', 'v');
     expect(off.get('k')).toBeUndefined();
-    const small = new DecisionCache<string>(60_000, clockAt(0), 2);
+    const small = new DecisionCache<string>(60_000, clockAt(0), { maxEntries: 2 });
     small.set('a', 'd.test', '1');
     small.set('b', 'd.test', '2');
     small.set('c', 'd.test', '3');
@@ -49,7 +49,7 @@ describe('DecisionCache', () => {
     vi.useFakeTimers({ toFake: ['performance'] });
     try {
       const setbacks = new DomainSetbacks();
-      const cache = new DecisionCache<string>(60_000, clockAt(0), 10_000, setbacks);
+      const cache = new DecisionCache<string>(60_000, clockAt(0), { setbacks });
       cache.set('a1', 'a.test', 'simple_http');
       cache.set('b1', 'b.test', 'simple_http');
       vi.advanceTimersByTime(1);

@@ -9,8 +9,17 @@ interface Entry<V> {
   clockAt: number;
 }
 
+/** Options for {@link DecisionCache}. */
+export interface DecisionCacheOptions {
+  /** Entries kept at most, the oldest dropped first. @defaultValue 10_000 */
+  maxEntries?: number;
+  /** Setbacks this process saw: a domain's entries stored before its latest one are not reused. */
+  setbacks?: DomainSetbacks;
+}
+
 /**
- * The router's short memory of its learned decisions. The learned step reads the store twice per link (the
+ * The router's short memory of its decisions (learned ones here; probe-walls.ts keeps its wall sightings in one too).
+ * The learned step reads the store twice per link (the
  * pooled score for the URL's routing heuristics, and the domain's latest attempts): ~1 ms of router CPU and ~1 ms of
  * Postgres per page on the crawl bench, for an answer that, with a 30-day half-life, does not move in a second.
  * Entries expire after `ttlMs` of real time AND of the injected clock, so simulated weeks passing expire them too.
@@ -20,13 +29,17 @@ interface Entry<V> {
 export class DecisionCache<V> {
   readonly #entries = new Map<string, Entry<V>>();
 
+  readonly #maxEntries: number;
+  readonly #setbacks: DomainSetbacks | undefined;
+
   constructor(
     private readonly ttlMs: number,
     private readonly clock: Clock,
-    private readonly maxEntries = 10_000,
-    /** Setbacks this process saw: a domain's entries stored before its latest one are not reused. */
-    private readonly setbacks?: DomainSetbacks,
-  ) {}
+    options: DecisionCacheOptions = {},
+  ) {
+    this.#maxEntries = options.maxEntries ?? 10_000;
+    this.#setbacks = options.setbacks;
+  }
 
   get enabled(): boolean {
     return this.ttlMs > 0;
@@ -39,7 +52,7 @@ export class DecisionCache<V> {
     if (
       performance.now() - e.storedAt >= this.ttlMs ||
       Math.abs(this.clock.now().getTime() - e.clockAt) >= this.ttlMs ||
-      (this.setbacks !== undefined && this.setbacks.latest(e.domain) >= e.storedAt)
+      (this.#setbacks !== undefined && this.#setbacks.latest(e.domain) >= e.storedAt)
     ) {
       this.#entries.delete(key);
       return undefined;
@@ -47,11 +60,15 @@ export class DecisionCache<V> {
     return e.value;
   }
 
-  set(key: string, domain: string, value: V): void {
+  /**
+   * Keep `value` for `key` (a decision about `domain`). `observedAt`: the injected clock's time the decision was
+   * taken, when that was before now (one learned from another process); it expires by that time.
+   */
+  set(key: string, domain: string, value: V, observedAt: number = this.clock.now().getTime()): void {
     if (!this.enabled) return;
     this.#entries.delete(key);
-    if (this.#entries.size >= this.maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
-    this.#entries.set(key, { value, domain, storedAt: performance.now(), clockAt: this.clock.now().getTime() });
+    if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#entries.set(key, { value, domain, storedAt: performance.now(), clockAt: observedAt });
   }
 
   /** Forget everything (tests, and a router told that the store changed under it). */

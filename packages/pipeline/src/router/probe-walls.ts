@@ -1,18 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { Clock, Logger } from '@crawler/core';
+import { DecisionCache } from './decision-cache.js';
 
 /** What a probe found at a domain's wall: the tool it chose instead of plain HTTP. */
 export interface WallSighting {
   fetcher: string;
   /** The probe's reason (blocked_captcha, blocked_403, ...). */
   reason: string;
-}
-
-interface Entry extends WallSighting {
-  /** performance.now() when learned here. */
-  at: number;
-  /** The injected clock's time when the probe met the wall (simulated time may jump). */
-  clockAt: number;
 }
 
 /** Where the fleet shares its sightings: a key per domain under the queue prefix, expiring with the memory. */
@@ -32,20 +26,22 @@ export interface ProbeWallsShared {
  * injected clock (simulations jump days).
  */
 export class ProbeWalls {
-  readonly #seen = new Map<string, Entry>();
+  /** This process's sightings, by domain: bounded, expiring by real time and by the injected clock. */
+  readonly #seen: DecisionCache<WallSighting>;
 
   constructor(
     private readonly ttlMs: number,
     private readonly clock: Clock,
     private readonly shared?: ProbeWallsShared,
-    private readonly maxDomains = 10_000,
-  ) {}
+  ) {
+    this.#seen = new DecisionCache<WallSighting>(ttlMs, clock);
+  }
 
   /** Remember that a probe of `domain` met a wall and chose `fetcher`. */
   async record(domain: string, fetcher: string, reason: string): Promise<void> {
     if (!(this.ttlMs > 0)) return;
     const clockAt = this.clock.now().getTime();
-    this.#keep(domain, { fetcher, reason, at: performance.now(), clockAt });
+    this.#seen.set(domain, domain, { fetcher, reason }, clockAt);
     if (!this.shared) return;
     try {
       await this.shared.redis.set(this.#key(domain), JSON.stringify({ fetcher, reason, clockAt }), 'PX', this.ttlMs);
@@ -57,7 +53,7 @@ export class ProbeWalls {
   /** The domain's wall sighting while it is fresh, from this process or (shared) the fleet, else null. */
   async recent(domain: string): Promise<WallSighting | null> {
     if (!(this.ttlMs > 0)) return null;
-    const local = this.#fresh(domain);
+    const local = this.#seen.get(domain);
     if (local) return local;
     if (!this.shared) return null;
     let raw: string | null;
@@ -70,24 +66,9 @@ export class ProbeWalls {
     const got = parseSighting(raw);
     // Redis expires the key in real time; the injected clock is checked here.
     if (!got || Math.abs(this.clock.now().getTime() - got.clockAt) >= this.ttlMs) return null;
-    this.#keep(domain, { fetcher: got.fetcher, reason: got.reason, at: performance.now(), clockAt: got.clockAt });
-    return { fetcher: got.fetcher, reason: got.reason };
-  }
-
-  #fresh(domain: string): WallSighting | null {
-    const s = this.#seen.get(domain);
-    if (!s) return null;
-    if (performance.now() - s.at >= this.ttlMs || Math.abs(this.clock.now().getTime() - s.clockAt) >= this.ttlMs) {
-      this.#seen.delete(domain);
-      return null;
-    }
-    return { fetcher: s.fetcher, reason: s.reason };
-  }
-
-  #keep(domain: string, entry: Entry): void {
-    this.#seen.delete(domain);
-    if (this.#seen.size >= this.maxDomains) this.#seen.delete(this.#seen.keys().next().value as string);
-    this.#seen.set(domain, entry);
+    const sighting = { fetcher: got.fetcher, reason: got.reason };
+    this.#seen.set(domain, domain, sighting, got.clockAt);
+    return sighting;
   }
 
   #key(domain: string): string {

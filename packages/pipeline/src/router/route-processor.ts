@@ -90,8 +90,11 @@ interface Decision {
  */
 export function createRouteProcessor(deps: RouterDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
-  const cache = new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock, undefined, deps.setbacks);
-  const walls = new ProbeWalls(deps.settings.probeWallMemoryMs ?? 0, deps.clock, deps.wallsShared);
+  const memory: RouterMemory = {
+    known,
+    cache: new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock, { setbacks: deps.setbacks }),
+    walls: new ProbeWalls(deps.settings.probeWallMemoryMs ?? 0, deps.clock, deps.wallsShared),
+  };
 
   return async function processRoute(job: JobHandle, token?: string): Promise<RouteResult> {
     const data = parseJobData(RouteJobSchema, job.data, { queue: ROUTE_QUEUE, jobId: job.id });
@@ -122,7 +125,7 @@ export function createRouteProcessor(deps: RouterDeps) {
       decision = { fetcher: escalateTo, source: SELECTION_SOURCES.retry };
     } else if (learning) {
       const avoid = data.blockedFetcher ? canonicalFetcherName(data.blockedFetcher) : null;
-      decision = await decideLearning(deps, cache, walls, known, job, token, link.id, link.url, domain, log, avoid);
+      decision = await decideLearning(deps, memory, job, token, link.id, link.url, domain, log, avoid);
     } else {
       const routed = await deps.routes.fetcherFor(domain);
       if (routed) decision = { fetcher: routed, source: SELECTION_SOURCES.hardCoded };
@@ -165,11 +168,17 @@ export function createRouteProcessor(deps: RouterDeps) {
   };
 }
 
+/** What one router processor keeps between jobs. */
+interface RouterMemory {
+  /** Canonical names of the fetchers the fleet runs. */
+  known: ReadonlySet<string>;
+  cache: DecisionCache<Decision>;
+  walls: ProbeWalls;
+}
+
 async function decideLearning(
   deps: RouterDeps,
-  cache: DecisionCache<Decision>,
-  walls: ProbeWalls,
-  known: ReadonlySet<string>,
+  { known, cache, walls }: RouterMemory,
   job: JobHandle,
   token: string | undefined,
   linkId: string,
@@ -208,8 +217,8 @@ async function decideLearning(
   // site's log). The domain's pages go to the tool that probe chose until a browser result is learned.
   const wall = await walls.recent(domain);
   const wallFetcher = wall ? canonicalFetcherName(wall.fetcher) : null;
-  if (wall && wallFetcher && known.has(wallFetcher) && wallFetcher !== avoid) {
-    log.debug({ fetcher: wall.fetcher, wall: wall.reason }, 'no learned choice; a probe of this domain met a wall: not probing again');
+  if (wallFetcher && known.has(wallFetcher) && wallFetcher !== avoid) {
+    log.debug({ fetcher: wallFetcher, wall: wall?.reason }, 'no learned choice; a probe of this domain met a wall: not probing again');
     return { fetcher: wallFetcher, source: DOMAIN_MEMORY_SOURCE };
   }
   log.debug({ reason: choice.reason, avoid }, 'no learned choice: probing');
