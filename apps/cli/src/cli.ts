@@ -15,7 +15,12 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
     return 2;
   }
   try {
-    return await (await entry.load()).run(args, io);
+    const command = await entry.load();
+    if (wantsHelp(args)) {
+      io.stdout.write(`crawl ${name}: ${entry.summary}\n${command.usage}\n`);
+      return 0;
+    }
+    return await command.run(args, io);
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr.write(`crawl ${name}: ${err.message}\n`);
@@ -24,4 +29,10 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
     io.stderr.write(`crawl ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return 1;
   }
+}
+
+/** `--help` or `-h` among the options (not after `--`, where it is an argument). */
+export function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
 }

@@ -8,6 +8,8 @@ export interface CommandIO {
 
 /** A sub-command (its `--help` line is in commands/index.ts): resolves to the process exit code. Bad arguments print a clear message and resolve to 2. */
 export interface Command {
+  /** Its usage lines (`usage: crawl …`), printed by `crawl <command> --help` and with a UsageError. */
+  usage: string;
   run(args: string[], io: CommandIO): Promise<number>;
 }
 

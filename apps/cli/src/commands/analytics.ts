@@ -25,6 +25,7 @@ export function formatImportanceReport(r: ImportanceReport): string {
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let parsed;
     try {

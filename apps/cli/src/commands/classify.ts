@@ -78,6 +78,7 @@ async function readAll(stream: NodeJS.ReadableStream, maxBytes: number): Promise
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     if (args.includes('--help') || args.includes('-h')) {
       io.stdout.write(`${USAGE}\n`);

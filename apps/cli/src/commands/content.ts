@@ -9,6 +9,7 @@ const USAGE = 'usage: crawl content <link-id|url> [--format raw|text|markdown]';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let parsed;
     try {

@@ -35,6 +35,7 @@ function intOption(name: string, value: string | undefined, min: number): number
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let parsed;
     try {

@@ -194,6 +194,7 @@ export async function runDemo(io: CommandIO, env: DemoEnv): Promise<DemoSummary>
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let parsed;
     try {

@@ -14,6 +14,7 @@ export function parseLearningFlag(value: string | undefined): boolean | undefine
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let parsed;
     try {

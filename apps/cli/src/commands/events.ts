@@ -9,6 +9,7 @@ const USAGE = 'usage: crawl events dispatch | crawl events replay [--since ISO-T
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     const [sub, ...rest] = args;
     const config = configFrom(io);

@@ -76,6 +76,7 @@ export function formatExplanation(e: Explanation): string {
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let parsed;
     try {

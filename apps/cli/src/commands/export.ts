@@ -46,6 +46,7 @@ export function parseExportArgs(args: string[]): ExportArgs {
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     const opts = parseExportArgs(args);
     const prisma = createPrismaClient(databaseUrlFrom(io.env), { maxConnections: 2 });

@@ -2,9 +2,12 @@ import { migrate } from '@crawler/db';
 import { UsageError, type Command } from '../command.js';
 import { databaseUrlFrom } from '../env.js';
 
+const USAGE = 'usage: crawl migrate  (DATABASE_URL names the database)';
+
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
-    if (args.length > 0) throw new UsageError(`unexpected arguments: ${args.join(' ')}`);
+    if (args.length > 0) throw new UsageError(`unexpected arguments: ${args.join(' ')}\n${USAGE}`);
     const result = await migrate(databaseUrlFrom(io.env));
     for (const name of result.applied) io.stdout.write(`applied ${name}\n`);
     io.stdout.write(`${result.applied.length} applied, ${result.alreadyApplied.length} already applied\n`);

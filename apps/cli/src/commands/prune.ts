@@ -2,12 +2,14 @@ import { AttemptStore, createPrismaClient, DEFAULT_RETENTION_DAYS, OutboxStore }
 import { UsageError, type Command } from '../command.js';
 import { configFrom } from '../crawler/cli-context.js';
 
+const USAGE = 'usage: crawl prune [--older-than-days N]';
+
 function parseDays(args: string[]): number {
   let days = DEFAULT_RETENTION_DAYS;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const value = a.startsWith('--older-than-days=') ? a.slice('--older-than-days='.length) : a === '--older-than-days' ? args[++i] : undefined;
-    if (value === undefined) throw new UsageError(`unknown argument ${a} (usage: crawl prune [--older-than-days N])`);
+    if (value === undefined) throw new UsageError(`unknown argument ${a} (${USAGE})`);
     days = Number(value);
     if (!Number.isInteger(days) || days < 1) throw new UsageError(`--older-than-days must be a positive integer (got ${JSON.stringify(value)})`);
   }
@@ -15,6 +17,7 @@ function parseDays(args: string[]): number {
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     const olderThanDays = parseDays(args);
     const config = configFrom(io);

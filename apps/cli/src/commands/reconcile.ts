@@ -6,6 +6,7 @@ import { cliLogger, configFrom } from '../crawler/cli-context.js';
 const USAGE = 'usage: crawl reconcile [--grace-ms N] [--json]';
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let parsed;
     try {

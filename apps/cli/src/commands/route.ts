@@ -25,6 +25,7 @@ export function validateDomain(raw: string): string {
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let parsed;
     try {

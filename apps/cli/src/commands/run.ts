@@ -23,6 +23,7 @@ export function closeOnSignals(runtime: CrawlerRuntime, onClosed: () => void, be
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let parsed;
     try {

@@ -80,6 +80,7 @@ function positiveInt(name: string, value: string | undefined, def: number): numb
 }
 
 const command: Command = {
+  usage: USAGE,
   async run(args, io) {
     let values;
     try {
