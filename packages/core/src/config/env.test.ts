@@ -73,3 +73,13 @@ describe('envGroup', () => {
     expect(() => parseEnv(composeEnv({ g: group, own: { PORT: intVar(1) } }), { FETCHERS: 'a, b' })).toThrow(/no spaces/);
   });
 });
+
+describe('redisUrlVar', () => {
+  it('takes redis:, rediss: and a unix socket path, and refuses anything else', async () => {
+    const { redisUrlVar } = await import('./env.js');
+    for (const ok of ['redis://127.0.0.1:6379', 'rediss://h:6380/2', 'unix:///run/redis/redis.sock', 'unix:///tmp/r.sock?db=3']) {
+      expect(redisUrlVar().safeParse(ok).success, ok).toBe(true);
+    }
+    for (const bad of ['http://h:6379', '/tmp/r.sock', '127.0.0.1:6379', '']) expect(redisUrlVar().safeParse(bad).success, bad).toBe(false);
+  });
+});

@@ -267,8 +267,11 @@ export const logLevelVar = (def: (typeof LOG_LEVELS)[number]) => z.enum(LOG_LEVE
 /** Postgres connection string (the only store of truth). */
 export const databaseUrlVar = () => urlVar(['postgresql:', 'postgres:']);
 
-/** Redis connection string. */
-export const redisUrlVar = () => urlVar(['redis:', 'rediss:']);
+/**
+ * Redis connection string: `redis://`, `rediss://` (TLS), or `unix:///path/to/redis.sock` for a Redis on the same
+ * machine (ioredis reads `?db=N` and other options from its query string).
+ */
+export const redisUrlVar = () => urlVar(['redis:', 'rediss:', 'unix:']);
 
 /** A Redis key prefix for queues: non-empty, no ':' (braces make it a Cluster hash tag). */
 export const queuePrefixVar = () => z.string().regex(/^[^:]+$/, 'must be non-empty without ":"');
