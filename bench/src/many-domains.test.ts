@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatManyDomainsTable, parseVariant, politenessOffEnv, type ManyDomainsRow } from './many-domains.js';
+import { parseMachineCpu } from './service-stats.js';
 
 const row = (label: string, round: number, userMs: number, inProcessMs: number): ManyDomainsRow => ({
   label, hosts: 50, round, pages: 100, ok: 100, failed: 0, userMs, inProcessMs, cpuMs: 500, pageRequests: 100, otherRequests: 0,
@@ -13,7 +14,18 @@ describe('many-domains report', () => {
     const ours = table.split('\n').find((l) => l.startsWith('| ours'))!.split('|').map((c) => c.trim());
     // user-visible pages/s (median of 62.5 and 31.25), × undici 0.63, × crawlee 1.25; in-process × undici 0.80, × crawlee 1.60
     expect(ours.slice(4, 10)).toEqual(['47', '0.63', '1.25', '75', '0.80', '1.60']);
-    expect(ours[13]).toBe('63, 31');
+    expect(ours[15]).toBe('63, 31');
+    // No machine figures recorded: shown as –.
+    expect(ours.slice(13, 15)).toEqual(['–', '–']);
+  });
+
+  it('shows the machine CPU per page and how busy the machine was, medians over rounds', () => {
+    const rows = [
+      { ...row('ours', 1, 1000, 800), machine: { busyMs: 900, totalMs: 1000 } },
+      { ...row('ours', 2, 1000, 800), machine: { busyMs: 700, totalMs: 1000 } },
+    ];
+    const ours = formatManyDomainsTable(rows, 50).split('\n').find((l) => l.startsWith('| ours'))!.split('|').map((c) => c.trim());
+    expect(ours.slice(13, 15)).toEqual(['8.0', '80%']);
   });
 
   it('turns per-domain politeness and robots off for every contender', () => {
@@ -27,5 +39,13 @@ describe('parseVariant', () => {
     expect(parseVariant('base:CLI=/tmp/base/main.js')).toEqual({ name: 'base', env: {}, cli: '/tmp/base/main.js' });
     expect(() => parseVariant('no-colon')).toThrow(/NAME:K=V/);
     expect(() => parseVariant('x:=1')).toThrow(/K=V/);
+  });
+});
+
+describe('parseMachineCpu', () => {
+  it('counts user, nice, system, irq, softirq and steal as busy; idle and iowait only in the total', () => {
+    const stat = 'cpu  100 5 50 1000 20 1 2 3 0 0\ncpu0 50 2 25 500 10 0 1 1 0 0\nintr 1\n';
+    expect(parseMachineCpu(stat)).toEqual({ busy: (100 + 5 + 50 + 1 + 2 + 3) * 10, total: (161 + 1000 + 20) * 10 });
+    expect(() => parseMachineCpu('intr 1\n')).toThrow(/cpu line/);
   });
 });

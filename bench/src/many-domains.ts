@@ -22,6 +22,7 @@ import {
   diffCommandStats,
   enableStatements,
   readStatements,
+  machineCpuMs,
   reapedChildrenCpuMs,
   redisCommandStats,
   resetStatements,
@@ -170,6 +171,8 @@ export interface ManyDomainsRow {
   probes?: number;
   /** CPU of each --service-pids tree during the crawl. */
   serviceCpuMs?: number[];
+  /** The whole machine during the crawl (every process, every core), in ms: busy, and busy + idle. */
+  machine?: { busyMs: number; totalMs: number };
   redisCalls?: { command: string; calls: number; usec: number }[];
   statements?: StatementStat[];
 }
@@ -202,11 +205,16 @@ interface Services {
 }
 
 /** Measure one crawl at the services: server counts, service CPU and Redis commands around `fn`. */
-async function around<T>(s: Services, fn: () => Promise<T>): Promise<{ value: T; server: RequestStats; serviceCpuMs: number[]; redisCalls: ManyDomainsRow['redisCalls'] }> {
+async function around<T>(
+  s: Services,
+  fn: () => Promise<T>,
+): Promise<{ value: T; server: RequestStats; serviceCpuMs: number[]; redisCalls: ManyDomainsRow['redisCalls']; machine: ManyDomainsRow['machine'] }> {
   await s.web.call('reset');
   const cpu0 = await Promise.all(s.opts.servicePids.map(treeCpuMs));
   const cmd0 = await redisCommandStats(s.opts.redisUrl);
+  const m0 = await machineCpuMs();
   const value = await fn();
+  const m1 = await machineCpuMs();
   const cmd1 = await redisCommandStats(s.opts.redisUrl);
   const cpu1 = await Promise.all(s.opts.servicePids.map(treeCpuMs));
   return {
@@ -214,16 +222,17 @@ async function around<T>(s: Services, fn: () => Promise<T>): Promise<{ value: T;
     server: await s.web.call<RequestStats>('stats'),
     serviceCpuMs: cpu1.map((c, i) => c - cpu0[i]!),
     redisCalls: diffCommandStats(cmd0, cmd1).slice(0, 12),
+    machine: { busyMs: m1.busy - m0.busy, totalMs: m1.total - m0.total },
   };
 }
 
 async function runReference(s: Services, name: Exclude<Contender, 'ours'>, file: string, pages: number, hosts: number, round: number): Promise<ManyDomainsRow> {
-  const { value: r, server, serviceCpuMs, redisCalls } = await around(s, () =>
+  const { value: r, server, serviceCpuMs, redisCalls, machine } = await around(s, () =>
     runNode([join(HERE, 'reference-main.js'), name, file, '--concurrency', String(s.opts.concurrency), '--redis-url', s.opts.redisUrl], process.env),
   );
   if (r.code !== 0) throw new Error(`${name} exited ${r.code}: ${r.stderr.slice(-500)}`);
   const m = JSON.parse(r.stdout.trim().split('\n').pop()!) as CrawlMeasurement;
-  return { label: name, hosts, round, pages, ok: m.okPages, failed: m.failedPages, userMs: r.wallMs, inProcessMs: m.elapsedMs, cpuMs: r.cpuMs, pageRequests: server.pageRequests, otherRequests: server.otherRequests + server.robotsRequests, serviceCpuMs, redisCalls };
+  return { label: name, hosts, round, pages, ok: m.okPages, failed: m.failedPages, userMs: r.wallMs, inProcessMs: m.elapsedMs, cpuMs: r.cpuMs, pageRequests: server.pageRequests, otherRequests: server.otherRequests + server.robotsRequests, serviceCpuMs, redisCalls, machine };
 }
 
 interface CrawlJson {
@@ -245,7 +254,7 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
       const prof = s.opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${s.opts.profileDir}`, `--cpu-prof-name=${name}-h${hosts}-r${round}-${i + 1}.cpuprofile`] : [];
       const [mark] = await db.prisma.$queryRawUnsafe<{ now: Date }[]>('SELECT clock_timestamp() AS now');
       if (statements) await resetStatements(db.prisma);
-      const { value: r, server, serviceCpuMs, redisCalls } = await around(s, () => runNode([...prof, variant?.cli ?? CLI, 'crawl', '--json', file], env));
+      const { value: r, server, serviceCpuMs, redisCalls, machine } = await around(s, () => runNode([...prof, variant?.cli ?? CLI, 'crawl', '--json', file], env));
       if (!r.stdout.trim()) throw new Error(`crawl exited ${r.code} without a report: ${r.stderr.slice(-800)}`);
       const report = JSON.parse(r.stdout) as CrawlJson;
       const [span] = await db.prisma.$queryRawUnsafe<{ first: Date; last: Date }[]>(
@@ -264,6 +273,7 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
         probes: report.totals.bySource.probe ?? 0,
         serviceCpuMs,
         redisCalls,
+        machine,
         statements: statements ? await readStatements(db.prisma) : undefined,
       });
     }
@@ -329,7 +339,7 @@ export function formatManyDomainsTable(rows: ManyDomainsRow[], hosts: number): s
   const labels = [...new Set(of.map((r) => r.label))];
   const f = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : '–');
   return formatTable(
-    ['crawl', 'pages', 'ok', 'user-visible pages/s', '× undici', '× crawlee', 'in-process pages/s', '× undici', '× crawlee', 'req/page', 'probes', 'CPU ms/page', 'rounds: user pages/s'],
+    ['crawl', 'pages', 'ok', 'user-visible pages/s', '× undici', '× crawlee', 'in-process pages/s', '× undici', '× crawlee', 'req/page', 'probes', 'CPU ms/page', 'machine CPU ms/page', 'machine busy', 'rounds: user pages/s'],
     labels.map((label) => {
       const rs = of.filter((r) => r.label === label);
       const m = (fn: (r: ManyDomainsRow) => number) => median(rs.map(fn));
@@ -346,6 +356,8 @@ export function formatManyDomainsTable(rows: ManyDomainsRow[], hosts: number): s
         f(m((r) => r.pageRequests / r.pages)),
         rs[0]!.probes === undefined ? '–' : f(m((r) => r.probes ?? 0), 0),
         f(m((r) => r.cpuMs / Math.max(1, r.ok)), 1),
+        f(m((r) => (r.machine ? r.machine.busyMs / Math.max(1, r.ok) : NaN)), 1),
+        Number.isFinite(m((r) => (r.machine ? r.machine.busyMs / r.machine.totalMs : NaN))) ? `${(100 * m((r) => r.machine!.busyMs / r.machine!.totalMs)).toFixed(0)}%` : '–',
         rs.map((r) => perSec(r.ok, r.userMs).toFixed(0)).join(', '),
       ];
     }),

@@ -22,6 +22,25 @@ async function processCpuMs(pid: number, withReaped: boolean): Promise<number> {
   }
 }
 
+/**
+ * The whole machine's CPU from /proc/stat, in ms summed over cores: `busy` is every process's (ours, the services,
+ * the synthetic web, the bench itself), `total` adds idle and iowait. Their difference across a crawl says whether
+ * the crawl was bound by the machine (busy ≈ total) or by something else (one busy thread, waiting).
+ */
+export async function machineCpuMs(): Promise<{ busy: number; total: number }> {
+  const stat = await readFile('/proc/stat', 'utf8');
+  return parseMachineCpu(stat);
+}
+
+/** The aggregate `cpu` line of /proc/stat: user nice system idle iowait irq softirq steal (guest time is in user). */
+export function parseMachineCpu(stat: string): { busy: number; total: number } {
+  const line = stat.split('\n').find((l) => l.startsWith('cpu '));
+  if (!line) throw new Error('/proc/stat has no cpu line');
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1, 9).map((v) => Number(v) || 0);
+  const busy = user! + nice! + system! + irq! + softirq! + steal!;
+  return { busy: busy * TICK_MS, total: (busy + idle! + iowait!) * TICK_MS };
+}
+
 async function childrenOf(pid: number): Promise<number[]> {
   try {
     const tasks = await readdir(`/proc/${pid}/task`);
