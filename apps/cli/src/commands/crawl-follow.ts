@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import { CrawlSpecError, createRuntime, type CrawlSpec } from '@crawler/pipeline';
 import { UsageError, type CommandIO } from '../command.js';
-import { cliLogger, configFrom } from '../crawler/cli-context.js';
+import { cliLogger, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
 import { startCliEvents, type CliEvents } from '../crawler/cli-events.js';
@@ -23,7 +23,7 @@ const REQUEUE_EVERY_MS = 30_000;
  * link of it with the crawl's counters.
  */
 export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: FollowOptions): Promise<number> {
-  const config = configFrom(io);
+  const config = reportingConfigFrom(io);
   const logger = cliLogger(io, config.logLevel);
   const runtime = createRuntime(config, { logger });
   let events: CliEvents | null = null;

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { createRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, collectUrls, configFrom } from '../crawler/cli-context.js';
+import { cliLogger, collectUrls, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, countSettled, formatCrawlReport, readLinkRows } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
 import { startCliEvents, type CliEvents } from '../crawler/cli-events.js';
@@ -65,7 +65,7 @@ const command: Command = {
         usage: USAGE,
       });
     }
-    const config = configFrom(io);
+    const config = reportingConfigFrom(io);
     const logger = cliLogger(io, config.logLevel);
     const runtime = createRuntime(config, { logger });
     let events: CliEvents | null = null;

@@ -12,6 +12,15 @@ export function configFrom(io: CommandIO, overrides: Record<string, string> = {}
 }
 
 /**
+ * The configuration of a command that prints its own account of the crawl (`crawl crawl`: a progress bar and a
+ * report of every link): logs default to `warn`, not the workers' `info`, whose two lines per page repeat the report
+ * and, on a terminal, scroll the progress bar away. LOG_LEVEL set in the environment wins.
+ */
+export function reportingConfigFrom(io: CommandIO): CrawlerConfig {
+  return configFrom(io, io.env.LOG_LEVEL ? {} : { LOG_LEVEL: 'warn' });
+}
+
+/**
  * The CLI's logger. Logs go to stderr so stdout carries only results (`--json` output stays parseable);
  * pretty on a terminal, JSON otherwise; cookies and authorization redacted (telemetry's createLogger).
  */
