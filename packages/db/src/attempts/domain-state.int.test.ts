@@ -104,3 +104,48 @@ describe('DomainStateStore on a busy domain', () => {
     }
   });
 });
+
+describe('DomainStateStore on a site crawl', () => {
+  it('probes the window by primary key on a generic plan when one domain has every attempt', async () => {
+    // One site crawled deep (crawl --follow): statistics say the domain is all the attempts. Priced as a parameter, the
+    // window looked like a tenth of them, and a hash join over every attempt won (100k attempts: 20 ms per read).
+    const site = await createTestDatabase('learning_domain_state_site');
+    const client = new pg.Client({ connectionString: site.url });
+    await client.connect();
+    try {
+      await client.query(`WITH a AS (
+          INSERT INTO fetcher_attempts (url, fetcher, success, is_banned, attempted_at, selection_source)
+          SELECT 'https://site.test/p/' || g, 'simple_http', true, false, now() - g * interval '1 second', 'learned'
+          FROM generate_series(1, 12000) g RETURNING id, fetcher, success, attempted_at)
+        INSERT INTO attempt_heuristics (attempt, heuristic_type, heuristic_value, created_at, fetcher, success, attempted_at)
+        SELECT id, 'domain', 'site.test', now(), fetcher, success, attempted_at FROM a`);
+      await client.query('ANALYZE');
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      const seqScanned = async (name: string, text: string, exec: string): Promise<string[]> => {
+        await client.query(`PREPARE ${name}(text, int) AS ${text}`);
+        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE ${exec}`);
+        const out: string[] = [];
+        const walk = (n: Record<string, unknown>) => {
+          if (n['Node Type'] === 'Seq Scan') out.push(String(n['Relation Name']));
+          for (const c of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(c);
+        };
+        walk((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+        return out;
+      };
+      // The read as it was (the window a parameter, the probe a plain join): the plan this test exists to keep out.
+      const before = `
+        SELECT fa.fetcher, fa.success, fa.is_banned, fa.error_type, fa.selection_source, fa.attempted_at
+        FROM (SELECT ah.attempt FROM attempt_heuristics ah WHERE ah.heuristic_type = 'domain' AND ah.heuristic_value = $1
+              ORDER BY ah.attempt DESC LIMIT $2) AS recent
+        JOIN fetcher_attempts fa ON fa.id = recent.attempt
+        WHERE fa.selection_source IS DISTINCT FROM 'prior' ORDER BY fa.attempted_at DESC, fa.id DESC`;
+      expect(await seqScanned('window_param', before, `window_param('site.test', ${DOMAIN_STATE_WINDOW})`)).toContain('fetcher_attempts');
+      expect(await seqScanned('window_literal', DOMAIN_STATE_SQL, `window_literal('site.test', ${DOMAIN_STATE_WINDOW})`)).toEqual([]);
+      const rows = await new DomainStateStore({ prisma: site.prisma }).recentDomainAttempts('site.test');
+      expect(rows).toHaveLength(DOMAIN_STATE_WINDOW);
+    } finally {
+      await client.end();
+      await site.drop();
+    }
+  });
+});

@@ -8,19 +8,34 @@ export const DOMAIN_STATE_WINDOW = 200;
 
 // The domain's latest attempts newest first: a backward range scan of idx_heur_type_value on ('domain', value) ordered
 // by attempt id (ids follow insertion, which is the order attempts happen in), then a primary-key probe per row for
-// the columns the heuristics index does not carry. Bounded by the window, whatever the domain's history, with a
-// plan for the values or a generic one (the test checks both, without statistics).
-export const DOMAIN_STATE_SQL = `
+// the columns the heuristics index does not carry. Bounded by the window, whatever the domain's history and whatever
+// the statistics say (the tests check plans without statistics, and with one domain holding every attempt):
+// - the window is written into the text, not passed as a parameter: a generic plan prices `LIMIT $2` at a tenth of
+//   the rows the domain is estimated to have, and for a site crawl (one domain, every attempt) a hash join over every
+//   attempt then looked cheaper (100k attempts: 20 ms per read instead of 0.4 ms);
+// - the probe is a LATERAL subquery with OFFSET 0, which Postgres does not flatten into a join: it runs once per
+//   window row, on the primary key. Flattened, the planner's price for 200 probes beat a hash join over up to ~30k
+//   attempts (4 ms per read at 20k).
+export function domainStateSql(limit: number): string {
+  return `
 SELECT fa.fetcher, fa.success, fa.is_banned, fa.error_type, fa.selection_source, fa.attempted_at
 FROM (
   SELECT ah.attempt FROM attempt_heuristics ah
   WHERE ah.heuristic_type = 'domain' AND ah.heuristic_value = $1
   ORDER BY ah.attempt DESC
-  LIMIT $2
+  LIMIT ${Number.isFinite(limit) ? Math.max(1, Math.floor(limit)) : DOMAIN_STATE_WINDOW}
 ) AS recent
-JOIN fetcher_attempts fa ON fa.id = recent.attempt
+CROSS JOIN LATERAL (
+  SELECT f.id, f.fetcher, f.success, f.is_banned, f.error_type, f.selection_source, f.attempted_at
+  FROM fetcher_attempts f WHERE f.id = recent.attempt
+  OFFSET 0
+) AS fa
 WHERE fa.selection_source IS DISTINCT FROM 'prior'
 ORDER BY fa.attempted_at DESC, fa.id DESC`;
+}
+
+/** The read the router makes: the last {@link DOMAIN_STATE_WINDOW} attempts. */
+export const DOMAIN_STATE_SQL = domainStateSql(DOMAIN_STATE_WINDOW);
 
 interface Row {
   fetcher: string;
@@ -44,7 +59,8 @@ export class DomainStateStore {
 
   /** Up to `limit` latest attempts on `domain` (lower-case host as the `domain` heuristic stores it). */
   async recentDomainAttempts(domain: string, limit: number = DOMAIN_STATE_WINDOW): Promise<DomainAttempt[]> {
-    const rows = await withDbErrors('domain state', () => sqlOf(this.#prisma).query<Row>(DOMAIN_STATE_SQL, [domain, Math.max(1, Math.floor(limit))]));
+    const sql = limit === DOMAIN_STATE_WINDOW ? DOMAIN_STATE_SQL : domainStateSql(limit);
+    const rows = await withDbErrors('domain state', () => sqlOf(this.#prisma).query<Row>(sql, [domain]));
     return rows.map((r) => ({
       fetcher: canonicalFetcherName(r.fetcher),
       success: r.success,
