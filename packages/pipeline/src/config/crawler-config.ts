@@ -233,6 +233,12 @@ export const RECONCILE_ENV = {
   RECONCILE_MAX_RESCUES: intVar(3, 0, 1_000),
   /** Longest wait before a job retries after Postgres or Redis was unreachable (it doubles up to this). @defaultValue 60000 */
   INFRA_RETRY_MAX_MS: intVar(60_000, 100),
+  /**
+   * How often a worker process checks whether the crawl's tables outgrew their planner statistics, and ANALYZEs those
+   * that changed by as much as they held (@crawler/db analyzeStaleTables; one process of the fleet at a time). 0: off,
+   * autovacuum alone. @defaultValue 5000
+   */
+  TABLE_STATS_INTERVAL_MS: intVar(5_000, 0),
 };
 
 /** Link-following crawls: what a page contributes and what sitemaps may cost. */

@@ -11,6 +11,7 @@ import { createFetchProcessor, type FetchDeps } from '../fetch/fetch-processor.j
 import type { CrawlFrontier } from '../crawls/crawl-frontier.js';
 import type { CrawlStore } from '../crawls/crawl-store.js';
 import { ReconcileLoop, reconcileLinks, type ReconcileReport } from '../reconcile/reconciler.js';
+import { TableStatsLoop } from './table-stats-loop.js';
 import { delayJob } from '../job-control.js';
 import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
 
@@ -71,6 +72,7 @@ export class CrawlerRuntime {
   readonly #abort = new AbortController();
   #closing: Promise<void> | null = null;
   #reconcileLoop: ReconcileLoop | null = null;
+  #tableStats: TableStatsLoop | null = null;
   /** When the current infrastructure outage began (first failed idle check), for one log line per outage. */
   #outageSince: number | null = null;
 
@@ -160,6 +162,9 @@ export class CrawlerRuntime {
       intervalMs: config.reconcileIntervalMs,
     });
     this.#reconcileLoop.start();
+    // A fresh database fills faster than autovacuum re-analyzes it: plans made on its empty tables would stay.
+    this.#tableStats ??= new TableStatsLoop({ prisma: this.prisma, intervalMs: config.tableStatsIntervalMs, logger: this.logger.child({ component: 'table-stats' }) });
+    this.#tableStats.start();
   }
 
   #reconcileDeps(graceMs: number) {
@@ -317,6 +322,7 @@ export class CrawlerRuntime {
       }
     });
     await step('reconciler', async () => this.#reconcileLoop?.stop());
+    await step('table statistics', async () => this.#tableStats?.stop());
     await step('fetchers', () => this.#parts.closeFetchers());
     await step('queues', () => this.queues.close());
     if (this.#parts.ownsRedis) await step('redis', () => closeRedisConnection(this.redis));
