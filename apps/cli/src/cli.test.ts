@@ -1,6 +1,5 @@
-import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import type { CommandIO } from './command.js';
+import { captureIO as capture } from './__fixtures__/capture-io.js';
 import { COMMANDS } from './commands/index.js';
 import { runCli } from './cli.js';
 
@@ -19,19 +18,6 @@ vi.mock('@crawler/fetchers', () => {
   return {};
 });
 
-function capture(): { io: CommandIO; out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const o: Buffer[] = [];
-  const e: Buffer[] = [];
-  stdout.on('data', (c: Buffer) => o.push(c));
-  stderr.on('data', (c: Buffer) => e.push(c));
-  return {
-    io: { stdin: Readable.from([]), stdout, stderr, env: {} },
-    out: () => Buffer.concat(o).toString('utf8'),
-    err: () => Buffer.concat(e).toString('utf8'),
-  };
-}
 
 describe('crawl --help', () => {
   it('lists every command with its summary without importing any command', async () => {

@@ -4,6 +4,7 @@ import { DAY_MS, ManualClock, rememberedFetcher, summarizeDomainAttempts } from 
 import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { AttemptStore } from './attempt-store.js';
 import { DOMAIN_STATE_SQL, DOMAIN_STATE_WINDOW, DomainStateStore } from './domain-state.js';
+import { seqScannedRelations } from '../__fixtures__/plans.js';
 
 let db: TestDatabase;
 let attempts: AttemptStore;
@@ -123,14 +124,7 @@ describe('DomainStateStore on a site crawl', () => {
       await client.query('SET plan_cache_mode = force_generic_plan');
       const seqScanned = async (name: string, text: string, exec: string): Promise<string[]> => {
         await client.query(`PREPARE ${name}(text, int) AS ${text}`);
-        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE ${exec}`);
-        const out: string[] = [];
-        const walk = (n: Record<string, unknown>) => {
-          if (n['Node Type'] === 'Seq Scan') out.push(String(n['Relation Name']));
-          for (const c of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(c);
-        };
-        walk((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
-        return out;
+        return seqScannedRelations(client, `EXECUTE ${exec}`);
       };
       // The read as it was (the window a parameter, the probe a plain join): the plan this test exists to keep out.
       const before = `

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { DOMAIN_STATE_SQL, DOMAIN_STATE_WINDOW } from '../attempts/domain-state.js';
 import { analyzeStaleTables } from './table-stats.js';
+import { seqScannedRelations } from '../__fixtures__/plans.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -18,17 +19,6 @@ async function connect(): Promise<pg.Client> {
   return c;
 }
 
-/** Relations the plan reads with a sequential scan. */
-async function seqScans(client: pg.Client, sql: string): Promise<string[]> {
-  const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${sql}`);
-  const out: string[] = [];
-  const walk = (n: Record<string, unknown>) => {
-    if (n['Node Type'] === 'Seq Scan') out.push(String(n['Relation Name']));
-    for (const c of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(c);
-  };
-  walk((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
-  return out;
-}
 
 /** `n` attempts spread over `domains` domains (`<prefix>0.test`, …), as a crawl's outcome statements leave them; then the counters flushed. */
 async function grow(n: number, prefix: string, domains = 50): Promise<void> {
@@ -62,17 +52,17 @@ describe('analyzeStaleTables', () => {
       await router.query('SET plan_cache_mode = force_generic_plan');
       await router.query(`PREPARE domain_state(text, int) AS ${DOMAIN_STATE_SQL}`);
       const read = `EXECUTE domain_state('busy7.test', ${DOMAIN_STATE_WINDOW})`;
-      expect(await seqScans(router, read)).toContain('attempt_heuristics');
+      expect(await seqScannedRelations(router, read)).toContain('attempt_heuristics');
 
       await grow(12_000, 'busy');
       // Nothing told this connection that the table grew: it keeps scanning all of it (the hazard).
-      expect(await seqScans(router, read)).toContain('attempt_heuristics');
+      expect(await seqScannedRelations(router, read)).toContain('attempt_heuristics');
 
       const analyzed = await analyzeStaleTables(db.prisma);
       expect(analyzed.map((t) => t.table)).toEqual(expect.arrayContaining(['attempt_heuristics', 'fetcher_attempts']));
       expect(analyzed.find((t) => t.table === 'attempt_heuristics')!.changed).toBeGreaterThanOrEqual(12_000);
       // The new statistics made the same prepared statement plan again: off the index, no full scan.
-      expect(await seqScans(router, read)).toEqual([]);
+      expect(await seqScannedRelations(router, read)).toEqual([]);
     } finally {
       await router.end();
     }
