@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, resumeFetcherAfterPause, type Clock, type Logger } from '@crawler/core';
 import { ROUTE_QUEUE, fetchJobId, fetchQueueName, routeJobId, type JobQueues } from '@crawler/queue';
 import type { SqlClient } from '@crawler/db';
+import { Periodic } from '../periodic.js';
 
 /** Job states in which a job will still run: a link with one of these is carried by it. */
 const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused']);
@@ -194,30 +195,21 @@ export interface ReconcileLoopOptions extends ReconcilerDeps {
 export class ReconcileLoop {
   readonly #opts: ReconcileLoopOptions;
   readonly #token = randomUUID();
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<ReconcileReport | null> | null = null;
-  #stopped = false;
+  readonly #periodic: Periodic<ReconcileReport | null>;
 
   constructor(opts: ReconcileLoopOptions) {
     this.#opts = opts;
+    this.#periodic = new Periodic(() => this.#pass(), opts.intervalMs);
   }
 
   /** Run a first pass now and schedule the next ones. */
   start(): void {
-    void this.runOnce();
-    if (this.#opts.intervalMs > 0) {
-      this.#timer = setInterval(() => void this.runOnce(), this.#opts.intervalMs);
-      this.#timer.unref();
-    }
+    this.#periodic.start({ now: true });
   }
 
   /** One pass if this process gets the lease; null when another process holds it (or a pass is running here). */
   runOnce(): Promise<ReconcileReport | null> {
-    if (this.#stopped) return Promise.resolve(null);
-    this.#running ??= this.#pass().finally(() => {
-      this.#running = null;
-    });
-    return this.#running;
+    return this.#periodic.runOnce();
   }
 
   async #pass(): Promise<ReconcileReport | null> {
@@ -244,11 +236,8 @@ export class ReconcileLoop {
   }
 
   /** Stop scheduling and wait for a running pass. Idempotent. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#periodic.stop();
   }
 }
 

@@ -1,5 +1,6 @@
 import { analyzeStaleTables, type PrismaClient } from '@crawler/db';
 import type { Logger } from '@crawler/core';
+import { Periodic } from '../periodic.js';
 
 /**
  * Keeps the planner's statistics of the crawl's tables in step with their growth (@crawler/db analyzeStaleTables),
@@ -7,24 +8,20 @@ import type { Logger } from '@crawler/core';
  * per outage and tried again at the next tick; it never touches a job.
  */
 export class TableStatsLoop {
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<void> | null = null;
+  readonly #periodic: Periodic<void>;
   #failing = false;
 
-  constructor(private readonly opts: { prisma: PrismaClient; intervalMs: number; logger: Logger }) {}
+  constructor(private readonly opts: { prisma: PrismaClient; intervalMs: number; logger: Logger }) {
+    this.#periodic = new Periodic(() => this.#check(), opts.intervalMs);
+  }
 
   start(): void {
-    if (this.#timer || !(this.opts.intervalMs > 0)) return;
-    this.#timer = setInterval(() => void this.runOnce(), this.opts.intervalMs);
-    this.#timer.unref();
+    this.#periodic.start();
   }
 
   /** One check, unless one is running. */
-  runOnce(): Promise<void> {
-    this.#running ??= this.#check().finally(() => {
-      this.#running = null;
-    });
-    return this.#running;
+  async runOnce(): Promise<void> {
+    await this.#periodic.runOnce();
   }
 
   async #check(): Promise<void> {
@@ -39,9 +36,7 @@ export class TableStatsLoop {
   }
 
   /** Stop the timer and wait for a running check. Idempotent. */
-  async stop(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#periodic.stop();
   }
 }
