@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createPrismaClient, type PrismaClient } from './client.js';
 import { migrate, readMigrations } from './migrate/migrate.js';
 import { locateMigrationsDir } from './migrate/locate.js';
-import { quoteIdent, withAdminConnection as withAdmin, withDatabase } from './migrate/databases.js';
+import { quoteIdent, quoteLiteral, withAdminConnection as withAdmin, withDatabase } from './migrate/databases.js';
 
 /** Where test databases are created when `TEST_PG_URL` is not set. */
 export const DEFAULT_TEST_PG_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -54,8 +54,13 @@ async function ensureTemplate(serverUrl: string, migrationsDir: string, template
       await migrate(withDatabase(serverUrl, building), { migrationsDir });
       // Renamed only once complete, so a crash mid-migration never leaves a half-built template behind.
       await admin.query(`ALTER DATABASE ${quoteIdent(building)} RENAME TO ${quoteIdent(template)}`);
+      await admin.query(`COMMENT ON DATABASE ${quoteIdent(template)} IS ${quoteLiteral(`built ${new Date().toISOString()}`)}`);
+      // Other checkouts on this server (branches with other migrations) may be testing from their own template right
+      // now: only templates built more than a day ago are taken for stale.
       const stale = await admin.query<{ datname: string }>(
-        "SELECT datname FROM pg_database WHERE datname LIKE 'crawler\\_test\\_template\\_%' AND datname <> $1",
+        `SELECT d.datname FROM pg_database d
+          WHERE d.datname LIKE 'crawler\\_test\\_template\\_%' AND d.datname <> $1
+            AND coalesce(substring(shobj_description(d.oid, 'pg_database') FROM '^built (.*)$')::timestamptz, '-infinity') < now() - interval '1 day'`,
         [template],
       );
       for (const { datname } of stale.rows) {

@@ -13,6 +13,11 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
+/** A Postgres string literal, quoted (for DDL, which takes no parameters). */
+export function quoteLiteral(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
 /** Run `fn` on a plain pg connection to `url` (DDL such as CREATE DATABASE cannot run inside Prisma's pool). */
 export async function withAdminConnection<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
