@@ -116,3 +116,4 @@ export {
   type CamelCaseEnvName,
   type ConfigIssue,
 } from './config/env.js';
+export * from './schedule/revisit-policy.js';
