@@ -32,6 +32,7 @@ const app = await createServer({
   apiKeys: env.apiKeys,
   crawls,
   maxBatchSize: env.apiMaxBatchSize,
+  minRevisitIntervalSeconds: env.crawler.revisitMinIntervalS,
   loggerInstance: logger,
 });
 if (!env.apiKeys) logger.warn('the API is open: set API_KEYS (comma-separated bearer keys) to require one');

@@ -32,6 +32,8 @@ export interface ServerDeps {
   crawls?: { frontier: Pick<CrawlFrontier, 'create'>; store: Pick<CrawlStore, 'view' | 'cancel'> };
   /** @defaultValue 1000 */
   maxBatchSize?: number;
+  /** Shortest revisit interval a request may ask for, seconds (REVISIT_MIN_INTERVAL_S). @defaultValue 60 */
+  minRevisitIntervalSeconds?: number;
   /** @defaultValue 2000 */
   healthTimeoutMs?: number;
   /** Fastify's logger: a pino instance, or off. @defaultValue off */
@@ -73,7 +75,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   // Before any route: the hook it adds is global, so routes added later (here or by other modules) are covered too.
   if (deps.apiKeys) await registerApiKeyAuth(app, deps.apiKeys);
-  registerLinkRoutes(app, { prisma: deps.prisma, links: deps.links, queues: deps.queues, maxBatchSize, linksCounter });
+  registerLinkRoutes(app, { prisma: deps.prisma, links: deps.links, queues: deps.queues, maxBatchSize, linksCounter, minRevisitIntervalSeconds: deps.minRevisitIntervalSeconds });
   registerPagesRoutes(app, { prisma: deps.prisma });
   if (deps.crawls) registerCrawlRoutes(app, { ...deps.crawls, maxSeeds: maxBatchSize });
   registerOpsRoutes(app, { redis: deps.redis, prisma: deps.prisma, registry, healthTimeoutMs: deps.healthTimeoutMs });

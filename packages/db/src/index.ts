@@ -27,3 +27,4 @@ export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type
 export { OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange } from './outcome/outcome-store.js';
 export { analyzeStaleTables, GROWING_TABLES, type AnalyzedTable, type TableStatsOptions } from './maintenance/table-stats.js';
 export { ScheduleStore, type VisitStart, type RefreshResult, type ScheduleSummary } from './schedule/schedule-store.js';
+export { storedLinkStates, takeOverStaleLinks } from './schedule/crawl-revisits.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { CRAWL_SCOPES } from '@crawler/core';
-import { CrawlSpecError, type CrawlFrontier, type CrawlStore, type CrawlView } from '@crawler/pipeline';
+import { CrawlSpecError, type CrawlSpec, type CrawlFrontier, type CrawlStore, type CrawlView } from '@crawler/pipeline';
 import { sendInvalidBody } from './invalid-body.js';
 
 /** What the crawls routes need. */
@@ -27,6 +27,9 @@ const PostBody = z
     followNofollow: z.boolean().optional(),
     trackingParams: z.array(z.string().min(1).max(200)).max(500).nullable().optional(),
     sitemaps: z.boolean().optional(),
+    // Checked by the frontier, which names the field in its 400.
+    maxAgeSeconds: z.unknown().optional(),
+    revisit: z.unknown().optional(),
   })
   .strict();
 
@@ -44,6 +47,8 @@ export function crawlBody(v: CrawlView): Record<string, unknown> {
     maxPagesPerHost: v.maxPagesPerHost,
     followNofollow: v.followNofollow,
     sitemaps: v.sitemaps,
+    maxAgeSeconds: v.maxAgeSeconds,
+    revisit: v.revisit,
     createdAt: v.createdAt.toISOString(),
     counters: v.counters,
   };
@@ -60,7 +65,7 @@ export function registerCrawlRoutes(app: FastifyInstance, deps: CrawlsRouteDeps)
       return reply.code(413).send({ error: 'too_many_seeds', message: `at most ${deps.maxSeeds} seeds per crawl (got ${parsed.data.seeds.length})` });
     }
     try {
-      const created = await deps.frontier.create(parsed.data);
+      const created = await deps.frontier.create(parsed.data as CrawlSpec);
       return reply.code(201).send({
         id: created.crawl.id,
         admitted: created.admitted,

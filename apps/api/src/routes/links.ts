@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { PrismaClient } from '@crawler/db';
+import { ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
+import { ScheduleStore, type PrismaClient } from '@crawler/db';
 import { enqueueLinks, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { Counter } from 'prom-client';
@@ -14,12 +15,21 @@ export interface LinksRouteDeps {
   maxBatchSize: number;
   /** crawler_api_links_total{outcome}. */
   linksCounter: Counter<'outcome'>;
+  /** Refreshes and revisit policies. @defaultValue a ScheduleStore over `prisma` */
+  schedule?: ScheduleStore;
+  /** Shortest revisit interval a request may ask for, seconds (REVISIT_MIN_INTERVAL_S). @defaultValue 60 */
+  minRevisitIntervalSeconds?: number;
 }
 
 // Items are `unknown` on purpose: one bad entry is a per-URL error in the response, not a 400 for the batch.
+// maxAgeSeconds and revisit are checked after parsing, so a bad one is a 400 that names its field.
+const batchOptions = { maxAgeSeconds: z.unknown().optional(), revisit: z.unknown().optional() };
 const PostBody = z.union([
-  z.object({ urls: z.array(z.unknown()), learningMode: z.boolean().optional() }).strict(),
-  z.object({ links: z.array(z.union([z.string(), z.object({ url: z.unknown(), learningMode: z.boolean().optional() }).strict()])) }).strict(),
+  z.object({ urls: z.array(z.unknown()), learningMode: z.boolean().optional(), ...batchOptions }).strict(),
+  z.object({
+    links: z.array(z.union([z.string(), z.object({ url: z.unknown(), learningMode: z.boolean().optional(), maxAgeSeconds: z.unknown().optional() }).strict()])),
+    ...batchOptions,
+  }).strict(),
 ]);
 
 const LinkId = z.uuid();
@@ -30,6 +40,7 @@ export const MAX_ATTEMPTS_SHOWN = 50;
 interface Item {
   input: unknown;
   learningMode?: boolean;
+  maxAgeSeconds?: number;
 }
 
 /** Summarise an attempt's heuristics as `type → value` (several values of one type joined with a comma). */
@@ -44,13 +55,35 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
   app.post('/links', async (req, reply) => {
     const parsed = PostBody.safeParse(req.body);
     if (!parsed.success) {
-      return sendInvalidBody(reply, 'expected {"urls": ["https://…"], "learningMode"?: boolean} or {"links": [{"url": "https://…", "learningMode"?: boolean}]}', parsed.error);
+      return sendInvalidBody(
+        reply,
+        'expected {"urls": ["https://…"], "learningMode"?: boolean, "maxAgeSeconds"?: number, "revisit"?: {…}} or {"links": [{"url": "https://…", "learningMode"?: boolean, "maxAgeSeconds"?: number}], "maxAgeSeconds"?: number, "revisit"?: {…}}',
+        parsed.error,
+      );
     }
     const body = parsed.data;
-    const items: Item[] =
-      'urls' in body
-        ? body.urls.map((input) => ({ input, learningMode: body.learningMode }))
-        : body.links.map((l) => (typeof l === 'string' ? { input: l } : { input: l.url, learningMode: l.learningMode }));
+    let batchMaxAge: number | undefined;
+    let revisit: RevisitPolicy | null | undefined;
+    let items: Item[];
+    try {
+      batchMaxAge = body.maxAgeSeconds === undefined ? undefined : checkMaxAgeSeconds(body.maxAgeSeconds);
+      if (body.revisit === null) revisit = null;
+      else if (body.revisit !== undefined) {
+        if (typeof body.revisit !== 'object' || Array.isArray(body.revisit)) throw new ScheduleInputError('revisit', 'revisit must be an object: {"mode": "fixed", "intervalSeconds": N} or {"mode": "adaptive", "minSeconds": N, "maxSeconds": N}');
+        revisit = checkRevisitPolicy(body.revisit as RevisitPolicyInput, deps.minRevisitIntervalSeconds ?? 60);
+      }
+      items =
+        'urls' in body
+          ? body.urls.map((input) => ({ input, learningMode: body.learningMode, maxAgeSeconds: batchMaxAge }))
+          : body.links.map((l, i) =>
+              typeof l === 'string'
+                ? { input: l, maxAgeSeconds: batchMaxAge }
+                : { input: l.url, learningMode: l.learningMode, maxAgeSeconds: l.maxAgeSeconds === undefined ? batchMaxAge : checkMaxAgeSeconds(l.maxAgeSeconds, `links.${i}.maxAgeSeconds`) },
+            );
+    } catch (err) {
+      if (err instanceof ScheduleInputError) return reply.code(400).send({ error: 'invalid_field', field: err.field, message: err.message });
+      throw err;
+    }
     if (items.length === 0) return reply.code(400).send({ error: 'empty_batch', message: 'no links given' });
     if (items.length > deps.maxBatchSize) {
       return reply.code(413).send({ error: 'batch_too_large', message: `at most ${deps.maxBatchSize} links per request (got ${items.length})` });
@@ -59,20 +92,25 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
     // Results come back in input order: each one is tagged with its position, whatever group it went in.
     const rejectedAt: Array<[number, RejectedLink]> = [];
     // One enqueue per learning flag: the flag is stored per link, and enqueueLinks takes one for its batch.
-    const groups = new Map<boolean | undefined, { urls: string[]; at: number[] }>();
+    const groups = new Map<boolean | undefined, { urls: string[]; at: number[]; maxAges: Array<number | undefined> }>();
     items.forEach((item, at) => {
       if (typeof item.input !== 'string') {
         rejectedAt.push([at, { input: JSON.stringify(item.input) ?? String(item.input), code: 'invalid_url', message: 'expected the URL as a string' }]);
         return;
       }
-      const group = groups.get(item.learningMode) ?? { urls: [], at: [] };
+      const group = groups.get(item.learningMode) ?? { urls: [], at: [], maxAges: [] };
       group.urls.push(item.input);
       group.at.push(at);
+      group.maxAges.push(item.maxAgeSeconds);
       groups.set(item.learningMode, group);
     });
     const acceptedAt: Array<[number, AcceptedLink]> = [];
+    const schedule = deps.schedule ?? new ScheduleStore({ prisma: deps.prisma });
     for (const [learningModeEnabled, group] of groups) {
-      const result = await enqueueLinks(group.urls, { links: deps.links, queues: deps.queues, learningModeEnabled });
+      const result = await enqueueLinks(group.urls, {
+        links: deps.links, queues: deps.queues, learningModeEnabled, schedule, revisit,
+        maxAgeSeconds: group.maxAges.some((a) => a !== undefined) ? group.maxAges : undefined,
+      });
       // enqueueLinks answers every input once, accepted or rejected, each list in input order.
       let a = 0;
       let r = 0;
@@ -87,7 +125,7 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
     deps.linksCounter.inc({ outcome: 'accepted' }, accepted.length);
     deps.linksCounter.inc({ outcome: 'rejected' }, rejected.length);
     return reply.code(accepted.length > 0 ? 202 : 422).send({
-      accepted: accepted.map((a) => ({ input: a.input, url: a.url, id: a.linkId, created: a.created, queued: a.queued })),
+      accepted: accepted.map((a) => ({ input: a.input, url: a.url, id: a.linkId, created: a.created, queued: a.queued, ...(a.refresh ? { refresh: a.refresh } : {}) })),
       rejected,
     });
   });
@@ -114,6 +152,13 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       lastErrorType: link.lastErrorType,
       lastError: link.lastError,
       decision: { fetcher: link.fetcher, selectionSource: link.selectionSource },
+      generation: link.generation,
+      revisit: link.revisitMode
+        ? {
+            mode: link.revisitMode, intervalSeconds: link.revisitIntervalS, minSeconds: link.revisitMinS, maxSeconds: link.revisitMaxS,
+            nextIntervalSeconds: link.revisitNextS, nextFetchAt: link.nextFetchAt?.toISOString() ?? null, lastVisitChanged: link.lastVisitChanged,
+          }
+        : null,
       attemptsShown: link.attempts.length,
       attempts: [...link.attempts].reverse().map((a) => ({
         id: a.id.toString(),

@@ -6,12 +6,14 @@ import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, countSettled, formatCrawlReport, readLinkRows } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
+import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
 import { startCliEvents, type CliEvents } from '../crawler/cli-events.js';
 
 const USAGE = [
-  'usage: crawl crawl <file|URL...> [--json] [--learning on|off]  (an existing file is a list of URLs, one per line; "-" is stdin)',
+  `usage: crawl crawl <file|URL...> [--json] [--learning on|off] ${SCHEDULE_USAGE}  (an existing file is a list of URLs, one per line; "-" is stdin)`,
   '       crawl crawl <file|URL...> --follow [--scope same-site|same-host|same-origin|all] [--max-depth N] [--max-pages N]',
   '             [--max-pages-per-host N] [--include GLOB|re:REGEX]... [--exclude GLOB|re:REGEX]... [--sitemaps] [--follow-nofollow] [--json]',
+  `             ${SCHEDULE_USAGE}  (--max-age: re-crawl, fetching again stored pages older than it)`,
 ].join('\n');
 
 const FOLLOW_OPTIONS = {
@@ -39,7 +41,7 @@ const command: Command = {
   async run(args, io) {
     let parsed;
     try {
-      parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, learning: { type: 'string' }, ...FOLLOW_OPTIONS } });
+      parsed = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' }, learning: { type: 'string' }, ...FOLLOW_OPTIONS, ...SCHEDULE_OPTIONS } });
     } catch (err) {
       throw new UsageError(`${(err as Error).message}\n${USAGE}`);
     }
@@ -50,9 +52,12 @@ const command: Command = {
     const v = parsed.values;
     const followOnly = ['scope', 'max-depth', 'max-pages', 'max-pages-per-host', 'include', 'exclude', 'sitemaps', 'follow-nofollow'].filter((k) => v[k as keyof typeof v] !== undefined);
     if (!v.follow && followOnly.length > 0) throw new UsageError(`--${followOnly[0]} needs --follow\n${USAGE}`);
+    const schedule = parseScheduleFlags(v, reportingConfigFrom(io).revisitMinIntervalS, USAGE);
     if (v.follow) {
       const { runFollowCrawl } = await import('./crawl-follow.js');
       return runFollowCrawl(io, urls, {
+        maxAgeSeconds: schedule.maxAgeSeconds,
+        revisit: schedule.revisit,
         scope: v.scope as never,
         maxDepth: intOption('max-depth', v['max-depth'], 0),
         maxPages: intOption('max-pages', v['max-pages'], 1),
@@ -71,7 +76,7 @@ const command: Command = {
     let events: CliEvents | null = null;
     const release = closeOnSignals(runtime, () => undefined, async () => events?.stop());
     try {
-      const enq = await runtime.enqueue(urls, { learningModeEnabled });
+      const enq = await runtime.enqueue(urls, { learningModeEnabled, ...schedule });
       const ids = [...new Set(enq.accepted.map((a) => a.linkId))];
       runtime.startWorkers();
       events = startCliEvents(runtime, config, logger);

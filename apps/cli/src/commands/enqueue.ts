@@ -2,8 +2,9 @@ import { parseArgs } from 'node:util';
 import { createRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, configFrom } from '../crawler/cli-context.js';
+import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
 
-const USAGE = 'usage: crawl enqueue [URL...] [--file F]... [--learning on|off] [--json]  (no URLs: read stdin, one per line)';
+const USAGE = `usage: crawl enqueue [URL...] [--file F]... [--learning on|off] ${SCHEDULE_USAGE} [--json]  (no URLs: read stdin, one per line)`;
 
 /** Parse `--learning on|off` into the per-link override. */
 export function parseLearningFlag(value: string | undefined): boolean | undefined {
@@ -18,22 +19,25 @@ const command: Command = {
   async run(args, io) {
     let parsed;
     try {
-      parsed = parseArgs({ args, allowPositionals: true, options: { file: { type: 'string', multiple: true }, learning: { type: 'string' }, json: { type: 'boolean' } } });
+      parsed = parseArgs({ args, allowPositionals: true, options: { file: { type: 'string', multiple: true }, learning: { type: 'string' }, json: { type: 'boolean' }, ...SCHEDULE_OPTIONS } });
     } catch (err) {
       throw new UsageError(`${(err as Error).message}\n${USAGE}`);
     }
     const learningModeEnabled = parseLearningFlag(parsed.values.learning);
-    const urls = await collectUrls(io, { urls: parsed.positionals, files: parsed.values.file ?? [], stdinWhenEmpty: true });
     const config = configFrom(io);
+    const schedule = parseScheduleFlags(parsed.values, config.revisitMinIntervalS, USAGE);
+    const urls = await collectUrls(io, { urls: parsed.positionals, files: parsed.values.file ?? [], stdinWhenEmpty: true });
     const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
     try {
-      const res = await runtime.enqueue(urls, { learningModeEnabled });
+      const res = await runtime.enqueue(urls, { learningModeEnabled, ...schedule });
       if (parsed.values.json) {
         io.stdout.write(`${JSON.stringify(res)}\n`);
       } else {
         for (const r of res.rejected) io.stderr.write(`crawl enqueue: ${r.input}: ${r.message} (${r.code})\n`);
         const created = res.accepted.filter((a) => a.created).length;
-        io.stdout.write(`accepted ${res.accepted.length} (${created} new, ${res.accepted.length - created} already known), rejected ${res.rejected.length}\n`);
+        const refresh = (kind: string): number => res.accepted.filter((a) => a.refresh === kind).length;
+        const refreshNote = schedule.maxAgeSeconds === undefined ? '' : `; of the known: ${refresh('refreshed')} refreshed, ${refresh('fresh')} fresh enough (left alone), ${refresh('in_progress')} already in progress`;
+        io.stdout.write(`accepted ${res.accepted.length} (${created} new, ${res.accepted.length - created} already known${refreshNote}), rejected ${res.rejected.length}\n`);
       }
       // Non-zero when anything was rejected, so scripts notice; the valid URLs are in either way.
       return res.rejected.length > 0 ? 1 : 0;

@@ -28,6 +28,10 @@ export const COMMANDS: Record<string, CommandEntry> = {
     summary: 'classify a response body from stdin: validation, heuristics and the probe decision, as JSON',
     load: async () => (await import('./classify.js')).default,
   },
+  schedule: {
+    summary: 'revisit schedules: how many links are due now, within an hour, a day, later, and the soonest ones (--limit N, --json)',
+    load: async () => (await import('./schedule.js')).default,
+  },
   enqueue: {
     summary: 'add URLs (arguments, --file, or stdin) to the crawl; invalid ones are reported one by one',
     load: async () => (await import('./enqueue.js')).default,

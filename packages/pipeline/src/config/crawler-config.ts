@@ -241,6 +241,21 @@ export const RECONCILE_ENV = {
   TABLE_STATS_INTERVAL_MS: intVar(5_000, 0),
 };
 
+/** Continuous crawling: revisit schedules and the scheduler that enqueues due links. */
+export const SCHEDULE_ENV = {
+  /**
+   * Time between the revisit scheduler's passes in every worker process (router app, fetcher app, `crawl run`);
+   * 0: this process runs no scheduler (due links wait for one that does). @defaultValue 5000
+   */
+  SCHEDULER_INTERVAL_MS: intVar(5_000, 0),
+  /** Due links claimed per statement. @defaultValue 500 */
+  SCHEDULER_BATCH_SIZE: intVar(500, 1, 10_000),
+  /** The scheduler claims due links only while fewer route jobs than this wait in Redis. @defaultValue 10000 */
+  SCHEDULER_MAX_QUEUED: intVar(10_000, 1),
+  /** Shortest revisit interval a producer may ask for, seconds (API and CLI refuse less). @defaultValue 60 */
+  REVISIT_MIN_INTERVAL_S: intVar(60, 0),
+};
+
 /** Link-following crawls: what a page contributes and what sitemaps may cost. */
 export const CRAWL_ENV = {
   /**
@@ -276,6 +291,7 @@ export const CRAWLER_ENV = {
   ...POLITENESS_ENV,
   ...PROBE_ENV,
   ...RECONCILE_ENV,
+  ...SCHEDULE_ENV,
   ...CRAWL_ENV,
   ...EVENTS_ENV,
   /** pino level. @defaultValue 'info' */

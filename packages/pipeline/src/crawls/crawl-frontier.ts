@@ -1,7 +1,10 @@
 import {
   CRAWL_SCOPES,
   DEFAULT_TRACKING_PARAMS,
+  ScheduleInputError,
   canonicalCrawlUrl,
+  checkMaxAgeSeconds,
+  checkRevisitPolicy,
   compileScope,
   compileTrackingParams,
   domainOf,
@@ -10,6 +13,7 @@ import {
   mimeOf,
   type CrawlScope,
   type Logger,
+  type RevisitPolicyInput,
   type ScopeMatcher,
   type TrackingParamFilter,
 } from '@crawler/core';
@@ -40,6 +44,14 @@ export interface CrawlSpec {
   trackingParams?: string[] | null;
   /** Also start from the seeds' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml). @defaultValue false */
   sitemaps?: boolean;
+  /**
+   * Re-crawl: a page already stored (by an earlier crawl or a producer) whose last visit is older than this many
+   * seconds is fetched again by this crawl, seeds included (0: every stored page). @defaultValue null: stored pages
+   * are duplicates
+   */
+  maxAgeSeconds?: number | null;
+  /** Revisit policy given to every link this crawl admits (see ScheduleStore). @defaultValue none */
+  revisit?: RevisitPolicyInput | null;
 }
 
 /** A crawl spec that cannot be run, with the field at fault. */
@@ -94,6 +106,8 @@ export interface CrawlFrontierDeps {
   defaultTrackingParams?: string[];
   /** Keys already decided, answered without Postgres (see SeenCache). @defaultValue none: every key goes to Postgres */
   seenCache?: SeenCache;
+  /** Shortest revisit interval a crawl may ask for, seconds (REVISIT_MIN_INTERVAL_S). @defaultValue 60 */
+  minRevisitIntervalSeconds?: number;
 }
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
@@ -122,6 +136,15 @@ export class CrawlFrontier implements LinkDiscovery {
         throw new CrawlSpecError(field, `${field} must be an integer ≥ ${field === 'maxDepth' ? 0 : 1}, got ${v}`);
       }
     }
+    let maxAgeSeconds: number | null = null;
+    let revisit = null;
+    try {
+      if (spec.maxAgeSeconds !== undefined && spec.maxAgeSeconds !== null) maxAgeSeconds = checkMaxAgeSeconds(spec.maxAgeSeconds);
+      if (spec.revisit) revisit = checkRevisitPolicy(spec.revisit, this.#deps.minRevisitIntervalSeconds ?? 60);
+    } catch (err) {
+      if (err instanceof ScheduleInputError) throw new CrawlSpecError(err.field, err.message);
+      throw err;
+    }
     const trackingParams = spec.trackingParams ?? this.#deps.defaultTrackingParams ?? null;
     const tracking = compileTrackingParams(trackingParams ?? DEFAULT_TRACKING_PARAMS);
     const rejected: RejectedLink[] = [];
@@ -141,6 +164,7 @@ export class CrawlFrontier implements LinkDiscovery {
     const record = {
       seeds, scope, include: spec.include ?? [], exclude: spec.exclude ?? [], maxDepth: spec.maxDepth ?? null, maxPages: spec.maxPages ?? null,
       maxPagesPerHost: spec.maxPagesPerHost ?? null, followNofollow: spec.followNofollow ?? false, trackingParams, sitemaps: spec.sitemaps ?? false,
+      maxAgeSeconds, revisit,
     };
 
     // Seeds are admitted whatever include/exclude say (they were asked for by name); sitemap entries obey every rule.
@@ -208,7 +232,7 @@ export class CrawlFrontier implements LinkDiscovery {
     if (cache && !result.closed) await cache.remember(crawlId, [...offered.map((c) => c.key), ...alsoSeen.map((s) => s.key)]).catch(() => undefined);
   }
 
-  async #route(admitted: Array<{ linkId: string; url: string }>): Promise<void> {
+  async #route(admitted: Array<{ linkId: string; url: string; generation?: number }>): Promise<void> {
     for (let i = 0; i < admitted.length; i += 1_000) await this.#deps.enqueueRoutes(admitted.slice(i, i + 1_000));
   }
 

@@ -1,5 +1,5 @@
-import { LINK_STATUSES, type CrawlScope } from '@crawler/core';
-import { sqlOf, withTransaction, type PrismaClient, type SqlClient } from '@crawler/db';
+import { LINK_STATUSES, type CrawlScope, type RevisitPolicy } from '@crawler/core';
+import { sqlOf, storedLinkStates, takeOverStaleLinks, withTransaction, type PrismaClient, type SqlClient } from '@crawler/db';
 
 /** A crawl's rules as stored. */
 export interface CrawlRecord {
@@ -17,6 +17,10 @@ export interface CrawlRecord {
   /** null: DEFAULT_TRACKING_PARAMS */
   trackingParams: string[] | null;
   sitemaps: boolean;
+  /** A stored page last visited longer ago than this (seconds) is fetched again by this crawl; null: it is a duplicate. */
+  maxAgeSeconds: number | null;
+  /** Revisit policy of every link the crawl admits; null: none. */
+  revisit: RevisitPolicy | null;
   createdAt: Date;
 }
 
@@ -32,6 +36,10 @@ export interface CrawlCounters {
   outOfScope: number;
   /** Refused by maxDepth, maxPages or maxPagesPerHost. */
   overLimit: number;
+  /** Stored pages fetched again because they were older than maxAgeSeconds (included in admitted). */
+  refreshed: number;
+  /** Stored pages left alone because they were fresh enough (included in duplicate). */
+  fresh: number;
   queued: number;
   routing: number;
   fetching: number;
@@ -75,7 +83,8 @@ export interface AdmitRequest {
 
 /** What the frontier admitted: links to route now. */
 export interface AdmitResult {
-  admitted: Array<{ linkId: string; url: string }>;
+  /** generation: set for stored pages fetched again (a new visit); new links are generation 0. */
+  admitted: Array<{ linkId: string; url: string; generation?: number }>;
   duplicate: number;
   overLimit: number;
   /** The crawl is cancelled (or gone): nothing was admitted. */
@@ -84,6 +93,10 @@ export interface AdmitResult {
 
 const CRAWL_COLUMNS = `id, status, seeds, scope, include, exclude, max_depth AS "maxDepth", max_pages AS "maxPages",
   max_pages_per_host AS "maxPagesPerHost", follow_nofollow AS "followNofollow", tracking_params AS "trackingParams", sitemaps,
+  max_age_s AS "maxAgeSeconds",
+  CASE revisit_mode WHEN 'fixed' THEN json_build_object('mode', 'fixed', 'intervalSeconds', revisit_interval_s)
+    WHEN 'adaptive' THEN json_build_object('mode', 'adaptive', 'intervalSeconds', revisit_interval_s, 'minSeconds', revisit_min_s, 'maxSeconds', revisit_max_s)
+  END AS revisit,
   created_at AS "createdAt"`;
 
 /** Statuses of a link still in progress: a crawl with any of them is not done. */
@@ -112,9 +125,13 @@ export class CrawlStore {
   ): Promise<{ crawl: CrawlRecord; admitted: AdmitResult['admitted'] }> {
     return withTransaction(this.#prisma, async (tx) => {
       const [crawl] = await tx.query<CrawlRecord>(
-        `INSERT INTO crawls (seeds, scope, include, exclude, max_depth, max_pages, max_pages_per_host, follow_nofollow, tracking_params, sitemaps)
-         VALUES ($1::text[], $2, $3::text[], $4::text[], $5::int, $6::int, $7::int, $8, $9::text[], $10) RETURNING ${CRAWL_COLUMNS}`,
-        [spec.seeds, spec.scope, spec.include, spec.exclude, spec.maxDepth, spec.maxPages, spec.maxPagesPerHost, spec.followNofollow, spec.trackingParams, spec.sitemaps],
+        `INSERT INTO crawls (seeds, scope, include, exclude, max_depth, max_pages, max_pages_per_host, follow_nofollow, tracking_params, sitemaps,
+           max_age_s, revisit_mode, revisit_interval_s, revisit_min_s, revisit_max_s)
+         VALUES ($1::text[], $2, $3::text[], $4::text[], $5::int, $6::int, $7::int, $8, $9::text[], $10, $11::float8, $12, $13::float8, $14::float8, $15::float8)
+         RETURNING ${CRAWL_COLUMNS}`,
+        [spec.seeds, spec.scope, spec.include, spec.exclude, spec.maxDepth, spec.maxPages, spec.maxPagesPerHost, spec.followNofollow, spec.trackingParams, spec.sitemaps,
+          spec.maxAgeSeconds, spec.revisit?.mode ?? null, spec.revisit?.intervalSeconds ?? null,
+          spec.revisit?.mode === 'adaptive' ? spec.revisit.minSeconds : null, spec.revisit?.mode === 'adaptive' ? spec.revisit.maxSeconds : null],
       );
       const result = await admitIn(tx, { ...seeds(crawl!.id), crawlId: crawl!.id, discoveredFrom: null });
       return { crawl: crawl!, admitted: result.admitted };
@@ -130,8 +147,9 @@ export class CrawlStore {
   /** The crawl with its state and counters, or null. The same answer from any process: it is all in Postgres. */
   async view(id: string): Promise<CrawlView | null> {
     if (!isUuid(id)) return null;
-    const [row] = await this.#sql.query<CrawlRecord & Record<'discovered' | 'admitted' | 'duplicate' | 'outOfScope' | 'overLimit', string>>(
-      `SELECT ${CRAWL_COLUMNS}, admitted::text, discovered::text, duplicate::text, out_of_scope::text AS "outOfScope", over_limit::text AS "overLimit"
+    const [row] = await this.#sql.query<CrawlRecord & Record<'discovered' | 'admitted' | 'duplicate' | 'outOfScope' | 'overLimit' | 'refreshed' | 'fresh' | 'handedDone' | 'handedFailed', string>>(
+      `SELECT ${CRAWL_COLUMNS}, admitted::text, discovered::text, duplicate::text, out_of_scope::text AS "outOfScope", over_limit::text AS "overLimit",
+         refreshed::text, fresh::text, handed_over_done::text AS "handedDone", handed_over_failed::text AS "handedFailed"
        FROM crawls WHERE id = $1::uuid`,
       [id],
     );
@@ -143,11 +161,13 @@ export class CrawlStore {
     const n = (s: string): number => Number(byStatus.find((r) => r.status === s)?.n ?? 0);
     const counters: CrawlCounters = {
       discovered: Number(row.discovered), admitted: Number(row.admitted), duplicate: Number(row.duplicate),
-      outOfScope: Number(row.outOfScope), overLimit: Number(row.overLimit),
-      queued: n('queued'), routing: n('routing'), fetching: n('fetching'), paused: n('paused'), done: n('done'), failed: n('failed'),
+      outOfScope: Number(row.outOfScope), overLimit: Number(row.overLimit), refreshed: Number(row.refreshed), fresh: Number(row.fresh),
+      queued: n('queued'), routing: n('routing'), fetching: n('fetching'), paused: n('paused'),
+      // Links a later crawl took over to fetch again still count here, with the status they had then.
+      done: n('done') + Number(row.handedDone), failed: n('failed') + Number(row.handedFailed),
     };
     const inProgress = counters.queued + counters.routing + counters.fetching + counters.paused;
-    const { discovered: _d, admitted: _a, duplicate: _u, outOfScope: _o, overLimit: _l, ...record } = row;
+    const { discovered: _d, admitted: _a, duplicate: _u, outOfScope: _o, overLimit: _l, refreshed: _r, fresh: _f, handedDone: _hd, handedFailed: _hf, ...record } = row;
     const state = row.status === 'cancelled' ? 'cancelled' : inProgress === 0 ? 'done' : 'running';
     return { ...record, state, counters };
   }
@@ -191,9 +211,9 @@ export class CrawlStore {
    * died between admitting them and adding their route jobs left them without a job. Re-adding is safe (the job id
    * is the link id: an existing job makes it a no-op).
    */
-  async stranded(olderThanMs: number, limit = 10_000): Promise<Array<{ linkId: string; url: string }>> {
-    return this.#sql.query<{ linkId: string; url: string }>(
-      `SELECT l.id AS "linkId", l.url FROM links l JOIN crawls c ON c.id = l.crawl
+  async stranded(olderThanMs: number, limit = 10_000): Promise<Array<{ linkId: string; url: string; generation: number }>> {
+    return this.#sql.query<{ linkId: string; url: string; generation: number }>(
+      `SELECT l.id AS "linkId", l.url, l.generation FROM links l JOIN crawls c ON c.id = l.crawl
        WHERE c.status = 'running' AND l.status = 'queued' AND l.updated_at < now() - ($1::int * interval '1 millisecond') LIMIT $2::int`,
       [olderThanMs, limit],
     );
@@ -211,8 +231,8 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
     );
     return { admitted: [], duplicate: req.tally.duplicate ?? 0, overLimit: req.tally.overLimit, closed: rows[0]?.status !== 'running' };
   }
-  const [crawl] = await tx.query<{ status: string; maxPages: number | null; admitted: number; maxPerHost: number | null }>(
-    'SELECT status, max_pages AS "maxPages", admitted, max_pages_per_host AS "maxPerHost" FROM crawls WHERE id = $1::uuid FOR UPDATE',
+  const [crawl] = await tx.query<{ status: string; maxPages: number | null; admitted: number; maxPerHost: number | null; maxAgeS: number | null }>(
+    'SELECT status, max_pages AS "maxPages", admitted, max_pages_per_host AS "maxPerHost", max_age_s AS "maxAgeS" FROM crawls WHERE id = $1::uuid FOR UPDATE',
     [req.crawlId],
   );
   if (!crawl || crawl.status !== 'running') return { admitted: [], duplicate: 0, overLimit: 0, closed: true };
@@ -247,8 +267,13 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
   }
   // Pages some other owner already has (a producer, another crawl) are set aside first, so they never hold a budget
   // or host slot for a moment that a later candidate needed; the rounds below catch one inserted meanwhile.
-  const owned = fresh.length > 0 ? new Set((await tx.query<{ url: string }>('SELECT url FROM links WHERE url = ANY($1::text[])', [fresh.map((c) => c.url)])).map((r) => r.url)) : new Set<string>();
-  const admitted: Array<{ linkId: string; url: string }> = [];
+  // With a max age, a stored page last visited longer ago is this crawl's to fetch again (a re-crawl), like a new one.
+  const stored = await storedLinkStates(tx, fresh.map((c) => c.url), crawl.maxAgeS);
+  const owned = new Set([...stored].filter(([, s]) => !s.stale).map(([url]) => url));
+  const stale = new Set([...stored].filter(([, s]) => s.stale).map(([url]) => url));
+  let freshStored = 0;
+  let refreshed = 0;
+  const admitted: AdmitResult['admitted'] = [];
   const won: FrontierCandidate[] = [];
   // Another owner's url: decided here (a duplicate), not fetched by this crawl.
   const taken: FrontierCandidate[] = [];
@@ -262,6 +287,7 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
     while (next < fresh.length && round.length < budget) {
       const c = fresh[next++]!;
       if (owned.has(c.url)) {
+        if (crawl.maxAgeS !== null && stored.get(c.url)?.finished) freshStored += 1;
         taken.push(c);
         continue;
       }
@@ -276,16 +302,25 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
     if (round.length === 0) break;
     // In url order, so two crawls inserting overlapping urls wait on each other instead of deadlocking. A url already
     // stored as a link (enqueued by a producer or another crawl) is that link's: the fleet stores a page once.
-    const inserted = await tx.query<{ linkId: string; url: string }>(
-      `INSERT INTO links (url, initial_url, domain, status, crawl, depth, discovered_from)
-       SELECT url, initial_url, domain, 'queued', $5::uuid, depth, $6::uuid
+    const insert = round.filter((c) => !stale.has(c.url));
+    // New links take the crawl's revisit policy (none when it has none).
+    const inserted = insert.length === 0 ? [] : await tx.query<{ linkId: string; url: string }>(
+      `INSERT INTO links (url, initial_url, domain, status, crawl, depth, discovered_from, revisit_mode, revisit_interval_s, revisit_min_s, revisit_max_s)
+       SELECT url, initial_url, domain, 'queued', $5::uuid, depth, $6::uuid, c.revisit_mode, c.revisit_interval_s, c.revisit_min_s, c.revisit_max_s
        FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS t(url, initial_url, domain, depth)
+       CROSS JOIN (SELECT revisit_mode, revisit_interval_s, revisit_min_s, revisit_max_s FROM crawls WHERE id = $5::uuid) c
        ORDER BY url
        ON CONFLICT (url) DO NOTHING
        RETURNING id AS "linkId", url`,
-      [round.map((c) => c.url), round.map((c) => c.initialUrl), round.map((c) => c.domain), round.map((c) => c.depth), req.crawlId, req.discoveredFrom],
+      [insert.map((c) => c.url), insert.map((c) => c.initialUrl), insert.map((c) => c.domain), insert.map((c) => c.depth), req.crawlId, req.discoveredFrom],
     );
-    const got = new Set(inserted.map((a) => a.url));
+    const again = round.filter((c) => stale.has(c.url));
+    const restarted = again.length === 0 || crawl.maxAgeS === null ? [] : await takeOverStaleLinks(tx, {
+      crawlId: req.crawlId, discoveredFrom: req.discoveredFrom, maxAgeSeconds: crawl.maxAgeS, rows: again.map((c) => ({ url: c.url, depth: c.depth })),
+    });
+    refreshed += restarted.length;
+    admitted.push(...restarted);
+    const got = new Set([...inserted.map((a) => a.url), ...restarted.map((a) => a.url)]);
     admitted.push(...inserted);
     for (const c of round) {
       if (got.has(c.url)) won.push(c);
@@ -294,7 +329,7 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
         hostCounts.set(c.host, (hostCounts.get(c.host) ?? 1) - 1);
       }
     }
-    budget -= inserted.length;
+    budget -= inserted.length + restarted.length;
   }
   refused.push(...fresh.slice(next));
   duplicate += taken.length;
@@ -324,8 +359,9 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
   }
   await tx.query(
     `UPDATE crawls SET admitted = admitted + $2::int, discovered = discovered + $3::bigint, duplicate = duplicate + $4::bigint,
-       out_of_scope = out_of_scope + $5::bigint, over_limit = over_limit + $6::bigint, updated_at = now() WHERE id = $1::uuid`,
-    [req.crawlId, won.length, req.tally.discovered, duplicate, req.tally.outOfScope, overLimit],
+       out_of_scope = out_of_scope + $5::bigint, over_limit = over_limit + $6::bigint, refreshed = refreshed + $7::bigint, fresh = fresh + $8::bigint,
+       updated_at = now() WHERE id = $1::uuid`,
+    [req.crawlId, won.length, req.tally.discovered, duplicate, req.tally.outOfScope, overLimit, refreshed, freshStored],
   );
   return { admitted, duplicate, overLimit, closed: false };
 }

@@ -1,5 +1,6 @@
 import { CrawlerError, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, domainOf, normalizeUrl } from '@crawler/core';
-import { isInputDbError } from '@crawler/db';
+import { isInputDbError, type ScheduleStore } from '@crawler/db';
+import type { RevisitPolicy } from '@crawler/core';
 import type { JobQueues } from '@crawler/queue';
 import type { LinkRecord, LinkRepo, NewLink } from './link-repo.js';
 
@@ -17,6 +18,12 @@ export interface AcceptedLink {
    * id makes the request a no-op, so this is still one job); false for duplicates within the batch and links past routing.
    */
   queued: boolean;
+  /**
+   * With a max age, what happened to a page already stored: `refreshed` (older than the max age: fetched again, under
+   * a new generation), `fresh` (recent enough: left alone) or `in_progress` (its current visit is under way: not
+   * duplicated). Absent without a max age and for new links.
+   */
+  refresh?: 'refreshed' | 'fresh' | 'in_progress';
 }
 
 /** A URL that did not go in, with a stable code and a message for the person who sent it. */
@@ -36,6 +43,15 @@ export interface EnqueueLinksOptions {
   queues: JobQueues;
   /** Per-link override of the global learning flag for every URL of this batch (undefined: follow the flag). */
   learningModeEnabled?: boolean;
+  /**
+   * Fetch a page already stored again when its last visit is older than this many seconds (0: now). One number for
+   * the batch, or one per input (undefined: no refresh for that input). Needs `schedule`. @defaultValue no refresh
+   */
+  maxAgeSeconds?: number | ReadonlyArray<number | undefined>;
+  /** Revisit policy for every link of the batch (null: remove theirs). Needs `schedule`. @defaultValue left as is */
+  revisit?: RevisitPolicy | null;
+  /** Refreshes and policies. */
+  schedule?: ScheduleStore;
 }
 
 /** Why one input cannot be a link, or null when it may be normalized and stored. */
@@ -105,13 +121,42 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   }
   const queuedIds = new Set(toQueue.map((r) => r.id));
 
+  // Refresh on demand: finished pages older than their max age start a new visit (new generation, so a stale job of
+  // the old one is skipped) and get a route job; the rest are reported fresh or in progress.
+  const refreshOf = new Map<string, AcceptedLink['refresh']>();
+  const ageAt = (at: number): number | undefined => (typeof opts.maxAgeSeconds === 'number' ? opts.maxAgeSeconds : opts.maxAgeSeconds?.[at]);
+  const refreshItems = [...unique.values()].flatMap((v) => {
+    const row = byUrl.get(v.url);
+    const maxAgeSeconds = ageAt(v.at);
+    if (!row || maxAgeSeconds === undefined) return [];
+    if (row.created || queuedIds.has(row.id)) {
+      if (!row.created) refreshOf.set(row.id, 'in_progress');
+      return [];
+    }
+    return [{ linkId: row.id, maxAgeSeconds }];
+  });
+  if (refreshItems.length > 0 || opts.revisit !== undefined) {
+    if (!opts.schedule) throw new Error('enqueueLinks: maxAgeSeconds and revisit need a schedule store');
+    const result = await opts.schedule.refresh(refreshItems);
+    for (let i = 0; i < result.refreshed.length; i += 1_000) await opts.queues.enqueueRoutes(result.refreshed.slice(i, i + 1_000));
+    for (const r of result.refreshed) {
+      refreshOf.set(r.linkId, 'refreshed');
+      queuedIds.add(r.linkId);
+    }
+    for (const id of result.fresh) refreshOf.set(id, 'fresh');
+    for (const id of result.busy) refreshOf.set(id, 'in_progress');
+    // After the refresh: the policy of a link whose visit just started applies when that visit ends.
+    if (opts.revisit !== undefined) await opts.schedule.setPolicy(rows.map((r) => r.id), opts.revisit);
+  }
+
   const seen = new Set<string>();
   const accepted: AcceptedLink[] = valid.flatMap((v) => {
     const row = byUrl.get(v.url);
     if (!row) return [];
     const first = !seen.has(v.url);
     seen.add(v.url);
-    return [{ input: v.input, url: v.url, linkId: row.id, created: first && row.created, queued: first && queuedIds.has(row.id) }];
+    const refresh = first ? refreshOf.get(row.id) : undefined;
+    return [{ input: v.input, url: v.url, linkId: row.id, created: first && row.created, queued: first && queuedIds.has(row.id), ...(refresh ? { refresh } : {}) }];
   });
   return { accepted, rejected };
 }

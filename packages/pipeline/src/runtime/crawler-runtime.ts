@@ -2,7 +2,9 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
-import { sqlOf, type PrismaClient } from '@crawler/db';
+import { sqlOf, type PrismaClient, type ScheduleStore } from '@crawler/db';
+import type { RevisitPolicy } from '@crawler/core';
+import { RevisitScheduler } from '../schedule/revisit-scheduler.js';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import type { LinkRepo } from '../links/link-repo.js';
 import { enqueueLinks, type EnqueueResult } from '../links/enqueue-links.js';
@@ -26,6 +28,8 @@ export interface RuntimeParts {
   crawls: CrawlFrontier;
   /** Crawls in Postgres: view, cancel. */
   crawlStore: CrawlStore;
+  /** Revisit policies, refreshes and the scheduler's claims. */
+  schedule: ScheduleStore;
   clock: Clock;
   logger: Logger;
   metrics: PipelineMetrics;
@@ -65,6 +69,7 @@ export class CrawlerRuntime {
   readonly logger: Logger;
   readonly crawls: CrawlFrontier;
   readonly crawlStore: CrawlStore;
+  readonly schedule: ScheduleStore;
   readonly #parts: RuntimeParts;
   readonly #workers: Worker[] = [];
   /** Queues this process consumes; the idle check looks only at these (all queues before any worker starts). */
@@ -73,6 +78,7 @@ export class CrawlerRuntime {
   #closing: Promise<void> | null = null;
   #reconcileLoop: ReconcileLoop | null = null;
   #tableStats: TableStatsLoop | null = null;
+  #scheduler: RevisitScheduler | null = null;
   /** When the current infrastructure outage began (first failed idle check), for one log line per outage. */
   #outageSince: number | null = null;
 
@@ -86,6 +92,7 @@ export class CrawlerRuntime {
     this.logger = parts.logger;
     this.crawls = parts.crawls;
     this.crawlStore = parts.crawlStore;
+    this.schedule = parts.schedule;
   }
 
   /**
@@ -104,8 +111,22 @@ export class CrawlerRuntime {
   }
 
   /** Enqueue URLs (see enqueueLinks). */
-  enqueue(urls: readonly string[], opts: { learningModeEnabled?: boolean } = {}): Promise<EnqueueResult> {
-    return enqueueLinks(urls, { links: this.links, queues: this.queues, learningModeEnabled: opts.learningModeEnabled });
+  enqueue(
+    urls: readonly string[],
+    opts: { learningModeEnabled?: boolean; maxAgeSeconds?: number | ReadonlyArray<number | undefined>; revisit?: RevisitPolicy | null } = {},
+  ): Promise<EnqueueResult> {
+    return enqueueLinks(urls, { ...opts, links: this.links, queues: this.queues, schedule: this.schedule });
+  }
+
+  /** The revisit scheduler of this process (started with the workers unless SCHEDULER_INTERVAL_MS=0). */
+  scheduler(): RevisitScheduler {
+    this.#scheduler ??= new RevisitScheduler({
+      schedule: this.schedule,
+      queues: this.queues,
+      logger: this.logger.child({ component: 'revisit-scheduler' }),
+      settings: { intervalMs: this.config.schedulerIntervalMs, batchSize: this.config.schedulerBatchSize, maxQueued: this.config.schedulerMaxQueued },
+    });
+    return this.#scheduler;
   }
 
   /** Start the router and/or fetch workers. */
@@ -165,6 +186,8 @@ export class CrawlerRuntime {
     // A fresh database fills faster than autovacuum re-analyzes it: plans made on its empty tables would stay.
     this.#tableStats ??= new TableStatsLoop({ prisma: this.prisma, intervalMs: config.tableStatsIntervalMs, logger: this.logger.child({ component: 'table-stats' }) });
     this.#tableStats.start();
+    // Due revisits are enqueued by the processes that run workers, beside the reconciler (SCHEDULER_INTERVAL_MS=0: off).
+    this.scheduler().start();
   }
 
   #reconcileDeps(graceMs: number) {
@@ -323,6 +346,7 @@ export class CrawlerRuntime {
     });
     await step('reconciler', async () => this.#reconcileLoop?.stop());
     await step('table statistics', async () => this.#tableStats?.stop());
+    await step('revisit scheduler', async () => this.#scheduler?.stop());
     await step('fetchers', () => this.#parts.closeFetchers());
     await step('queues', () => this.queues.close());
     if (this.#parts.ownsRedis) await step('redis', () => closeRedisConnection(this.redis));

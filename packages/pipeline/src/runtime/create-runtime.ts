@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection } from '@crawler/queue';
-import { AttemptStore, DomainStateStore, OutcomeStore, RouteStore, createPrismaClient, type PrismaClient } from '@crawler/db';
+import { AttemptStore, DomainStateStore, OutcomeStore, RouteStore, createPrismaClient, type PrismaClient, ScheduleStore } from '@crawler/db';
 import { createDefaultRegistry, probe as probeWith } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
@@ -120,6 +120,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     links,
     crawls,
     crawlStore,
+    schedule: new ScheduleStore({ prisma, clock }),
     clock,
     logger,
     metrics,
@@ -201,6 +202,7 @@ export function createCrawlFrontier(o: {
     },
     sitemapLimits: { maxFiles: config.sitemapMaxFiles, maxUrls: config.sitemapMaxUrls, maxBytes: config.sitemapMaxBytes },
     maxLinksPerPage: config.crawlMaxLinksPerPage,
+    minRevisitIntervalSeconds: config.revisitMinIntervalS,
     defaultTrackingParams: config.crawlTrackingParams,
     seenCache: config.crawlSeenCache === 'off' ? undefined : new RedisSeenCache({ redis: o.redis, prefix: config.queuePrefix }),
     logger: o.logger.child({ component: 'crawls' }),
