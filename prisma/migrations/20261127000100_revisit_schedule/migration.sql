@@ -94,9 +94,18 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER "links_revisit_schedule"
-BEFORE INSERT OR UPDATE ON "links"
+-- Only where it can matter: most of the hot path's updates change the status anyway; an unscheduled link that keeps
+-- its status (attempt counts, late duplicates) does not pay for the call.
+CREATE TRIGGER "links_revisit_schedule_insert"
+BEFORE INSERT ON "links"
 FOR EACH ROW
+WHEN (NEW."revisit_mode" IS NOT NULL)
+EXECUTE FUNCTION "links_revisit_schedule"();
+
+CREATE TRIGGER "links_revisit_schedule"
+BEFORE UPDATE ON "links"
+FOR EACH ROW
+WHEN (OLD."status" IS DISTINCT FROM NEW."status" OR OLD."revisit_mode" IS NOT NULL OR NEW."revisit_mode" IS NOT NULL)
 EXECUTE FUNCTION "links_revisit_schedule"();
 
 -- Whether a visit changed the page, for stores that write a page per successful fetch: a stored body whose sha256
