@@ -60,6 +60,16 @@ describe('/crawls', () => {
     expect((await app.inject({ method: 'DELETE', url: `/crawls/${body.id}` })).json()).toMatchObject({ status: 'cancelled' });
   });
 
+  it('stores the max age and revisit policy of a crawl and shows them', async () => {
+    const res = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://policy.test/'], maxAgeSeconds: 86_400, revisit: { mode: 'adaptive', minSeconds: 3_600, maxSeconds: 604_800 } } });
+    expect(res.statusCode).toBe(201);
+    const got = (await app.inject({ method: 'GET', url: `/crawls/${(res.json() as { id: string }).id}` })).json();
+    expect(got).toMatchObject({ maxAgeSeconds: 86_400, revisit: { mode: 'adaptive', intervalSeconds: 3_600, minSeconds: 3_600, maxSeconds: 604_800 } });
+    // Its seed carries the policy.
+    const seed = await db.prisma.link.findUniqueOrThrow({ where: { url: 'https://policy.test/' } });
+    expect([seed.revisitMode, seed.revisitMinS, seed.revisitMaxS]).toEqual(['adaptive', 3_600, 604_800]);
+  });
+
   it('answers 400 for a bad spec and 404 for an unknown crawl', async () => {
     for (const payload of [{ seeds: [] }, { seeds: ['https://a.test/'], scope: 'galaxy' }, { seeds: ['https://a.test/'], maxPages: 0 }, { seeds: ['https://a.test/'], surprise: 1 }]) {
       expect((await app.inject({ method: 'POST', url: '/crawls', payload })).statusCode).toBe(400);
@@ -70,6 +80,17 @@ describe('/crawls', () => {
     expect(badRegex.statusCode).toBe(400);
     expect(badRegex.json()).toMatchObject({ error: 'invalid_crawl', field: 'include' });
     expect((await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['nope'] } })).json()).toMatchObject({ error: 'invalid_crawl', field: 'seeds' });
+    // Refresh ages and revisit policies: the field at fault is named.
+    for (const [extra, field] of [
+      [{ maxAgeSeconds: -1 }, 'maxAgeSeconds'],
+      [{ maxAgeSeconds: '7d' }, 'maxAgeSeconds'],
+      [{ revisit: { mode: 'fixed', intervalSeconds: 1 } }, 'revisit.intervalSeconds'],
+      [{ revisit: { mode: 'adaptive', minSeconds: 3_600 } }, 'revisit.maxSeconds'],
+    ] as const) {
+      const res = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://a.test/'], ...extra } });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ error: 'invalid_crawl', field });
+    }
     expect((await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: Array(6).fill('https://a.test/') } })).statusCode).toBe(413);
     expect((await app.inject({ method: 'GET', url: '/crawls/00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
     expect((await app.inject({ method: 'GET', url: '/crawls/xyz' })).statusCode).toBe(404);
