@@ -24,5 +24,11 @@ export { ContentStore, CONTENT_BROTLI_QUALITY, prepareContentRow, type ContentIn
 export { sqlOf, withTransaction, type SqlClient } from './sql.js';
 export { iterateContent, countContent, type ContentExportFilter, type IterateContentOptions, type ExportedPage } from './content/content-export.js';
 export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type OutboxStats } from './events/outbox-store.js';
-export { OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange } from './outcome/outcome-store.js';
+export {
+  OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange, type NotModifiedVisit, type VisitKind,
+} from './outcome/outcome-store.js';
+export {
+  VersionStore, reopenForRevisit, DEFAULT_KEEP_VERSIONS, DEFAULT_KEEP_VERSIONS_DAYS,
+  type PageVersion, type RevisitValidators, type VersionRetention, type ReopenedLink,
+} from './versions/version-store.js';
 export { analyzeStaleTables, GROWING_TABLES, type AnalyzedTable, type TableStatsOptions } from './maintenance/table-stats.js';
