@@ -22,7 +22,10 @@ export { ImportanceAnalytics, type HeuristicGain, type ImportanceOptions } from 
 export { RouteStore, type Route } from './routes/route-store.js';
 export { ContentStore, CONTENT_BROTLI_QUALITY, prepareContentRow, type ContentInput, type StoredContent } from './content/content-store.js';
 export { sqlOf, withTransaction, type SqlClient } from './sql.js';
-export { iterateContent, countContent, type ContentExportFilter, type IterateContentOptions, type ExportedPage } from './content/content-export.js';
+export {
+  iterateContent, countContent, iterateVisits, countVisits,
+  type ContentExportFilter, type IterateContentOptions, type ExportedPage, type ExportedRevisit, type ExportedVisit,
+} from './content/content-export.js';
 export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type OutboxStats } from './events/outbox-store.js';
 export {
   OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange, type NotModifiedVisit, type VisitKind,

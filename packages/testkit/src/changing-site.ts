@@ -1,0 +1,74 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startTestServer, type RecordedRequest, type TestServer } from './server.js';
+import { staticArticle } from './pages.js';
+
+/** Which validator a page of a {@link ChangingSite} sends: an `ETag`, a `Last-Modified`, or none. */
+export type PageValidator = 'etag' | 'last-modified' | 'none';
+
+/** A loopback site whose pages change on command and honour conditional requests as real servers do. */
+export interface ChangingSite {
+  readonly server: TestServer;
+  /** Absolute URL of a page. */
+  url(path: string): string;
+  /** Give a page a new revision: a new body, a new ETag, a later Last-Modified. */
+  change(path: string): void;
+  /** The page's revision (1 at start). */
+  revision(path: string): number;
+  /** Every request seen for a path, with its headers. */
+  requests(path?: string): RecordedRequest[];
+  /** What the site answered, per request, in order: `path status`. */
+  answers(): string[];
+  close(): Promise<void>;
+}
+
+// A fixed origin of time for Last-Modified: revision n was modified n days after it.
+const EPOCH_MS = Date.parse('2026-01-01T00:00:00Z');
+
+/**
+ * Start a site with the given pages. A page with `etag` answers `If-None-Match` carrying its current ETag with a 304;
+ * one with `last-modified` answers an `If-Modified-Since` at or after its modification date with a 304; pages with
+ * neither always send the body. Each revision's body differs (its number is in the text).
+ */
+export async function startChangingSite(pages: Record<string, PageValidator>, opts: { host?: string } = {}): Promise<ChangingSite> {
+  const revisions = new Map(Object.keys(pages).map((p) => [p, 1]));
+  const answers: string[] = [];
+  const etagOf = (path: string) => `"${path.replace(/\W/g, '')}-r${revisions.get(path)}"`;
+  const modifiedOf = (path: string) => new Date(EPOCH_MS + revisions.get(path)! * 86_400_000);
+  const routes = Object.fromEntries(
+    Object.entries(pages).map(([path, validator]) => [
+      path,
+      (req: IncomingMessage, res: ServerResponse) => {
+        const headers: Record<string, string> = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' };
+        if (validator === 'etag') headers.etag = etagOf(path);
+        if (validator === 'last-modified') headers['last-modified'] = modifiedOf(path).toUTCString();
+        const inm = req.headers['if-none-match'];
+        const ims = req.headers['if-modified-since'];
+        const notModified =
+          (validator === 'etag' && typeof inm === 'string' && inm.split(',').map((t) => t.trim()).includes(etagOf(path))) ||
+          (validator === 'last-modified' && typeof ims === 'string' && !Number.isNaN(Date.parse(ims)) && Date.parse(ims) >= modifiedOf(path).getTime());
+        if (notModified) {
+          answers.push(`${path} 304`);
+          res.writeHead(304, headers).end();
+          return;
+        }
+        answers.push(`${path} 200`);
+        const title = `Page ${path} revision ${revisions.get(path)}`;
+        res.writeHead(200, headers).end(staticArticle({ title }));
+      },
+    ]),
+  );
+  const server = await startTestServer(routes, { host: opts.host });
+  return {
+    server,
+    url: (path) => server.url(path),
+    change(path) {
+      const r = revisions.get(path);
+      if (r === undefined) throw new Error(`no page ${path}`);
+      revisions.set(path, r + 1);
+    },
+    revision: (path) => revisions.get(path) ?? 0,
+    requests: (path) => server.requests.filter((r) => path === undefined || r.path === path),
+    answers: () => [...answers],
+    close: () => server.close(),
+  };
+}
