@@ -23,6 +23,8 @@ const ExportQuery = z
     since: z.iso.datetime({ offset: true }).optional(),
     status: z.enum(['queued', 'routing', 'fetching', 'paused', 'done', 'failed']).optional(),
     domain: z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+$/, 'expected a domain name').optional(),
+    /** JSONL: `all` for every stored version, not only each page's latest. */
+    versions: z.enum(['latest', 'all']).default('latest'),
   })
   .strict();
 
@@ -83,8 +85,11 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
   app.get('/export', async (req, reply) => {
     const query = ExportQuery.safeParse(req.query);
     if (!query.success) return reply.code(400).send(queryError(query.error.issues));
-    const { format, since, status, domain } = query.data;
-    const stream = Readable.from(exportPages(deps.prisma, { format, since: since ? new Date(since) : null, linkStatus: status ?? null, domain: domain ?? null }), { objectMode: false });
+    const { format, since, status, domain, versions } = query.data;
+    const stream = Readable.from(
+      exportPages(deps.prisma, { format, since: since ? new Date(since) : null, linkStatus: status ?? null, domain: domain ?? null, allVersions: versions === 'all' }),
+      { objectMode: false },
+    );
     stream.on('error', (err) => req.log.error({ err }, 'export stream failed'));
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     return reply
