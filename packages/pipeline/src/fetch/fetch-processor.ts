@@ -184,10 +184,12 @@ async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe
     await pauseDomainOnPushback(deps, ctx, decision);
     return { attempt, decision };
   }
+  // Read before the politeness permit is taken: a permit is held only for the request itself.
+  const conditional = await conditionalHeaders(deps, ctx);
   const gate = await deps.gate.acquire(ctx.domain);
   if (!gate.granted) return { wait: true, retryInMs: gate.retryInMs, reason: gate.reason };
   try {
-    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, await conditionalHeaders(deps, ctx));
+    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, conditional);
     const decision = analyseAndDecide(deps, ctx, attempt);
     await pauseDomainOnPushback(deps, ctx, decision);
     return { attempt, decision };
