@@ -182,7 +182,7 @@ describe('GET /links/:id', () => {
     const res = await authed({ method: 'GET', url: `/links/${id}` });
     expect(res.statusCode).toBe(200);
     const link = res.json() as Record<string, unknown> & { attempts: Array<Record<string, unknown>> };
-    expect(link).toMatchObject({ id, url: 'https://d.example/report.pdf', status: 'done', attemptCount: 1, decision: { fetcher: 'simple_http', selectionSource: 'learned' } });
+    expect(link).toMatchObject({ id, url: 'https://d.example/report.pdf', status: 'done', attemptCount: 1, decision: { fetcher: 'simple_http', selectionSource: 'learned' }, lastVisitChanged: null });
     expect(link.attempts).toHaveLength(1);
     expect(link.attempts[0]).toMatchObject({ fetcher: 'simple_http', success: true, httpStatus: 200, selectionSource: 'learned', heuristics: { url_suffix: '.pdf', domain: 'd.example' } });
   });

@@ -22,9 +22,18 @@ export { ImportanceAnalytics, type HeuristicGain, type ImportanceOptions } from 
 export { RouteStore, type Route } from './routes/route-store.js';
 export { ContentStore, CONTENT_BROTLI_QUALITY, prepareContentRow, type ContentInput, type StoredContent } from './content/content-store.js';
 export { sqlOf, withTransaction, type SqlClient } from './sql.js';
-export { iterateContent, countContent, type ContentExportFilter, type IterateContentOptions, type ExportedPage } from './content/content-export.js';
+export {
+  iterateContent, countContent, iterateVisits, countVisits,
+  type ContentExportFilter, type IterateContentOptions, type ExportedPage, type ExportedRevisit, type ExportedVisit,
+} from './content/content-export.js';
 export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type OutboxStats } from './events/outbox-store.js';
-export { OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange } from './outcome/outcome-store.js';
+export {
+  OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange, type NotModifiedVisit, type VisitKind,
+} from './outcome/outcome-store.js';
+export {
+  VersionStore, reopenForRevisit, DEFAULT_KEEP_VERSIONS, DEFAULT_KEEP_VERSIONS_DAYS,
+  type PageVersion, type RevisitValidators, type VersionRetention, type ReopenedLink,
+} from './versions/version-store.js';
 export { analyzeStaleTables, GROWING_TABLES, type AnalyzedTable, type TableStatsOptions } from './maintenance/table-stats.js';
 export { ScheduleStore, type VisitStart, type RefreshResult, type ScheduleSummary } from './schedule/schedule-store.js';
 export { storedLinkStates, takeOverStaleLinks } from './schedule/crawl-revisits.js';

@@ -65,7 +65,8 @@ export const fetchSender: WebhookSender = async (url, body, headers, timeoutMs) 
 
 /** The JSON a webhook carries and the stream stores: the event's public fields, in a stable order. */
 export function eventBody(e: LinkEvent): string {
-  return JSON.stringify({ id: e.id, type: e.type, linkId: e.linkId, url: e.url, status: e.status, fetcher: e.fetcher, errorType: e.errorType, occurredAt: e.occurredAt, seq: e.seq });
+  const versions = e.newSha256 !== undefined ? { oldSha256: e.oldSha256 ?? null, newSha256: e.newSha256, version: e.version ?? null } : {};
+  return JSON.stringify({ id: e.id, type: e.type, linkId: e.linkId, url: e.url, status: e.status, fetcher: e.fetcher, errorType: e.errorType, occurredAt: e.occurredAt, seq: e.seq, ...versions });
 }
 
 /**

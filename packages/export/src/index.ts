@@ -2,4 +2,4 @@ export { CONTENT_FORMATS, UnsupportedFormatError, formatAsMarkdown, formatAsText
 export { readContent, originalContentType, type ContentResponse } from './content/read-content.js';
 export { EXPORT_FORMATS, exportPages, exportContentType, type ExportFormat, type ExportOptions } from './export/export-pages.js';
 export { jsonlLine } from './export/jsonl.js';
-export { pageRecords, warcinfoRecord, httpResponseHead, warcDigest, warcDigestFromHex, base32, type WarcInfo } from './export/warc.js';
+export { pageRecords, revisitRecords, responseRecordId, REVISIT_PROFILES, warcinfoRecord, httpResponseHead, warcDigest, warcDigestFromHex, base32, type WarcInfo } from './export/warc.js';

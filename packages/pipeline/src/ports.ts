@@ -3,7 +3,7 @@
  * @crawler/fetchers objects satisfy them, and unit tests stub them.
  */
 import type { BestFetcherResult, Heuristic } from '@crawler/core';
-import type { AppliedOutcome, AttemptInput, OutcomeWrite } from '@crawler/db';
+import type { AppliedOutcome, AttemptInput, OutcomeWrite, RevisitValidators } from '@crawler/db';
 
 export type { AppliedOutcome, LinkChange, OutcomeHook, OutcomeWrite } from '@crawler/db';
 import type { FetchRequest, FetchResult } from '@crawler/fetchers';
@@ -49,3 +49,12 @@ export interface FetcherSource {
 
 /** The router's cheap probe: a short GET with plain HTTP. Throws a FetchError when it fails. */
 export type ProbeFn = (url: string, signal?: AbortSignal) => Promise<FetchResult>;
+
+/**
+ * What a revisit knows about the link's stored page (@crawler/db VersionStore and ContentStore): the latest version's
+ * validators, for a conditional request, and its body, for a 304 whose page must still be read (a crawl's links).
+ */
+export interface RevisitSource {
+  validators(linkId: string): Promise<RevisitValidators | null>;
+  latestPage(linkId: string): Promise<{ body: Uint8Array; contentType: string | null; finalUrl: string; headers: Record<string, string> | null } | null>;
+}

@@ -1,76 +1,74 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startTestServer, type RecordedRequest, type TestServer } from './server.js';
+import { staticArticle } from './pages.js';
 
-/** Options for {@link startChangingSite}. */
-export interface ChangingSiteOptions {
-  /** Pages whose body never changes. */
-  staticPages?: string[];
-  /** Pages whose body is new at every request (a counter in it): every visit finds a new version. */
-  alwaysChanging?: string[];
-  /** Loopback address. @defaultValue '127.0.0.1' */
-  host?: string;
-}
+/** Which validator a page of a {@link ChangingSite} sends: an `ETag`, a `Last-Modified`, or none. */
+export type PageValidator = 'etag' | 'last-modified' | 'none';
 
-/**
- * A loopback site whose pages change on command, for revisit tests: `/` links to every page, `/p/<name>` is a page
- * of its own version, `change(name)` makes a new version, `add(name)` adds a page linked from `/`. Counts requests
- * per path (robots.txt and favicon aside).
- */
+/** A loopback site whose pages change on command and honour conditional requests as real servers do. */
 export interface ChangingSite {
-  origin: string;
-  /** `${origin}/p/<name>` */
-  url(name: string): string;
-  /** Every page's URL (without `/`). */
-  pages(): string[];
-  change(name: string): void;
-  add(name: string, opts?: { alwaysChanging?: boolean }): void;
-  /** Requests per path so far. */
-  requests(): Map<string, number>;
-  requestsOf(name: string): number;
-  resetCounts(): void;
+  readonly server: TestServer;
+  /** Absolute URL of a page. */
+  url(path: string): string;
+  /** Give a page a new revision: a new body, a new ETag, a later Last-Modified. */
+  change(path: string): void;
+  /** The page's revision (1 at start). */
+  revision(path: string): number;
+  /** Every request seen for a path, with its headers. */
+  requests(path?: string): RecordedRequest[];
+  /** What the site answered, per request, in order: `path status`. */
+  answers(): string[];
   close(): Promise<void>;
 }
 
-export async function startChangingSite(opts: ChangingSiteOptions = {}): Promise<ChangingSite> {
-  const versions = new Map<string, number>();
-  const changing = new Set(opts.alwaysChanging ?? []);
-  for (const p of [...(opts.staticPages ?? []), ...changing]) versions.set(p, 1);
-  const counts = new Map<string, number>();
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    if (path === '/robots.txt') return res.writeHead(404).end();
-    counts.set(path, (counts.get(path) ?? 0) + 1);
-    const page = (title: string, text: string, links: string[] = []): void => {
-      // Enough text that the probe counts the page as plain static HTML (its body is reused, not fetched again).
-      const body = `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1><p>${text}</p>${'<p>Plain server-rendered text for a revisit test, long enough to read as a real page.</p>'.repeat(8)}${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</main></body></html>`;
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    };
-    if (path === '/') return page('index', 'all pages', [...versions.keys()].map((n) => `/p/${n}`));
-    const name = path.startsWith('/p/') ? decodeURIComponent(path.slice(3)) : null;
-    if (name === null || !versions.has(name)) return res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-    if (changing.has(name)) versions.set(name, versions.get(name)! + 1);
-    return page(name, `version ${versions.get(name)}`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, opts.host ?? '127.0.0.1', resolve));
-  const { address, port } = server.address() as AddressInfo;
-  const origin = `http://${address}:${port}`;
+// A fixed origin of time for Last-Modified: revision n was modified n days after it.
+const EPOCH_MS = Date.parse('2026-01-01T00:00:00Z');
+
+/**
+ * Start a site with the given pages. A page with `etag` answers `If-None-Match` carrying its current ETag with a 304;
+ * one with `last-modified` answers an `If-Modified-Since` at or after its modification date with a 304; pages with
+ * neither always send the body. Each revision's body differs (its number is in the text).
+ */
+export async function startChangingSite(pages: Record<string, PageValidator>, opts: { host?: string } = {}): Promise<ChangingSite> {
+  const revisions = new Map(Object.keys(pages).map((p) => [p, 1]));
+  const answers: string[] = [];
+  const etagOf = (path: string) => `"${path.replace(/\W/g, '')}-r${revisions.get(path)}"`;
+  const modifiedOf = (path: string) => new Date(EPOCH_MS + revisions.get(path)! * 86_400_000);
+  const routes = Object.fromEntries(
+    Object.entries(pages).map(([path, validator]) => [
+      path,
+      (req: IncomingMessage, res: ServerResponse) => {
+        const headers: Record<string, string> = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' };
+        if (validator === 'etag') headers.etag = etagOf(path);
+        if (validator === 'last-modified') headers['last-modified'] = modifiedOf(path).toUTCString();
+        const inm = req.headers['if-none-match'];
+        const ims = req.headers['if-modified-since'];
+        const notModified =
+          (validator === 'etag' && typeof inm === 'string' && inm.split(',').map((t) => t.trim()).includes(etagOf(path))) ||
+          (validator === 'last-modified' && typeof ims === 'string' && !Number.isNaN(Date.parse(ims)) && Date.parse(ims) >= modifiedOf(path).getTime());
+        if (notModified) {
+          answers.push(`${path} 304`);
+          res.writeHead(304, headers).end();
+          return;
+        }
+        answers.push(`${path} 200`);
+        const title = `Page ${path} revision ${revisions.get(path)}`;
+        res.writeHead(200, headers).end(staticArticle({ title }));
+      },
+    ]),
+  );
+  const server = await startTestServer(routes, { host: opts.host });
   return {
-    origin,
-    url: (name) => `${origin}/p/${encodeURIComponent(name)}`,
-    pages: () => [...versions.keys()].map((n) => `${origin}/p/${encodeURIComponent(n)}`),
-    change(name) {
-      versions.set(name, (versions.get(name) ?? 0) + 1);
+    server,
+    url: (path) => server.url(path),
+    change(path) {
+      const r = revisions.get(path);
+      if (r === undefined) throw new Error(`no page ${path}`);
+      revisions.set(path, r + 1);
     },
-    add(name, o = {}) {
-      versions.set(name, 1);
-      if (o.alwaysChanging) changing.add(name);
-    },
-    requests: () => new Map(counts),
-    requestsOf: (name) => counts.get(`/p/${encodeURIComponent(name)}`) ?? 0,
-    resetCounts: () => counts.clear(),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    revision: (path) => revisions.get(path) ?? 0,
+    requests: (path) => server.requests.filter((r) => path === undefined || r.path === path),
+    answers: () => [...answers],
+    close: () => server.close(),
   };
 }

@@ -4,3 +4,4 @@ export * from './routes.js';
 export * from './site-graph.js';
 export * from './private-services.js';
 export * from './changing-site.js';
+export * from './revisit-site.js';

@@ -108,23 +108,5 @@ FOR EACH ROW
 WHEN (OLD."status" IS DISTINCT FROM NEW."status" OR OLD."revisit_mode" IS NOT NULL OR NEW."revisit_mode" IS NOT NULL)
 EXECUTE FUNCTION "links_revisit_schedule"();
 
--- Whether a visit changed the page, for stores that write a page per successful fetch: a stored body whose sha256
--- differs from the link's previous one is a change. A store that keeps identical bodies once writes the flag itself
--- (false on a same-body or 304 visit) in the outcome's transaction.
-CREATE FUNCTION "fetched_content_visit_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  previous TEXT;
-BEGIN
-  SELECT "sha256" INTO previous FROM "fetched_content"
-  WHERE "link" = NEW."link" AND "id" <> NEW."id" ORDER BY "fetched_at" DESC, "id" DESC LIMIT 1;
-  IF FOUND THEN
-    UPDATE "links" SET "last_visit_changed" = (previous IS DISTINCT FROM NEW."sha256") WHERE "id" = NEW."link";
-  END IF;
-  RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER "fetched_content_visit_changed"
-AFTER INSERT ON "fetched_content"
-FOR EACH ROW
-EXECUTE FUNCTION "fetched_content_visit_changed"();
+-- Whether a visit changed the page (links.last_visit_changed) is written by the outcome's own statement, in the same
+-- transaction (page versions, 20261127500000_page_versions).

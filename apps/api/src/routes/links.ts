@@ -151,6 +151,8 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       learningModeEnabled: link.learningModeEnabled,
       lastErrorType: link.lastErrorType,
       lastError: link.lastError,
+      // What the latest successful visit found: null on a first visit, true a new version, false unchanged.
+      lastVisitChanged: link.lastVisitChanged,
       decision: { fetcher: link.fetcher, selectionSource: link.selectionSource },
       generation: link.generation,
       revisit: link.revisitMode

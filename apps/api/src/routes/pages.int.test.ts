@@ -126,3 +126,34 @@ describe('GET /export', () => {
     expect((await app.inject({ method: 'GET', url: '/export?since=yesterday' })).statusCode).toBe(400);
   });
 });
+
+describe('GET /links/:id/versions and ?version=N', () => {
+  it('lists every version and answers an older one, the latest by default; unknown versions and bad numbers are named', async () => {
+    const url = 'https://pages.example/versions';
+    const [link] = await links.upsertMany([{ url, initialUrl: url, domain: 'pages.example' }]);
+    const bodies = ['<html><body>one</body></html>', '<html><body>two</body></html>'].map((b) => Buffer.from(b));
+    for (const [i, body] of bodies.entries()) {
+      await store.save({ linkId: link!.id, body, contentType: 'text/html', httpStatus: 200 + i, finalUrl: url, fetcher: i === 0 ? 'simple_http' : 'playwright', headers: { 'content-type': 'text/html' } });
+    }
+    const list = await app.inject({ method: 'GET', url: `/links/${link!.id}/versions` });
+    expect(list.statusCode).toBe(200);
+    expect(list.json().versions.map((v: Record<string, unknown>) => [v.version, v.httpStatus, v.sha256, v.sizeBytes, v.fetcher])).toEqual([
+      [1, 200, sha(bodies[0]!), bodies[0]!.byteLength, 'simple_http'],
+      [2, 201, sha(bodies[1]!), bodies[1]!.byteLength, 'playwright'],
+    ]);
+    expect(Date.parse(list.json().versions[0].fetchedAt)).not.toBeNaN();
+
+    const latest = await app.inject({ method: 'GET', url: `/links/${link!.id}/content` });
+    expect([latest.body, latest.headers['x-crawler-version']]).toEqual([bodies[1]!.toString(), '2']);
+    const older = await app.inject({ method: 'GET', url: `/links/${link!.id}/content?version=1` });
+    expect([older.statusCode, older.body, older.headers['x-crawler-version']]).toEqual([200, bodies[0]!.toString(), '1']);
+    const missing = await app.inject({ method: 'GET', url: `/links/${link!.id}/content?version=3` });
+    expect([missing.statusCode, missing.json().error]).toEqual([404, 'no_version']);
+    for (const bad of ['0', '-1', 'abc', '1.5']) {
+      const res = await app.inject({ method: 'GET', url: `/links/${link!.id}/content?version=${bad}` });
+      expect([res.statusCode, res.json().message], bad).toEqual([400, expect.stringContaining('version')]);
+    }
+    const unknown = await app.inject({ method: 'GET', url: '/links/00000000-0000-4000-8000-000000000000/versions' });
+    expect(unknown.statusCode).toBe(404);
+  });
+});

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { PrismaClient } from '@crawler/db';
+import { VersionStore, type PrismaClient } from '@crawler/db';
 import { CONTENT_FORMATS, EXPORT_FORMATS, UnsupportedFormatError, exportContentType, exportPages, readContent } from '@crawler/export';
 
 /** What the pages routes need. */
@@ -10,13 +10,21 @@ export interface PagesRouteDeps {
 }
 
 const LinkId = z.uuid();
-const ContentQuery = z.object({ format: z.enum(CONTENT_FORMATS).default('raw') }).strict();
+const ContentQuery = z
+  .object({
+    format: z.enum(CONTENT_FORMATS).default('raw'),
+    /** A version number (1, 2, … in fetch order); absent: the latest. */
+    version: z.coerce.number().int().positive().max(2_147_483_647).optional(),
+  })
+  .strict();
 const ExportQuery = z
   .object({
     format: z.enum(EXPORT_FORMATS).default('jsonl'),
     since: z.iso.datetime({ offset: true }).optional(),
     status: z.enum(['queued', 'routing', 'fetching', 'paused', 'done', 'failed']).optional(),
     domain: z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+$/, 'expected a domain name').optional(),
+    /** JSONL: `all` for every stored version, not only each page's latest. */
+    versions: z.enum(['latest', 'all']).default('latest'),
   })
   .strict();
 
@@ -33,10 +41,13 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
     if (!query.success) return reply.code(400).send(queryError(query.error.issues));
     let content;
     try {
-      content = await readContent(deps.prisma, id.data, query.data.format);
+      content = await readContent(deps.prisma, id.data, query.data.format, query.data.version);
     } catch (err) {
       if (err instanceof UnsupportedFormatError) return reply.code(415).send({ error: err.code, message: err.message });
       throw err;
+    }
+    if (!content && query.data.version !== undefined) {
+      return reply.code(404).send({ error: 'no_version', message: `link ${id.data} has no stored version ${query.data.version} (see GET /links/${id.data}/versions)` });
     }
     if (!content) return reply.code(404).send({ error: 'no_content', message: `no stored page for link ${id.data} (unknown link, or not fetched yet)` });
     if (req.headers['if-none-match'] === content.etag) return reply.code(304).header('etag', content.etag).send();
@@ -47,17 +58,38 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
       .header('x-crawler-final-url', encodeURI(content.page.finalUrl))
       .header('x-crawler-fetched-at', content.page.fetchedAt.toISOString())
       .header('x-crawler-fetcher', content.page.fetcher)
+      .header('x-crawler-version', content.page.version)
       // A stored page is someone else's HTML: never let a browser run it in the API's origin.
       .header('content-security-policy', "sandbox; default-src 'none'")
       .header('x-content-type-options', 'nosniff')
       .send(Buffer.from(content.body.buffer, content.body.byteOffset, content.body.byteLength));
   });
 
+  app.get<{ Params: { id: string } }>('/links/:id/versions', async (req, reply) => {
+    const id = LinkId.safeParse(req.params.id);
+    if (!id.success) return reply.code(400).send({ error: 'invalid_id', message: `link ids are UUIDs (got ${JSON.stringify(req.params.id)})` });
+    const link = await deps.prisma.link.findUnique({ where: { id: id.data }, select: { id: true, url: true, lastVisitChanged: true } });
+    if (!link) return reply.code(404).send({ error: 'not_found', message: `no link ${id.data}` });
+    const versions = await new VersionStore({ prisma: deps.prisma }).list(id.data);
+    return {
+      linkId: link.id,
+      url: link.url,
+      lastVisitChanged: link.lastVisitChanged,
+      versions: versions.map((v) => ({
+        version: v.version, fetchedAt: v.fetchedAt.toISOString(), httpStatus: v.httpStatus, sha256: v.sha256, sizeBytes: v.sizeBytes, fetcher: v.fetcher,
+        unchangedVisits: v.unchangedVisits, lastSeenAt: v.lastSeenAt?.toISOString() ?? null,
+      })),
+    };
+  });
+
   app.get('/export', async (req, reply) => {
     const query = ExportQuery.safeParse(req.query);
     if (!query.success) return reply.code(400).send(queryError(query.error.issues));
-    const { format, since, status, domain } = query.data;
-    const stream = Readable.from(exportPages(deps.prisma, { format, since: since ? new Date(since) : null, linkStatus: status ?? null, domain: domain ?? null }), { objectMode: false });
+    const { format, since, status, domain, versions } = query.data;
+    const stream = Readable.from(
+      exportPages(deps.prisma, { format, since: since ? new Date(since) : null, linkStatus: status ?? null, domain: domain ?? null, allVersions: versions === 'all' }),
+      { objectMode: false },
+    );
     stream.on('error', (err) => req.log.error({ err }, 'export stream failed'));
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     return reply

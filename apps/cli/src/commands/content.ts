@@ -5,7 +5,7 @@ import { CONTENT_FORMATS, UnsupportedFormatError, readContent, type ContentForma
 import { UsageError, type Command } from '../command.js';
 import { databaseUrlFrom } from '../env.js';
 
-const USAGE = 'usage: crawl content <link-id|url> [--format raw|text|markdown]';
+const USAGE = 'usage: crawl content <link-id|url> [--format raw|text|markdown] [--version N]';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const command: Command = {
@@ -13,7 +13,7 @@ const command: Command = {
   async run(args, io) {
     let parsed;
     try {
-      parsed = parseArgs({ args, allowPositionals: true, options: { format: { type: 'string', default: 'raw' } } });
+      parsed = parseArgs({ args, allowPositionals: true, options: { format: { type: 'string', default: 'raw' }, version: { type: 'string' } } });
     } catch (err) {
       throw new UsageError(`${(err as Error).message} (${USAGE})`);
     }
@@ -21,6 +21,13 @@ const command: Command = {
     if (!target || rest.length > 0) throw new UsageError(USAGE);
     const format = parsed.values.format as ContentFormat;
     if (!CONTENT_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${CONTENT_FORMATS.join(', ')} (got ${JSON.stringify(format)})`);
+    let version: number | undefined;
+    if (parsed.values.version !== undefined) {
+      version = Number(parsed.values.version);
+      if (!/^\d+$/.test(parsed.values.version) || !Number.isSafeInteger(version) || version < 1) {
+        throw new UsageError(`--version must be a version number, 1 or more (got ${JSON.stringify(parsed.values.version)})`);
+      }
+    }
     let linkUrl: string | null = null;
     if (!UUID.test(target)) {
       try {
@@ -36,7 +43,11 @@ const command: Command = {
         io.stderr.write(`no link for ${linkUrl}\n`);
         return 1;
       }
-      const content = await readContent(prisma, linkId, format);
+      const content = await readContent(prisma, linkId, format, version);
+      if (!content && version !== undefined) {
+        io.stderr.write(`link ${linkId} has no stored version ${version}\n`);
+        return 1;
+      }
       if (!content) {
         io.stderr.write(`no stored page for link ${linkId} (unknown link, or not fetched yet)\n`);
         return 1;

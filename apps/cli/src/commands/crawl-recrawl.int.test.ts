@@ -7,14 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { startChangingSite, type ChangingSite } from '@crawler/testkit';
+import { startRevisitSite, type RevisitSite } from '@crawler/testkit';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_cli_recrawl_${process.pid}}`;
 
 let db: TestDatabase;
-let site: ChangingSite;
+let site: RevisitSite;
 
 function crawl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = {
@@ -33,7 +33,7 @@ type Report = { crawl: { id: string; counters: Record<string, number> } };
 
 beforeAll(async () => {
   db = await createTestDatabase('cli_recrawl');
-  site = await startChangingSite({ staticPages: ['one', 'two'], host: '127.0.1.61' });
+  site = await startRevisitSite({ staticPages: ['one', 'two'], host: '127.0.1.61' });
 });
 
 afterAll(async () => {

@@ -26,6 +26,21 @@ describe('explainUrl', () => {
     expect((await explainUrl('https://x.example/', config, stores, false)).decision.action).toBe('fail');
   });
 
+  it('shows a revisit of a page plain HTTP stored with a validator as a conditional request, not a probe', async () => {
+    const weak = score('playwright', 5, 0.5);
+    const stored = { contentId: 1n, version: 2, sha256: 'x', fetcher: 'simple_http', etag: '"abc"', lastModified: null };
+    const stores = {
+      attempts: { findBestFetcher: async () => ({ best: weak, scores: [weak] }) }, routes: { get: async () => null },
+      revisitValidators: async (url: string) => (url === 'https://x.example/seen' ? stored : null),
+    };
+    const e = await explainUrl('https://x.example/seen', config, stores);
+    expect(e.decision).toMatchObject({ action: 'revisit', fetcher: 'simple_http' });
+    expect(formatExplanation(e)).toContain('version 2 was stored by plain HTTP with ETag "abc"');
+    expect((await explainUrl('https://x.example/new', config, stores)).decision.action).toBe('probe');
+    const off = loadConfig({ DATABASE_URL: 'postgresql://postgres@127.0.0.1/x', CONDITIONAL_REQUESTS: 'false' });
+    expect((await explainUrl('https://x.example/seen', off, stores)).decision.action).toBe('probe');
+  });
+
   it('asks the store with the routing heuristics only, as the router does', async () => {
     let asked: { type: string; value: string }[] = [];
     const stores = { attempts: { findBestFetcher: async (hs: readonly { type: string; value: string }[]) => ((asked = [...hs]), { best: null, scores: [] }) }, routes: { get: async () => null } };

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CrawlerError, FETCHERS, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
-import { AttemptStore, DomainStateStore, RouteStore, createPrismaClient } from '@crawler/db';
+import { AttemptStore, DomainStateStore, RouteStore, VersionStore, createPrismaClient, type RevisitValidators } from '@crawler/db';
 import { chooseLearned, type CrawlerConfig } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { configFrom } from '../crawler/cli-context.js';
@@ -18,14 +18,20 @@ export interface Explanation {
   scores: BestFetcherResult['scores'];
   threshold: number;
   minSampleSize: number;
-  decision: { action: 'learned' | 'domain_memory' | 'probe' | 'hard_coded' | 'default' | 'fail'; fetcher: string | null; reason: string };
+  decision: { action: 'learned' | 'domain_memory' | 'revisit' | 'probe' | 'hard_coded' | 'default' | 'fail'; fetcher: string | null; reason: string };
 }
 
 /** The router's decision procedure (the pipeline's chooseLearned), minus the probe itself, which would make a request. */
 export async function explainUrl(
   raw: string,
   config: CrawlerConfig,
-  stores: { attempts: Pick<AttemptStore, 'findBestFetcher'>; routes: Pick<RouteStore, 'get'>; domainState?: { recentDomainAttempts(domain: string): Promise<DomainAttempt[]> } },
+  stores: {
+    attempts: Pick<AttemptStore, 'findBestFetcher'>;
+    routes: Pick<RouteStore, 'get'>;
+    domainState?: { recentDomainAttempts(domain: string): Promise<DomainAttempt[]> };
+    /** The stored version's validators of the link with this (normalized) URL, when it was fetched before. */
+    revisitValidators?: (url: string) => Promise<RevisitValidators | null>;
+  },
   learningOverride?: boolean,
   now = new Date(),
 ): Promise<Explanation> {
@@ -51,6 +57,12 @@ export async function explainUrl(
           ? `too little evidence for a score; a probe found ${domain}'s pages static${choice.verifiedAt ? ` at ${choice.verifiedAt.toISOString()}` : ''} and its latest plain HTTP fetch there worked`
           : `too little evidence for a score; ${choice.fetcher} is the browser that last worked on ${domain}`;
       return { ...base, decision: { action: 'domain_memory', fetcher: choice.fetcher, reason } };
+    }
+    // The router's revisit step: a page plain HTTP stored with a validator is asked again conditionally, not probed.
+    const v = config.conditionalRequests && stores.revisitValidators ? await stores.revisitValidators(url) : null;
+    if (v && v.fetcher === FETCHERS.simpleHttp && (v.etag || v.lastModified)) {
+      const validator = v.etag ? `ETag ${v.etag}` : `Last-Modified ${v.lastModified}`;
+      return { ...base, decision: { action: 'revisit', fetcher: FETCHERS.simpleHttp, reason: `${choice.reason}; version ${v.version} was stored by plain HTTP with ${validator}: a conditional request instead of a probe` } };
     }
     return { ...base, decision: { action: 'probe', fetcher: null, reason: `${choice.reason}: a ${config.probeTimeoutMs} ms probe with plain HTTP decides` } };
   }
@@ -90,7 +102,12 @@ const command: Command = {
     const config = configFrom(io);
     const prisma = createPrismaClient(config.databaseUrl);
     try {
-      const e = await explainUrl(parsed.positionals[0]!, config, { attempts: new AttemptStore({ prisma }), routes: new RouteStore({ prisma }), domainState: new DomainStateStore({ prisma }) }, learning);
+      const versions = new VersionStore({ prisma });
+      const revisitValidators = async (url: string) => {
+        const link = await prisma.link.findUnique({ where: { url }, select: { id: true, lastAttemptAt: true } });
+        return link?.lastAttemptAt ? versions.validators(link.id) : null;
+      };
+      const e = await explainUrl(parsed.positionals[0]!, config, { attempts: new AttemptStore({ prisma }), routes: new RouteStore({ prisma }), domainState: new DomainStateStore({ prisma }), revisitValidators }, learning);
       io.stdout.write(parsed.values.json ? `${JSON.stringify(e)}\n` : formatExplanation(e));
       return 0;
     } catch (err) {

@@ -4,12 +4,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { countContent, createPrismaClient } from '@crawler/db';
+import { countContent, countVisits, createPrismaClient } from '@crawler/db';
 import { EXPORT_FORMATS, exportPages, type ExportFormat } from '@crawler/export';
 import { UsageError, type Command } from '../command.js';
 import { databaseUrlFrom } from '../env.js';
 
-const USAGE = 'usage: crawl export --format jsonl|warc [--since ISO-TIME] [--status done] [--domain D] [--out FILE]';
+const USAGE = 'usage: crawl export --format jsonl|warc [--since ISO-TIME] [--status done] [--domain D] [--all-versions] [--out FILE]';
 const STATUSES = ['queued', 'routing', 'fetching', 'paused', 'done', 'failed'];
 
 /** Parsed `crawl export` arguments. */
@@ -19,6 +19,8 @@ export interface ExportArgs {
   status: string | null;
   domain: string | null;
   out: string | null;
+  /** JSONL: every stored version, not only each page's latest. */
+  allVersions: boolean;
 }
 
 export function parseExportArgs(args: string[]): ExportArgs {
@@ -26,7 +28,7 @@ export function parseExportArgs(args: string[]): ExportArgs {
   try {
     parsed = parseArgs({
       args,
-      options: { format: { type: 'string' }, since: { type: 'string' }, status: { type: 'string' }, domain: { type: 'string' }, out: { type: 'string', short: 'o' } },
+      options: { format: { type: 'string' }, since: { type: 'string' }, status: { type: 'string' }, domain: { type: 'string' }, out: { type: 'string', short: 'o' }, 'all-versions': { type: 'boolean', default: false } },
     });
   } catch (err) {
     throw new UsageError(`${(err as Error).message} (${USAGE})`);
@@ -42,7 +44,8 @@ export function parseExportArgs(args: string[]): ExportArgs {
   if (v.status !== undefined && !STATUSES.includes(v.status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')} (got ${JSON.stringify(v.status)})`);
   const domain = v.domain?.trim().toLowerCase() ?? null;
   if (domain !== null && !/^[a-z0-9.-]+$/.test(domain)) throw new UsageError(`--domain must be a domain name (got ${JSON.stringify(v.domain)})`);
-  return { format, since, status: v.status ?? null, domain, out: v.out ?? null };
+  if (v['all-versions'] && format !== 'jsonl') throw new UsageError('--all-versions is for --format jsonl (a WARC export holds every visit already)');
+  return { format, since, status: v.status ?? null, domain, out: v.out ?? null, allVersions: v['all-versions'] ?? false };
 }
 
 const command: Command = {
@@ -60,11 +63,12 @@ const command: Command = {
     const partial = opts.out && !special ? `${opts.out}.partial` : null;
     let pages = 0;
     try {
-      bar?.start(await countContent(prisma, filter), 0);
+      bar?.start(opts.format === 'warc' ? await countVisits(prisma, filter) : await countContent(prisma, { ...filter, latestOnly: !opts.allVersions }), 0);
       const source = Readable.from(
         exportPages(prisma, {
           ...filter,
           format: opts.format,
+          allVersions: opts.allVersions,
           warcInfo: opts.out ? { filename: opts.out.split('/').pop() } : {},
           onPage: () => {
             pages += 1;
@@ -81,7 +85,7 @@ const command: Command = {
         await pipeline(source, io.stdout, { end: false });
       }
       bar?.stop();
-      if (opts.out) io.stderr.write(`exported ${pages} pages to ${opts.out}\n`);
+      if (opts.out) io.stderr.write(`exported ${pages} ${opts.format === 'warc' ? 'visits' : 'pages'} to ${opts.out}\n`);
       return 0;
     } catch (err) {
       bar?.stop();

@@ -17,7 +17,7 @@ export const COMMANDS: Record<string, CommandEntry> = {
   },
   prune: {
     // The default is @crawler/db's DEFAULT_RETENTION_DAYS (main.test.ts checks that they agree).
-    summary: 'retention: delete fetch attempts older than N days (default 90) with their heuristics',
+    summary: 'retention: delete fetch attempts older than N days (default 90) with their heuristics, old link events, and page versions past VERSIONS_KEEP / VERSIONS_KEEP_DAYS',
     load: async () => (await import('./prune.js')).default,
   },
   reconcile: {
@@ -65,11 +65,11 @@ export const COMMANDS: Record<string, CommandEntry> = {
     load: async () => (await import('./analytics.js')).default,
   },
   content: {
-    summary: 'print the stored page of a link (by id or URL): as fetched, as readable text, or as Markdown',
+    summary: 'print the stored page of a link (by id or URL): as fetched, as readable text, or as Markdown; --version N for an older one',
     load: async () => (await import('./content.js')).default,
   },
   export: {
-    summary: 'stream stored pages as JSON Lines or WARC 1.1 (gzip per record), filtered by time, link status and domain',
+    summary: 'stream stored pages as JSON Lines (latest versions) or WARC 1.1 (every visit, revisits included), filtered by time, link status and domain',
     load: async () => (await import('./export.js')).default,
   },
   events: {

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AttemptStore, sqlOf } from '@crawler/db';
+import { AttemptStore, ContentStore, sqlOf } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { UsageError, type CommandIO } from '../command.js';
 import migrate from './migrate.js';
@@ -72,10 +72,26 @@ describe('crawl prune', () => {
     await sql.query("UPDATE link_events SET occurred_at = now() - interval '40 days', streamed_at = CASE WHEN url LIKE '%e1' THEN now() END WHERE url NOT LIKE '%e3'");
 
     const res = await run(prune, ['--older-than-days', '30'], { DATABASE_URL: db.url });
-    expect(res).toEqual({ code: 0, out: 'pruned 1 attempts and 1 heuristics older than 30 days\npruned 1 link events older than 30 days\n' });
+    expect(res).toEqual({
+      code: 0,
+      out: 'pruned 1 attempts and 1 heuristics older than 30 days\npruned 1 link events older than 30 days\npruned 0 page versions (kept: the last 10 per page, or younger than 30 days)\n',
+    });
     expect(await db.prisma.fetcherAttempt.count()).toBe(before - 1);
     expect(await db.prisma.attemptHeuristic.count({ where: { heuristicValue: 'old.example' } })).toBe(1);
     expect((await sql.query<{ url: string }>('SELECT url FROM link_events ORDER BY url')).map((r) => r.url)).toEqual(['https://old.example/e2', 'https://old.example/e3']);
+  });
+
+  it('keeps the last VERSIONS_KEEP versions of a page or those younger than VERSIONS_KEEP_DAYS', async () => {
+    const sql = sqlOf(db.prisma);
+    const [link] = await sql.query<{ id: string }>("INSERT INTO links (url, initial_url, domain, status) VALUES ('https://old.example/v', 'https://old.example/v', 'old.example', 'done') RETURNING id::text");
+    const content = new ContentStore({ prisma: db.prisma });
+    for (const n of [1, 2, 3, 4]) await content.save({ linkId: link!.id, body: Buffer.from(`v${n}`), httpStatus: 200, finalUrl: 'https://old.example/v', fetcher: 'simple_http' });
+    // Versions 1..3 are 40 days old, 4 is new: with 2 kept per page and 30 days, 1 and 2 go.
+    await sql.query("UPDATE fetched_content SET fetched_at = now() - interval '40 days' WHERE link = $1::uuid AND version < 4", [link!.id]);
+    const res = await run(prune, [], { DATABASE_URL: db.url, VERSIONS_KEEP: '2', VERSIONS_KEEP_DAYS: '30' });
+    expect(res.out).toContain('pruned 2 page versions (kept: the last 2 per page, or younger than 30 days)');
+    expect((await db.prisma.fetchedContent.findMany({ where: { linkId: link!.id }, orderBy: { version: 'asc' } })).map((c) => c.version)).toEqual([3, 4]);
+    await expect(run(prune, [], { DATABASE_URL: db.url, VERSIONS_KEEP: '0' })).rejects.toThrow(/VERSIONS_KEEP/);
   });
 
   it('rejects a retention that is not a positive whole number of days', async () => {

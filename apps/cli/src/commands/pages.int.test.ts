@@ -82,7 +82,7 @@ describe('crawl export', () => {
     const out = join(dir, 'pages.warc.gz');
     const warc = await run(exportCommand, ['--format', 'warc', '--domain', 'cafe.example', '--out', out]);
     expect(warc.code).toBe(0);
-    expect(warc.stderr).toContain('exported 1 pages');
+    expect(warc.stderr).toContain('exported 1 visits');
     const bytes = await readFile(out);
     expect(bytes.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
     await expect(stat(`${out}.partial`)).rejects.toThrow();
@@ -92,5 +92,22 @@ describe('crawl export', () => {
     await expect(run(exportCommand, ['--format', 'csv'])).rejects.toThrow(UsageError);
     await expect(run(exportCommand, ['--since', 'last week'])).rejects.toThrow(UsageError);
     await expect(run(exportCommand, ['--status', 'finished'])).rejects.toThrow(UsageError);
+  });
+});
+
+describe('crawl content --version', () => {
+  it('prints an older version with --version N, the latest without; an unknown or bad version is named', async () => {
+    const url = 'https://cafe.example/menu';
+    const [link] = await new PrismaLinkRepo(db.prisma).upsertMany([{ url, initialUrl: url, domain: 'cafe.example' }]);
+    const store = new ContentStore({ prisma: db.prisma });
+    for (const text of ['menu one', 'menu two']) {
+      await store.save({ linkId: link!.id, body: Buffer.from(text), contentType: 'text/plain', httpStatus: 200, finalUrl: url, fetcher: 'simple_http' });
+    }
+    expect((await run(content, [url])).stdout.toString()).toBe('menu two');
+    expect((await run(content, [url, '--version', '1'])).stdout.toString()).toBe('menu one');
+    const missing = await run(content, [link!.id, '--version', '3']);
+    expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining('no stored version 3')]);
+    await expect(run(content, [url, '--version', '0'])).rejects.toThrow(/--version must be/);
+    await expect(run(content, [url, '--version', 'x'])).rejects.toThrow(UsageError);
   });
 });

@@ -1,4 +1,4 @@
-import { AttemptStore, createPrismaClient, DEFAULT_RETENTION_DAYS, OutboxStore } from '@crawler/db';
+import { AttemptStore, createPrismaClient, DEFAULT_RETENTION_DAYS, OutboxStore, VersionStore } from '@crawler/db';
 import { UsageError, type Command } from '../command.js';
 import { configFrom } from '../crawler/cli-context.js';
 
@@ -33,6 +33,10 @@ const command: Command = {
         stream: config.events.stream !== null,
       });
       io.stdout.write(`pruned ${events} link events older than ${olderThanDays} days\n`);
+      // Page versions: each link keeps its last VERSIONS_KEEP versions and any younger than VERSIONS_KEEP_DAYS (its
+      // latest always); the visits that confirmed a deleted version go with it.
+      const versions = await new VersionStore({ prisma }).prune({ keepVersions: config.versionsKeep, keepDays: config.versionsKeepDays });
+      io.stdout.write(`pruned ${versions.deletedVersions} page versions (kept: the last ${config.versionsKeep} per page, or younger than ${config.versionsKeepDays} days)\n`);
       return 0;
     } finally {
       await prisma.$disconnect();

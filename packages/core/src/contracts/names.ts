@@ -32,6 +32,11 @@ export const SELECTION_SOURCES = {
   probe: 'probe',
   hardCoded: 'hard_coded',
   retry: 'retry',
+  /**
+   * A revisit of a page stored by plain HTTP with an `ETag` or `Last-Modified`: the conditional request is sent
+   * instead of a probe (a 304 or the page is the answer; a wall or a shell switches the tool like a probe would).
+   */
+  revisit: 'revisit',
   prior: 'prior',
   default: 'default',
 } as const;

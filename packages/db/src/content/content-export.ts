@@ -15,6 +15,11 @@ export interface ContentExportFilter {
   linkStatus?: string | null;
   /** Only pages of this domain or its subdomains. */
   domain?: string | null;
+  /**
+   * Only the latest version of each page (with `since`: the pages whose latest version is newer than it). False: every
+   * stored version. @defaultValue false
+   */
+  latestOnly?: boolean;
 }
 
 /** Options for {@link iterateContent}. */
@@ -43,6 +48,8 @@ export interface ExportedPage {
   /** sha256 hex of the body. */
   sha256: string;
   sizeBytes: number;
+  /** 1, 2, … per link in fetch order. */
+  version: number;
   body: Uint8Array;
 }
 
@@ -54,13 +61,14 @@ WHERE c.id > $1::bigint
   AND ($2::timestamptz IS NULL OR c.fetched_at >= $2::timestamptz)
   AND ($3::text IS NULL OR l.status = $3::text)
   AND ($4::text IS NULL OR l.domain = $4::text OR l.domain LIKE '%.' || $4::text)
+  AND (NOT $6::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))
 ORDER BY c.id
 LIMIT $5::int`;
 
 const ROWS_SQL = `
 SELECT c.id::text AS id, c.link::text AS "linkId", l.url, l.status AS "linkStatus", c.final_url AS "finalUrl",
   c.http_status AS "httpStatus", c.content_type AS "contentType", c.response_headers AS headers, c.fetcher,
-  c.fetched_at AS "fetchedAt", c.sha256, c.size_bytes AS "sizeBytes", c.encoding, c.body
+  c.fetched_at AS "fetchedAt", c.sha256, c.size_bytes AS "sizeBytes", c.version, c.encoding, c.body
 FROM fetched_content c JOIN links l ON l.id = c.link
 WHERE c.id = ANY($1::bigint[])
 ORDER BY c.id`;
@@ -70,7 +78,8 @@ SELECT count(*)::int AS n
 FROM fetched_content c JOIN links l ON l.id = c.link
 WHERE ($1::timestamptz IS NULL OR c.fetched_at >= $1::timestamptz)
   AND ($2::text IS NULL OR l.status = $2::text)
-  AND ($3::text IS NULL OR l.domain = $3::text OR l.domain LIKE '%.' || $3::text)`;
+  AND ($3::text IS NULL OR l.domain = $3::text OR l.domain LIKE '%.' || $3::text)
+  AND (NOT $4::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))`;
 
 interface Row extends Omit<ExportedPage, 'id' | 'body'> {
   id: string;
@@ -87,7 +96,7 @@ async function decode(row: Row): Promise<ExportedPage> {
 /** How many stored pages match `filter` (the export's progress total). */
 export async function countContent(prisma: PrismaClient, filter: ContentExportFilter = {}): Promise<number> {
   const [row] = await withDbErrors('count content', () =>
-    sqlOf(prisma).query<{ n: number }>(COUNT_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null]),
+    sqlOf(prisma).query<{ n: number }>(COUNT_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, filter.latestOnly ?? false]),
   );
   return row?.n ?? 0;
 }
@@ -105,7 +114,7 @@ export async function* iterateContent(prisma: PrismaClient, options: IterateCont
   let after = '0';
   for (;;) {
     const ids = await withDbErrors('export content ids', () =>
-      sql.query<{ id: string; stored: number }>(IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize]),
+      sql.query<{ id: string; stored: number }>(IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.latestOnly ?? false]),
     );
     if (ids.length === 0) return;
     let i = 0;
@@ -119,6 +128,119 @@ export async function* iterateContent(prisma: PrismaClient, options: IterateCont
       const rows = await withDbErrors('export content', () => sql.query<Row>(ROWS_SQL, [batch]));
       // A page deleted between the two reads is simply not exported.
       for (const row of rows) yield await decode(row);
+    }
+    after = ids[ids.length - 1]!.id;
+    if (ids.length < pageSize) return;
+  }
+}
+
+/** A visit that found the page unchanged, with the stored version it confirmed (what a WARC revisit record points at). */
+export interface ExportedRevisit {
+  visitId: bigint;
+  /** `not_modified`: a 304 to a conditional request; `identical`: a 200 with the same body. */
+  kind: 'not_modified' | 'identical';
+  linkId: string;
+  url: string;
+  linkStatus: string;
+  finalUrl: string;
+  httpStatus: number;
+  /** This visit's response headers (cookies excepted); null when not kept. */
+  headers: Record<string, string> | null;
+  fetcher: string;
+  visitedAt: Date;
+  /** The version the visit confirmed. */
+  refersTo: { contentId: bigint; version: number; finalUrl: string; fetchedAt: Date; sha256: string };
+}
+
+/** One successful visit: a new version (with its body) or an unchanged revisit. */
+export type ExportedVisit = { kind: 'new'; page: ExportedPage } | { kind: 'revisit'; revisit: ExportedRevisit };
+
+const VISIT_IDS_SQL = `
+SELECT v.id::text AS id, v.kind, v.content::text AS content, CASE WHEN v.kind = 'new' THEN octet_length(c.body) ELSE 0 END AS stored
+FROM page_visits v JOIN links l ON l.id = v.link JOIN fetched_content c ON c.id = v.content
+WHERE v.id > $1::bigint
+  AND ($2::timestamptz IS NULL OR v.visited_at >= $2::timestamptz)
+  AND ($3::text IS NULL OR l.status = $3::text)
+  AND ($4::text IS NULL OR l.domain = $4::text OR l.domain LIKE '%.' || $4::text)
+ORDER BY v.id
+LIMIT $5::int`;
+
+const REVISITS_SQL = `
+SELECT v.id::text AS id, v.kind, v.link::text AS "linkId", l.url, l.status AS "linkStatus", v.final_url AS "finalUrl",
+  v.http_status AS "httpStatus", v.response_headers AS headers, v.fetcher, v.visited_at AS "visitedAt",
+  c.id::text AS "refId", c.version AS "refVersion", c.final_url AS "refUrl", c.fetched_at AS "refDate", c.sha256 AS "refSha256"
+FROM page_visits v JOIN links l ON l.id = v.link JOIN fetched_content c ON c.id = v.content
+WHERE v.id = ANY($1::bigint[])`;
+
+const COUNT_VISITS_SQL = `
+SELECT count(*)::int AS n
+FROM page_visits v JOIN links l ON l.id = v.link
+WHERE ($1::timestamptz IS NULL OR v.visited_at >= $1::timestamptz)
+  AND ($2::text IS NULL OR l.status = $2::text)
+  AND ($3::text IS NULL OR l.domain = $3::text OR l.domain LIKE '%.' || $3::text)`;
+
+interface RevisitRow {
+  id: string; kind: 'not_modified' | 'identical'; linkId: string; url: string; linkStatus: string; finalUrl: string; httpStatus: number;
+  headers: Record<string, string> | null; fetcher: string; visitedAt: Date; refId: string; refVersion: number; refUrl: string; refDate: Date; refSha256: string;
+}
+
+/** How many visits match `filter` (`since` applies to the visit's time). */
+export async function countVisits(prisma: PrismaClient, filter: ContentExportFilter = {}): Promise<number> {
+  const [row] = await withDbErrors('count visits', () =>
+    sqlOf(prisma).query<{ n: number }>(COUNT_VISITS_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null]),
+  );
+  return row?.n ?? 0;
+}
+
+/**
+ * Every successful visit matching the filter (`since`: visits at or after it), in the order they were logged, in
+ * constant memory like {@link iterateContent}: a new version comes with its body, an unchanged visit with the version
+ * it confirmed (no body). An archive writes one record per visit from it.
+ */
+export async function* iterateVisits(prisma: PrismaClient, options: IterateContentOptions = {}): AsyncGenerator<ExportedVisit> {
+  const sql = sqlOf(prisma);
+  const pageSize = options.pageSize ?? 1_000;
+  const maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
+  let after = '0';
+  for (;;) {
+    const ids = await withDbErrors('export visit ids', () =>
+      sql.query<{ id: string; kind: string; content: string; stored: number }>(VISIT_IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize]),
+    );
+    if (ids.length === 0) return;
+    let i = 0;
+    while (i < ids.length) {
+      const batch: typeof ids = [];
+      let bytes = 0;
+      while (i < ids.length && (batch.length === 0 || bytes + ids[i]!.stored <= maxBatchBytes)) {
+        bytes += ids[i]!.stored;
+        batch.push(ids[i++]!);
+      }
+      const fresh = batch.filter((v) => v.kind === 'new').map((v) => v.content);
+      const revisits = batch.filter((v) => v.kind !== 'new').map((v) => v.id);
+      const [pages, others] = await Promise.all([
+        fresh.length ? withDbErrors('export visit pages', () => sql.query<Row>(ROWS_SQL, [fresh])) : Promise.resolve([] as Row[]),
+        revisits.length ? withDbErrors('export revisits', () => sql.query<RevisitRow>(REVISITS_SQL, [revisits])) : Promise.resolve([] as RevisitRow[]),
+      ]);
+      const pageById = new Map(pages.map((p) => [p.id, p]));
+      const revisitById = new Map(others.map((r) => [r.id, r]));
+      // Rows deleted between the reads (a prune) are simply not exported.
+      for (const v of batch) {
+        if (v.kind === 'new') {
+          const row = pageById.get(v.content);
+          if (row) yield { kind: 'new', page: await decode(row) };
+          continue;
+        }
+        const r = revisitById.get(v.id);
+        if (!r) continue;
+        yield {
+          kind: 'revisit',
+          revisit: {
+            visitId: BigInt(r.id), kind: r.kind, linkId: r.linkId, url: r.url, linkStatus: r.linkStatus, finalUrl: r.finalUrl, httpStatus: r.httpStatus,
+            headers: r.headers, fetcher: r.fetcher, visitedAt: r.visitedAt,
+            refersTo: { contentId: BigInt(r.refId), version: r.refVersion, finalUrl: r.refUrl, fetchedAt: r.refDate, sha256: r.refSha256 },
+          },
+        };
+      }
     }
     after = ids[ids.length - 1]!.id;
     if (ids.length < pageSize) return;

@@ -29,7 +29,7 @@ export const CONTENT_ROW_AFTER_LINK = "$2, 'br', $3, $4, $5, $6, $7, $8, $9, $10
 const SAVE_SQL = `
 ${CONTENT_INSERT_INTO}
 VALUES ($1::uuid, ${CONTENT_ROW_AFTER_LINK})
-RETURNING id::text AS id`;
+RETURNING id::text AS id, version`;
 
 // The same insert, and the link marked done, in one statement; the insert only happens when the link exists.
 const SAVE_AND_COMPLETE_SQL = `
@@ -41,9 +41,9 @@ WITH done AS (
 ), saved AS (
   ${CONTENT_INSERT_INTO}
   SELECT done.id, ${CONTENT_ROW_AFTER_LINK} FROM done
-  RETURNING id
+  RETURNING id, version
 )
-SELECT (SELECT id::text FROM saved) AS id`;
+SELECT (SELECT id::text FROM saved) AS id, (SELECT version FROM saved) AS version`;
 
 /** A page to store. */
 export interface ContentInput {
@@ -76,6 +76,8 @@ export interface StoredContent {
   fetchedAt: Date;
   /** Response headers as fetched (cookies excepted); null for pages stored before headers were kept. */
   headers: Record<string, string> | null;
+  /** 1, 2, … per link in fetch order. */
+  version: number;
 }
 
 /** Fetched pages (fetched_content): one row per successful fetch, brotli-compressed. */
@@ -91,8 +93,8 @@ export class ContentStore {
   /** Compress and store a page; returns the row without the body. */
   async save(input: ContentInput): Promise<Omit<StoredContent, 'body'>> {
     const row = await prepareContentRow(input, this.#clock.now());
-    const [out] = await withDbErrors('save content', () => sqlOf(this.#prisma).query<{ id: string }>(SAVE_SQL, row.params));
-    return { ...row.result, id: BigInt(out!.id) };
+    const [out] = await withDbErrors('save content', () => sqlOf(this.#prisma).query<{ id: string; version: number }>(SAVE_SQL, row.params));
+    return { ...row.result, id: BigInt(out!.id), version: out!.version };
   }
 
   /**
@@ -103,9 +105,9 @@ export class ContentStore {
   async saveAndComplete(input: ContentInput, link: { attemptsMade?: number; lastAttemptAt?: Date } = {}): Promise<Omit<StoredContent, 'body'> | null> {
     const row = await prepareContentRow(input, this.#clock.now());
     const [out] = await withDbErrors('save content and complete link', () =>
-      sqlOf(this.#prisma).query<{ id: string | null }>(SAVE_AND_COMPLETE_SQL, [...row.params, link.attemptsMade ?? 0, link.lastAttemptAt ?? null]),
+      sqlOf(this.#prisma).query<{ id: string | null; version: number | null }>(SAVE_AND_COMPLETE_SQL, [...row.params, link.attemptsMade ?? 0, link.lastAttemptAt ?? null]),
     );
-    return out?.id ? { ...row.result, id: BigInt(out.id) } : null;
+    return out?.id ? { ...row.result, id: BigInt(out.id), version: out.version ?? 1 } : null;
   }
 
   /** A stored page by id, or null. */
@@ -114,10 +116,18 @@ export class ContentStore {
     return row ? decode(row) : null;
   }
 
-  /** The most recent page stored for a link, or null. */
+  /** The most recent page stored for a link (its latest version), or null. */
   async latestForLink(linkId: string): Promise<StoredContent | null> {
     const row = await withDbErrors('latest content', () =>
-      this.#prisma.fetchedContent.findFirst({ where: { linkId }, orderBy: [{ fetchedAt: 'desc' }, { id: 'desc' }] }),
+      this.#prisma.fetchedContent.findFirst({ where: { linkId }, orderBy: [{ version: 'desc' }] }),
+    );
+    return row ? decode(row) : null;
+  }
+
+  /** Version `version` (1, 2, … in fetch order) of a link's page, or null when there is no such version (or it was pruned). */
+  async versionForLink(linkId: string, version: number): Promise<StoredContent | null> {
+    const row = await withDbErrors('content version', () =>
+      this.#prisma.fetchedContent.findUnique({ where: { linkId_version: { linkId, version } } }),
     );
     return row ? decode(row) : null;
   }
@@ -125,7 +135,7 @@ export class ContentStore {
 
 async function decode(row: {
   id: bigint; linkId: string; body: Uint8Array; encoding: string; contentType: string | null; httpStatus: number;
-  finalUrl: string; sha256: string; sizeBytes: number; fetcher: string; fetchedAt: Date; responseHeaders?: unknown;
+  finalUrl: string; sha256: string; sizeBytes: number; fetcher: string; fetchedAt: Date; responseHeaders?: unknown; version: number;
 }): Promise<StoredContent> {
   const stored = row.body;
   let body: Uint8Array;
@@ -137,6 +147,7 @@ async function decode(row: {
     contentType: row.contentType, httpStatus: row.httpStatus, finalUrl: row.finalUrl, sha256: row.sha256,
     sizeBytes: row.sizeBytes, storedBytes: stored.byteLength, fetcher: row.fetcher, fetchedAt: row.fetchedAt,
     headers: (row.responseHeaders as Record<string, string> | null | undefined) ?? null,
+    version: row.version,
   };
 }
 
@@ -144,7 +155,7 @@ async function decode(row: {
  * A page as the parameters of an insert into fetched_content ($1 link, then {@link CONTENT_ROW_AFTER_LINK}'s
  * $2..$10, in this order) and the row it becomes, compressed with brotli. The outcome statement uses it too.
  */
-export async function prepareContentRow(input: ContentInput, fetchedAt: Date): Promise<{ params: unknown[]; result: Omit<StoredContent, 'body' | 'id'> }> {
+export async function prepareContentRow(input: ContentInput, fetchedAt: Date): Promise<{ params: unknown[]; result: Omit<StoredContent, 'body' | 'id' | 'version'> }> {
   if (!(input.body instanceof Uint8Array)) throw new CrawlerError('invalid_content', 'body must be a Uint8Array', { url: input.finalUrl });
   const sha256 = createHash('sha256').update(input.body).digest('hex');
   const options = { params: { [zlib.BROTLI_PARAM_QUALITY]: CONTENT_BROTLI_QUALITY, [zlib.BROTLI_PARAM_SIZE_HINT]: input.body.byteLength } };

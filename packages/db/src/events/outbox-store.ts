@@ -7,7 +7,7 @@ import { sqlOf, type SqlClient } from '../sql.js';
 export interface LinkEvent {
   /** Stable across re-deliveries: receivers drop an id they have already accepted. */
   id: string;
-  type: 'link.done' | 'link.failed';
+  type: 'link.done' | 'link.failed' | 'link.changed' | 'link.unchanged';
   linkId: string;
   url: string;
   status: 'done' | 'failed';
@@ -16,6 +16,12 @@ export interface LinkEvent {
   occurredAt: string;
   /** Outbox sequence: increasing in insertion order (not a gap-free or commit-ordered counter). */
   seq: string;
+  /** link.changed: the previous version's sha256; link.unchanged: the confirmed version's. Absent on other events. */
+  oldSha256?: string;
+  /** link.changed: the new version's sha256; link.unchanged: the confirmed version's (the same). */
+  newSha256?: string;
+  /** link.changed / link.unchanged: the link's current version number. */
+  version?: number;
 }
 
 /** An event claimed for webhook delivery, with its delivery state. */
@@ -44,7 +50,7 @@ export interface OutboxStats {
 }
 
 const EVENT_COLUMNS = `id::text AS id, type, link::text AS "linkId", url, status, fetcher, error_type AS "errorType",
-  occurred_at AS "occurredAt", seq::text AS seq`;
+  occurred_at AS "occurredAt", seq::text AS seq, old_sha256 AS "oldSha256", new_sha256 AS "newSha256", version`;
 
 // SKIP LOCKED: dispatchers in other processes pass over the rows this one is claiming instead of waiting on them; the
 // lease then keeps them off those rows until it expires (a dispatcher that dies mid-delivery frees its events).
@@ -71,12 +77,16 @@ WHERE seq IN (
 )
 RETURNING ${EVENT_COLUMNS}`;
 
-type EventRow = Omit<LinkEvent, 'occurredAt'> & { occurredAt: Date };
+type EventRow = Omit<LinkEvent, 'occurredAt' | 'oldSha256' | 'newSha256' | 'version'> & {
+  occurredAt: Date; oldSha256: string | null; newSha256: string | null; version: number | null;
+};
 
 function toEvent(row: EventRow): LinkEvent {
   return {
     id: row.id, type: row.type, linkId: row.linkId, url: row.url, status: row.status, fetcher: row.fetcher,
     errorType: row.errorType, occurredAt: row.occurredAt.toISOString(), seq: row.seq,
+    // Only change events carry versions: done/failed payloads stay as they were.
+    ...(row.newSha256 !== null && row.newSha256 !== undefined ? { oldSha256: row.oldSha256 ?? undefined, newSha256: row.newSha256, version: row.version ?? undefined } : {}),
   };
 }
 

@@ -18,9 +18,13 @@ export function originalContentType(page: Pick<StoredContent, 'headers' | 'conte
   return page.headers?.['content-type'] ?? page.contentType ?? 'application/octet-stream';
 }
 
-/** The most recent stored page of a link in `format`, or null when the link has none. Throws UnsupportedFormatError. */
-export async function readContent(prisma: PrismaClient, linkId: string, format: ContentFormat): Promise<ContentResponse | null> {
-  const stored = await new ContentStore({ prisma }).latestForLink(linkId);
+/**
+ * A link's stored page in `format`: its latest version, or version `version` (1, 2, … in fetch order); null when the
+ * link has none (or no such version: never fetched, or pruned). Throws UnsupportedFormatError.
+ */
+export async function readContent(prisma: PrismaClient, linkId: string, format: ContentFormat, version?: number): Promise<ContentResponse | null> {
+  const store = new ContentStore({ prisma });
+  const stored = version === undefined ? await store.latestForLink(linkId) : await store.versionForLink(linkId, version);
   if (!stored) return null;
   const { body, ...page } = stored;
   if (format === 'raw') return { body, contentType: originalContentType(stored), etag: `"${stored.sha256}"`, page };

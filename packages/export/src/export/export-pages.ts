@@ -1,6 +1,6 @@
-import { iterateContent, type ContentExportFilter, type ExportedPage, type PrismaClient } from '@crawler/db';
+import { iterateContent, iterateVisits, type ContentExportFilter, type ExportedPage, type ExportedVisit, type PrismaClient } from '@crawler/db';
 import { jsonlLine } from './jsonl.js';
-import { pageRecords, warcinfoRecord, type WarcInfo } from './warc.js';
+import { pageRecords, revisitRecords, warcinfoRecord, type WarcInfo } from './warc.js';
 
 /** The export formats: JSON Lines, or WARC 1.1 with a gzip member per record. */
 export const EXPORT_FORMATS = ['jsonl', 'warc'] as const;
@@ -9,8 +9,10 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 /** Options for {@link exportPages}. */
 export interface ExportOptions extends ContentExportFilter {
   format: ExportFormat;
-  /** Called after each page is handed out (progress bars). */
-  onPage?: (page: ExportedPage) => void;
+  /** Called after each page is handed out (progress bars); in WARC, after each visit (a revisit has no page). */
+  onPage?: (page: ExportedPage | null) => void;
+  /** JSONL: every stored version of each page, not only the latest. @defaultValue false */
+  allVersions?: boolean;
   /** The warcinfo record's fields (WARC only). */
   warcInfo?: WarcInfo;
   /** Keyset step, see iterateContent. */
@@ -23,6 +25,10 @@ export function exportContentType(format: ExportFormat): string {
 }
 
 /**
+ * What an export holds. JSONL: the latest version of each page (every version with `allVersions`); with `since`, the
+ * pages whose latest version is newer than it. WARC: every visit (with `since`, every visit since then), in the order
+ * they happened: a `response` for each new version, a `revisit` for each visit that found the page unchanged.
+ *
  * The export as a stream of chunks, one page at a time (pipe it through stream.Readable.from: back-pressure holds
  * the database reads, so memory stays flat whatever the number of pages).
  */
@@ -35,8 +41,19 @@ export async function* exportPages(prisma: PrismaClient, options: ExportOptions)
     if (filter.domain) fields['crawler-filter-domain'] = filter.domain;
     yield warcinfoRecord({ ...options.warcInfo, fields });
   }
-  for await (const page of iterateContent(prisma, { ...filter, pageSize: options.pageSize })) {
-    yield options.format === 'warc' ? pageRecords(page) : Buffer.from(jsonlLine(page), 'utf8');
+  if (options.format === 'warc') {
+    for await (const visit of iterateVisits(prisma, { ...filter, pageSize: options.pageSize })) {
+      yield visitRecords(visit);
+      options.onPage?.(visit.kind === 'new' ? visit.page : null);
+    }
+    return;
+  }
+  for await (const page of iterateContent(prisma, { ...filter, latestOnly: !options.allVersions, pageSize: options.pageSize })) {
+    yield Buffer.from(jsonlLine(page), 'utf8');
     options.onPage?.(page);
   }
+}
+
+function visitRecords(visit: ExportedVisit): Buffer {
+  return visit.kind === 'new' ? pageRecords(visit.page) : revisitRecords(visit.revisit);
 }

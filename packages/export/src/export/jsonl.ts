@@ -29,6 +29,7 @@ export function jsonlLine(page: ExportedPage): string {
     fetchedAt: page.fetchedAt.toISOString(),
     sha256: page.sha256,
     sizeBytes: page.sizeBytes,
+    version: page.version,
     headers: page.headers,
     bodyEncoding,
     body,

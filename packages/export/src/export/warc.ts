@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import type { ExportedPage } from '@crawler/db';
+import type { ExportedPage, ExportedRevisit } from '@crawler/db';
 
 /** What the warcinfo record says about the export. */
 export interface WarcInfo {
@@ -57,6 +57,25 @@ function recordId(): string {
   return `<urn:uuid:${randomUUID()}>`;
 }
 
+/**
+ * The record id of a stored version's response, the same in every export: a revisit record written in a later
+ * (incremental) export points at the response an earlier one wrote. A UUID-shaped digest of the version's identity.
+ */
+export function responseRecordId(version: { contentId: bigint; sha256: string; fetchedAt: Date }): string {
+  const h = createHash('sha256').update(`fetch-router:response:${version.contentId}:${version.sha256}:${version.fetchedAt.toISOString()}`).digest('hex');
+  // Version 8 ("custom") UUID layout, RFC 9562: the digest's bits with the version and variant bits set.
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `<urn:uuid:${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}>`;
+}
+
+/** WARC 1.1 revisit profiles, as Heritrix writes them. */
+export const REVISIT_PROFILES = {
+  /** A 304 to a conditional request: the block is the 304's header block. */
+  not_modified: 'http://netpreserve.org/warc/1.1/revisit/server-not-modified',
+  /** A 200 whose payload has the digest of the response referred to: the block is this response's header block. */
+  identical: 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest',
+} as const;
+
 /** One WARC record, gzipped on its own (a member per record, so readers can seek to any record). */
 function record(fields: Array<[string, string]>, block: Buffer): Buffer {
   const head = ['WARC/1.1', ...fields.map(([k, v]) => `${k}: ${v}`), `Content-Length: ${block.byteLength}`, '', ''].join(CRLF);
@@ -102,7 +121,7 @@ function httpRequestHead(url: string): string {
  * fetched (cookies were never stored) and the stored body; WARC-Payload-Digest is the body's sha256.
  */
 export function pageRecords(page: ExportedPage): Buffer {
-  const responseId = recordId();
+  const responseId = responseRecordId({ contentId: page.id, sha256: page.sha256, fetchedAt: page.fetchedAt });
   const date = warcDate(page.fetchedAt);
   const head = Buffer.from(httpResponseHead(page), 'latin1');
   const block = Buffer.concat([head, page.body]);
@@ -119,18 +138,54 @@ export function pageRecords(page: ExportedPage): Buffer {
     ],
     block,
   );
-  const requestBlock = Buffer.from(httpRequestHead(page.finalUrl), 'utf8');
-  const request = record(
+  return Buffer.concat([response, requestRecord(page.finalUrl, date, responseId)]);
+}
+
+/** The request record of a visit, pointing at its response or revisit record. */
+function requestRecord(url: string, date: string, concurrentTo: string): Buffer {
+  const requestBlock = Buffer.from(httpRequestHead(url), 'utf8');
+  return record(
     [
       ['WARC-Type', 'request'],
       ['WARC-Record-ID', recordId()],
       ['WARC-Date', date],
-      ['WARC-Target-URI', page.finalUrl],
-      ['WARC-Concurrent-To', responseId],
+      ['WARC-Target-URI', url],
+      ['WARC-Concurrent-To', concurrentTo],
       ['WARC-Block-Digest', warcDigest(requestBlock)],
       ['Content-Type', 'application/http; msgtype=request'],
     ],
     requestBlock,
   );
-  return Buffer.concat([response, request]);
+}
+
+/**
+ * The `revisit` and `request` records of a visit that found the page unchanged, as Heritrix writes them: the block is
+ * the HTTP header block of this visit's answer (a 304's, or the 200's whose body was not stored again), and
+ * WARC-Refers-To, WARC-Refers-To-Target-URI and WARC-Refers-To-Date name the response record of the version it
+ * confirmed. An identical payload carries that payload's digest.
+ */
+export function revisitRecords(visit: ExportedRevisit): Buffer {
+  const id = recordId();
+  const date = warcDate(visit.visitedAt);
+  const reason = STATUS_CODES[visit.httpStatus] ?? 'Unknown';
+  const lines = [`HTTP/1.1 ${visit.httpStatus} ${reason}`];
+  for (const [name, value] of Object.entries(visit.headers ?? {})) {
+    if (WIRE_HEADERS.has(name)) continue;
+    lines.push(`${name}: ${String(value).replace(/[\r\n]+/g, ' ')}`);
+  }
+  const block = Buffer.from(lines.join(CRLF) + CRLF + CRLF, 'latin1');
+  const ref = visit.refersTo;
+  const fields: Array<[string, string]> = [
+    ['WARC-Type', 'revisit'],
+    ['WARC-Record-ID', id],
+    ['WARC-Date', date],
+    ['WARC-Target-URI', visit.finalUrl],
+    ['WARC-Profile', REVISIT_PROFILES[visit.kind]],
+    ['WARC-Refers-To', responseRecordId({ contentId: ref.contentId, sha256: ref.sha256, fetchedAt: ref.fetchedAt })],
+    ['WARC-Refers-To-Target-URI', ref.finalUrl],
+    ['WARC-Refers-To-Date', warcDate(ref.fetchedAt)],
+  ];
+  if (visit.kind === 'identical') fields.push(['WARC-Payload-Digest', warcDigestFromHex(ref.sha256)]);
+  fields.push(['WARC-Block-Digest', warcDigest(block)], ['Content-Type', 'application/http; msgtype=response']);
+  return Buffer.concat([record(fields, block), requestRecord(visit.finalUrl, date, id)]);
 }

@@ -281,6 +281,18 @@ export const CRAWL_ENV = {
   SITEMAP_MAX_BYTES: intVar(50 * 1024 * 1024, 1024),
 };
 
+/** Revisits: conditional requests and the retention of page versions. */
+export const VERSIONS_ENV = {
+  /** Revisits by plain HTTP send If-None-Match / If-Modified-Since from the stored page's validators. @defaultValue true */
+  CONDITIONAL_REQUESTS: boolVar(true),
+  /** `crawl prune` keeps each link's last this many versions, whatever their age. @defaultValue 10 */
+  VERSIONS_KEEP: intVar(10, 1),
+  /** `crawl prune` keeps versions younger than this many days, whatever their number. @defaultValue 30 */
+  VERSIONS_KEEP_DAYS: intVar(30, 0),
+  /** A revisit that finds the page unchanged (304 or the same body) writes a `link.unchanged` event. @defaultValue false */
+  EVENTS_UNCHANGED: boolVar(false),
+};
+
 /** Every variable of the crawler, composed from the concerns above. */
 export const CRAWLER_ENV = {
   ...DATABASE_ENV,
@@ -294,6 +306,7 @@ export const CRAWLER_ENV = {
   ...SCHEDULE_ENV,
   ...CRAWL_ENV,
   ...EVENTS_ENV,
+  ...VERSIONS_ENV,
   /** pino level. @defaultValue 'info' */
   LOG_LEVEL: logLevelVar('info'),
 };

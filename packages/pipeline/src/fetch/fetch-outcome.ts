@@ -3,6 +3,8 @@ import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
 import type { LinkRecord } from '../links/link-repo.js';
 import type { AppliedOutcome, AttemptRecord, LinkChange, OutcomeWrite } from '../ports.js';
 import type { JobHandle } from '../job-control.js';
+import type { RevisitValidators } from '@crawler/db';
+import { isNotModified, revisitedPageText } from './conditional.js';
 import type { FetchDeps, Try } from './fetch-processor.js';
 
 /** The retry policy's decision for one attempt. */
@@ -25,6 +27,8 @@ export interface FetchJobContext {
   attempts: AttemptRecord[];
   /** What the retry policy already spent in this job. */
   retried: { retryNow?: boolean; switchFetcher?: boolean };
+  /** The validators this job's plain-HTTP request carried (a revisit of a page that had them), once looked up. */
+  conditional?: RevisitValidators | null;
 }
 
 /** Why a link fails, for {@link failLink}. */
@@ -38,8 +42,8 @@ export interface FailLinkOptions {
 }
 
 /** One write of this job's outcome: its attempts, `link` and (on success) the page. */
-function write(deps: FetchDeps, ctx: FetchJobContext, link: LinkChange, page?: OutcomeWrite['page']): Promise<AppliedOutcome> {
-  return deps.outcomes.apply({ linkId: ctx.link.id, attempts: ctx.attempts, link, page });
+function write(deps: FetchDeps, ctx: FetchJobContext, link: LinkChange, page?: OutcomeWrite['page'], notModified?: OutcomeWrite['notModified']): Promise<AppliedOutcome> {
+  return deps.outcomes.apply({ linkId: ctx.link.id, attempts: ctx.attempts, link, page, ...(notModified ? { notModified } : {}) });
 }
 
 /**
@@ -55,10 +59,22 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
   switch (decision.kind) {
     case 'success': {
       const res = attempt.response!;
+      const done = { status: LINK_STATUSES.done, riskLevel: 0, pausedUntil: null, fetcher, lastErrorType: null, lastError: null } as const;
+      if (isNotModified(ctx, attempt)) {
+        // The stored page is still the page: its links are followed again for this crawl (a new crawl of a site
+        // crawled before needs them), and the visit is logged without a body.
+        if (ctx.link.crawlId && deps.discovery) {
+          const stored = await revisitedPageText(deps, ctx);
+          if (stored) await deps.discovery.discover({ link: ctx.link, ...stored });
+        }
+        await write(deps, ctx, done, undefined, { fetcher, httpStatus: res.status, finalUrl: res.finalUrl, headers: res.headers });
+        await dropProbe(deps, ctx);
+        return { outcome: 'done', fetcher, attempts, httpStatus: res.status };
+      }
       // A failure here fails the job like a failed write: it is retried, and the frontier's dedup makes the links it
       // already admitted duplicates on the second pass.
       if (ctx.link.crawlId && deps.discovery) await deps.discovery.discover({ link: ctx.link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text });
-      await write(deps, ctx, { status: LINK_STATUSES.done, riskLevel: 0, pausedUntil: null, fetcher, lastErrorType: null, lastError: null }, {
+      await write(deps, ctx, done, {
         linkId: ctx.link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher, headers: res.headers,
       });
       await dropProbe(deps, ctx);

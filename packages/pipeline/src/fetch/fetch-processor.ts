@@ -20,13 +20,14 @@ import {
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
 import type { LinkRepo } from '../links/link-repo.js';
-import type { FetcherSource, OutcomeSink } from '../ports.js';
+import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { analyzeResponse } from './response-analysis.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
 import { applyDecision, failLink, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
+import { conditionalHeaders, notModifiedDecision } from './conditional.js';
 
 /** The fetch workers' settings (a slice of CrawlerConfig). */
 export interface FetchSettings {
@@ -61,6 +62,11 @@ export interface FetchDeps {
   discovery?: LinkDiscovery;
   /** Told of every attempt that switched the fetcher or paused the link, so the router stops reusing its decision. */
   setbacks?: Pick<DomainSetbacks, 'record'>;
+  /**
+   * The link's stored page, for revisits: plain HTTP sends `If-None-Match` / `If-Modified-Since` from it, and a 304
+   * confirms it. Absent: every fetch is unconditional.
+   */
+  revisits?: RevisitSource;
 }
 
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
@@ -178,10 +184,12 @@ async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe
     await pauseDomainOnPushback(deps, ctx, decision);
     return { attempt, decision };
   }
+  // Read before the politeness permit is taken: a permit is held only for the request itself.
+  const conditional = await conditionalHeaders(deps, ctx);
   const gate = await deps.gate.acquire(ctx.domain);
   if (!gate.granted) return { wait: true, retryInMs: gate.retryInMs, reason: gate.reason };
   try {
-    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url);
+    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, conditional);
     const decision = analyseAndDecide(deps, ctx, attempt);
     await pauseDomainOnPushback(deps, ctx, decision);
     return { attempt, decision };
@@ -207,8 +215,10 @@ async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wa
 /** Steps 3 and 4: validate the response, take the policy's decision, and keep the attempt row for the apply step. */
 function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): Decision {
   const now = deps.clock.now();
-  const { validation, heuristics } = attempt.response ? analyzeResponse(attempt.response) : { validation: null, heuristics: [] };
-  const decision = decideOutcome({
+  // A 304 to our conditional request has no body to validate: the stored page is still the page.
+  const notModified = notModifiedDecision(ctx, attempt);
+  const { validation, heuristics } = attempt.response && !notModified ? analyzeResponse(attempt.response) : { validation: null, heuristics: [] };
+  const decision = notModified ?? decideOutcome({
     errorType: attempt.errorType,
     validation,
     status: attempt.response?.status,
@@ -242,11 +252,11 @@ function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): 
   return decision;
 }
 
-async function tryFetch(deps: FetchDeps, fetcherName: string, url: string): Promise<Try> {
+async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>): Promise<Try> {
   const started = performance.now();
   try {
     const fetcher = deps.fetchers.get(fetcherName);
-    const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal });
+    const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal, ...(headers ? { headers } : {}) });
     return { response, errorType: null, durationMs: response.timings?.totalMs ?? performance.now() - started };
   } catch (err) {
     return { response: null, errorType: errorTypeOf(err), durationMs: performance.now() - started };

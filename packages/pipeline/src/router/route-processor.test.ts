@@ -96,6 +96,68 @@ describe('route processor, learning mode', () => {
     expect(h.probes.get(`probe:${link.id}`)?.status).toBe(200);
   });
 
+  it('sends a revisit of a page plain HTTP stored with a validator to plain HTTP without a probe: the conditional request is the probe', async () => {
+    const h = makeHarness({ best: { best: score('playwright', 0.5), scores: [] } });
+    const stored = new Map<string, { fetcher: string; etag: string | null; lastModified: string | null }>();
+    const reads: string[] = [];
+    let probes = 0;
+    const process = createRouteProcessor({
+      ...h.common, settings, learning: h.learning, routes: h.routes, probeStore: h.probeStore,
+      probe: async (url) => {
+        probes += 1;
+        return response(url, { html: STATIC_HTML });
+      },
+      revisits: {
+        validators: async (linkId) => {
+          reads.push(linkId);
+          const v = stored.get(linkId);
+          return v ? { contentId: 1n, version: 1, sha256: 'x', ...v } : null;
+        },
+      },
+    });
+    const visited = { lastAttemptAt: new Date(0), attemptCount: 0 };
+    const etag = h.links.add('https://rv.example/etag', visited);
+    stored.set(etag.id, { fetcher: 'simple_http', etag: '"1"', lastModified: null });
+    const modified = h.links.add('https://rv.example/modified', visited);
+    stored.set(modified.id, { fetcher: 'direct_access', etag: null, lastModified: 'Wed, 01 Apr 2026 00:00:00 GMT' });
+    const rendered = h.links.add('https://rv.example/rendered', visited);
+    stored.set(rendered.id, { fetcher: 'playwright', etag: '"2"', lastModified: null });
+    const bare = h.links.add('https://rv.example/bare', visited);
+    stored.set(bare.id, { fetcher: 'simple_http', etag: null, lastModified: null });
+    const fresh = h.links.add('https://rv.example/fresh');
+    const route = (l: { id: string; url: string }) => process(fakeJob({ linkId: l.id, url: l.url }));
+
+    expect(await route(etag)).toMatchObject({ kind: 'routed', fetcher: 'simple_http', source: 'revisit', probeReused: false });
+    expect(await route(modified)).toMatchObject({ kind: 'routed', fetcher: 'simple_http', source: 'revisit' });
+    expect(probes).toBe(0);
+    // A rendered version's validators do not describe the page plain HTTP gets; no validator, nothing to ask with.
+    expect(await route(rendered)).toMatchObject({ source: 'probe' });
+    expect(await route(bare)).toMatchObject({ source: 'probe' });
+    expect(probes).toBe(2);
+    // A first visit has no stored page: nothing is read for it.
+    expect(await route(fresh)).toMatchObject({ source: 'probe' });
+    expect(reads).toEqual([etag.id, modified.id, rendered.id, bare.id]);
+  });
+
+  it('does not revisit with plain HTTP when the learned store is confident in a browser or plain HTTP was just blocked', async () => {
+    const h = makeHarness({ best: { best: score('playwright', 0.9), scores: [] } });
+    const process = createRouteProcessor({
+      ...h.common, settings, learning: h.learning, routes: h.routes, probeStore: h.probeStore,
+      probe: async (url) => response(url, { html: STATIC_HTML }),
+      revisits: { validators: async () => ({ contentId: 1n, version: 1, sha256: 'x', fetcher: 'simple_http', etag: '"1"', lastModified: null }) },
+    });
+    const link = h.links.add('https://rv2.example/a', { lastAttemptAt: new Date(0) });
+    expect(await process(fakeJob({ linkId: link.id, url: link.url }))).toMatchObject({ fetcher: 'playwright', source: 'learned' });
+    const h2 = makeHarness({ best: { best: score('simple_http', 0.5), scores: [] } });
+    const process2 = createRouteProcessor({
+      ...h2.common, settings, learning: h2.learning, routes: h2.routes, probeStore: h2.probeStore,
+      probe: async (url) => response(url, { html: STATIC_HTML }),
+      revisits: { validators: async () => ({ contentId: 1n, version: 1, sha256: 'x', fetcher: 'simple_http', etag: '"1"', lastModified: null }) },
+    });
+    const blocked = h2.links.add('https://rv3.example/a', { lastAttemptAt: new Date(0) });
+    expect(await process2(fakeJob({ linkId: blocked.id, url: blocked.url, blockedFetcher: 'simple_http' }))).not.toMatchObject({ source: 'revisit' });
+  });
+
   it('sends an SPA shell to the browser without keeping the probe body', async () => {
     const h = makeHarness();
     const link = h.links.add('https://spa.example/');

@@ -1,6 +1,7 @@
 import {
   DOMAIN_MEMORY_SOURCE,
   ERROR_TYPES,
+  FETCHERS,
   LINK_STATUSES,
   SELECTION_SOURCES,
   canonicalFetcherName,
@@ -20,7 +21,7 @@ import {
 import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type ProbeRef, type RouteResult } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
 import type { LinkRepo } from '../links/link-repo.js';
-import type { LearnedSelector, LegacyRoutes, ProbeFn } from '../ports.js';
+import type { LearnedSelector, LegacyRoutes, ProbeFn, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
@@ -74,6 +75,8 @@ export interface RouterDeps {
   setbacks?: DomainSetbacks;
   /** Where the fleet's routers share the bot walls their probes met (probe-walls.ts); without it, per process. */
   wallsShared?: ProbeWallsShared;
+  /** The stored page of a revisited link: with validators, its conditional request replaces the probe. */
+  revisits?: Pick<RevisitSource, 'validators'>;
 }
 
 interface Decision {
@@ -125,7 +128,7 @@ export function createRouteProcessor(deps: RouterDeps) {
       decision = { fetcher: escalateTo, source: SELECTION_SOURCES.retry };
     } else if (learning) {
       const avoid = data.blockedFetcher ? canonicalFetcherName(data.blockedFetcher) : null;
-      decision = await decideLearning(deps, memory, job, token, link.id, link.url, domain, log, avoid);
+      decision = await decideLearning(deps, memory, job, token, link.id, link.url, domain, log, avoid, Boolean(link.lastAttemptAt));
     } else {
       const routed = await deps.routes.fetcherFor(domain);
       if (routed) decision = { fetcher: routed, source: SELECTION_SOURCES.hardCoded };
@@ -186,6 +189,7 @@ async function decideLearning(
   domain: string,
   log: Logger,
   avoid: string | null,
+  visitedBefore = false,
 ): Promise<Decision | { error: string; message: string }> {
   const now = deps.clock.now();
   const useDomain = deps.domainState !== undefined && deps.settings.domainMemoryEnabled !== false;
@@ -220,6 +224,15 @@ async function decideLearning(
   if (wallFetcher && known.has(wallFetcher) && wallFetcher !== avoid) {
     log.debug({ fetcher: wallFetcher, wall: wall?.reason }, 'no learned choice; a probe of this domain met a wall: not probing again');
     return { fetcher: wallFetcher, source: DOMAIN_MEMORY_SOURCE };
+  }
+  // A revisit of a page plain HTTP stored with an ETag or Last-Modified: its conditional request is the probe. A 304
+  // or the page ends it in one request; a wall or an app shell switches the tool as a probe's verdict would.
+  if (visitedBefore && deps.revisits && known.has(FETCHERS.simpleHttp) && avoid !== FETCHERS.simpleHttp) {
+    const v = await deps.revisits.validators(linkId);
+    if (v && canonicalFetcherName(v.fetcher) === FETCHERS.simpleHttp && (v.etag || v.lastModified)) {
+      log.debug({ version: v.version }, 'no learned choice; revisit with validators: conditional request instead of a probe');
+      return { fetcher: FETCHERS.simpleHttp, source: SELECTION_SOURCES.revisit };
+    }
   }
   log.debug({ reason: choice.reason, avoid }, 'no learned choice: probing');
 

@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
 import { isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection } from '@crawler/queue';
-import { AttemptStore, DomainStateStore, OutcomeStore, RouteStore, createPrismaClient, type PrismaClient, ScheduleStore } from '@crawler/db';
+import { AttemptStore, ContentStore, DomainStateStore, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
 import { createDefaultRegistry, probe as probeWith } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import { PrismaLinkRepo, type LinkRepo } from '../links/link-repo.js';
 import { ProbeStore } from '../probe/probe-store.js';
-import type { FetcherSource, LearnedSelector, LegacyRoutes, OutcomeSink, ProbeFn } from '../ports.js';
+import type { FetcherSource, LearnedSelector, LegacyRoutes, OutcomeSink, ProbeFn, RevisitSource } from '../ports.js';
 import { CrawlerRuntime } from './crawler-runtime.js';
 import { CrawlStore } from '../crawls/crawl-store.js';
 import { CrawlFrontier } from '../crawls/crawl-frontier.js';
@@ -58,7 +58,12 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       return typeof r === 'string' ? r : ((r as { fetcher?: string } | null)?.fetcher ?? null);
     },
   };
-  const outcomes: OutcomeSink = o.outcomes ?? new OutcomeStore({ prisma, clock });
+  const outcomes: OutcomeSink = o.outcomes ?? new OutcomeStore({ prisma, clock, unchangedEvents: config.eventsUnchanged });
+  const versionStore = new VersionStore({ prisma, clock });
+  const contentStore = new ContentStore({ prisma, clock });
+  const revisits: RevisitSource | undefined = config.conditionalRequests
+    ? { validators: (id) => versionStore.validators(id), latestPage: (id) => contentStore.latestForLink(id) }
+    : undefined;
 
   const registry =
     o.fetchers ??
@@ -146,6 +151,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       clock,
       logger,
       metrics,
+      revisits,
     },
     fetchDeps: {
       links,
@@ -161,6 +167,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       metrics,
       discovery: crawls,
       setbacks,
+      revisits,
     },
   });
 }

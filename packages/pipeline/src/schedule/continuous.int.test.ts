@@ -3,7 +3,7 @@
  * racing, on a loopback site whose pages change on command. Real Postgres and Redis; assertions on counts and order.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChangingSite, type ChangingSite } from '@crawler/testkit';
+import { startRevisitSite, type RevisitSite } from '@crawler/testkit';
 import { ScheduleStore, createPrismaClient, type VisitStart } from '@crawler/db';
 import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
 import { createRuntime } from '../runtime/create-runtime.js';
@@ -22,10 +22,10 @@ async function settled(c: E2eCrawler, ids: string[], generation: number): Promis
 }
 
 describe('refresh on demand', () => {
-  let site: ChangingSite;
+  let site: RevisitSite;
   let c: E2eCrawler;
   beforeAll(async () => {
-    site = await startChangingSite({ staticPages: ['a', 'b', 'c'] });
+    site = await startRevisitSite({ staticPages: ['a', 'b', 'c'] });
     c = await startE2e('refresh', ENV);
   });
   afterAll(async () => {
@@ -67,10 +67,10 @@ describe('refresh on demand', () => {
 });
 
 describe('re-crawl with a max age', () => {
-  let site: ChangingSite;
+  let site: RevisitSite;
   let c: E2eCrawler;
   beforeAll(async () => {
-    site = await startChangingSite({ staticPages: ['x', 'y'] });
+    site = await startRevisitSite({ staticPages: ['x', 'y'] });
     c = await startE2e('recrawl', ENV);
   });
   afterAll(async () => {
@@ -121,10 +121,10 @@ describe('re-crawl with a max age', () => {
 });
 
 describe('adaptive revisits with two schedulers', () => {
-  let site: ChangingSite;
+  let site: RevisitSite;
   let c: E2eCrawler;
   beforeAll(async () => {
-    site = await startChangingSite({ staticPages: ['s1', 's2', 's3'], alwaysChanging: ['c1', 'c2', 'c3'] });
+    site = await startRevisitSite({ staticPages: ['s1', 's2', 's3'], alwaysChanging: ['c1', 'c2', 'c3'] });
     // The runtimes' own schedulers are off (SCHEDULER_INTERVAL_MS=0): the test runs two of its own, over two
     // connection pools and two Redis connections, as two worker processes would.
     c = await startE2e('adaptive', { ...ENV, SCHEDULER_INTERVAL_MS: '0', REVISIT_MIN_INTERVAL_S: '0' });
