@@ -12,6 +12,8 @@ import { z } from 'zod';
 import {
   DATABASE_ENV,
   DEFAULT_MAX_ATTEMPTS,
+  FETCHERS,
+  FETCHER_ALIASES,
   ROUTING_HEURISTIC_TYPES,
   URL_HEURISTIC_EXTRACTORS,
   boolVar,
@@ -40,6 +42,7 @@ export interface FetcherConfig {
   concurrency: number;
 }
 
+const KNOWN_FETCHERS: readonly string[] = Object.values(FETCHERS);
 const FETCHER_ITEM = /^([a-z0-9_.-]+)(?::(\d+))?$/;
 const DEFAULT_FETCHER_CONCURRENCY: Record<string, number> = { simple_http: 8, playwright: 2, playwright_stealth: 1 };
 
@@ -53,6 +56,10 @@ export function parseFetcherList(value: string): FetcherConfig[] {
     const n = m?.[2] === undefined ? undefined : Number(m[2]);
     if (!m || (n !== undefined && n < 1)) throw new Error(`bad fetcher entry '${raw.trim()}' (expected name or name:concurrency)`);
     const name = canonicalFetcherName(m[1]!);
+    // A typo would start a worker on a queue the router never routes to: its links would wait forever.
+    if (!KNOWN_FETCHERS.includes(name)) {
+      throw new Error(`unknown fetcher '${m[1]}' in '${raw.trim()}' (known: ${[...KNOWN_FETCHERS, ...Object.keys(FETCHER_ALIASES)].join(', ')})`);
+    }
     out.set(name, { name, concurrency: n ?? DEFAULT_FETCHER_CONCURRENCY[name] ?? 2 });
   }
   if (out.size === 0) throw new Error('no fetcher listed');
