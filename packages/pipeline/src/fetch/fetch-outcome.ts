@@ -4,6 +4,7 @@ import type { LinkRecord } from '../links/link-repo.js';
 import type { AppliedOutcome, AttemptRecord, LinkChange, OutcomeWrite } from '../ports.js';
 import type { JobHandle } from '../job-control.js';
 import type { FetchDeps, Try } from './fetch-processor.js';
+import { domainPauseReason } from './site-pause.js';
 
 /** The retry policy's decision for one attempt. */
 export type Decision = ReturnType<typeof decideOutcome>;
@@ -122,7 +123,7 @@ export async function failLink(deps: FetchDeps, ctx: FetchJobContext, opts: Fail
  */
 export async function recordWait(deps: FetchDeps, ctx: FetchJobContext, pausedUntil: Date | null): Promise<void> {
   if (ctx.attempts.length === 0 && !pausedUntil) return;
-  await write(deps, ctx, pausedUntil ? { status: LINK_STATUSES.paused, pausedUntil } : {});
+  await write(deps, ctx, pausedUntil ? { status: LINK_STATUSES.paused, pausedUntil, ...(await domainPauseReason(deps.gate, ctx.domain)) } : {});
   // Written: the job's next run starts from the link as it is now, not from these attempts again.
   ctx.link = { ...ctx.link, attemptCount: ctx.link.attemptCount + ctx.attempts.length };
   ctx.attempts = [];

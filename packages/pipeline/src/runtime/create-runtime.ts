@@ -91,6 +91,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
           redis,
           prefix: `${config.queuePrefix}:robots:`,
           userAgent: config.robotsUserAgent,
+          unreachableTtlMs: config.robotsUnreachableTtlMs,
           clock,
           logger: logger.child({ component: 'robots' }),
           fetchRobots: async (origin) => {
