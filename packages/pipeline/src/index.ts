@@ -17,3 +17,4 @@ export * from './crawls/sitemaps.js';
 export * from './crawls/seen-cache.js';
 export * from './runtime/infra-errors.js';
 export * from './reconcile/reconciler.js';
+export * from './pauses/domain-pauses.js';
