@@ -80,6 +80,12 @@ export class DomainPauses {
     return [...byDomain.values()].sort((a, b) => b.until.localeCompare(a.until) || a.domain.localeCompare(b.domain));
   }
 
+  /** The fleet-wide pause of one domain (what `crawl explain` shows), or null. */
+  async pauseOf(domain: string): Promise<{ reason: string; until: string } | null> {
+    const p = await this.#gate.domainPause(normalizeDomain(domain));
+    return p ? { reason: p.reason, until: new Date(p.untilMs).toISOString() } : null;
+  }
+
   /** End `domain`'s pause: the fleet may ask the site again at once, and its paused links are routed again now. */
   async lift(domainInput: string): Promise<LiftResult> {
     const domain = normalizeDomain(domainInput);
