@@ -63,7 +63,7 @@ describe('end to end: a short outage', () => {
     expect(server.hits('/article')).toBeGreaterThan(0);
   }, 120_000);
 
-  it('fails the link with site_unreachable, saying so, only after the attempt budget', async () => {
+  it('fails the link with site_unreachable, saying so, only after the attempt budget; re-posting it once the site is back brings it back', async () => {
     const port = await freePort();
     crawler = await startE2e('outage_budget', { UNREACHABLE_PAUSE_BASE_MS: '300', ROBOTS_UNREACHABLE_TTL_MS: '100', MAX_ATTEMPTS: '3', FETCHERS: 'simple_http:2' });
     const { accepted } = await crawler.runtime.enqueue([`http://127.0.0.1:${port}/never`]);
@@ -76,5 +76,15 @@ describe('end to end: a short outage', () => {
     expect(failed.lastError).toMatch(/^site unreachable on 3 checks in a row/);
     // No page was requested from the site, so no attempt is logged against any fetcher.
     expect(await crawler.db.prisma.fetcherAttempt.count({ where: { linkId: failed.id, selectionSource: { not: 'prior' } } })).toBe(0);
-  }, 60_000);
+
+    // The site comes back; the producer posts the link again: the outage said nothing about the page.
+    server = await startTestServer({ '/robots.txt': robotsTxt(), '/never': { body: staticArticle({ title: 'Here after all' }) } }, { port });
+    const again = await crawler.runtime.enqueue([`http://127.0.0.1:${port}/never`]);
+    expect(again.accepted[0]).toMatchObject({ linkId: failed.id, created: false, queued: true });
+    const done = await waitFor(async () => {
+      const l = await crawler!.db.prisma.link.findUnique({ where: { id: failed.id } });
+      return l?.status === 'done' ? l : null;
+    }, 'the re-posted link done', 30_000);
+    expect([done.lastErrorType, done.riskLevel]).toEqual([null, 0]);
+  }, 90_000);
 });

@@ -58,6 +58,9 @@ function refuseInput(input: string): RejectedLink | null {
  * (job id = link id, so it is also one job). A URL the database refuses (a value it cannot store) is rejected on its
  * own; the rest of the batch goes in. Only a database that cannot be reached fails the whole call.
  */
+/** Failures a re-post undoes: they were about the site's availability, not the page. */
+const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable];
+
 export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinksOptions): Promise<EnqueueResult> {
   // Rejections are answered in input order, whichever step refused them.
   const rejectedAt: Array<[number, RejectedLink]> = [];
@@ -99,7 +102,11 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
 
   // A link still `queued` gets its job (again) too: if a previous enqueue stored the row but died before adding the
   // job, this repairs it; when the job does exist the same job id makes the add a no-op.
-  const toQueue = rows.filter((r) => r.created || r.status === LINK_STATUSES.queued);
+  const toQueue: Array<{ id: string; url: string; generation: number }> = rows.filter((r) => r.created || r.status === LINK_STATUSES.queued);
+  // A link that failed only because its site was down (site_unreachable) is posted again to be tried again: the
+  // outage said nothing about the page.
+  const outage = rows.filter((r) => r.status === LINK_STATUSES.failed && REVIVED_ON_REPOST.includes(r.lastErrorType ?? ''));
+  if (outage.length > 0 && opts.links.reviveFailed) toQueue.push(...(await opts.links.reviveFailed(outage.map((r) => r.id), REVIVED_ON_REPOST)));
   for (let i = 0; i < toQueue.length; i += 1_000) {
     await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation })));
   }
