@@ -26,4 +26,4 @@ export { iterateContent, countContent, type ContentExportFilter, type IterateCon
 export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type OutboxStats } from './events/outbox-store.js';
 export { OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange } from './outcome/outcome-store.js';
 export { analyzeStaleTables, GROWING_TABLES, type AnalyzedTable, type TableStatsOptions } from './maintenance/table-stats.js';
-export { pausedLinksByDomain, resumePausedLinks, reviveFailedLinks, type PausedDomainLinks, type ResumedLink } from './links/link-query.js';
+export { listLinks, pausedLinksByDomain, resumePausedLinks, reviveFailedLinks, type LinkSummary, type ListLinksQuery, type PausedDomainLinks, type ResumedLink } from './links/link-query.js';

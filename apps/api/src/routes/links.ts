@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { PrismaClient } from '@crawler/db';
+import { listLinks, type PrismaClient } from '@crawler/db';
+import { LINK_STATUSES, normalizeUrl } from '@crawler/core';
+import { MAX_JOB_PRIORITY } from '@crawler/queue';
 import { enqueueLinks, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { Counter } from 'prom-client';
@@ -17,10 +19,33 @@ export interface LinksRouteDeps {
 }
 
 // Items are `unknown` on purpose: one bad entry is a per-URL error in the response, not a 400 for the batch.
+// BullMQ's priority: 1 runs first among prioritized jobs; links without one run before any prioritized link.
+const Priority = z.number().int().min(1).max(MAX_JOB_PRIORITY).optional();
 const PostBody = z.union([
-  z.object({ urls: z.array(z.unknown()), learningMode: z.boolean().optional() }).strict(),
-  z.object({ links: z.array(z.union([z.string(), z.object({ url: z.unknown(), learningMode: z.boolean().optional() }).strict()])) }).strict(),
+  z.object({ urls: z.array(z.unknown()), learningMode: z.boolean().optional(), priority: Priority }).strict(),
+  z.object({ links: z.array(z.union([z.string(), z.object({ url: z.unknown(), learningMode: z.boolean().optional(), priority: Priority }).strict()])), priority: Priority }).strict(),
 ]);
+
+/** GET /links: filters, page size and cursor, validated. */
+const ListQuery = z
+  .object({
+    status: z.enum(Object.values(LINK_STATUSES) as [string, ...string[]]).optional(),
+    domain: z.string().trim().toLowerCase().min(1).max(253).optional(),
+    url: z.string().min(1).max(8192).optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    cursor: z.string().max(200).optional(),
+  })
+  .strict();
+
+/** A page cursor: where the previous page ended, as (created_at, id), opaque to clients. */
+function encodeCursor(createdAt: Date, id: string): string {
+  return Buffer.from(`${createdAt.toISOString()}_${id}`).toString('base64url');
+}
+function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('_');
+  const createdAt = new Date(at ?? '');
+  return Number.isNaN(createdAt.getTime()) || !LinkId.safeParse(id).success ? null : { createdAt, id: id! };
+}
 
 const LinkId = z.uuid();
 
@@ -30,6 +55,7 @@ export const MAX_ATTEMPTS_SHOWN = 50;
 interface Item {
   input: unknown;
   learningMode?: boolean;
+  priority?: number;
 }
 
 /** Summarise an attempt's heuristics as `type → value` (several values of one type joined with a comma). */
@@ -44,13 +70,13 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
   app.post('/links', async (req, reply) => {
     const parsed = PostBody.safeParse(req.body);
     if (!parsed.success) {
-      return sendInvalidBody(reply, 'expected {"urls": ["https://…"], "learningMode"?: boolean} or {"links": [{"url": "https://…", "learningMode"?: boolean}]}', parsed.error);
+      return sendInvalidBody(reply, `expected {"urls": ["https://…"], "learningMode"?: boolean, "priority"?: 1…${MAX_JOB_PRIORITY}} or {"links": [{"url": "https://…", "learningMode"?: boolean, "priority"?: 1…${MAX_JOB_PRIORITY}}]}`, parsed.error);
     }
     const body = parsed.data;
     const items: Item[] =
       'urls' in body
-        ? body.urls.map((input) => ({ input, learningMode: body.learningMode }))
-        : body.links.map((l) => (typeof l === 'string' ? { input: l } : { input: l.url, learningMode: l.learningMode }));
+        ? body.urls.map((input) => ({ input, learningMode: body.learningMode, priority: body.priority }))
+        : body.links.map((l) => (typeof l === 'string' ? { input: l, priority: body.priority } : { input: l.url, learningMode: l.learningMode, priority: l.priority ?? body.priority }));
     if (items.length === 0) return reply.code(400).send({ error: 'empty_batch', message: 'no links given' });
     if (items.length > deps.maxBatchSize) {
       return reply.code(413).send({ error: 'batch_too_large', message: `at most ${deps.maxBatchSize} links per request (got ${items.length})` });
@@ -58,21 +84,22 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
 
     // Results come back in input order: each one is tagged with its position, whatever group it went in.
     const rejectedAt: Array<[number, RejectedLink]> = [];
-    // One enqueue per learning flag: the flag is stored per link, and enqueueLinks takes one for its batch.
-    const groups = new Map<boolean | undefined, { urls: string[]; at: number[] }>();
+    // One enqueue per learning flag and priority: enqueueLinks takes one of each for its batch.
+    const groups = new Map<string, { learningModeEnabled?: boolean; priority?: number; urls: string[]; at: number[] }>();
     items.forEach((item, at) => {
       if (typeof item.input !== 'string') {
         rejectedAt.push([at, { input: JSON.stringify(item.input) ?? String(item.input), code: 'invalid_url', message: 'expected the URL as a string' }]);
         return;
       }
-      const group = groups.get(item.learningMode) ?? { urls: [], at: [] };
+      const key = `${item.learningMode}/${item.priority}`;
+      const group = groups.get(key) ?? { learningModeEnabled: item.learningMode, priority: item.priority, urls: [], at: [] };
       group.urls.push(item.input);
       group.at.push(at);
-      groups.set(item.learningMode, group);
+      groups.set(key, group);
     });
     const acceptedAt: Array<[number, AcceptedLink]> = [];
-    for (const [learningModeEnabled, group] of groups) {
-      const result = await enqueueLinks(group.urls, { links: deps.links, queues: deps.queues, learningModeEnabled });
+    for (const group of groups.values()) {
+      const result = await enqueueLinks(group.urls, { links: deps.links, queues: deps.queues, learningModeEnabled: group.learningModeEnabled, priority: group.priority });
       // enqueueLinks answers every input once, accepted or rejected, each list in input order.
       let a = 0;
       let r = 0;
@@ -90,6 +117,32 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       accepted: accepted.map((a) => ({ input: a.input, url: a.url, id: a.linkId, created: a.created, queued: a.queued })),
       rejected,
     });
+  });
+
+  app.get('/links', async (req, reply) => {
+    const parsed = ListQuery.safeParse(req.query);
+    if (!parsed.success) {
+      return reply.code(400).send({
+        error: 'invalid_query',
+        message: `expected ?status=${Object.values(LINK_STATUSES).join('|')}&domain=HOST&url=URL&limit=1…1000&cursor=…`,
+        issues: parsed.error.issues.slice(0, 5).map((i) => ({ path: i.path.join('.'), message: i.message })),
+      });
+    }
+    const q = parsed.data;
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    if (after === null) return reply.code(400).send({ error: 'invalid_cursor', message: 'cursor is not one this API handed out (use nextCursor as given)' });
+    let url: string | undefined;
+    try {
+      url = q.url === undefined ? undefined : normalizeUrl(q.url);
+    } catch {
+      return reply.code(400).send({ error: 'invalid_url', message: `not a URL that can be stored: ${JSON.stringify(q.url)}` });
+    }
+    const page = await listLinks(deps.prisma, { status: q.status, domain: q.domain, url, limit: q.limit, after });
+    const last = page.links.at(-1);
+    return {
+      links: page.links.map((l) => ({ ...l, pausedUntil: l.pausedUntil?.toISOString() ?? null, createdAt: l.createdAt.toISOString(), updatedAt: l.updatedAt.toISOString() })),
+      nextCursor: page.more && last ? encodeCursor(last.createdAt, last.id) : null,
+    };
   });
 
   app.get<{ Params: { id: string } }>('/links/:id', async (req, reply) => {

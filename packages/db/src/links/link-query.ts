@@ -65,3 +65,50 @@ export async function reviveFailedLinks(prisma: PrismaClient, ids: readonly stri
   if (ids.length === 0) return [];
   return sqlOf(prisma).query<ResumedLink>(REVIVE_SQL, [ids, errorTypes]);
 }
+
+/** One link as GET /links lists it. */
+export interface LinkSummary {
+  id: string;
+  url: string;
+  domain: string;
+  status: string;
+  fetcher: string | null;
+  pausedUntil: Date | null;
+  attemptCount: number;
+  lastErrorType: string | null;
+  lastError: string | null;
+  crawlId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Filters and page of {@link listLinks}; every filter is optional and they combine with AND. */
+export interface ListLinksQuery {
+  status?: string;
+  /** The link's host, exactly (as stored, lower case). */
+  domain?: string;
+  /** The normalized URL, exactly: a lookup. */
+  url?: string;
+  /** Page size. */
+  limit: number;
+  /** Where the previous page ended (its `nextCursor`). */
+  after?: { createdAt: Date; id: string };
+}
+
+const LIST_COLUMNS = `id, url, domain, status, fetcher, paused_until AS "pausedUntil", attempt_count AS "attemptCount",
+  last_error_type AS "lastErrorType", last_error AS "lastError", crawl AS "crawlId", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+// Newest first, by (created_at, id): a keyset walk, so page N costs what page 1 does and a link added meanwhile
+// neither repeats nor shifts a page. NULL parameters switch their filter off.
+const LIST_SQL = `
+SELECT ${LIST_COLUMNS} FROM links
+WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR domain = $2) AND ($3::text IS NULL OR url = $3)
+  AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid))
+ORDER BY created_at DESC, id DESC
+LIMIT $6`;
+
+/** A page of links, newest first, and whether another page follows. */
+export async function listLinks(prisma: PrismaClient, q: ListLinksQuery): Promise<{ links: LinkSummary[]; more: boolean }> {
+  const rows = await sqlOf(prisma).query<LinkSummary>(LIST_SQL, [q.status ?? null, q.domain ?? null, q.url ?? null, q.after?.createdAt ?? null, q.after?.id ?? null, q.limit + 1]);
+  return { links: rows.slice(0, q.limit), more: rows.length > q.limit };
+}

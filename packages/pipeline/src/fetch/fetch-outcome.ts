@@ -75,7 +75,7 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       if (applied.linkUpdated) {
         await deps.enqueueFetch({
           linkId: ctx.link.id, url: data.url, fetcher: next, selectionSource: SELECTION_SOURCES.retry, generation: data.generation,
-          attemptsBefore: ctx.link.attemptCount + attempts, retryOf: { fetcher, errorType: decision.errorType ?? ERROR_TYPES.wrongTool },
+          attemptsBefore: ctx.link.attemptCount + attempts, retryOf: { fetcher, errorType: decision.errorType ?? ERROR_TYPES.wrongTool }, priority: data.priority,
         });
       }
       await dropProbe(deps, ctx);
@@ -97,7 +97,7 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
         // which is not a refused one.
         const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
         const escalation = next ? { nextFetcher: next, ...(next !== fetcher ? { blockedFetcher: fetcher } : {}) } : {};
-        await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
+        await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', priority: data.priority, ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
       }
       await dropProbe(deps, ctx);
       return { outcome: 'paused', fetcher, attempts, errorType, httpStatus, pausedUntil: pausedUntil.toISOString() };

@@ -36,6 +36,8 @@ export interface EnqueueLinksOptions {
   queues: JobQueues;
   /** Per-link override of the global learning flag for every URL of this batch (undefined: follow the flag). */
   learningModeEnabled?: boolean;
+  /** BullMQ priority of this batch's jobs (queue MAX_JOB_PRIORITY; 1 first among prioritized; unset: before any prioritized). */
+  priority?: number;
 }
 
 /** Why one input cannot be a link, or null when it may be normalized and stored. */
@@ -108,7 +110,7 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   const outage = rows.filter((r) => r.status === LINK_STATUSES.failed && REVIVED_ON_REPOST.includes(r.lastErrorType ?? ''));
   if (outage.length > 0 && opts.links.reviveFailed) toQueue.push(...(await opts.links.reviveFailed(outage.map((r) => r.id), REVIVED_ON_REPOST)));
   for (let i = 0; i < toQueue.length; i += 1_000) {
-    await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation })));
+    await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation, priority: opts.priority })));
   }
   const queuedIds = new Set(toQueue.map((r) => r.id));
 

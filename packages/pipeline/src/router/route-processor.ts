@@ -166,6 +166,7 @@ export function createRouteProcessor(deps: RouterDeps) {
       generation: link.generation,
       attemptsBefore: link.attemptCount,
       probe: decision.probe,
+      priority: data.priority,
     });
     deps.metrics.decision(decision.source, fetcher);
     deps.metrics.jobFinished(ROUTE_QUEUE, 'routed');
