@@ -92,4 +92,33 @@ describe('Bull Board in a browser', () => {
       await context.close();
     }
   });
+
+  it('shows translated labels, not raw keys, in English and German, and asks nothing of any host but the API', async () => {
+    for (const locale of ['en-US', 'de-DE']) {
+      const context = await browser.newContext({ httpCredentials: { username: AUTH.user, password: AUTH.password }, viewport: { width: 1280, height: 900 }, locale });
+      try {
+        const page = await context.newPage();
+        const requested: string[] = [];
+        const missing: string[] = [];
+        page.on('request', (r) => requested.push(r.url()));
+        page.on('response', (r) => {
+          if (r.status() >= 400) missing.push(`${r.status()} ${r.url()}`);
+        });
+        expect((await page.goto(`${base}/admin/queues`))?.status()).toBe(200);
+        // The placeholder is MENU.SEARCH_INPUT_PLACEHOLDER translated: it appears only once the locale file loaded.
+        await page.getByPlaceholder(locale === 'en-US' ? 'Filter queues' : 'Warteschlangen filtern').waitFor({ timeout: 15_000 });
+        // MENU.QUEUES, the sidebar's heading, translated.
+        await page.getByText(locale === 'en-US' ? 'QUEUES' : 'WARTESCHLANGEN', { exact: true }).first().waitFor({ timeout: 15_000 });
+        await page.getByText(ROUTE_QUEUE, { exact: true }).first().waitFor({ timeout: 15_000 });
+        const body = await page.locator('body').innerText();
+        expect(body, locale).not.toMatch(/\b(MENU|DASHBOARD|QUEUE|JOB|STATUS)\.[A-Z_]+/);
+        expect(missing, locale).toEqual([]);
+        expect(requested.some((u) => u.includes(`/admin/queues/static/locales/${locale}/messages.json`)), locale).toBe(true);
+        // No web fonts (or anything else) from the internet: every request stays on the API's loopback origin.
+        expect(requested.filter((u) => !u.startsWith(`${base}/`) && !u.startsWith('data:')), locale).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    }
+  });
 });

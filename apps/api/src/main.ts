@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The producer API: POST /links, GET /links/:id, POST/GET/DELETE /crawls, Bull Board, /metrics, /healthz. */
 import { createPrismaClient } from '@crawler/db';
-import { PrismaLinkRepo, createCrawlFrontier } from '@crawler/pipeline';
+import { DomainPauses, PrismaLinkRepo, createCrawlFrontier } from '@crawler/pipeline';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { createLogger, createPipelineMetrics } from '@crawler/telemetry';
 import { parseApiEnv } from './env.js';
@@ -31,6 +31,7 @@ const app = await createServer({
   bullBoard: env.bullBoard,
   apiKeys: env.apiKeys,
   crawls,
+  pauses: new DomainPauses({ redis, prisma, queues, config: env.crawler }),
   maxBatchSize: env.apiMaxBatchSize,
   minRevisitIntervalSeconds: env.crawler.revisitMinIntervalS,
   loggerInstance: logger,

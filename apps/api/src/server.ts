@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { Counter } from 'prom-client';
 import { CrawlerError } from '@crawler/core';
 import type { PrismaClient } from '@crawler/db';
-import type { CrawlFrontier, CrawlStore, LinkRepo } from '@crawler/pipeline';
+import type { CrawlFrontier, CrawlStore, DomainPauses, LinkRepo } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { PrometheusPipelineMetrics } from '@crawler/telemetry';
 import type { BullBoardCredentials } from './env.js';
@@ -13,6 +13,7 @@ import { registerOpsRoutes } from './routes/ops.js';
 import { registerPagesRoutes } from './routes/pages.js';
 import { registerApiKeyAuth } from './routes/auth.js';
 import { registerCrawlRoutes } from './routes/crawls.js';
+import { registerPausesRoutes } from './routes/pauses.js';
 
 /** Everything the API needs, built by main.ts (or a test) and handed in. */
 export interface ServerDeps {
@@ -30,6 +31,8 @@ export interface ServerDeps {
   apiKeys: string[] | null;
   /** Link-following crawls (POST/GET/DELETE /crawls); absent: those routes are not served. */
   crawls?: { frontier: Pick<CrawlFrontier, 'create'>; store: Pick<CrawlStore, 'view' | 'cancel'> };
+  /** Paused domains (GET /pauses, DELETE /pauses/:domain); absent: those routes are not served. */
+  pauses?: Pick<DomainPauses, 'list' | 'lift'>;
   /** @defaultValue 1000 */
   maxBatchSize?: number;
   /** Shortest revisit interval a request may ask for, seconds (REVISIT_MIN_INTERVAL_S). @defaultValue 60 */
@@ -43,6 +46,7 @@ export interface ServerDeps {
 /**
  * Build the API without listening: tests call `inject()` or `listen({ port: 0 })`, main.ts listens on PORT.
  * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, POST /crawls, GET and DELETE /crawls/:id,
+ * GET /pauses, DELETE /pauses/:domain,
  * Bull Board at /admin/queues (basic auth),
  * /metrics, /healthz; every route but /healthz and Bull Board asks for `Authorization: Bearer <API key>` when keys
  * are configured.
@@ -78,6 +82,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   registerLinkRoutes(app, { prisma: deps.prisma, links: deps.links, queues: deps.queues, maxBatchSize, linksCounter, minRevisitIntervalSeconds: deps.minRevisitIntervalSeconds });
   registerPagesRoutes(app, { prisma: deps.prisma });
   if (deps.crawls) registerCrawlRoutes(app, { ...deps.crawls, maxSeeds: maxBatchSize });
+  if (deps.pauses) registerPausesRoutes(app, { pauses: deps.pauses });
   registerOpsRoutes(app, { redis: deps.redis, prisma: deps.prisma, registry, healthTimeoutMs: deps.healthTimeoutMs });
   await registerBullBoard(app, deps.queueNames.map((n) => deps.queues.queue(n)), deps.bullBoard);
   return app;

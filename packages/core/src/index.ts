@@ -35,6 +35,7 @@ export {
   DEFAULT_MAX_PAUSE_MS,
   BLOCK_BASE_PAUSE_MS,
   TRANSIENT_BASE_PAUSE_MS,
+  DEFAULT_RATE_LIMIT_MIN_PAUSE_MS,
   BAN_RISK_ERROR_TYPES,
   type PauseOptions,
 } from './backoff/pause-duration.js';
@@ -50,8 +51,10 @@ export {
   isRateLimitResponse,
   hasReadableRetryAfter,
   rateLimitPause,
+  rateLimitPauseMs,
   type RateLimitPauseInput,
 } from './policy/rate-limit.js';
+export { siteUnreachablePause, DEFAULT_UNREACHABLE_BASE_PAUSE_MS, type SiteUnreachableInput, type SiteUnreachableDecision } from './policy/site-unreachable.js';
 export { decideOutcome, type OutcomeInput, type OutcomeDecision, type OutcomeKind } from './policy/decide-outcome.js';
 export { safeResponseHeaders, archivedResponseHeaders, SAFE_RESPONSE_HEADERS, MAX_SAFE_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADERS } from './http/safe-headers.js';
 export type { ResponseSnapshot, ValidationResult, BlockType } from './validation/types.js';

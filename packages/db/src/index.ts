@@ -37,3 +37,4 @@ export {
 export { analyzeStaleTables, GROWING_TABLES, type AnalyzedTable, type TableStatsOptions } from './maintenance/table-stats.js';
 export { ScheduleStore, type VisitStart, type RefreshResult, type ScheduleSummary } from './schedule/schedule-store.js';
 export { storedLinkStates, takeOverStaleLinks } from './schedule/crawl-revisits.js';
+export { listLinks, pausedLinksByDomain, resumePausedLinks, reviveFailedLinks, type LinkSummary, type ListLinksQuery, type PausedDomainLinks, type ResumedLink } from './links/link-query.js';

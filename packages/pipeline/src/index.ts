@@ -18,3 +18,4 @@ export * from './crawls/seen-cache.js';
 export * from './runtime/infra-errors.js';
 export * from './reconcile/reconciler.js';
 export * from './schedule/revisit-scheduler.js';
+export * from './pauses/domain-pauses.js';

@@ -67,7 +67,7 @@ export class JobQueues {
   async enqueueRoute(input: RouteJobInput, opts: EnqueueOptions = {}): Promise<string> {
     const data = RouteJobSchema.parse(input);
     const jobId = routeJobId(data.linkId, data.generation);
-    await this.routeQueue().add('route', data, { jobId, delay: positiveDelay(opts.delayMs) });
+    await this.routeQueue().add('route', data, { jobId, delay: positiveDelay(opts.delayMs), priority: data.priority });
     return jobId;
   }
 
@@ -76,7 +76,7 @@ export class JobQueues {
     if (inputs.length === 0) return [];
     const jobs = inputs.map((input) => {
       const data = RouteJobSchema.parse(input);
-      return { name: 'route', data, opts: { jobId: routeJobId(data.linkId, data.generation) } };
+      return { name: 'route', data, opts: { jobId: routeJobId(data.linkId, data.generation), priority: data.priority } };
     });
     await this.routeQueue().addBulk(jobs);
     return jobs.map((j) => j.opts.jobId);
@@ -86,7 +86,7 @@ export class JobQueues {
   async enqueueFetch(input: FetchJobInput, opts: EnqueueOptions = {}): Promise<string> {
     const data = FetchJobSchema.parse(input);
     const jobId = fetchJobId(data.linkId, data.attemptsBefore, data.fetcher, data.retryOf !== undefined, data.generation);
-    await this.fetchQueue(data.fetcher).add('fetch', data, { jobId, delay: positiveDelay(opts.delayMs) });
+    await this.fetchQueue(data.fetcher).add('fetch', data, { jobId, delay: positiveDelay(opts.delayMs), priority: data.priority });
     return jobId;
   }
 

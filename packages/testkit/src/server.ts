@@ -40,6 +40,8 @@ export interface TestServerOptions {
    * @defaultValue '127.0.0.1'
    */
   host?: string;
+  /** Port to bind: a fixed one lets a test bring a "host that was down" back where links already point. @defaultValue 0 (ephemeral) */
+  port?: number;
 }
 
 export interface TestServer {
@@ -92,7 +94,7 @@ export async function startTestServer(routes: Routes, opts: TestServerOptions = 
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, () => {
+    server.listen(opts.port ?? 0, host, () => {
       server.off('error', reject);
       resolve();
     });

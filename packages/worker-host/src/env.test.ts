@@ -10,7 +10,7 @@ describe('parseWorkerEnv', () => {
       { name: 'simple_http', concurrency: 3 },
       { name: 'playwright', concurrency: 2 },
     ]);
-    expect(env.metricsPort).toBe(9464);
+    expect(env.metricsPort).toEqual({ port: 9464, fallback: true });
     expect(env.metricsHost).toBe('127.0.0.1');
     expect(env.healthLogIntervalMs).toBe(30_000);
     expect(env.shutdownDrainTimeoutMs).toBe(30_000);
@@ -20,7 +20,8 @@ describe('parseWorkerEnv', () => {
 
   it('turns /metrics off with METRICS_PORT=off and accepts 0 for a free port', () => {
     expect(parseWorkerEnv({ ...BASE, METRICS_PORT: 'off' }).metricsPort).toBeNull();
-    expect(parseWorkerEnv({ ...BASE, METRICS_PORT: '0' }).metricsPort).toBe(0);
+    expect(parseWorkerEnv({ ...BASE, METRICS_PORT: '0' }).metricsPort).toEqual({ port: 0, fallback: false });
+    expect(parseWorkerEnv({ ...BASE, METRICS_PORT: '9464' }).metricsPort).toEqual({ port: 9464, fallback: false });
   });
 
   it('names every bad variable with the value it got, crawler and process variables alike', () => {

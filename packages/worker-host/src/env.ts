@@ -4,24 +4,37 @@ import { composeEnv, intVar, parseEnv, type EnvSource } from '@crawler/core';
 
 export { parseDomainLimits, type DomainLimits } from '@crawler/pipeline';
 
+/** The port /metrics tries first when METRICS_PORT is unset (the Prometheus exporter convention's default). */
+export const DEFAULT_METRICS_PORT = 9464;
+
+/** Where /metrics listens: `port`, and whether a taken port may fall back to a free one (METRICS_PORT unset). */
+export interface MetricsPort {
+  port: number;
+  fallback: boolean;
+}
+
 /**
  * A worker process's own variables, beside the crawler's (CRAWLER_ENV). To add one, add it here with a TSDoc line:
  * it appears as `env.<camelCase of NAME>` (see core `config/env.ts`).
  */
 export const WORKER_ENV = {
-  /** Port of the Prometheus /metrics endpoint; 0 picks a free one, `off` turns it off (null). @defaultValue 9464 */
+  /**
+   * Port of the Prometheus /metrics endpoint; 0 picks a free one, `off` turns it off (null). Left unset, the process
+   * tries 9464 and, when another worker on the host holds it, takes a free port and says so in a warning (`fallback`);
+   * a port set explicitly that is taken stops the process with a one-line message. @defaultValue 9464, with fallback
+   */
   METRICS_PORT: z
     .string()
     .optional()
-    .transform((v, ctx): number | null => {
-      if (v === undefined || v.trim() === '') return 9464;
+    .transform((v, ctx): MetricsPort | null => {
+      if (v === undefined || v.trim() === '') return { port: DEFAULT_METRICS_PORT, fallback: true };
       if (v.trim().toLowerCase() === 'off') return null;
       const n = Number(v.trim());
       if (!Number.isInteger(n) || n < 0 || n > 65_535) {
         ctx.addIssue({ code: 'custom', message: 'expected a port from 0 to 65535, or "off"' });
         return z.NEVER;
       }
-      return n;
+      return { port: n, fallback: false };
     }),
   /**
    * Interface /metrics binds. Loopback unless configured: the metrics name domains and queue depths, and carry no

@@ -75,7 +75,7 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   let server: MetricsServer | null = null;
   try {
     if (env.metricsPort !== null) {
-      server = await startMetricsServer({ registry: metrics.registry, port: env.metricsPort, host: env.metricsHost, logger });
+      server = await listenForMetrics(metrics, env, logger);
       logger.info({ port: server.port }, 'metrics listening on /metrics');
     }
     runtime.startWorkers(opts.workers);
@@ -120,6 +120,33 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
         logger.info('shut down');
       })()),
   };
+}
+
+/** Raised when the METRICS_PORT that was set explicitly is taken: a start-up error with a one-line message. */
+export class MetricsPortInUseError extends Error {
+  readonly code = 'invalid_config';
+  constructor(readonly port: number, host: string) {
+    super(`METRICS_PORT=${port}: ${host}:${port} is already in use (another worker on this host?); give each worker its own port, 0 for a free one, or leave METRICS_PORT unset to fall back to a free port`);
+    this.name = 'MetricsPortInUseError';
+  }
+}
+
+/**
+ * Bind /metrics. Several workers on one host all default to 9464: with METRICS_PORT unset, the second one takes a
+ * free port instead of crashing, and the warning names it (Prometheus needs each worker's port, or service discovery).
+ */
+async function listenForMetrics(metrics: PrometheusPipelineMetrics, env: WorkerEnv, logger: Logger): Promise<MetricsServer> {
+  const { port, fallback } = env.metricsPort!;
+  const start = (p: number) => startMetricsServer({ registry: metrics.registry, port: p, host: env.metricsHost, logger });
+  try {
+    return await start(port);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    if (!fallback) throw new MetricsPortInUseError(port, env.metricsHost);
+    const server = await start(0);
+    logger.warn({ port: server.port, wanted: port }, `METRICS_PORT ${port} is taken (another worker on this host?); /metrics listens on ${server.port} instead. Set METRICS_PORT per worker for a fixed scrape target`);
+    return server;
+  }
 }
 
 /** The queues the requested workers consume. */
@@ -171,7 +198,9 @@ export function runWorkerMain(name: string, workers: StartWorkersOptions, source
   }
   const logger = createLogger({ name, level: env.crawler.logLevel });
   const app = startWorkerProcess({ env, logger, workers }).catch((err: unknown) => {
-    logger.error({ err }, 'start-up failed');
+    // A configuration problem found at start-up is the operator's to fix: one line, no stack trace.
+    if (err instanceof MetricsPortInUseError) logger.error({ port: err.port }, `start-up failed: ${err.message}`);
+    else logger.error({ err }, 'start-up failed');
     process.exit(1);
   });
   exitOnSignals(async () => (await app).close(), logger, env.shutdownDrainTimeoutMs + 30_000);

@@ -7,6 +7,9 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { Queue } from 'bullmq';
 import type { BullBoardCredentials } from '../env.js';
 
+/** The `<link>` to Google Fonts in Bull Board's page (@bull-board/ui index.ejs). */
+const EXTERNAL_FONTS = /<link[^>]+href="https:\/\/fonts\.(googleapis|gstatic)\.com[^"]*"[^>]*>\s*/g;
+
 /** Where Bull Board is mounted. */
 export const BULL_BOARD_PATH = '/admin/queues';
 
@@ -39,6 +42,12 @@ export async function registerBullBoard(app: FastifyInstance, queues: Queue[], c
       },
     });
     scope.addHook('onRequest', scope.basicAuth);
+    // The board's page links Google Fonts: a request to the internet from every operator's browser (and a wait
+    // where there is none). Its fonts fall back to the system's sans-serif and monospace.
+    scope.addHook('onSend', async (_req, reply, payload) => {
+      if (typeof payload !== 'string' || !String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return payload;
+      return payload.replace(EXTERNAL_FONTS, '');
+    });
     const serverAdapter = new FastifyAdapter();
     serverAdapter.setBasePath(BULL_BOARD_PATH);
     createBullBoard({

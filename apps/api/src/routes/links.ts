@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
-import { ScheduleStore, type PrismaClient } from '@crawler/db';
+import { LINK_STATUSES, ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, normalizeUrl, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
+import { ScheduleStore, listLinks, type PrismaClient } from '@crawler/db';
+import { MAX_JOB_PRIORITY } from '@crawler/queue';
 import { enqueueLinks, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { Counter } from 'prom-client';
@@ -23,14 +24,37 @@ export interface LinksRouteDeps {
 
 // Items are `unknown` on purpose: one bad entry is a per-URL error in the response, not a 400 for the batch.
 // maxAgeSeconds and revisit are checked after parsing, so a bad one is a 400 that names its field.
-const batchOptions = { maxAgeSeconds: z.unknown().optional(), revisit: z.unknown().optional() };
+// BullMQ's priority: 1 runs first among prioritized jobs; links without one run before any prioritized link.
+const Priority = z.number().int().min(1).max(MAX_JOB_PRIORITY).optional();
+const batchOptions = { maxAgeSeconds: z.unknown().optional(), revisit: z.unknown().optional(), priority: Priority };
 const PostBody = z.union([
   z.object({ urls: z.array(z.unknown()), learningMode: z.boolean().optional(), ...batchOptions }).strict(),
   z.object({
-    links: z.array(z.union([z.string(), z.object({ url: z.unknown(), learningMode: z.boolean().optional(), maxAgeSeconds: z.unknown().optional() }).strict()])),
+    links: z.array(z.union([z.string(), z.object({ url: z.unknown(), learningMode: z.boolean().optional(), maxAgeSeconds: z.unknown().optional(), priority: Priority }).strict()])),
     ...batchOptions,
   }).strict(),
 ]);
+
+/** GET /links: filters, page size and cursor, validated. */
+const ListQuery = z
+  .object({
+    status: z.enum(Object.values(LINK_STATUSES) as [string, ...string[]]).optional(),
+    domain: z.string().trim().toLowerCase().min(1).max(253).optional(),
+    url: z.string().min(1).max(8192).optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    cursor: z.string().max(200).optional(),
+  })
+  .strict();
+
+/** A page cursor: where the previous page ended, as (created_at, id), opaque to clients. */
+function encodeCursor(createdAt: Date, id: string): string {
+  return Buffer.from(`${createdAt.toISOString()}_${id}`).toString('base64url');
+}
+function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('_');
+  const createdAt = new Date(at ?? '');
+  return Number.isNaN(createdAt.getTime()) || !LinkId.safeParse(id).success ? null : { createdAt, id: id! };
+}
 
 const LinkId = z.uuid();
 
@@ -41,6 +65,7 @@ interface Item {
   input: unknown;
   learningMode?: boolean;
   maxAgeSeconds?: number;
+  priority?: number;
 }
 
 /** Summarise an attempt's heuristics as `type → value` (several values of one type joined with a comma). */
@@ -57,7 +82,7 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
     if (!parsed.success) {
       return sendInvalidBody(
         reply,
-        'expected {"urls": ["https://…"], "learningMode"?: boolean, "maxAgeSeconds"?: number, "revisit"?: {…}} or {"links": [{"url": "https://…", "learningMode"?: boolean, "maxAgeSeconds"?: number}], "maxAgeSeconds"?: number, "revisit"?: {…}}',
+        `expected {"urls": ["https://…"], "learningMode"?: boolean, "maxAgeSeconds"?: number, "revisit"?: {…}, "priority"?: 1…${MAX_JOB_PRIORITY}} or {"links": [{"url": "https://…", "learningMode"?: boolean, "maxAgeSeconds"?: number, "priority"?: 1…${MAX_JOB_PRIORITY}}], "maxAgeSeconds"?: number, "revisit"?: {…}, "priority"?: 1…${MAX_JOB_PRIORITY}}`,
         parsed.error,
       );
     }
@@ -74,11 +99,16 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       }
       items =
         'urls' in body
-          ? body.urls.map((input) => ({ input, learningMode: body.learningMode, maxAgeSeconds: batchMaxAge }))
+          ? body.urls.map((input) => ({ input, learningMode: body.learningMode, maxAgeSeconds: batchMaxAge, priority: body.priority }))
           : body.links.map((l, i) =>
               typeof l === 'string'
-                ? { input: l, maxAgeSeconds: batchMaxAge }
-                : { input: l.url, learningMode: l.learningMode, maxAgeSeconds: l.maxAgeSeconds === undefined ? batchMaxAge : checkMaxAgeSeconds(l.maxAgeSeconds, `links.${i}.maxAgeSeconds`) },
+                ? { input: l, maxAgeSeconds: batchMaxAge, priority: body.priority }
+                : {
+                    input: l.url,
+                    learningMode: l.learningMode,
+                    maxAgeSeconds: l.maxAgeSeconds === undefined ? batchMaxAge : checkMaxAgeSeconds(l.maxAgeSeconds, `links.${i}.maxAgeSeconds`),
+                    priority: l.priority ?? body.priority,
+                  },
             );
     } catch (err) {
       if (err instanceof ScheduleInputError) return reply.code(400).send({ error: 'invalid_field', field: err.field, message: err.message });
@@ -91,24 +121,25 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
 
     // Results come back in input order: each one is tagged with its position, whatever group it went in.
     const rejectedAt: Array<[number, RejectedLink]> = [];
-    // One enqueue per learning flag: the flag is stored per link, and enqueueLinks takes one for its batch.
-    const groups = new Map<boolean | undefined, { urls: string[]; at: number[]; maxAges: Array<number | undefined> }>();
+    // One enqueue per learning flag and priority: enqueueLinks takes one of each for its batch.
+    const groups = new Map<string, { learningModeEnabled?: boolean; priority?: number; urls: string[]; at: number[]; maxAges: Array<number | undefined> }>();
     items.forEach((item, at) => {
       if (typeof item.input !== 'string') {
         rejectedAt.push([at, { input: JSON.stringify(item.input) ?? String(item.input), code: 'invalid_url', message: 'expected the URL as a string' }]);
         return;
       }
-      const group = groups.get(item.learningMode) ?? { urls: [], at: [], maxAges: [] };
+      const key = `${item.learningMode}/${item.priority}`;
+      const group = groups.get(key) ?? { learningModeEnabled: item.learningMode, priority: item.priority, urls: [], at: [], maxAges: [] };
       group.urls.push(item.input);
       group.at.push(at);
       group.maxAges.push(item.maxAgeSeconds);
-      groups.set(item.learningMode, group);
+      groups.set(key, group);
     });
     const acceptedAt: Array<[number, AcceptedLink]> = [];
     const schedule = deps.schedule ?? new ScheduleStore({ prisma: deps.prisma });
-    for (const [learningModeEnabled, group] of groups) {
+    for (const group of groups.values()) {
       const result = await enqueueLinks(group.urls, {
-        links: deps.links, queues: deps.queues, learningModeEnabled, schedule, revisit,
+        links: deps.links, queues: deps.queues, learningModeEnabled: group.learningModeEnabled, priority: group.priority, schedule, revisit,
         maxAgeSeconds: group.maxAges.some((a) => a !== undefined) ? group.maxAges : undefined,
       });
       // enqueueLinks answers every input once, accepted or rejected, each list in input order.
@@ -128,6 +159,32 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       accepted: accepted.map((a) => ({ input: a.input, url: a.url, id: a.linkId, created: a.created, queued: a.queued, ...(a.refresh ? { refresh: a.refresh } : {}) })),
       rejected,
     });
+  });
+
+  app.get('/links', async (req, reply) => {
+    const parsed = ListQuery.safeParse(req.query);
+    if (!parsed.success) {
+      return reply.code(400).send({
+        error: 'invalid_query',
+        message: `expected ?status=${Object.values(LINK_STATUSES).join('|')}&domain=HOST&url=URL&limit=1…1000&cursor=…`,
+        issues: parsed.error.issues.slice(0, 5).map((i) => ({ path: i.path.join('.'), message: i.message })),
+      });
+    }
+    const q = parsed.data;
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    if (after === null) return reply.code(400).send({ error: 'invalid_cursor', message: 'cursor is not one this API handed out (use nextCursor as given)' });
+    let url: string | undefined;
+    try {
+      url = q.url === undefined ? undefined : normalizeUrl(q.url);
+    } catch {
+      return reply.code(400).send({ error: 'invalid_url', message: `not a URL that can be stored: ${JSON.stringify(q.url)}` });
+    }
+    const page = await listLinks(deps.prisma, { status: q.status, domain: q.domain, url, limit: q.limit, after });
+    const last = page.links.at(-1);
+    return {
+      links: page.links.map((l) => ({ ...l, pausedUntil: l.pausedUntil?.toISOString() ?? null, createdAt: l.createdAt.toISOString(), updatedAt: l.updatedAt.toISOString() })),
+      nextCursor: page.more && last ? encodeCursor(last.createdAt, last.id) : null,
+    };
   });
 
   app.get<{ Params: { id: string } }>('/links/:id', async (req, reply) => {

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { OutboxStore, createPrismaClient } from '@crawler/db';
+import { OutboxStore, createPrismaClient, type OutboxStats } from '@crawler/db';
+import type { CrawlerConfig } from '@crawler/pipeline';
 import { startEventDispatcher } from '@crawler/events';
 import { createRedisConnection, closeRedisConnection } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
@@ -7,6 +8,26 @@ import { cliLogger, configFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl events dispatch | crawl events replay [--since ISO-TIME] [--id EVENT-ID ...] | crawl events stats';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What `crawl events stats` prints: each channel in use with its own counts; a channel not configured says so. */
+export interface EventStatsReport {
+  /** The webhook's delivery states, or null when WEBHOOK_URL is not set (nothing is pending delivery then). */
+  webhook: { pending: number; delivered: number; dead: number } | null;
+  /** Events not yet added to the Redis stream, or null when EVENTS_STREAM=off. */
+  stream: { key: string; unstreamed: number } | null;
+  /** Set when no channel is configured: events wait in the outbox until one is. */
+  note?: string;
+}
+
+/** Counts per configured channel: a channel that is off has nothing pending, whatever the outbox's columns say. */
+export function eventStatsReport(s: OutboxStats, events: Pick<CrawlerConfig['events'], 'webhook' | 'stream'>): EventStatsReport {
+  const out: EventStatsReport = {
+    webhook: events.webhook ? { pending: s.pending, delivered: s.delivered, dead: s.dead } : null,
+    stream: events.stream ? { key: events.stream.key, unstreamed: s.unstreamed } : null,
+  };
+  if (!events.webhook && !events.stream) out.note = 'no channel is configured (WEBHOOK_URL unset, EVENTS_STREAM=off): events stay in the outbox until one is';
+  return out;
+}
 
 const command: Command = {
   usage: USAGE,
@@ -39,8 +60,7 @@ const command: Command = {
       try {
         const outbox = new OutboxStore({ prisma });
         if (sub === 'stats') {
-          const s = await outbox.stats();
-          io.stdout.write(`${JSON.stringify(s)}\n`);
+          io.stdout.write(`${JSON.stringify(eventStatsReport(await outbox.stats(), config.events))}\n`);
         } else {
           const n = await outbox.replayDead({ since, ids });
           io.stdout.write(`${n} dead letters queued for delivery again${config.events.webhook ? '' : ' (WEBHOOK_URL is not set: a dispatcher with one will send them)'}\n`);

@@ -41,6 +41,17 @@ describe('explainUrl', () => {
     expect((await explainUrl('https://x.example/seen', off, stores)).decision.action).toBe('probe');
   });
 
+  it('shows the domain pause before the decision, with its reason and end', async () => {
+    const weak = score('playwright', 5, 0.5);
+    const pauses = { pauseOf: async (d: string) => (d === 'limited.example' ? { reason: 'rate_limited', until: '2026-11-30T12:10:00.000Z' } : null) };
+    const stores = { attempts: { findBestFetcher: async () => ({ best: weak, scores: [weak] }) }, routes: { get: async () => null }, pauses };
+    const e = await explainUrl('https://limited.example/a', config, stores);
+    expect(e.pause).toEqual({ reason: 'rate_limited', until: '2026-11-30T12:10:00.000Z' });
+    expect(formatExplanation(e)).toMatch(/paused {5}limited\.example until 2026-11-30T12:10:00\.000Z \(rate_limited\).*\ndecision {3}probe/);
+    expect((await explainUrl('https://free.example/a', config, stores)).pause).toBeNull();
+    expect(formatExplanation(await explainUrl('https://free.example/a', config, stores))).not.toContain('paused');
+  });
+
   it('asks the store with the routing heuristics only, as the router does', async () => {
     let asked: { type: string; value: string }[] = [];
     const stores = { attempts: { findBestFetcher: async (hs: readonly { type: string; value: string }[]) => ((asked = [...hs]), { best: null, scores: [] }) }, routes: { get: async () => null } };

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { CrawlerError, FETCHERS, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
 import { AttemptStore, DomainStateStore, RouteStore, VersionStore, createPrismaClient, type RevisitValidators } from '@crawler/db';
-import { chooseLearned, type CrawlerConfig } from '@crawler/pipeline';
+import { DomainPauses, chooseLearned, type CrawlerConfig } from '@crawler/pipeline';
+import { closeRedisConnection, createRedisConnection } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
 import { configFrom } from '../crawler/cli-context.js';
 
@@ -19,6 +20,8 @@ export interface Explanation {
   threshold: number;
   minSampleSize: number;
   decision: { action: 'learned' | 'domain_memory' | 'revisit' | 'probe' | 'hard_coded' | 'default' | 'fail'; fetcher: string | null; reason: string };
+  /** The domain's fleet-wide pause, when one is running: the decision only applies once it ends. */
+  pause: { reason: string; until: string } | null;
 }
 
 /** The router's decision procedure (the pipeline's chooseLearned), minus the probe itself, which would make a request. */
@@ -31,10 +34,23 @@ export async function explainUrl(
     domainState?: { recentDomainAttempts(domain: string): Promise<DomainAttempt[]> };
     /** The stored version's validators of the link with this (normalized) URL, when it was fetched before. */
     revisitValidators?: (url: string) => Promise<RevisitValidators | null>;
+    /** The fleet's pauses (DomainPauses); without it no pause is shown. */
+    pauses?: Pick<DomainPauses, 'pauseOf'>;
   },
   learningOverride?: boolean,
   now = new Date(),
 ): Promise<Explanation> {
+  const e = await explainDecision(raw, config, stores, learningOverride, now);
+  return { ...e, pause: (await stores.pauses?.pauseOf(e.domain)) ?? null };
+}
+
+async function explainDecision(
+  raw: string,
+  config: CrawlerConfig,
+  stores: Parameters<typeof explainUrl>[2],
+  learningOverride: boolean | undefined,
+  now: Date,
+): Promise<Omit<Explanation, 'pause'>> {
   const url = normalizeUrl(raw);
   const domain = domainOf(url);
   const heuristics = extractUrlHeuristics(url);
@@ -83,6 +99,7 @@ export function formatExplanation(e: Explanation): string {
   for (const s of e.scores) {
     out.push(`  ${s.fetcher.padEnd(20)} ${String(s.sampleSize).padStart(7)} ${s.decayedSuccesses.toFixed(2).padStart(8)} ${s.successRate.toFixed(3).padStart(6)} ${s.confidence.toFixed(3).padStart(6)}${s.eligible ? '' : '  (too few samples)'}`);
   }
+  if (e.pause) out.push(`paused     ${e.domain} until ${e.pause.until} (${e.pause.reason}): its links wait until then (crawl pauses lift ${e.domain} ends it); then:`);
   out.push(`decision   ${e.decision.action}${e.decision.fetcher ? ` → ${e.decision.fetcher}` : ''}: ${e.decision.reason}`);
   return `${out.join('\n')}\n`;
 }
@@ -101,19 +118,22 @@ const command: Command = {
     const learning = parseLearningFlag(parsed.values.learning);
     const config = configFrom(io);
     const prisma = createPrismaClient(config.databaseUrl);
+    const redis = createRedisConnection(config.redisUrl, 'producer');
     try {
       const versions = new VersionStore({ prisma });
       const revisitValidators = async (url: string) => {
         const link = await prisma.link.findUnique({ where: { url }, select: { id: true, lastAttemptAt: true } });
         return link?.lastAttemptAt ? versions.validators(link.id) : null;
       };
-      const e = await explainUrl(parsed.positionals[0]!, config, { attempts: new AttemptStore({ prisma }), routes: new RouteStore({ prisma }), domainState: new DomainStateStore({ prisma }), revisitValidators }, learning);
+      const pauses = new DomainPauses({ redis, prisma, config });
+      const e = await explainUrl(parsed.positionals[0]!, config, { attempts: new AttemptStore({ prisma }), routes: new RouteStore({ prisma }), domainState: new DomainStateStore({ prisma }), revisitValidators, pauses }, learning);
       io.stdout.write(parsed.values.json ? `${JSON.stringify(e)}\n` : formatExplanation(e));
       return 0;
     } catch (err) {
       if (err instanceof CrawlerError && err.code === 'invalid_url') throw new UsageError(err.message);
       throw err;
     } finally {
+      await closeRedisConnection(redis);
       await prisma.$disconnect();
     }
   },

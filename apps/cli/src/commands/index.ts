@@ -52,6 +52,10 @@ export const COMMANDS: Record<string, CommandEntry> = {
     summary: 'crawl a small local web twice and show the router learning (no internet needed)',
     load: async () => (await import('./demo.js')).default,
   },
+  pauses: {
+    summary: 'paused domains with reason, until when and paused links; pauses lift <domain> ends a pause and routes its links again',
+    load: async () => (await import('./pauses.js')).default,
+  },
   stats: {
     summary: 'success and ban rates by fetcher and domain, queue depths, learned share and learning velocity',
     load: async () => (await import('./stats.js')).default,

@@ -24,6 +24,9 @@ describe('buildStatsReport', () => {
     const r = buildStatsReport({ sinceDays: 1, velocityHours: 1, byFetcher: [], byDomain: [], queues: {}, velocity: [] });
     expect(r.decisions.learnedShare).toBe(0);
     expect(formatStatsReport(r)).toContain('(no attempts)');
+    expect(formatStatsReport(r)).toContain('Paused domains\n  (none)');
+    const paused = buildStatsReport({ sinceDays: 1, velocityHours: 1, byFetcher: [], byDomain: [], queues: {}, velocity: [], paused: [{ domain: 'shop.example', reason: 'blocked_403', until: '2026-11-30T12:00:00.000Z', domainPausedUntil: null, pausedLinks: 4 }] });
+    expect(formatStatsReport(paused)).toMatch(/Paused domains.*\n.*\n.*\nshop\.example\s+blocked_403\s+2026-11-30T12:00:00\.000Z\s+4/);
   });
 });
 

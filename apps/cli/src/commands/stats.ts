@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { AttemptStore, createPrismaClient, type AttemptStats, type VelocityBucket } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { DomainPauses, type DomainPauseView } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { configFrom } from '../crawler/cli-context.js';
 
@@ -24,10 +25,12 @@ export interface StatsReport {
   decisions: { attempts: number; learned: number; probes: number; learnedShare: number; probesSaved: number };
   velocityHours: number;
   velocity: VelocityRow[];
+  /** Domains paused now (crawl pauses): reason, until, links waiting. */
+  paused: DomainPauseView[];
 }
 
 /** Assemble the report from what the stores and queues returned (pure, so it is unit-tested without a database). */
-export function buildStatsReport(input: { sinceDays: number; velocityHours: number; byFetcher: AttemptStats[]; byDomain: AttemptStats[]; queues: Record<string, QueueDepth>; velocity: VelocityBucket[] }): StatsReport {
+export function buildStatsReport(input: { sinceDays: number; velocityHours: number; byFetcher: AttemptStats[]; byDomain: AttemptStats[]; queues: Record<string, QueueDepth>; velocity: VelocityBucket[]; paused?: DomainPauseView[] }): StatsReport {
   const velocity = input.velocity.map((b) => ({ ...b, probesSaved: b.learned }));
   const attempts = velocity.reduce((n, b) => n + b.attempts, 0);
   const learned = velocity.reduce((n, b) => n + b.learned, 0);
@@ -40,6 +43,7 @@ export function buildStatsReport(input: { sinceDays: number; velocityHours: numb
     decisions: { attempts, learned, probes, learnedShare: attempts ? learned / attempts : 0, probesSaved: learned },
     velocityHours: input.velocityHours,
     velocity,
+    paused: input.paused ?? [],
   };
 }
 
@@ -63,6 +67,9 @@ export function formatStatsReport(r: StatsReport): string {
   const parts = [
     rateTable(`By fetcher (last ${r.sinceDays} days)`, 'fetcher', r.byFetcher),
     rateTable(`By domain (last ${r.sinceDays} days, busiest first)`, 'domain', r.byDomain),
+    r.paused.length === 0
+      ? 'Paused domains\n  (none)'
+      : `Paused domains (crawl pauses lift <domain> ends one)\n${formatTable(['domain', 'reason', 'until', 'paused links'], r.paused.map((p) => [p.domain, p.reason ?? '-', p.until, p.pausedLinks]))}`,
     `Queues\n${formatTable(['queue', 'waiting', 'active', 'delayed', 'failed'], Object.entries(r.queues).map(([q, d]) => [q, d.waiting, d.active, d.delayed, d.failed]))}`,
     `Decisions (last ${r.velocityHours} h): ${r.decisions.attempts} attempts, ${pct(r.decisions.learnedShare)} learned, ${r.decisions.probes} probes, ${r.decisions.probesSaved} probes saved`,
     r.velocity.length === 0
@@ -109,6 +116,7 @@ const command: Command = {
         byDomain: await store.statsByDomain({ sinceDays, limit: domainLimit }),
         queues: depths,
         velocity: await store.learningVelocity({ sinceHours: velocityHours, bucket: 'hour' }),
+        paused: await new DomainPauses({ redis, prisma, config }).list(),
       });
       io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatStatsReport(report));
       return 0;

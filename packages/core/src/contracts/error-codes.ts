@@ -33,6 +33,11 @@ export const ERROR_TYPES = {
   /** A URL longer than MAX_URL_LENGTH: refused at enqueue, per URL. */
   urlTooLong: 'url_too_long',
   robotsDisallowed: 'robots_disallowed',
+  /**
+   * The site could not be reached (its robots.txt unreachable, 5xx or 429) on every check of the attempt budget: each
+   * check paused the link and the domain with backoff; only the last one fails the link.
+   */
+  siteUnreachable: 'site_unreachable',
   noRoute: 'no_route',
   unknownFetcher: 'unknown_fetcher',
   /** The link's crawl was cancelled (written by the cancel statement). */
@@ -132,6 +137,9 @@ export const ERROR_POLICY: { readonly [C in ErrorCode]: ErrorCodePolicy } = {
   invalid_url: REFUSED,
   url_too_long: FAIL,
   robots_disallowed: FAIL,
+  // "Not now": the domain pauses with its own backoff (core siteUnreachablePause). No page was requested, so it is
+  // no evidence about any fetcher.
+  site_unreachable: policy('pause', { toolEvidence: false }),
   no_route: FAIL,
   unknown_fetcher: FAIL,
   crawl_cancelled: FAIL,

@@ -25,6 +25,8 @@ export interface PolitenessGate {
   pauseDomain(domain: string, untilMs: number, reason: string): Promise<void>;
   /** The epoch ms the domain is paused until, or null when it is not paused. */
   domainPausedUntil(domain: string): Promise<number | null>;
+  /** The domain's active pause with its reason (an error code such as `rate_limited`), or null. Optional for simple gates. */
+  domainPause?(domain: string): Promise<{ untilMs: number; reason: string } | null>;
 }
 
 export interface RobotsVerdict {
@@ -33,6 +35,12 @@ export interface RobotsVerdict {
   crawlDelayMs: number | null;
   /** Why a URL is disallowed, for the link's error. */
   reason?: string;
+  /**
+   * robots.txt could not be read (unreachable, 5xx, 429): the site is "not now", not "never". The caller pauses the
+   * link and the domain and asks again; `retryAtMs` (epoch ms) is when the cached answer expires and robots.txt is
+   * fetched afresh.
+   */
+  unreachable?: { retryAtMs: number };
 }
 
 export interface RobotsPolicy {

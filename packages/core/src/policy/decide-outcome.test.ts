@@ -41,18 +41,21 @@ describe('decideOutcome', () => {
     expect(decide({ validation: v, fetcher: 'playwright_stealth' }).nextFetcher).toBeUndefined();
   });
 
-  it('a 429 is rate_limited: it pauses, bans, keeps the fetcher and never ends before Retry-After', () => {
+  it('a 429 is rate_limited: it pauses, bans, keeps the fetcher and waits what Retry-After names (with a floor)', () => {
     const v = { ...ok, isBlocked: true, blockType: 'rate_limited' as const };
     const d = decide({ validation: v, status: 429, retryAfterMs: 3 * 60 * MIN, fetcher: 'playwright' });
     expect(d).toMatchObject({ kind: 'pause', isBanned: true, errorType: 'rate_limited', pauseMs: 3 * 60 * MIN, riskLevel: 1, nextFetcher: 'playwright' });
-    expect(decide({ validation: v, status: 429, retryAfterMs: 1000 })).toMatchObject({ pauseMs: 10 * MIN, nextFetcher: 'simple_http' });
+    // A 429 with Retry-After: 20 costs 20 s, not the block table's 10 minutes.
+    expect(decide({ validation: v, status: 429, retryAfterMs: 20_000 })).toMatchObject({ pauseMs: 20_000, nextFetcher: 'simple_http' });
+    expect(decide({ validation: v, status: 429, retryAfterMs: 0 }).pauseMs).toBe(1000);
+    expect(decide({ validation: v, status: 429, retryAfterMs: 2000, pause: { rateLimitMinPauseMs: 30_000 } }).pauseMs).toBe(30_000);
     expect(decide({ errorType: 'rate_limited', validation: null, retryAfterMs: null }).pauseMs).toBe(10 * MIN);
     // Without a validation (a body nobody read), the status alone says it.
     expect(decide({ validation: null, status: 429 })).toMatchObject({ kind: 'pause', errorType: 'rate_limited', nextFetcher: 'simple_http' });
   });
 
   it('a 503 with Retry-After is a rate limit; without one it is transient', () => {
-    expect(decide({ status: 503, retryAfterMs: 120_000 })).toMatchObject({ kind: 'pause', errorType: 'rate_limited', isBanned: true, nextFetcher: 'simple_http', pauseMs: 10 * MIN });
+    expect(decide({ status: 503, retryAfterMs: 120_000 })).toMatchObject({ kind: 'pause', errorType: 'rate_limited', isBanned: true, nextFetcher: 'simple_http', pauseMs: 120_000 });
     expect(decide({ status: 503, retryAfterMs: 2 * 60 * MIN }).pauseMs).toBe(2 * 60 * MIN);
     expect(decide({ status: 503, retryAfterMs: null })).toMatchObject({ kind: 'retry_now', errorType: 'http_error' });
   });
@@ -63,7 +66,9 @@ describe('decideOutcome', () => {
   });
 
   it('a bare 403 with no validation is still a block', () => {
-    expect(decide({ validation: null, status: 403 })).toMatchObject({ kind: 'pause', errorType: 'blocked_403', isBanned: true });
+    expect(decide({ validation: null, status: 403 })).toMatchObject({ kind: 'pause', errorType: 'blocked_403', isBanned: true, pauseMs: 10 * MIN });
+    // The block pause base is configuration.
+    expect(decide({ validation: null, status: 403, pause: { blockBasePauseMs: MIN } }).pauseMs).toBe(MIN);
   });
 
   it('caps the pause', () => {

@@ -1,9 +1,9 @@
 import { canonicalFetcherName } from '../contracts/names.js';
 import { ERROR_TYPES, errorPolicyOf, type ErrorCode } from '../contracts/error-codes.js';
-import { pauseDurationMs } from '../backoff/pause-duration.js';
+import { pauseDurationMs, type PauseOptions } from '../backoff/pause-duration.js';
 import type { ValidationResult } from '../validation/types.js';
 import { DEFAULT_MAX_ATTEMPTS, ESCALATION, failureActionFor, resumeFetcherAfterPause } from './retry-policy.js';
-import { isRateLimitResponse } from './rate-limit.js';
+import { isRateLimitResponse, rateLimitPauseMs } from './rate-limit.js';
 
 /** Everything the fetch worker knows after one attempt. */
 export interface OutcomeInput {
@@ -32,6 +32,8 @@ export interface OutcomeInput {
   maxAttempts?: number;
   /** Cap for pauses. @defaultValue DEFAULT_MAX_PAUSE_MS (24 h) */
   maxPauseMs?: number;
+  /** The pause table's bases and the Retry-After floor (core PauseOptions); defaults as documented there. */
+  pause?: Omit<PauseOptions, 'maxPauseMs'>;
 }
 
 export type OutcomeKind = 'success' | 'retry_now' | 'switch_fetcher' | 'pause' | 'fail';
@@ -98,9 +100,11 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
     return { ...base, kind: 'retry_now', nextFetcher: fetcher, riskLevel, reason: why };
   }
   // pause: a block, or transient trouble that survived its immediate retry.
-  const tablePauseMs = pauseDurationMs(riskLevel, errorType, { maxPauseMs: input.maxPauseMs });
+  const pauseOpts = { ...input.pause, maxPauseMs: input.maxPauseMs };
+  // A rate limit waits what the site asked (with a floor); anything else the table, and never less than a Retry-After.
   const retryAfterMs = input.retryAfterMs != null && input.retryAfterMs > 0 ? input.retryAfterMs : 0;
-  const pauseMs = Math.max(tablePauseMs, retryAfterMs);
+  const pauseMs =
+    errorType === ERROR_TYPES.rateLimited ? rateLimitPauseMs(riskLevel, input.retryAfterMs, pauseOpts) : Math.max(pauseDurationMs(riskLevel, errorType, pauseOpts), retryAfterMs);
   // A rate limit is about pace, not the tool: stealth would not help, so only challenges and 403s escalate, and a rate
   // limit comes back to the fetcher it interrupted.
   const nextFetcher = resumeFetcherAfterPause(errorType, fetcher);

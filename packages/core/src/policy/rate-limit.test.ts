@@ -17,9 +17,12 @@ describe('rate limits', () => {
     expect(hasReadableRetryAfter(undefined)).toBe(false);
   });
 
-  it('pauses by the block table, never less than Retry-After, and raises the risk level', () => {
+  it('pauses for Retry-After (with a floor) when the site names it, else by the block table, and raises the risk level', () => {
     expect(rateLimitPause({ riskLevel: 0, retryAfterMs: null, now })).toEqual({ pauseMs: 10 * MIN, pausedUntil: new Date(now.getTime() + 10 * MIN), riskLevel: 1 });
-    expect(rateLimitPause({ riskLevel: 1, retryAfterMs: 60_000, now }).pauseMs).toBe(20 * MIN);
+    expect(rateLimitPause({ riskLevel: 1, retryAfterMs: null, now }).pauseMs).toBe(20 * MIN);
+    expect(rateLimitPause({ riskLevel: 1, retryAfterMs: 20_000, now }).pauseMs).toBe(20_000);
+    expect(rateLimitPause({ riskLevel: 1, retryAfterMs: 20_000, now, pause: { rateLimitMinPauseMs: 60_000 } }).pauseMs).toBe(60_000);
+    expect(rateLimitPause({ riskLevel: 0, retryAfterMs: null, now, pause: { blockBasePauseMs: 30_000 } }).pauseMs).toBe(30_000);
     expect(rateLimitPause({ riskLevel: 0, retryAfterMs: 3 * 60 * MIN, now }).pauseMs).toBe(3 * 60 * MIN);
     // The cap applies to the table, not to what the site asked for.
     expect(rateLimitPause({ riskLevel: 0, retryAfterMs: 5_000, now, maxPauseMs: 1_000 }).pauseMs).toBe(5_000);

@@ -1,5 +1,5 @@
 import { ERROR_TYPES, errorCodesWhere, errorPolicyOf } from '../contracts/error-codes.js';
-import { parseRetryAfterMs, pauseDurationMs } from '../backoff/pause-duration.js';
+import { DEFAULT_RATE_LIMIT_MIN_PAUSE_MS, parseRetryAfterMs, pauseDurationMs, type PauseOptions } from '../backoff/pause-duration.js';
 
 /**
  * Error types that say nothing about the tool: the site asked for less traffic, and any fetcher would have been
@@ -35,16 +35,23 @@ export interface RateLimitPauseInput {
   now: Date;
   /** Cap for the table's part of the pause; Retry-After is honoured even beyond it. @defaultValue DEFAULT_MAX_PAUSE_MS */
   maxPauseMs?: number;
+  /** The table's bases and the Retry-After floor (PauseOptions). */
+  pause?: Omit<PauseOptions, 'maxPauseMs'>;
 }
 
 /**
- * How long a link and its domain wait after a rate limit: the block table (10 min × 2^riskLevel, rate limits share
- * the ban-risk base with 403s) and never less than Retry-After, so no request reaches the site before the time it
- * named. Without Retry-After the table is the backoff.
+ * How long a rate limit pauses: what the site named in Retry-After (never less than `rateLimitMinPauseMs`), so a
+ * 429 with `Retry-After: 20` costs 20 s, not the block table's 10 minutes; without a readable Retry-After, the block
+ * table (10 min × 2^riskLevel) is the backoff. No request reaches the site before the time it named either way.
  */
+export function rateLimitPauseMs(riskLevel: number, retryAfterMs: number | null | undefined, opts: PauseOptions = {}): number {
+  if (retryAfterMs != null && retryAfterMs >= 0) return Math.max(retryAfterMs, opts.rateLimitMinPauseMs ?? DEFAULT_RATE_LIMIT_MIN_PAUSE_MS);
+  return pauseDurationMs(riskLevel, ERROR_TYPES.rateLimited, opts);
+}
+
+/** {@link rateLimitPauseMs} for a link: the pause, when it ends, and the link's new risk level. */
 export function rateLimitPause(input: RateLimitPauseInput): { pauseMs: number; pausedUntil: Date; riskLevel: number } {
   const riskLevel = Math.max(0, Math.floor(input.riskLevel || 0));
-  const tableMs = pauseDurationMs(riskLevel, ERROR_TYPES.rateLimited, { maxPauseMs: input.maxPauseMs });
-  const pauseMs = Math.max(tableMs, input.retryAfterMs != null && input.retryAfterMs > 0 ? input.retryAfterMs : 0);
+  const pauseMs = rateLimitPauseMs(riskLevel, input.retryAfterMs, { ...input.pause, maxPauseMs: input.maxPauseMs });
   return { pauseMs, pausedUntil: new Date(input.now.getTime() + pauseMs), riskLevel: riskLevel + 1 };
 }

@@ -75,6 +75,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://crawler:hunter22@db/x' })).not.toThrow(/hunter22/);
   });
 
+  it('refuses an unknown fetcher name, naming the variable, the entry and the known names', () => {
+    expect(() => loadConfig({ ...base, FETCHERS: 'simple_htp:4' })).toThrow(/FETCHERS="simple_htp:4": unknown fetcher 'simple_htp'.*known: simple_http, playwright, playwright_stealth/);
+    expect(loadConfig({ ...base, FETCHERS: 'direct_access:2,Playwright' }).fetchers.map((f) => f.name)).toEqual(['simple_http', 'playwright']);
+  });
+
   it('rejects an empty fetcher list', () => {
     expect(() => parseFetcherList(' , ')).toThrow(/no fetcher/);
   });

@@ -10,8 +10,13 @@
  */
 import { z } from 'zod';
 import {
+  BLOCK_BASE_PAUSE_MS,
   DATABASE_ENV,
+  DEFAULT_RATE_LIMIT_MIN_PAUSE_MS,
+  DEFAULT_UNREACHABLE_BASE_PAUSE_MS,
   DEFAULT_MAX_ATTEMPTS,
+  FETCHERS,
+  FETCHER_ALIASES,
   ROUTING_HEURISTIC_TYPES,
   URL_HEURISTIC_EXTRACTORS,
   boolVar,
@@ -40,6 +45,7 @@ export interface FetcherConfig {
   concurrency: number;
 }
 
+const KNOWN_FETCHERS: readonly string[] = Object.values(FETCHERS);
 const FETCHER_ITEM = /^([a-z0-9_.-]+)(?::(\d+))?$/;
 const DEFAULT_FETCHER_CONCURRENCY: Record<string, number> = { simple_http: 8, playwright: 2, playwright_stealth: 1 };
 
@@ -53,6 +59,10 @@ export function parseFetcherList(value: string): FetcherConfig[] {
     const n = m?.[2] === undefined ? undefined : Number(m[2]);
     if (!m || (n !== undefined && n < 1)) throw new Error(`bad fetcher entry '${raw.trim()}' (expected name or name:concurrency)`);
     const name = canonicalFetcherName(m[1]!);
+    // A typo would start a worker on a queue the router never routes to: its links would wait forever.
+    if (!KNOWN_FETCHERS.includes(name)) {
+      throw new Error(`unknown fetcher '${m[1]}' in '${raw.trim()}' (known: ${[...KNOWN_FETCHERS, ...Object.keys(FETCHER_ALIASES)].join(', ')})`);
+    }
     out.set(name, { name, concurrency: n ?? DEFAULT_FETCHER_CONCURRENCY[name] ?? 2 });
   }
   if (out.size === 0) throw new Error('no fetcher listed');
@@ -158,6 +168,21 @@ export const RETRY_ENV = {
   MAX_ATTEMPTS: intVar(DEFAULT_MAX_ATTEMPTS, 1),
   /** Longest pause after blocks. @defaultValue 24 h */
   PAUSE_MAX_MS: intVar(24 * 3600_000, 1),
+  /**
+   * First pause of a domain that blocked us (challenge, 403, a 429 without Retry-After); it doubles with each block
+   * in a row, up to PAUSE_MAX_MS. @defaultValue 600000 (10 min)
+   */
+  PAUSE_BLOCK_BASE_MS: intVar(BLOCK_BASE_PAUSE_MS, 1),
+  /**
+   * Shortest pause after a rate limit that named a Retry-After: the pause is Retry-After, never less than this.
+   * @defaultValue 1000
+   */
+  RATE_LIMIT_MIN_PAUSE_MS: intVar(DEFAULT_RATE_LIMIT_MIN_PAUSE_MS, 0),
+  /**
+   * First pause of a site that cannot be reached (robots.txt unreachable, 5xx or 429); it doubles with each check in a
+   * row, and the MAX_ATTEMPTS-th fails the link with `site_unreachable`. @defaultValue 60000
+   */
+  UNREACHABLE_PAUSE_BASE_MS: intVar(DEFAULT_UNREACHABLE_BASE_PAUSE_MS, 1),
 };
 
 /** The fetchers' own settings. */
@@ -189,6 +214,11 @@ export const FETCHERS_ENV = {
 export const POLITENESS_ENV = {
   /** Obey robots.txt. @defaultValue true */
   ROBOTS_ENABLED: boolVar(true),
+  /**
+   * How long the fleet remembers that a site's robots.txt could not be read before one worker asks again; keep it at
+   * most UNREACHABLE_PAUSE_BASE_MS, so a paused link's retry reads robots.txt afresh. @defaultValue 30000
+   */
+  ROBOTS_UNREACHABLE_TTL_MS: intVar(30_000, 1),
   /** Product token matched against robots.txt User-agent lines. @defaultValue 'fetch-router' */
   ROBOTS_USER_AGENT: z.string().min(1).default('fetch-router'),
   /** Requests in flight to one domain across the fleet. @defaultValue 2 */

@@ -6,6 +6,7 @@ import type { JobHandle } from '../job-control.js';
 import type { RevisitValidators } from '@crawler/db';
 import { isNotModified, revisitedPageText } from './conditional.js';
 import type { FetchDeps, Try } from './fetch-processor.js';
+import { domainPauseReason } from './site-pause.js';
 
 /** The retry policy's decision for one attempt. */
 export type Decision = ReturnType<typeof decideOutcome>;
@@ -90,7 +91,7 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       if (applied.linkUpdated) {
         await deps.enqueueFetch({
           linkId: ctx.link.id, url: data.url, fetcher: next, selectionSource: SELECTION_SOURCES.retry, generation: data.generation,
-          attemptsBefore: ctx.link.attemptCount + attempts, retryOf: { fetcher, errorType: decision.errorType ?? ERROR_TYPES.wrongTool },
+          attemptsBefore: ctx.link.attemptCount + attempts, retryOf: { fetcher, errorType: decision.errorType ?? ERROR_TYPES.wrongTool }, priority: data.priority,
         });
       }
       await dropProbe(deps, ctx);
@@ -112,7 +113,7 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
         // which is not a refused one.
         const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
         const escalation = next ? { nextFetcher: next, ...(next !== fetcher ? { blockedFetcher: fetcher } : {}) } : {};
-        await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
+        await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', priority: data.priority, ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
       }
       await dropProbe(deps, ctx);
       return { outcome: 'paused', fetcher, attempts, errorType, httpStatus, pausedUntil: pausedUntil.toISOString() };
@@ -138,7 +139,7 @@ export async function failLink(deps: FetchDeps, ctx: FetchJobContext, opts: Fail
  */
 export async function recordWait(deps: FetchDeps, ctx: FetchJobContext, pausedUntil: Date | null): Promise<void> {
   if (ctx.attempts.length === 0 && !pausedUntil) return;
-  await write(deps, ctx, pausedUntil ? { status: LINK_STATUSES.paused, pausedUntil } : {});
+  await write(deps, ctx, pausedUntil ? { status: LINK_STATUSES.paused, pausedUntil, ...(await domainPauseReason(deps.gate, ctx.domain)) } : {});
   // Written: the job's next run starts from the link as it is now, not from these attempts again.
   ctx.link = { ...ctx.link, attemptCount: ctx.link.attemptCount + ctx.attempts.length };
   ctx.attempts = [];

@@ -28,6 +28,7 @@ import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
 import { applyDecision, failLink, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
 import { conditionalHeaders, notModifiedDecision } from './conditional.js';
+import { isUnreachable, unreachableDecision, unreachableFailure, type PauseSettings } from './site-pause.js';
 
 /** The fetch workers' settings (a slice of CrawlerConfig). */
 export interface FetchSettings {
@@ -35,6 +36,8 @@ export interface FetchSettings {
   fetcherNames: string[];
   maxAttempts: number;
   pauseMaxMs: number;
+  /** Pause bases and the Retry-After floor. @defaultValue core's */
+  pause?: PauseSettings;
   fetchTimeoutMs: number;
   fetchMaxBytes: number;
 }
@@ -160,9 +163,27 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
     if (isUrlPolicyError(err)) return failLink(deps, ctx, { errorType: err.code, message: err.message });
     throw err;
   }
+  if (isUnreachable(verdict)) return pauseUnreachableSite(deps, known, ctx, verdict);
   if (!verdict.allowed) return failLink(deps, ctx, { errorType: ERROR_TYPES.robotsDisallowed, message: verdict.reason ?? 'disallowed by robots.txt' });
   if (!known.has(fetcher)) return failLink(deps, ctx, { errorType: ERROR_TYPES.unknownFetcher, message: `fetcher '${fetcher}' is not configured` });
   return null;
+}
+
+/**
+ * The site cannot be read now (robots.txt unreachable, 5xx, 429): "not now", not "never". The link and the domain pause
+ * with backoff, the link is routed again afterwards; only the MAX_ATTEMPTS-th check in a row fails it. No page was
+ * requested, so no attempt is logged.
+ */
+async function pauseUnreachableSite(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, verdict: Parameters<typeof unreachableDecision>[0]): Promise<FetchJobResult> {
+  const d = unreachableDecision(verdict, { riskLevel: ctx.link.riskLevel, now: deps.clock.now(), maxAttempts: deps.settings.maxAttempts, pauseMaxMs: deps.settings.pauseMaxMs, pause: deps.settings.pause });
+  if (d.kind === 'fail') return failLink(deps, ctx, unreachableFailure(verdict, d.checks));
+  await deps.gate.pauseDomain(ctx.domain, d.pausedUntil.getTime(), ERROR_TYPES.siteUnreachable);
+  ctx.log.warn({ domain: ctx.domain, pausedUntil: d.pausedUntil.toISOString(), errorType: ERROR_TYPES.siteUnreachable, reason: verdict.reason }, 'domain paused: site unreachable');
+  const decision: Decision = {
+    kind: 'pause', success: false, isBanned: false, errorType: ERROR_TYPES.siteUnreachable, pauseMs: d.pauseMs, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel,
+    reason: verdict.reason ?? ERROR_TYPES.siteUnreachable,
+  };
+  return applyDecision(deps, known, ctx, decision, { response: null, errorType: ERROR_TYPES.siteUnreachable, durationMs: 0 });
 }
 
 /**
@@ -202,6 +223,7 @@ async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe
 async function pauseDomainOnPushback(deps: FetchDeps, ctx: FetchJobContext, decision: Decision): Promise<void> {
   if (decision.kind !== 'pause' || !decision.isBanned || !decision.pausedUntil) return;
   await deps.gate.pauseDomain(ctx.domain, decision.pausedUntil.getTime(), decision.errorType ?? 'blocked');
+  ctx.log.warn({ domain: ctx.domain, pausedUntil: decision.pausedUntil.toISOString(), errorType: decision.errorType, status: ctx.attempts.at(-1)?.httpStatus, reason: decision.reason }, 'domain paused');
 }
 
 /** A politeness wait: the attempts made so far (and a domain pause) are written, then the job is parked. */
@@ -230,6 +252,7 @@ function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): 
     now,
     maxAttempts: deps.settings.maxAttempts,
     maxPauseMs: deps.settings.pauseMaxMs,
+    pause: deps.settings.pause,
   });
   ctx.attempts.push({
     linkId: ctx.link.id,

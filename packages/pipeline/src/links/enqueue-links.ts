@@ -52,6 +52,8 @@ export interface EnqueueLinksOptions {
   revisit?: RevisitPolicy | null;
   /** Refreshes and policies. */
   schedule?: ScheduleStore;
+  /** BullMQ priority of this batch's jobs (queue MAX_JOB_PRIORITY; 1 first among prioritized; unset: before any prioritized). */
+  priority?: number;
 }
 
 /** Why one input cannot be a link, or null when it may be normalized and stored. */
@@ -67,6 +69,9 @@ function refuseInput(input: string): RejectedLink | null {
   }
   return null;
 }
+
+/** Failures a re-post undoes: they were about the site's availability, not the page. */
+const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable];
 
 /**
  * Put URLs into the crawl: normalize, reject invalid ones with a per-URL message (they are not stored), dedupe,
@@ -115,9 +120,13 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
 
   // A link still `queued` gets its job (again) too: if a previous enqueue stored the row but died before adding the
   // job, this repairs it; when the job does exist the same job id makes the add a no-op.
-  const toQueue = rows.filter((r) => r.created || r.status === LINK_STATUSES.queued);
+  const toQueue: Array<{ id: string; url: string; generation: number }> = rows.filter((r) => r.created || r.status === LINK_STATUSES.queued);
+  // A link that failed only because its site was down (site_unreachable) is posted again to be tried again: the
+  // outage said nothing about the page.
+  const outage = rows.filter((r) => r.status === LINK_STATUSES.failed && REVIVED_ON_REPOST.includes(r.lastErrorType ?? ''));
+  if (outage.length > 0 && opts.links.reviveFailed) toQueue.push(...(await opts.links.reviveFailed(outage.map((r) => r.id), REVIVED_ON_REPOST)));
   for (let i = 0; i < toQueue.length; i += 1_000) {
-    await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation })));
+    await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation, priority: opts.priority })));
   }
   const queuedIds = new Set(toQueue.map((r) => r.id));
 
@@ -138,7 +147,9 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   if (refreshItems.length > 0 || opts.revisit !== undefined) {
     if (!opts.schedule) throw new Error('enqueueLinks: maxAgeSeconds and revisit need a schedule store');
     const result = await opts.schedule.refresh(refreshItems);
-    for (let i = 0; i < result.refreshed.length; i += 1_000) await opts.queues.enqueueRoutes(result.refreshed.slice(i, i + 1_000));
+    for (let i = 0; i < result.refreshed.length; i += 1_000) {
+      await opts.queues.enqueueRoutes(result.refreshed.slice(i, i + 1_000).map((r) => ({ ...r, priority: opts.priority })));
+    }
     for (const r of result.refreshed) {
       refreshOf.set(r.linkId, 'refreshed');
       queuedIds.add(r.linkId);

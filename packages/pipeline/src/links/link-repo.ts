@@ -1,4 +1,4 @@
-import { sqlOf, type PrismaClient, type SqlClient } from '@crawler/db';
+import { reviveFailedLinks, sqlOf, type PrismaClient, type SqlClient } from '@crawler/db';
 import type { LinkStatus } from '@crawler/core';
 
 /** The link fields the pipeline reads. */
@@ -64,6 +64,11 @@ export interface LinkRepo {
    * written only while a probe is under way.
    */
   readRoutable(id: string, now: Date, generation: number): Promise<LinkRecord | null>;
+  /**
+   * Back to `queued`, in a new generation, the links of `ids` that are failed with one of `errorTypes`; returns those
+   * revived. Optional: without it, a re-posted failed link stays failed.
+   */
+  reviveFailed?(ids: readonly string[], errorTypes: readonly string[]): Promise<Array<{ id: string; url: string; generation: number }>>;
 }
 
 const UPSERT_CHUNK = 1_000;
@@ -102,6 +107,10 @@ export class PrismaLinkRepo implements LinkRepo {
       const row = byUrl.get(l.url);
       return row ? [row] : [];
     });
+  }
+
+  async reviveFailed(ids: readonly string[], errorTypes: readonly string[]): Promise<Array<{ id: string; url: string; generation: number }>> {
+    return reviveFailedLinks(this.prisma, ids, errorTypes);
   }
 
   async get(id: string): Promise<LinkRecord | null> {

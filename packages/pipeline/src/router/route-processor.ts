@@ -6,6 +6,7 @@ import {
   SELECTION_SOURCES,
   canonicalFetcherName,
   domainOf,
+  errorTypeOf,
   extractUrlHeuristics,
   isUrlPolicyError,
   parseRetryAfterMs,
@@ -25,6 +26,7 @@ import type { LearnedSelector, LegacyRoutes, ProbeFn, RevisitSource } from '../p
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
+import { domainPauseReason, isUnreachable, unreachableDecision, unreachableFailure, type PauseSettings } from '../fetch/site-pause.js';
 import { chooseLearned } from './learned-choice.js';
 import { DecisionCache, type DomainSetbacks } from './decision-cache.js';
 import { ProbeWalls, type ProbeWallsShared } from './probe-walls.js';
@@ -49,6 +51,10 @@ export interface RouterSettings {
   probeWallMemoryMs?: number;
   /** Cap for the backoff table's part of a pause (Retry-After is honoured beyond it). @defaultValue core DEFAULT_MAX_PAUSE_MS */
   pauseMaxMs?: number;
+  /** Checks of an unreachable site a link gets before it fails with `site_unreachable`. @defaultValue core DEFAULT_MAX_ATTEMPTS */
+  maxAttempts?: number;
+  /** Pause bases and the Retry-After floor. @defaultValue core's */
+  pause?: PauseSettings;
 }
 
 /** A domain's latest attempts, newest first (@crawler/db DomainStateStore). */
@@ -163,6 +169,7 @@ export function createRouteProcessor(deps: RouterDeps) {
       generation: link.generation,
       attemptsBefore: link.attemptCount,
       probe: decision.probe,
+      priority: data.priority,
     });
     deps.metrics.decision(decision.source, fetcher);
     deps.metrics.jobFinished(ROUTE_QUEUE, 'routed');
@@ -245,11 +252,29 @@ async function decideLearning(
     if (isUrlPolicyError(err)) return { error: err.code, message: err.message };
     throw err;
   }
+  if (isUnreachable(robots)) {
+    // "Not now": the link and the domain pause with backoff; the route job comes back and asks again.
+    const d = unreachableDecision(robots, { riskLevel: (await deps.links.get(linkId))?.riskLevel ?? 0, now, maxAttempts: deps.settings.maxAttempts, pauseMaxMs: deps.settings.pauseMaxMs, pause: deps.settings.pause });
+    if (d.kind === 'fail') {
+      const failed = unreachableFailure(robots, d.checks);
+      return { error: failed.errorType, message: failed.message };
+    }
+    await deps.gate.pauseDomain(domain, d.pausedUntil.getTime(), ERROR_TYPES.siteUnreachable);
+    await deps.links.updateUnlessFinished(linkId, {
+      status: LINK_STATUSES.paused, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel, lastErrorType: ERROR_TYPES.siteUnreachable, lastError: robots.reason ?? ERROR_TYPES.siteUnreachable,
+    });
+    deps.metrics.pause(domain, ERROR_TYPES.siteUnreachable);
+    deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
+    log.warn({ domain, pausedUntil: d.pausedUntil.toISOString(), errorType: ERROR_TYPES.siteUnreachable, reason: robots.reason }, 'domain paused: site unreachable');
+    return delayJob(job, token, d.pauseMs);
+  }
   if (!robots.allowed) return { error: ERROR_TYPES.robotsDisallowed, message: robots.reason ?? 'disallowed by robots.txt' };
   const gate = await deps.gate.acquire(domain);
   if (!gate.granted) {
     if (gate.reason === 'paused') {
-      await deps.links.updateUnlessFinished(linkId, { status: LINK_STATUSES.paused, pausedUntil: new Date(now.getTime() + gate.retryInMs) });
+      // The link shows why it waits: the domain's pause reason, not a blank error.
+      const why = await domainPauseReason(deps.gate, domain);
+      await deps.links.updateUnlessFinished(linkId, { status: LINK_STATUSES.paused, pausedUntil: new Date(now.getTime() + gate.retryInMs), ...why });
     }
     deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
     log.debug({ retryInMs: gate.retryInMs, reason: gate.reason }, 'politeness: probe delayed');
@@ -282,6 +307,7 @@ async function decideLearning(
         retryAfterMs: parseRetryAfterMs(outcome.response.headers['retry-after'], answeredAt),
         now: answeredAt,
         maxPauseMs: deps.settings.pauseMaxMs,
+        pause: deps.settings.pause,
       });
       await deps.gate.pauseDomain(domain, limited.pausedUntil.getTime(), ERROR_TYPES.rateLimited);
     }
@@ -300,14 +326,15 @@ async function decideLearning(
     deps.metrics.probe('discarded');
     deps.metrics.pause(domain, ERROR_TYPES.rateLimited);
     deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
-    log.info({ status: outcome.response.status, pauseMs: limited.pauseMs }, 'probe rate-limited: link and domain paused');
+    log.warn({ domain, status: outcome.response.status, pauseMs: limited.pauseMs, pausedUntil: limited.pausedUntil.toISOString(), errorType: ERROR_TYPES.rateLimited }, 'domain paused: probe rate-limited');
     return delayJob(job, token, limited.pauseMs);
   }
   let probe: ProbeRef | undefined;
   if ('error' in outcome) {
     // A failed probe says nothing about the page: no attempt is logged for any fetcher.
     deps.metrics.probe('failed');
-    log.info({ err: outcome.error }, 'probe failed');
+    // An expected event (a slow or refusing site): one line, no stack trace.
+    log.info({ errorType: errorTypeOf(outcome.error), error: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) }, 'probe failed');
   } else if (verdict.reuse) {
     const res = outcome.response;
     const key = await deps.probeStore.save(linkId, { status: res.status, headers: res.headers, finalUrl: res.finalUrl, contentType: res.contentType, body: res.body, text: res.text });

@@ -16,6 +16,7 @@ import { ReconcileLoop, reconcileLinks, type ReconcileReport } from '../reconcil
 import { TableStatsLoop } from './table-stats-loop.js';
 import { delayJob } from '../job-control.js';
 import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
+import { pauseSettingsOf } from '../fetch/site-pause.js';
 
 /** Everything a running crawler holds; built by createRuntime. */
 export interface RuntimeParts {
@@ -155,6 +156,8 @@ export class CrawlerRuntime {
           probeWallMemoryMs: config.probeWallMemoryMs,
           decisionCacheMs: config.routerDecisionCacheMs,
           pauseMaxMs: config.pauseMaxMs,
+          maxAttempts: config.maxAttempts,
+          pause: pauseSettingsOf(config),
         },
       });
       this.#track(new Worker(ROUTE_QUEUE, this.#guard((job: Job, token?: string) => processRoute(job, token)), { ...common, concurrency: config.routerConcurrency }));
@@ -167,6 +170,7 @@ export class CrawlerRuntime {
         fetcherNames,
         maxAttempts: config.maxAttempts,
         pauseMaxMs: config.pauseMaxMs,
+        pause: pauseSettingsOf(config),
         fetchTimeoutMs: config.fetchTimeoutMs,
         fetchMaxBytes: config.fetchMaxBytes,
       },

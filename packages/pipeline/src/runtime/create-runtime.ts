@@ -12,6 +12,7 @@ import { CrawlerRuntime } from './crawler-runtime.js';
 import { CrawlStore } from '../crawls/crawl-store.js';
 import { CrawlFrontier } from '../crawls/crawl-frontier.js';
 import { DomainSetbacks } from '../router/decision-cache.js';
+import { politenessPrefix } from '../pauses/domain-pauses.js';
 import { RedisSeenCache } from '../crawls/seen-cache.js';
 
 /** Replace any part of the crawler: tests inject clocks, stubs and clients; apps usually pass a logger and metrics. */
@@ -83,7 +84,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     o.gate ??
     new RedisPolitenessGate({
       redis,
-      prefix: `${config.queuePrefix}:polite:`,
+      prefix: politenessPrefix(config.queuePrefix),
       defaults: { maxConcurrency: config.domainMaxConcurrency, minDelayMs: config.domainMinDelayMs },
       overrides: config.domainLimits,
       clock: o.clock,
@@ -96,6 +97,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
           redis,
           prefix: `${config.queuePrefix}:robots:`,
           userAgent: config.robotsUserAgent,
+          unreachableTtlMs: config.robotsUnreachableTtlMs,
           clock,
           logger: logger.child({ component: 'robots' }),
           fetchRobots: async (origin) => {

@@ -149,6 +149,33 @@ export class RedisPolitenessGate implements PolitenessGate {
   }
 
   /**
+   * Every domain paused right now, fleet-wide, with its reason and end (epoch ms), soonest end last. Walks the pause
+   * keys with SCAN (never KEYS), so a large keyspace is not blocked.
+   */
+  async listPauses(): Promise<Array<{ domain: string; untilMs: number; reason: string }>> {
+    const match = `${this.#prefix}pause:*`;
+    const out: Array<{ domain: string; untilMs: number; reason: string }> = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', match, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) {
+        const domain = key.slice(this.#prefix.length + 'pause:'.length);
+        const pause = await this.domainPause(domain);
+        if (pause) out.push({ domain, ...pause });
+      }
+    } while (cursor !== '0');
+    return out.sort((a, b) => b.untilMs - a.untilMs || a.domain.localeCompare(b.domain));
+  }
+
+  /** End `domain`'s pause now (an operator's decision: the site is back, or the pause was a mistake). True when one was active. */
+  async liftPause(domain: string): Promise<boolean> {
+    const active = await this.domainPause(domain);
+    await this.#redis.del(this.#key('pause', normalizeDomain(domain)));
+    return active !== null;
+  }
+
+  /**
    * Raise `domain`'s minimum delay to `delayMs` for `ttlMs` (robots.txt Crawl-delay). The effective delay is the
    * larger of this and the configured one, so it never lowers politeness; a later call replaces the earlier one.
    */

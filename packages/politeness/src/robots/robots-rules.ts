@@ -54,8 +54,9 @@ export function compileRobots(origin: string, rules: RobotsRules, userAgent: str
   }
   if (rules.kind === 'disallow_all') {
     const why = rules.status === null ? 'unreachable' : `answered ${rules.status}`;
-    const reason = `robots.txt of ${origin} ${why}; RFC 9309 says assume complete disallow until it can be read`;
-    return { rules, crawlDelayMs: null, verdict: () => ({ allowed: false, crawlDelayMs: null, reason }) };
+    const reason = `robots.txt of ${origin} ${why}; the site is paused until it can be read (RFC 9309: assume complete disallow meanwhile)`;
+    const unreachable = { retryAtMs: rules.expiresAtMs };
+    return { rules, crawlDelayMs: null, verdict: () => ({ allowed: false, crawlDelayMs: null, reason, unreachable }) };
   }
   const robots = robotsParser(`${origin}/robots.txt`, rules.body);
   const seconds = robots.getCrawlDelay(userAgent);

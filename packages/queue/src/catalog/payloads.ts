@@ -1,5 +1,15 @@
 import { z } from 'zod';
 
+/** BullMQ's largest job priority (2^21); 1 is the most urgent. */
+export const MAX_JOB_PRIORITY = 2_097_152;
+
+/**
+ * BullMQ job priority of a link's jobs, carried from its route job to its fetch and re-route jobs: 1 runs first among
+ * prioritized jobs. Jobs without one run before any prioritized job (BullMQ's order), so a priority is how a
+ * producer sends a bulk backfill behind everyday links, and orders backfills among themselves.
+ */
+const PrioritySchema = z.number().int().min(1).max(MAX_JOB_PRIORITY).optional();
+
 /** Why a route job exists: the first routing of a link, or a re-route after a pause or a crash. */
 export const ROUTE_REASONS = ['enqueue', 'resume', 'reroute'] as const;
 
@@ -17,6 +27,7 @@ export const RouteJobSchema = z.object({
   nextFetcher: z.string().trim().min(1).optional(),
   /** Set on the re-route of a blocked link: the fetcher the site just refused, which the router does not pick again. */
   blockedFetcher: z.string().trim().min(1).optional(),
+  priority: PrioritySchema,
 });
 export type RouteJob = z.infer<typeof RouteJobSchema>;
 export type RouteJobInput = z.input<typeof RouteJobSchema>;
@@ -45,6 +56,7 @@ export const FetchJobSchema = z.object({
   probe: ProbeRefSchema.optional(),
   /** Set on a switched-fetcher retry (wrong tool): the error that caused it. */
   retryOf: z.object({ fetcher: z.string(), errorType: z.string() }).optional(),
+  priority: PrioritySchema,
 });
 export type FetchJob = z.infer<typeof FetchJobSchema>;
 export type FetchJobInput = z.input<typeof FetchJobSchema>;

@@ -50,6 +50,18 @@ describe('createPipelineMetrics', () => {
     expect(text).not.toContain('small.test');
   });
 
+  it('labels a pause with its site from the first pause on, by default', async () => {
+    const metrics = createPipelineMetrics();
+    // One pause per site is the common case: it must not land under "other".
+    metrics.pause('www.shop.co.uk', 'rate_limited');
+    metrics.pause('api.shop.co.uk', 'rate_limited');
+    metrics.pause('127.0.0.5', 'site_unreachable');
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('crawler_pauses_total{domain="shop.co.uk",error_type="rate_limited"} 2');
+    expect(text).toContain('crawler_pauses_total{domain="127.0.0.5",error_type="site_unreachable"} 1');
+    expect(text).not.toContain('domain="other"');
+  });
+
   it('reads queue depths at scrape time and survives a failing reader', async () => {
     const metrics = createPipelineMetrics();
     let waiting = 5;

@@ -1,11 +1,26 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import type { PipelineMetrics } from '@crawler/core';
+import { siteOf, type PipelineMetrics } from '@crawler/core';
 import { DomainLabeler, type DomainLabelerOptions } from './domain-labels.js';
+
+/** The registrable domain of a host; the host itself when it has none (an IP address, `localhost`). */
+function siteOrHost(host: string): string {
+  try {
+    return siteOf(host);
+  } catch {
+    return host;
+  }
+}
 
 export interface PipelineMetricsOptions {
   /** Registry to register on; a process usually has one, served at /metrics. @defaultValue a new Registry */
   registry?: Registry;
-  /** Bounds on the `domain` label of pauses and bans. @defaultValue { maxDomains: 50, promoteAfter: 3 } */
+  /**
+   * Bounds on the `domain` label of pauses and bans. The label is the registrable domain (`shop.example` for
+   * `www.shop.example`, by the Public Suffix List): what an operator acts on, and fewer series than host names. A pause
+   * is rare per site (one per block episode), so a site gets its own series from its first pause; the first
+   * `maxDomains` sites keep theirs for the life of the process and later ones count as `other`: at most
+   * maxDomains × error types series (100 × 4). @defaultValue { maxDomains: 100, promoteAfter: 1 }
+   */
   domains?: DomainLabelerOptions;
   /** Also export Node process metrics (event loop lag, heap, GC). @defaultValue false */
   defaultMetrics?: boolean;
@@ -39,7 +54,8 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
   const options: PipelineMetricsOptions = registryOrOptions instanceof Registry ? { registry: registryOrOptions } : (registryOrOptions ?? {});
   const registry = options.registry ?? new Registry();
   const registers = [registry];
-  const domains = new DomainLabeler(options.domains);
+  const domains = new DomainLabeler({ maxDomains: 100, promoteAfter: 1, ...options.domains });
+  const siteLabel = (domain: string) => domains.label(siteOrHost(domain));
 
   if (options.defaultMetrics && !withDefaultMetrics.has(registry)) {
     withDefaultMetrics.add(registry);
@@ -103,8 +119,8 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
     fetchObserved: (fetcher, durationMs, outcome) => fetchDuration.observe({ fetcher, outcome }, durationMs / 1000),
     decision: (source, fetcher) => decisions.inc({ source, fetcher }),
     probe: (outcome) => probes.inc({ outcome }),
-    pause: (domain, errorType) => pauses.inc({ domain: domains.label(domain), error_type: errorType }),
-    ban: (domain) => bans.inc({ domain: domains.label(domain) }),
+    pause: (domain, errorType) => pauses.inc({ domain: siteLabel(domain), error_type: errorType }),
+    ban: (domain) => bans.inc({ domain: siteLabel(domain) }),
   };
 }
 

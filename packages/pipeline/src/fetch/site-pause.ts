@@ -1,0 +1,52 @@
+import { ERROR_TYPES, siteUnreachablePause, type PolitenessGate, type RobotsVerdict, type SiteUnreachableDecision } from '@crawler/core';
+import type { CrawlerConfig } from '../config/crawler-config.js';
+
+/** How long sites that push back or cannot be reached are paused (PAUSE_BLOCK_BASE_MS, RATE_LIMIT_MIN_PAUSE_MS, UNREACHABLE_PAUSE_BASE_MS). */
+export interface PauseSettings {
+  /** First pause after a block; doubles per block in a row. @defaultValue core BLOCK_BASE_PAUSE_MS (10 min) */
+  blockBasePauseMs?: number;
+  /** Floor under a rate limit's Retry-After. @defaultValue core DEFAULT_RATE_LIMIT_MIN_PAUSE_MS (1 s) */
+  rateLimitMinPauseMs?: number;
+  /** First pause of an unreachable site; doubles per check in a row. @defaultValue core DEFAULT_UNREACHABLE_BASE_PAUSE_MS (60 s) */
+  unreachableBasePauseMs?: number;
+}
+
+/** The pause settings of a crawler configuration. */
+export function pauseSettingsOf(config: Pick<CrawlerConfig, 'pauseBlockBaseMs' | 'rateLimitMinPauseMs' | 'unreachablePauseBaseMs'>): PauseSettings {
+  return { blockBasePauseMs: config.pauseBlockBaseMs, rateLimitMinPauseMs: config.rateLimitMinPauseMs, unreachableBasePauseMs: config.unreachablePauseBaseMs };
+}
+
+/** A robots verdict that means "the site cannot be read now" rather than "this URL is forbidden". */
+export function isUnreachable(verdict: RobotsVerdict): verdict is RobotsVerdict & { unreachable: { retryAtMs: number } } {
+  return !verdict.allowed && verdict.unreachable !== undefined;
+}
+
+/** What one more "site unreachable" check means for a link: a pause with backoff, or the end of its budget. */
+export function unreachableDecision(
+  verdict: RobotsVerdict & { unreachable: { retryAtMs: number } },
+  o: { riskLevel: number; now: Date; maxAttempts?: number; pauseMaxMs?: number; pause?: PauseSettings },
+): SiteUnreachableDecision {
+  return siteUnreachablePause({
+    riskLevel: o.riskLevel,
+    now: o.now,
+    maxAttempts: o.maxAttempts,
+    basePauseMs: o.pause?.unreachableBasePauseMs,
+    maxPauseMs: o.pauseMaxMs,
+    retryAtMs: verdict.unreachable.retryAtMs,
+  });
+}
+
+/** The message a link failed by an outage carries: what was unreachable, and for how many checks. */
+export function unreachableFailure(verdict: RobotsVerdict, checks: number): { errorType: string; message: string } {
+  return { errorType: ERROR_TYPES.siteUnreachable, message: `site unreachable on ${checks} checks in a row (${verdict.reason ?? 'robots.txt could not be read'}); re-post the link to try again` };
+}
+
+/**
+ * Why a link waits on its domain's pause, for the link's last_error_type / last_error: a paused link with a blank
+ * error leaves an operator guessing. Empty when the gate cannot say (the pause ended meanwhile, a simple gate).
+ */
+export async function domainPauseReason(gate: PolitenessGate, domain: string): Promise<{ lastErrorType?: string; lastError?: string }> {
+  const pause = await gate.domainPause?.(domain).catch(() => null);
+  if (!pause) return {};
+  return { lastErrorType: pause.reason, lastError: `domain ${domain} paused (${pause.reason}) until ${new Date(pause.untilMs).toISOString()}` };
+}
