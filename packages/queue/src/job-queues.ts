@@ -157,6 +157,18 @@ export class JobQueues {
     return out;
   }
 
+  /**
+   * Job counts keyed by {@link shardedQueueLabel} (`route`, or `route@s1` when there are several shards): the shape
+   * of /metrics' queue gauges and `crawl stats`. `shards` limits it to some shards. @defaultValue every shard
+   */
+  async queueDepths(names: string[], states: JobType[], shards: readonly number[] = this.allShards()): Promise<Record<string, Record<string, number>>> {
+    const out: Record<string, Record<string, number>> = {};
+    for (const shard of shards) {
+      for (const name of names) out[shardedQueueLabel(name, shard, this.shards)] = await this.queue(name, shard).getJobCounts(...states);
+    }
+    return out;
+  }
+
   #createdNames(): string[] {
     return [...new Set([...this.#queues.keys()].map((k) => k.slice(k.indexOf('/') + 1)))];
   }
@@ -195,6 +207,11 @@ export interface QueueCounts {
   active: number;
   delayed: number;
   prioritized: number;
+}
+
+/** A queue's name in metrics, stats and Bull Board: the bare name with one shard (today's labels), `name@s<i>` with several. */
+export function shardedQueueLabel(name: string, shard: number, shards: number): string {
+  return shards <= 1 ? name : `${name}@s${shard}`;
 }
 
 /** One queue's job counts on one shard. */
