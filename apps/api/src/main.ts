@@ -17,9 +17,9 @@ const env = (() => {
 })();
 const logger = createLogger({ name: 'api', level: env.crawler.logLevel });
 const prisma = createPrismaClient(env.crawler.databaseUrl);
-const redis = createRedisConnection(env.crawler.redisUrl, 'producer');
+const redis = createRedisConnection(env.crawler.redisTarget, 'producer');
 redis.on('error', (err) => logger.warn({ err }, 'redis error'));
-const queues = new JobQueues({ connection: redis, prefix: env.crawler.queuePrefix });
+const queues = new JobQueues({ connection: redis, prefix: env.crawler.queuePrefix, shards: env.crawler.queueShards });
 const crawls = createCrawlFrontier({ prisma, queues, redis, config: env.crawler, logger });
 const app = await createServer({
   prisma,

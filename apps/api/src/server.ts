@@ -70,7 +70,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   const registry = deps.metrics.registry;
   deps.metrics.collectQueueDepths(async () => {
     const out: Record<string, Record<string, number>> = {};
-    for (const name of deps.queueNames) out[name] = await deps.queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
+    Object.assign(out, await deps.queues.queueDepths(deps.queueNames, ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed']));
     return out;
   });
   const linksCounter =
@@ -84,6 +84,8 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   if (deps.crawls) registerCrawlRoutes(app, { ...deps.crawls, maxSeeds: maxBatchSize });
   if (deps.pauses) registerPausesRoutes(app, { pauses: deps.pauses });
   registerOpsRoutes(app, { redis: deps.redis, prisma: deps.prisma, registry, healthTimeoutMs: deps.healthTimeoutMs });
-  await registerBullBoard(app, deps.queueNames.map((n) => deps.queues.queue(n)), deps.bullBoard);
+  // Every shard's queues; with several shards each is named `s<i>/<queue>` on the board.
+  const boardQueues = deps.queues.allShards().flatMap((shard) => deps.queueNames.map((n) => ({ queue: deps.queues.queue(n, shard), label: deps.queues.shards > 1 ? `s${shard}/` : '' })));
+  await registerBullBoard(app, boardQueues, deps.bullBoard);
   return app;
 }

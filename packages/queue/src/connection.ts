@@ -1,15 +1,29 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
 
 /** Who uses a connection: workers block on Redis and must never give up a command; producers should fail fast. */
 export type ConnectionRole = 'worker' | 'producer';
 
+/** Where Redis is: one server by URL, or a Redis Cluster by seed nodes (then `url` is not used). */
+export interface RedisTarget {
+  /** Connection string of a single Redis (`redis://`, `rediss://`, `unix://`). */
+  url: string;
+  /** Seed nodes of a Redis Cluster, `host:port`; when non-empty the client is an ioredis Cluster. @defaultValue none */
+  clusterNodes?: readonly string[];
+}
+
 /**
- * An ioredis client for BullMQ. Workers get `maxRetriesPerRequest: null` (BullMQ requires it for blocking commands:
- * a worker must wait out a Redis restart rather than crash); producers get a small retry budget so an API request
- * fails instead of hanging when Redis is down.
+ * An ioredis client for BullMQ, the politeness gate and the stores. Workers get `maxRetriesPerRequest: null` (BullMQ
+ * requires it for blocking commands: a worker must wait out a Redis restart rather than crash); producers get a small
+ * retry budget so an API request fails instead of hanging when Redis is down.
+ *
+ * With cluster nodes it is an ioredis `Cluster` (BullMQ accepts one; see {@link createClusterConnection}). It is typed
+ * `Redis` because every caller uses the single-key and same-slot commands the two share; whole-keyspace commands
+ * (SCAN, KEYS, INFO) go through {@link masterNodesOf} instead.
  */
-export function createRedisConnection(url: string, role: ConnectionRole = 'worker', extra: RedisOptions = {}): Redis {
-  return new Redis(url, {
+export function createRedisConnection(target: string | RedisTarget, role: ConnectionRole = 'worker', extra: RedisOptions = {}): Redis {
+  const t = typeof target === 'string' ? { url: target } : target;
+  if (t.clusterNodes && t.clusterNodes.length > 0) return createClusterConnection(t.clusterNodes, role, extra) as unknown as Redis;
+  return new Redis(t.url, {
     maxRetriesPerRequest: role === 'worker' ? null : 3,
     enableReadyCheck: true,
     // Reconnect forever with a capped backoff: a Redis restart must not take the fleet down.
@@ -18,8 +32,47 @@ export function createRedisConnection(url: string, role: ConnectionRole = 'worke
   });
 }
 
+/** Parse `host:port` seed nodes (IPv6 as `[::1]:7001`). */
+export function parseClusterNodes(nodes: readonly string[]): ClusterNode[] {
+  return nodes.map((n) => {
+    const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(n.trim());
+    if (!m) throw new Error(`bad cluster node '${n}' (expected host:port)`);
+    return { host: m[1]!, port: Number(m[2]) };
+  });
+}
+
+/**
+ * An ioredis Cluster client. On a failover (a master killed, its replica promoted after `cluster-node-timeout`)
+ * commands meet CLUSTERDOWN, MOVED or a closed socket: ioredis refreshes the slot map and retries them, and the
+ * offline queue holds new ones meanwhile, so workers carry on by themselves.
+ */
+export function createClusterConnection(nodes: readonly string[], role: ConnectionRole = 'worker', extra: RedisOptions = {}): Cluster {
+  return new Cluster(parseClusterNodes(nodes), {
+    // Per-command retries are counted across redirections and reconnects: a worker waits a failover out.
+    redisOptions: { maxRetriesPerRequest: role === 'worker' ? null : 3, enableReadyCheck: true, ...extra },
+    maxRedirections: 64,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 300,
+    retryDelayOnTryAgain: 200,
+    // Re-read the slot map often enough that a promoted replica is found within seconds of the promotion.
+    slotsRefreshInterval: 2_000,
+    clusterRetryStrategy: (times) => Math.min(times * 200, 5_000),
+    enableOfflineQueue: true,
+  });
+}
+
+/** True when `client` is an ioredis Cluster (created with cluster nodes). */
+export function isCluster(client: Redis | Cluster): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}
+
+/** The clients that answer for the whole keyspace: each master of a cluster, or the one server. */
+export function masterNodesOf(client: Redis | Cluster): Redis[] {
+  return isCluster(client) ? client.nodes('master') : [client];
+}
+
 /** Close a client, tolerating one that is already closed or never connected. */
-export async function closeRedisConnection(client: Redis): Promise<void> {
+export async function closeRedisConnection(client: Redis | Cluster): Promise<void> {
   if (client.status === 'end') return;
   try {
     await client.quit();

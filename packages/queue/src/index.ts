@@ -5,3 +5,4 @@ export * from './connection.js';
 export * from './parse-job.js';
 export * from './job-queues.js';
 export * from './redis-prefix.js';
+export * from './shards/queue-shards.js';

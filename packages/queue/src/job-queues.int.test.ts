@@ -51,6 +51,32 @@ describe('JobQueues against real Redis', () => {
     await queues.obliterate([name]);
   });
 
+  it('with shards, puts each link on its domain\'s shard under that shard\'s hash tag, and counts over every shard', async () => {
+    const sharded = new JobQueues({ connection, prefix: `${prefix.slice(0, -1)}_sh}`, shards: 3 });
+    try {
+      const hosts = Array.from({ length: 12 }, (_, i) => `https://site${i}.example/page`);
+      const inputs = hosts.map((url, i) => ({ linkId: `3f2b8c1e-2d4a-4c5b-9e6f-0a1b2c3d4e${String(i).padStart(2, '0')}`, url }));
+      await sharded.enqueueRoutes(inputs);
+      await sharded.enqueueRoute({ linkId: inputs[0]!.linkId, url: 'https://www.sub.site0.example/other' });
+      expect((await sharded.countJobs([ROUTE_QUEUE])).waiting).toBe(12);
+      const perShard = await sharded.countJobsByShard([ROUTE_QUEUE], ['waiting']);
+      expect(perShard.filter((c) => (c.counts.waiting ?? 0) > 0).map((c) => c.shard)).toEqual([0, 1, 2]);
+      for (const input of inputs) {
+        const shard = sharded.shardOf(input.url);
+        expect(await sharded.routeQueue(shard).getJobState(input.linkId)).toBe('waiting');
+        expect(await sharded.queueFor(ROUTE_QUEUE, input.url).getJob(input.linkId)).toBeDefined();
+        expect(await connection.exists(`${sharded.prefixOf(shard)}:route:${input.linkId}`)).toBe(1);
+      }
+      const f = await sharded.enqueueFetch({ linkId: inputs[5]!.linkId, url: inputs[5]!.url, fetcher: 'simple_http', selectionSource: 'probe' });
+      expect(await sharded.fetchQueue('simple_http', sharded.shardOf(inputs[5]!.url)).getJobState(f)).toBe('waiting');
+      expect(Object.keys(await sharded.queueDepths([ROUTE_QUEUE], ['waiting']))).toEqual(['route@s0', 'route@s1', 'route@s2']);
+    } finally {
+      await sharded.obliterate([ROUTE_QUEUE, fetchQueueName('simple_http')]);
+      expect((await sharded.countJobs([ROUTE_QUEUE])).waiting).toBe(0);
+      await sharded.close();
+    }
+  });
+
   it('fails a job with a bad payload and keeps the worker running', async () => {
     const q = queues.routeQueue();
     await q.obliterate({ force: true });

@@ -1,14 +1,20 @@
-import { Queue, type JobsOptions } from 'bullmq';
+import { Queue, type JobType, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ROUTE_QUEUE, DEFAULT_QUEUE_PREFIX, assertQueuePrefix, fetchQueueName } from './catalog/queue-names.js';
 import { DEFAULT_JOB_OPTIONS, fetchJobId, routeJobId } from './catalog/job-options.js';
 import { FetchJobSchema, RouteJobSchema, type FetchJobInput, type RouteJobInput } from './catalog/payloads.js';
+import { MAX_QUEUE_SHARDS, shardOfUrl, shardPrefix } from './shards/queue-shards.js';
 
 export interface JobQueuesOptions {
   /** A shared ioredis client (see createRedisConnection). The caller owns it and closes it after `close()`. */
   connection: Redis;
-  /** Redis key prefix. @defaultValue `{crawler}` */
+  /** Redis key prefix (of shard 0, and of the fleet's shared keys). @defaultValue `{crawler}` */
   prefix?: string;
+  /**
+   * How many shards the queues are split into (`QUEUE_SHARDS`): each has its own hash tag (see shardPrefix) and a
+   * link's jobs go to the shard of its registrable domain. 1 is the unsharded layout. @defaultValue 1
+   */
+  shards?: number;
   /** Overrides of the default job options. */
   jobOptions?: JobsOptions;
   /**
@@ -29,7 +35,12 @@ export interface EnqueueOptions {
  * and derive deterministic job ids (so the same link is never queued twice for the same step).
  */
 export class JobQueues {
+  /** The base prefix: shard 0's queues and the fleet's shared keys (leases, probe store, events) live under it. */
   readonly prefix: string;
+  /** How many shards the queues are split into. */
+  readonly shards: number;
+  /** Every shard's key prefix, by shard number. */
+  readonly prefixes: readonly string[];
   readonly #connection: Redis;
   readonly #jobOptions: JobsOptions;
   readonly #onError: (err: Error, queue: string) => void;
@@ -38,47 +49,81 @@ export class JobQueues {
   constructor(opts: JobQueuesOptions) {
     this.#connection = opts.connection;
     this.prefix = assertQueuePrefix(opts.prefix ?? DEFAULT_QUEUE_PREFIX);
+    this.shards = opts.shards ?? 1;
+    if (!Number.isInteger(this.shards) || this.shards < 1 || this.shards > MAX_QUEUE_SHARDS) throw new Error(`invalid shard count ${this.shards}: 1..${MAX_QUEUE_SHARDS}`);
+    this.prefixes = Array.from({ length: this.shards }, (_, i) => shardPrefix(this.prefix, i, this.shards));
     this.#jobOptions = { ...DEFAULT_JOB_OPTIONS, ...opts.jobOptions };
     this.#onError = opts.onError ?? (() => {});
   }
 
-  /** The BullMQ queue called `name`, created on first use. */
-  queue(name: string): Queue {
-    let q = this.#queues.get(name);
+  /** Every shard number, 0..shards-1. */
+  allShards(): number[] {
+    return Array.from({ length: this.shards }, (_, i) => i);
+  }
+
+  /** The shard a URL's jobs go to (its registrable domain's). */
+  shardOf(url: string): number {
+    return shardOfUrl(url, this.shards);
+  }
+
+  /** The key prefix of one shard. */
+  prefixOf(shard: number): string {
+    const p = this.prefixes[shard];
+    if (p === undefined) throw new Error(`no shard ${shard} (of ${this.shards})`);
+    return p;
+  }
+
+  /** The BullMQ queue called `name` on `shard`, created on first use. */
+  queue(name: string, shard = 0): Queue {
+    const key = `${shard}/${name}`;
+    let q = this.#queues.get(key);
     if (!q) {
-      q = new Queue(name, { connection: this.#connection, prefix: this.prefix, defaultJobOptions: this.#jobOptions });
+      q = new Queue(name, { connection: this.#connection, prefix: this.prefixOf(shard), defaultJobOptions: this.#jobOptions });
       q.on('error', (err) => this.#onError(err, name));
-      this.#queues.set(name, q);
+      this.#queues.set(key, q);
     }
     return q;
   }
 
-  /** The router's queue. */
-  routeQueue(): Queue {
-    return this.queue(ROUTE_QUEUE);
+  /** The queue called `name` on the shard of `url`: where that link's job is or would be. */
+  queueFor(name: string, url: string): Queue {
+    return this.queue(name, this.shardOf(url));
   }
 
-  /** A fetcher's queue. */
-  fetchQueue(fetcher: string): Queue {
-    return this.queue(fetchQueueName(fetcher));
+  /** The router's queue on one shard. */
+  routeQueue(shard = 0): Queue {
+    return this.queue(ROUTE_QUEUE, shard);
+  }
+
+  /** A fetcher's queue on one shard. */
+  fetchQueue(fetcher: string, shard = 0): Queue {
+    return this.queue(fetchQueueName(fetcher), shard);
   }
 
   /** Add one route job; a job with the same id that still exists makes this a no-op. */
   async enqueueRoute(input: RouteJobInput, opts: EnqueueOptions = {}): Promise<string> {
     const data = RouteJobSchema.parse(input);
     const jobId = routeJobId(data.linkId, data.generation);
-    await this.routeQueue().add('route', data, { jobId, delay: positiveDelay(opts.delayMs), priority: data.priority });
+    await this.routeQueue(this.shardOf(data.url)).add('route', data, { jobId, delay: positiveDelay(opts.delayMs), priority: data.priority });
     return jobId;
   }
 
-  /** Add many first-generation route jobs in one round trip. */
+  /** Add many first-generation route jobs in one round trip per shard. */
   async enqueueRoutes(inputs: RouteJobInput[]): Promise<string[]> {
     if (inputs.length === 0) return [];
     const jobs = inputs.map((input) => {
       const data = RouteJobSchema.parse(input);
       return { name: 'route', data, opts: { jobId: routeJobId(data.linkId, data.generation), priority: data.priority } };
     });
-    await this.routeQueue().addBulk(jobs);
+    const byShard = new Map<number, typeof jobs>();
+    for (const job of jobs) {
+      const shard = this.shardOf(job.data.url);
+      const batch = byShard.get(shard);
+      if (batch) batch.push(job);
+      else byShard.set(shard, [job]);
+    }
+    // addBulk is one MULTI: on a cluster its keys must share a slot, hence one call per shard.
+    await Promise.all([...byShard].map(([shard, batch]) => this.routeQueue(shard).addBulk(batch)));
     return jobs.map((j) => j.opts.jobId);
   }
 
@@ -86,39 +131,68 @@ export class JobQueues {
   async enqueueFetch(input: FetchJobInput, opts: EnqueueOptions = {}): Promise<string> {
     const data = FetchJobSchema.parse(input);
     const jobId = fetchJobId(data.linkId, data.attemptsBefore, data.fetcher, data.retryOf !== undefined, data.generation);
-    await this.fetchQueue(data.fetcher).add('fetch', data, { jobId, delay: positiveDelay(opts.delayMs), priority: data.priority });
+    await this.fetchQueue(data.fetcher, this.shardOf(data.url)).add('fetch', data, { jobId, delay: positiveDelay(opts.delayMs), priority: data.priority });
     return jobId;
   }
 
-  /** Jobs waiting, active, delayed or prioritized on the given queues (all created queues when omitted). */
-  async countJobs(names: string[] = [...this.#queues.keys()]): Promise<QueueCounts> {
+  /** Jobs waiting, active, delayed or prioritized on the given queues (all created queues when omitted), summed over `shards`. */
+  async countJobs(names: string[] = this.#createdNames(), shards: readonly number[] = this.allShards()): Promise<QueueCounts> {
     const total: QueueCounts = { waiting: 0, active: 0, delayed: 0, prioritized: 0 };
-    for (const name of names) {
-      const c = await this.queue(name).getJobCounts('waiting', 'active', 'delayed', 'prioritized');
-      total.waiting += c.waiting ?? 0;
-      total.active += c.active ?? 0;
-      total.delayed += c.delayed ?? 0;
-      total.prioritized += c.prioritized ?? 0;
+    for (const shard of shards) {
+      for (const name of names) {
+        const c = await this.queue(name, shard).getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+        total.waiting += c.waiting ?? 0;
+        total.active += c.active ?? 0;
+        total.delayed += c.delayed ?? 0;
+        total.prioritized += c.prioritized ?? 0;
+      }
     }
     return total;
+  }
+
+  /** Job counts of each queue on each shard (`states` as BullMQ names them): for stats, metrics and Bull Board. */
+  async countJobsByShard(names: string[], states: JobType[] = ['waiting', 'active', 'delayed', 'prioritized', 'failed']): Promise<ShardQueueCounts[]> {
+    const out: ShardQueueCounts[] = [];
+    for (const shard of this.allShards()) {
+      for (const name of names) out.push({ shard, queue: name, counts: await this.queue(name, shard).getJobCounts(...states) });
+    }
+    return out;
+  }
+
+  /**
+   * Job counts keyed by {@link shardedQueueLabel} (`route`, or `route@s1` when there are several shards): the shape
+   * of /metrics' queue gauges and `crawl stats`. `shards` limits it to some shards. @defaultValue every shard
+   */
+  async queueDepths(names: string[], states: JobType[], shards: readonly number[] = this.allShards()): Promise<Record<string, Record<string, number>>> {
+    const out: Record<string, Record<string, number>> = {};
+    for (const shard of shards) {
+      for (const name of names) out[shardedQueueLabel(name, shard, this.shards)] = await this.queue(name, shard).getJobCounts(...states);
+    }
+    return out;
+  }
+
+  #createdNames(): string[] {
+    return [...new Set([...this.#queues.keys()].map((k) => k.slice(k.indexOf('/') + 1)))];
   }
 
   /**
    * Delayed jobs that fall due within `horizonMs` of now. BullMQ scores its delayed set as dueMs × 0x1000 + a counter
    * (commands/includes/getDelayedScore.lua), so one ZCOUNT per queue answers without loading the jobs.
    */
-  async countDelayedDueWithin(names: string[], horizonMs: number, nowMs = Date.now()): Promise<number> {
+  async countDelayedDueWithin(names: string[], horizonMs: number, nowMs = Date.now(), shards: readonly number[] = this.allShards()): Promise<number> {
     let total = 0;
-    for (const name of names) {
-      const key = this.queue(name).keys.delayed ?? `${this.prefix}:${name}:delayed`;
-      total += await this.#connection.zcount(key, '-inf', (nowMs + horizonMs + 1) * 0x1000 - 1);
+    for (const shard of shards) {
+      for (const name of names) {
+        const key = this.queue(name, shard).keys.delayed ?? `${this.prefixOf(shard)}:${name}:delayed`;
+        total += await this.#connection.zcount(key, '-inf', (nowMs + horizonMs + 1) * 0x1000 - 1);
+      }
     }
     return total;
   }
 
-  /** Remove every job and key of the given queues: for tests and `crawl reset`-style tooling. */
+  /** Remove every job and key of the given queues on every shard: for tests and `crawl reset`-style tooling. */
   async obliterate(names: string[]): Promise<void> {
-    for (const name of names) await this.queue(name).obliterate({ force: true });
+    for (const shard of this.allShards()) for (const name of names) await this.queue(name, shard).obliterate({ force: true });
   }
 
   /** Close the queue objects (not the shared connection). Idempotent. */
@@ -135,6 +209,18 @@ export interface QueueCounts {
   active: number;
   delayed: number;
   prioritized: number;
+}
+
+/** A queue's name in metrics, stats and Bull Board: the bare name with one shard (today's labels), `name@s<i>` with several. */
+export function shardedQueueLabel(name: string, shard: number, shards: number): string {
+  return shards <= 1 ? name : `${name}@s${shard}`;
+}
+
+/** One queue's job counts on one shard. */
+export interface ShardQueueCounts {
+  shard: number;
+  queue: string;
+  counts: Record<string, number>;
 }
 
 function positiveDelay(ms: number | undefined): number | undefined {

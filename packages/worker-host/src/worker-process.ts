@@ -64,10 +64,8 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   const runtime = createRuntime(env.crawler, { logger, ...opts.overrides, metrics: countingMetrics(metrics, jobs) });
   const served = servedQueues(runtime, opts.workers);
   const depths = async (): Promise<QueueDepths> => {
-    const out: QueueDepths = {};
-    for (const name of served) {
-      out[name] = await runtime.queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed');
-    }
+    // Per shard this process consumes (`route@s1` with several shards).
+    const out: QueueDepths = await runtime.queues.queueDepths(served, ['waiting', 'active', 'delayed', 'prioritized', 'failed'], env.crawler.queueShardsConsumed);
     return out;
   };
   metrics.collectQueueDepths(depths);

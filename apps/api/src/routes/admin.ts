@@ -24,7 +24,7 @@ function sameSecret(given: string, expected: string): boolean {
  * Bull Board over `queues`, behind HTTP basic auth. Without credentials (development with no password set) the
  * path answers 404 with how to turn it on, rather than serving the board open.
  */
-export async function registerBullBoard(app: FastifyInstance, queues: Queue[], credentials: BullBoardCredentials | null): Promise<void> {
+export async function registerBullBoard(app: FastifyInstance, queues: Array<Queue | { queue: Queue; label: string }>, credentials: BullBoardCredentials | null): Promise<void> {
   if (!credentials) {
     app.all(`${BULL_BOARD_PATH}*`, async (_req, reply) =>
       reply.code(404).send({ error: 'bull_board_disabled', message: 'set BULL_BOARD_USER and BULL_BOARD_PASSWORD to enable Bull Board' }),
@@ -51,7 +51,8 @@ export async function registerBullBoard(app: FastifyInstance, queues: Queue[], c
     const serverAdapter = new FastifyAdapter();
     serverAdapter.setBasePath(BULL_BOARD_PATH);
     createBullBoard({
-      queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: false })),
+      // A label (`s1/`) tells apart the same queue of different shards, which the board would otherwise merge by name.
+      queues: queues.map((q) => ('label' in q ? new BullMQAdapter(q.queue, { readOnlyMode: false, prefix: q.label }) : new BullMQAdapter(q, { readOnlyMode: false }))),
       serverAdapter,
       options: { uiConfig: { boardTitle: 'Crawler queues' } },
     });

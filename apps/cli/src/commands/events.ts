@@ -74,7 +74,7 @@ const command: Command = {
     if (!config.events.webhook && !config.events.stream) throw new UsageError('nothing to dispatch to: set WEBHOOK_URL (and WEBHOOK_SECRET), or leave EVENTS_STREAM on');
     const logger = cliLogger(io, config.logLevel);
     const prisma = createPrismaClient(config.databaseUrl, { maxConnections: 4 });
-    const redis = createRedisConnection(config.redisUrl, 'worker');
+    const redis = createRedisConnection(config.redisTarget, 'worker');
     redis.on('error', (err) => logger.warn({ err }, 'redis error'));
     const dispatcher = startEventDispatcher({ prisma, redis, settings: config.events, logger })!;
     // Runs until SIGTERM/SIGINT: the current round finishes, then Redis and Postgres close.

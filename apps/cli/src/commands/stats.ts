@@ -100,13 +100,14 @@ const command: Command = {
     const domainLimit = positiveInt('domains', values.domains, 20);
     const config = configFrom(io);
     const prisma = createPrismaClient(config.databaseUrl);
-    const redis = createRedisConnection(config.redisUrl, 'producer');
-    const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix });
+    const redis = createRedisConnection(config.redisTarget, 'producer');
+    const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards });
     try {
       const store = new AttemptStore({ prisma });
       const depths: Record<string, QueueDepth> = {};
-      for (const name of [ROUTE_QUEUE, ...config.fetchers.map((f) => fetchQueueName(f.name))]) {
-        const c = await queues.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+      // One row per queue per shard (`route@s1`) when the queues are sharded.
+      const counts = await queues.queueDepths([ROUTE_QUEUE, ...config.fetchers.map((f) => fetchQueueName(f.name))], ['waiting', 'active', 'delayed', 'failed', 'prioritized']);
+      for (const [name, c] of Object.entries(counts)) {
         depths[name] = { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
       }
       const report = buildStatsReport({

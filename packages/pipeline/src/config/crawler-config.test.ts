@@ -68,6 +68,22 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, FETCH_ALLOW_HOSTS: ' Intranet.example, 10.1.2.0/24,,intranet.example ' }).fetchAllowHosts).toEqual(['intranet.example', '10.1.2.0/24']);
   });
 
+  it('defaults to one Redis and one shard, and reads cluster nodes and shards for every process', () => {
+    const d = loadConfig(base);
+    expect(d.redisTarget).toEqual({ url: 'redis://127.0.0.1:6379', clusterNodes: [] });
+    expect(d.queueShards).toBe(1);
+    expect(d.queueShardsConsumed).toEqual([0]);
+    const c = loadConfig({ ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7001, 127.0.0.1:7002,', QUEUE_SHARDS: '4', QUEUE_SHARDS_CONSUMED: '3,1,3' });
+    expect(c.redisTarget.clusterNodes).toEqual(['127.0.0.1:7001', '127.0.0.1:7002']);
+    expect(c.queueShards).toBe(4);
+    expect(c.queueShardsConsumed).toEqual([1, 3]);
+    expect(loadConfig({ ...base, QUEUE_SHARDS: '3' }).queueShardsConsumed).toEqual([0, 1, 2]);
+    expect(() => loadConfig({ ...base, QUEUE_SHARDS: '2', QUEUE_SHARDS_CONSUMED: '0,2' })).toThrow(/QUEUE_SHARDS_CONSUMED.*shard 2 does not exist/);
+    expect(() => loadConfig({ ...base, QUEUE_SHARDS: '0' })).toThrow(/QUEUE_SHARDS="0"/);
+    expect(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: 'redis://a:1' })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() => loadConfig({ ...base, QUEUE_SHARDS_CONSUMED: 'x' })).toThrow(/QUEUE_SHARDS_CONSUMED/);
+  });
+
   it('requires a postgres DATABASE_URL', () => {
     expect(() => loadConfig({})).toThrow(/DATABASE_URL=\(unset\)/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL="mysql:\/\/x"/);

@@ -39,6 +39,24 @@ import { EVENTS_ENV, checkEventsEnv, eventsConfigOf } from './events-config.js';
 
 export { ConfigError, intVar } from '@crawler/core';
 
+/** Kept in step with @crawler/queue's MAX_QUEUE_SHARDS (config does not import the queue package). */
+const MAX_QUEUE_SHARDS = 256;
+
+/** Parse `host:port,host:port` (REDIS_CLUSTER_NODES); '' is no cluster. */
+export function parseClusterNodeList(value: string): string[] {
+  const nodes = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  for (const n of nodes) if (!/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/.test(n)) throw new Error(`bad node '${n}' (expected host:port)`);
+  return nodes;
+}
+
+/** Parse `0,2` (QUEUE_SHARDS_CONSUMED); '' is every shard (null). Ranges are checked against QUEUE_SHARDS later. */
+export function parseShardNumbers(value: string): number[] | null {
+  const items = value.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  if (items.length === 0) return null;
+  for (const n of items) if (!/^\d+$/.test(n)) throw new Error(`bad shard '${n}' (expected shard numbers, e.g. 0,2)`);
+  return [...new Set(items.map(Number))].sort((a, b) => a - b);
+}
+
 /** One fetcher this process runs, with how many of its jobs run at once. */
 export interface FetcherConfig {
   name: string;
@@ -113,8 +131,21 @@ export function parseDomainLimits(value: string): Record<string, DomainLimits> {
 export const QUEUE_ENV = {
   /** Redis connection string. @defaultValue 'redis://127.0.0.1:6379' */
   REDIS_URL: redisUrlVar().default('redis://127.0.0.1:6379'),
-  /** Redis key prefix of every queue; braces make it a Cluster hash tag. @defaultValue '{crawler}' */
+  /**
+   * Seed nodes of a Redis Cluster, `host:port,host:port,...`: when set every process talks to the cluster and
+   * REDIS_URL is not used. @defaultValue unset (one Redis at REDIS_URL)
+   */
+  REDIS_CLUSTER_NODES: parsedVar(parseClusterNodeList),
+  /** Redis key prefix of every queue (shard 0's); braces make it a Cluster hash tag. @defaultValue '{crawler}' */
   QUEUE_PREFIX: queuePrefixVar().default('{crawler}'),
+  /**
+   * Shards the route and fetch queues and the politeness keys are split into, each under its own hash tag (one Cluster
+   * slot each); a link goes to the shard of its registrable domain. Every process of a fleet must agree; 1 is the
+   * unsharded layout. Changing it: see README "Changing QUEUE_SHARDS". @defaultValue 1
+   */
+  QUEUE_SHARDS: intVar(1, 1, MAX_QUEUE_SHARDS),
+  /** Shards this process's router and fetchers consume, `0,2`. @defaultValue every shard */
+  QUEUE_SHARDS_CONSUMED: parsedVar(parseShardNumbers),
   /** How long a worker owns a job before BullMQ considers it stalled. @defaultValue 30000 */
   LOCK_DURATION_MS: intVar(30_000, 1_000),
   /** How often stalled jobs are looked for. @defaultValue 15000 */
@@ -347,10 +378,18 @@ export const CRAWLER = envGroup(
   (c) => ({
     ...c,
     routerConcurrency: c.routerConcurrency ?? c.fetchers.reduce((sum, f) => sum + f.concurrency, 0),
+    /** The shards this process consumes: QUEUE_SHARDS_CONSUMED, or every shard. */
+    queueShardsConsumed: c.queueShardsConsumed ?? Array.from({ length: c.queueShards }, (_, i) => i),
+    /** Where Redis is, for createRedisConnection: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL. */
+    redisTarget: { url: c.redisUrl, clusterNodes: c.redisClusterNodes },
     /** Link events: webhooks, retries, the Redis stream, whether router processes dispatch. */
     events: eventsConfigOf(c, c.queuePrefix),
   }),
-  checkEventsEnv,
+  (e, ctx) => {
+    checkEventsEnv(e, ctx);
+    const bad = (e.QUEUE_SHARDS_CONSUMED ?? []).filter((n) => n >= e.QUEUE_SHARDS);
+    if (bad.length > 0) ctx.addIssue({ code: 'custom', path: ['QUEUE_SHARDS_CONSUMED'], message: `shard ${bad.join(', ')} does not exist (QUEUE_SHARDS=${e.QUEUE_SHARDS}: 0..${e.QUEUE_SHARDS - 1})` });
+  },
 );
 
 /** The crawler's configuration, parsed once at start-up: each CRAWLER_ENV variable under its camelCase name. */

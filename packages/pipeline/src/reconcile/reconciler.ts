@@ -112,8 +112,10 @@ export async function reconcileLinks(deps: ReconcilerDeps): Promise<ReconcileRep
 }
 
 async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: ReconcileReport): Promise<void> {
-  // Every job that may carry a link: its current route job and the fetch jobs its router or a switch would create.
-  const states = await Promise.all(links.map((l) => Promise.all(candidateJobs(l).map(([queue, id]) => deps.queues.queue(queue).getJobState(id)))));
+  // Every job that may carry a link: its current route job and the fetch jobs its router or a switch would create, on
+  // the link's shard. A job left on another shard by a change of QUEUE_SHARDS is not seen: the link gets a new
+  // generation on its shard, and the old job is skipped as stale wherever it runs.
+  const states = await Promise.all(links.map((l) => Promise.all(candidateJobs(l).map(([queue, id]) => deps.queues.queueFor(queue, l.url).getJobState(id)))));
   const now = deps.clock.now().getTime();
   for (const [i, link] of links.entries()) {
     const found = states[i]!;

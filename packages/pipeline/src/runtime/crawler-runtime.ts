@@ -75,6 +75,8 @@ export class CrawlerRuntime {
   readonly #workers: Worker[] = [];
   /** Queues this process consumes; the idle check looks only at these (all queues before any worker starts). */
   readonly #served = new Set<string>();
+  /** Shards this process consumes (QUEUE_SHARDS_CONSUMED), once workers started. */
+  #servedShards: readonly number[] = [];
   readonly #abort = new AbortController();
   #closing: Promise<void> | null = null;
   #reconcileLoop: ReconcileLoop | null = null;
@@ -134,9 +136,13 @@ export class CrawlerRuntime {
   startWorkers(opts: StartWorkersOptions = {}): void {
     const { config } = this;
     const fetcherNames = config.fetchers.map((f) => f.name);
+    // One BullMQ worker per queue per consumed shard. A queue's concurrency is split over its shards (at least one
+    // each), so a process runs about as many jobs at once as with one shard; pin browser workers to fewer shards.
+    const shards = config.queueShardsConsumed;
+    this.#servedShards = shards;
+    const perShard = (n: number) => Math.max(1, Math.ceil(n / shards.length));
     const common = {
       connection: this.redis,
-      prefix: this.queues.prefix,
       lockDuration: config.lockDurationMs,
       stalledInterval: config.stalledIntervalMs,
       maxStalledCount: 2,
@@ -160,7 +166,10 @@ export class CrawlerRuntime {
           pause: pauseSettingsOf(config),
         },
       });
-      this.#track(new Worker(ROUTE_QUEUE, this.#guard((job: Job, token?: string) => processRoute(job, token)), { ...common, concurrency: config.routerConcurrency }));
+      const route = this.#guard((job: Job, token?: string) => processRoute(job, token));
+      for (const shard of shards) {
+        this.#track(new Worker(ROUTE_QUEUE, route, { ...common, prefix: this.queues.prefixOf(shard), concurrency: perShard(config.routerConcurrency) }));
+      }
     }
     const wanted = new Set((opts.fetchers ?? fetcherNames).map(canonicalFetcherName));
     const processFetch = createFetchProcessor({
@@ -175,9 +184,12 @@ export class CrawlerRuntime {
         fetchMaxBytes: config.fetchMaxBytes,
       },
     });
+    const fetch = this.#guard((job: Job, token?: string) => processFetch(job, token));
     for (const f of config.fetchers) {
       if (!wanted.has(f.name)) continue;
-      this.#track(new Worker(fetchQueueName(f.name), this.#guard((job: Job, token?: string) => processFetch(job, token)), { ...common, concurrency: f.concurrency }));
+      for (const shard of shards) {
+        this.#track(new Worker(fetchQueueName(f.name), fetch, { ...common, prefix: this.queues.prefixOf(shard), concurrency: perShard(f.concurrency) }));
+      }
     }
     // Every worker process rebuilds lost work from Postgres when it starts, then periodically (one at a time, by lease).
     this.#reconcileLoop ??= new ReconcileLoop({
@@ -272,13 +284,14 @@ export class CrawlerRuntime {
   async isIdle(): Promise<boolean> {
     // A process serving some queues must not wait forever on jobs only other processes (or fetchers) will take.
     const names = this.#served.size > 0 ? [...this.#served] : this.queueNames();
-    const c = await this.queues.countJobs(names);
+    const shards = this.#served.size > 0 ? this.#servedShards : this.queues.allShards();
+    const c = await this.queues.countJobs(names, shards);
     if (c.waiting + c.active + c.prioritized > 0) return false;
     // A job parked for a politeness gap or a Crawl-delay (capped at a minute) is still work in progress: its link stays
     // routing/fetching. A paused link's delayed re-route is not, whatever its length (a Retry-After can be short), and
     // must not keep `--until-idle` alive: its link is `paused`.
-    const parkedSoon = c.delayed > 0 && (await this.queues.countDelayedDueWithin(names, IDLE_DELAY_HORIZON_MS)) > 0;
-    const servesAll = this.queueNames().every((q) => this.#served.has(q));
+    const parkedSoon = c.delayed > 0 && (await this.queues.countDelayedDueWithin(names, IDLE_DELAY_HORIZON_MS, Date.now(), shards)) > 0;
+    const servesAll = this.queueNames().every((q) => this.#served.has(q)) && shards.length === this.queues.shards;
     if (!parkedSoon && !servesAll) return true;
     const [row] = await sqlOf(this.prisma).query<{ n: number }>(UNSETTLED_SQL);
     if ((row?.n ?? 0) === 0) return true;

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
-import { JobQueues, createRedisConnection } from '@crawler/queue';
+import { JobQueues, createRedisConnection, shardOfDomain } from '@crawler/queue';
 import { AttemptStore, ContentStore, DomainStateStore, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
 import { createDefaultRegistry, probe as probeWith } from '@crawler/fetchers';
-import { RedisPolitenessGate, RobotsCache } from '@crawler/politeness';
+import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import { PrismaLinkRepo, type LinkRepo } from '../links/link-repo.js';
 import { ProbeStore } from '../probe/probe-store.js';
@@ -46,9 +46,9 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const logger = o.logger ?? silentLogger;
   const metrics = o.metrics ?? noopMetrics;
   const prisma = o.prisma ?? createPrismaClient(config.databaseUrl);
-  const redis = o.redis ?? createRedisConnection(config.redisUrl, 'worker');
+  const redis = o.redis ?? createRedisConnection(config.redisTarget, 'worker');
   const queueLog = logger.child({ component: 'queues' });
-  const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, onError: (err, queue) => queueLog.warn({ err, queue }, 'queue connection error') });
+  const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards, onError: (err, queue) => queueLog.warn({ err, queue }, 'queue connection error') });
   const links = o.links ?? new PrismaLinkRepo(prisma);
 
   const learning: LearnedSelector = o.learning ?? new AttemptStore({ prisma, clock, logger: logger.child({ component: 'attempts' }) });
@@ -80,16 +80,20 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const probe: ProbeFn =
     o.probe ?? ((url, signal) => probeWith(registry.get(FETCHERS.simpleHttp), url, { timeoutMs: config.probeTimeoutMs, maxBytes: config.probeMaxBytes, signal }));
 
+  // One gate per shard, each under its shard's hash tag: a domain's politeness keys sit in the slot of its jobs.
+  const shardGates = queues.prefixes.map(
+    (prefix) =>
+      new RedisPolitenessGate({
+        redis,
+        prefix: `${prefix}:polite:`,
+        defaults: { maxConcurrency: config.domainMaxConcurrency, minDelayMs: config.domainMinDelayMs },
+        overrides: config.domainLimits,
+        clock: o.clock,
+        logger: logger.child({ component: 'politeness' }),
+      }),
+  );
   const gate =
-    o.gate ??
-    new RedisPolitenessGate({
-      redis,
-      prefix: politenessPrefix(config.queuePrefix),
-      defaults: { maxConcurrency: config.domainMaxConcurrency, minDelayMs: config.domainMinDelayMs },
-      overrides: config.domainLimits,
-      clock: o.clock,
-      logger: logger.child({ component: 'politeness' }),
-    });
+    o.gate ?? (shardGates.length === 1 ? shardGates[0]! : new ShardedPolitenessGate({ gates: shardGates, shardOf: (domain) => shardOfDomain(domain, queues.shards) }));
   const robots =
     o.robots ??
     (config.robotsEnabled
@@ -109,7 +113,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
               return null;
             }
           },
-          onCrawlDelay: gate instanceof RedisPolitenessGate ? (domain, delayMs, ttlMs) => gate.raiseMinDelay(domain, delayMs, ttlMs) : undefined,
+          onCrawlDelay: gate instanceof RedisPolitenessGate || gate instanceof ShardedPolitenessGate ? (domain, delayMs, ttlMs) => gate.raiseMinDelay(domain, delayMs, ttlMs) : undefined,
         })
       : allowAllRobots);
 
