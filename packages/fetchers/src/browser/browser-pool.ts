@@ -149,7 +149,7 @@ export class BrowserPool {
       if (ctxEntry.pages >= this.#opts.browser.maxPagesPerContext) ctxEntry.retired = true;
       const context = await ctxEntry.context;
       page = await context.newPage();
-      watchEgress(page, await this.#egressProxy());
+      watchEgress(page, await this.#egressProxy(), this.#log);
       this.#stats.pagesOpened++;
       signal.addEventListener('abort', onAbort, { once: true });
       if (signal.aborted) throw signal.reason;

@@ -140,7 +140,8 @@ export class EgressProxy {
   #remember(authority: string, err: FetchError): void {
     if (err instanceof AddressRefusedError) {
       this.#stats.refused++;
-      this.#log.warn({ target: authority, detail: err.detail }, 'browser egress refused: not a public address');
+      // The page that tried is logged at warn by the fetcher (background-requests.ts); the proxy cannot tell pages apart.
+      this.#log.debug({ target: authority, detail: err.detail }, 'browser egress refused: not a public address');
     } else {
       this.#stats.failed++;
     }
@@ -215,9 +216,16 @@ export class EgressProxy {
         res.destroy();
         return;
       }
-      const status = err.code === 'blocked_address' ? 403 : err.code === 'timeout' ? 504 : 502;
+      // A refusal is a 204: a navigation answered with 204 does not replace the page's document, so a download link or
+      // a script sending the page into private space leaves the rendered page as it was (the fetcher's own navigation
+      // still fails: it recognises the marked answer).
+      if (err.code === 'blocked_address') {
+        res.writeHead(204, { [EGRESS_HEADER]: `${this.#token} ${err.code}`, 'cache-control': 'no-store' }).end();
+        return;
+      }
+      const status = err.code === 'timeout' ? 504 : 502;
       res.writeHead(status, { [EGRESS_HEADER]: `${this.#token} ${err.code}`, 'content-type': 'text/plain', 'cache-control': 'no-store' });
-      res.end(err.code === 'blocked_address' ? 'not a public address' : 'the target could not be reached');
+      res.end('the target could not be reached');
     };
     const refused = this.#literalRefusal(host);
     if (refused) {

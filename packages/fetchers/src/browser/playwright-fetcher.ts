@@ -9,6 +9,7 @@ import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, samePolicy, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
 import { installRequestPolicy, policyKey, refusalFor, type RequestPolicy } from './request-policy.js';
+import { installBackgroundNavigationGuard, renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, challengeOf, earlierChallenge, settledContent, type ChallengeEncounter } from './challenge-wait.js';
 
 /**
@@ -78,11 +79,15 @@ export class PlaywrightFetcher extends BaseFetcher {
       blockResources: options.browser.blockResources,
       guard: !options.allowPrivateNetworks,
     };
+    const policy = this.#policy;
+    const log = this.log;
     this.#contexts = {
       profile: `${hooks.profile}|${policyKey(requests)}`,
       async newContext(browser, site) {
         const context = await hooks.newContext(browser, site);
         await installRequestPolicy(context, requests);
+        // Registered last, so it sees a navigation before the resource policy does.
+        if (requests.guard) await installBackgroundNavigationGuard(context, policy, log);
         return context;
       },
     };
@@ -133,8 +138,12 @@ export class PlaywrightFetcher extends BaseFetcher {
         headers = await current.allHeaders();
         encounter.cleared = challengeOf(current.status(), headers, html) === undefined;
       }
-      // Every hop, and every reload, went through the egress proxy, which checked its address before connecting; a
-      // document that is the proxy's own refusal (a script sent the page somewhere private) is that refusal.
+      // A navigation the page started itself that ended on Chromium's error page (a refused tunnel on a redirect hop)
+      // does not cost the page: what it had rendered before is the result, with the document it came from.
+      const before = renderedBeforeFailedNavigation(page);
+      if (before !== undefined) html = before;
+      // Every hop, and every reload, went through the egress proxy, which checked its address before connecting and
+      // answers a refusal with a 204 that never becomes a document; a marked document here is the proxy failing.
       const refusedLater = this.#pool.egressErrorOf(headers, current.url());
       if (refusedLater) throw refusedLater;
       const redirectChain = redirectChainOf(current.request());
@@ -146,7 +155,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       return {
         fetcher: this.name,
         url: req.originalUrl,
-        finalUrl: page.url(),
+        finalUrl: before !== undefined ? current.url() : page.url(),
         status: current.status(),
         headers,
         body,

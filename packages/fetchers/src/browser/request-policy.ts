@@ -1,6 +1,8 @@
-import type { BrowserContext, Page, Request, Route } from 'playwright-core';
+import type { BrowserContext, Page, Route } from 'playwright-core';
 import type { FetchError } from '../errors.js';
+import type { Logger } from '@crawler/core';
 import type { EgressProxy } from './egress-proxy.js';
+import { isCrawlerNavigation, watchBackgroundRequests } from './background-requests.js';
 
 const BLOCKED_TYPES = new Set(['image', 'media', 'font']);
 const HEAVY_EXTENSIONS = [
@@ -34,27 +36,19 @@ export function policyKey(p: RequestPolicy): string {
 
 /**
  * Watch a page's first main-frame navigation — the fetcher's own `goto` on a fresh page — for the egress proxy's
- * answers: a refused plain-HTTP hop comes back as the proxy's marked 403, a refused tunnel (HTTPS) as
- * ERR_TUNNEL_CONNECTION_FAILED. Later main-frame navigations (a download link, a script setting `location`) are the
- * page's own doing and do not make the fetch fail.
+ * answers: a refused plain-HTTP hop comes back as the proxy's marked 204, a refused tunnel (HTTPS) as
+ * ERR_TUNNEL_CONNECTION_FAILED. Everything else the page tries is its own doing: refused, logged at warn with the
+ * page's URL, and never a reason to fail the fetch (see background-requests.ts).
  */
-export function watchEgress(page: Page, egress: EgressProxy): void {
-  let first: Request | undefined;
-  const isOurNavigation = (r: Request): boolean => {
-    if (!r.isNavigationRequest() || r.frame() !== page.mainFrame()) return false;
-    let root = r;
-    for (let prev = r.redirectedFrom(); prev; prev = prev.redirectedFrom()) root = prev;
-    first ??= root;
-    return root === first;
-  };
-  page.on('request', (r) => void isOurNavigation(r));
+export function watchEgress(page: Page, egress: EgressProxy, log: Logger): void {
+  watchBackgroundRequests(page, egress, log);
   page.on('response', (response) => {
-    if (!isOurNavigation(response.request())) return;
+    if (!isCrawlerNavigation(page, response.request())) return;
     const err = egress.errorOfResponse(response.headers(), response.url());
     if (err) refusals.set(page, err);
   });
   page.on('requestfailed', (request) => {
-    if (!isOurNavigation(request) || !/ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY/.test(request.failure()?.errorText ?? '')) return;
+    if (!isCrawlerNavigation(page, request) || !/ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY/.test(request.failure()?.errorText ?? '')) return;
     const err = egress.failureFor(request.url());
     if (err) refusals.set(page, err);
   });
