@@ -52,8 +52,8 @@ function describeRequest(r: Request): Record<string, unknown> {
  */
 export function watchBackgroundRequests(page: Page, egress: EgressProxy, log: Logger): void {
   const warn = (fields: Record<string, unknown>, err: FetchError | null | undefined) => {
-    if (err?.code !== 'blocked_address') return;
-    log.warn({ pageUrl: crawlerUrlOf(page) ?? page.url(), ...fields }, 'page tried to reach a non-public address in the background: refused');
+    if (err?.code === 'blocked_address') log.warn({ pageUrl: crawlerUrlOf(page) ?? page.url(), ...fields }, 'page tried to reach a non-public address in the background: refused');
+    else if (err?.code === 'too_large') log.warn({ pageUrl: crawlerUrlOf(page) ?? page.url(), ...fields }, 'a resource of the page went past the byte cap: cut');
   };
   page.on('response', (response) => {
     const r = response.request();

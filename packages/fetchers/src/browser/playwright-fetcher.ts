@@ -8,7 +8,7 @@ import { isTextualType, mimeTypeOf } from '../http/decode.js';
 import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, samePolicy, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
-import { installRequestPolicy, policyKey, refusalFor, type RequestPolicy } from './request-policy.js';
+import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import { installBackgroundNavigationGuard, renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, challengeOf, earlierChallenge, settledContent, type ChallengeEncounter } from './challenge-wait.js';
 
@@ -113,7 +113,9 @@ export class PlaywrightFetcher extends BaseFetcher {
       const remaining = () => Math.max(1, deadline - Date.now());
       let response: Response | null;
       try {
-        response = await page.goto(req.url.href, { waitUntil: 'domcontentloaded', timeout: remaining() });
+        const refused = whenRefused(page);
+        refused.catch(() => undefined);
+        response = await Promise.race([page.goto(req.url.href, { waitUntil: 'domcontentloaded', timeout: remaining() }), refused]);
       } catch (err) {
         throw refusalFor(page) ?? err;
       }
@@ -144,7 +146,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       if (before !== undefined) html = before;
       // Every hop, and every reload, went through the egress proxy, which checked its address before connecting and
       // answers a refusal with a 204 that never becomes a document; a marked document here is the proxy failing.
-      const refusedLater = this.#pool.egressErrorOf(headers, current.url());
+      const refusedLater = this.#pool.egressErrorOf(headers, current.url()) ?? refusalFor(page);
       if (refusedLater) throw refusedLater;
       const redirectChain = redirectChainOf(current.request());
       const body = new TextEncoder().encode(html);

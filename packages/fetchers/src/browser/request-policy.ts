@@ -23,10 +23,27 @@ export interface RequestPolicy {
 // A main-frame navigation the egress proxy refused or could not complete, remembered per page so the fetcher
 // reports blocked_address (or network_error, dns_error, timeout) instead of a 403 page or ERR_TUNNEL_CONNECTION_FAILED.
 const refusals = new WeakMap<Page, FetchError>();
+const refusalWaiters = new WeakMap<Page, (err: FetchError) => void>();
 
 /** Why the egress proxy stopped this page's main navigation, if it did. */
 export function refusalFor(page: Page): FetchError | undefined {
   return refusals.get(page);
+}
+
+/**
+ * Rejects as soon as the egress proxy stops this page's main navigation: a document cut at the byte cap never
+ * reaches DOMContentLoaded, so waiting for it would last until the fetch's deadline.
+ */
+export function whenRefused(page: Page): Promise<never> {
+  const known = refusals.get(page);
+  if (known) return Promise.reject(known);
+  return new Promise<never>((_resolve, reject) => refusalWaiters.set(page, reject));
+}
+
+function refuse(page: Page, err: FetchError): void {
+  refusals.set(page, err);
+  refusalWaiters.get(page)?.(err);
+  refusalWaiters.delete(page);
 }
 
 /** Part of a context's identity: contexts with different request policies must never be shared. */
@@ -45,12 +62,13 @@ export function watchEgress(page: Page, egress: EgressProxy, log: Logger): void 
   page.on('response', (response) => {
     if (!isCrawlerNavigation(page, response.request())) return;
     const err = egress.errorOfResponse(response.headers(), response.url());
-    if (err) refusals.set(page, err);
+    if (err) refuse(page, err);
   });
   page.on('requestfailed', (request) => {
-    if (!isCrawlerNavigation(page, request) || !/ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY/.test(request.failure()?.errorText ?? '')) return;
+    if (!isCrawlerNavigation(page, request)) return;
     const err = egress.failureFor(request.url());
-    if (err) refusals.set(page, err);
+    // A document the proxy cut at the byte cap breaks off with whatever network error Chromium makes of it.
+    if (err && (err.code === 'too_large' || /ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY/.test(request.failure()?.errorText ?? ''))) refuse(page, err);
   });
 }
 
