@@ -51,6 +51,13 @@ function describeRequest(r: Request): Record<string, unknown> {
  * before the crawler navigates it.
  */
 export function watchBackgroundRequests(page: Page, egress: EgressProxy, log: Logger): void {
+  // A refused request can show up twice (the proxy's marked 204, then the aborted navigation): one line each.
+  const logged = new Set<string>();
+  const warnOnce = (key: string, fields: Record<string, unknown>, err: FetchError | null | undefined) => {
+    if (logged.has(key) || (err?.code !== 'blocked_address' && err?.code !== 'too_large')) return;
+    logged.add(key);
+    warn(fields, err);
+  };
   const warn = (fields: Record<string, unknown>, err: FetchError | null | undefined) => {
     if (err?.code === 'blocked_address') log.warn({ pageUrl: crawlerUrlOf(page) ?? page.url(), ...fields }, 'page tried to reach a non-public address in the background: refused');
     else if (err?.code === 'too_large') log.warn({ pageUrl: crawlerUrlOf(page) ?? page.url(), ...fields }, 'a resource of the page went past the byte cap: cut');
@@ -58,13 +65,13 @@ export function watchBackgroundRequests(page: Page, egress: EgressProxy, log: Lo
   page.on('response', (response) => {
     const r = response.request();
     if (isCrawlerNavigation(page, r)) return;
-    warn(describeRequest(r), egress.errorOfResponse(response.headers(), response.url()));
+    warnOnce(r.url(), describeRequest(r), egress.errorOfResponse(response.headers(), response.url()));
   });
   // A refused tunnel fails as ERR_TUNNEL_CONNECTION_FAILED; a refused cross-origin fetch() fails its CORS check on the
   // proxy's 204 (ERR_FAILED, no response event): either way the proxy remembers why it refused that host and port.
   page.on('requestfailed', (r) => {
     if (isCrawlerNavigation(page, r)) return;
-    warn(describeRequest(r), egress.failureFor(r.url()));
+    warnOnce(r.url(), describeRequest(r), egress.failureFor(r.url()));
   });
   page.on('websocket', (ws: WebSocket) => {
     // Chromium tunnels a WebSocket through the proxy; a refused tunnel closes it before any frame.
