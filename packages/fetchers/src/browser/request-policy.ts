@@ -31,17 +31,20 @@ export function refusalFor(page: Page): FetchError | undefined {
 }
 
 /**
- * Rejects as soon as the egress proxy stops this page's main navigation: a document cut at the byte cap never
- * reaches DOMContentLoaded, so waiting for it would last until the fetch's deadline.
+ * Rejects as soon as the egress proxy cuts this page's main document at the byte cap: such a document never reaches
+ * DOMContentLoaded, so waiting for it would last until the fetch's deadline.
  */
 export function whenRefused(page: Page): Promise<never> {
   const known = refusals.get(page);
-  if (known) return Promise.reject(known);
+  if (known?.code === 'too_large') return Promise.reject(known);
   return new Promise<never>((_resolve, reject) => refusalWaiters.set(page, reject));
 }
 
 function refuse(page: Page, err: FetchError): void {
   refusals.set(page, err);
+  // Only a cut document needs the fetch to stop waiting: any other refusal ends the navigation on its own, and
+  // closing a page while Chromium commits the proxy's answer can leave page.close() hanging.
+  if (err.code !== 'too_large') return;
   refusalWaiters.get(page)?.(err);
   refusalWaiters.delete(page);
 }
