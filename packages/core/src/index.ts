@@ -66,6 +66,7 @@ export {
   CAPTCHA_WIDGETS,
   CHALLENGE_SCORE_THRESHOLD,
   MAX_CHALLENGE_TEXT_CHARS,
+  LONG_CHALLENGE_TEXT_CHARS,
   type ChallengeMarker,
   type ChallengeSignature,
 } from './validation/challenge-signatures.js';

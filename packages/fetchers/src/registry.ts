@@ -4,6 +4,7 @@ import { HttpFetcher } from './http/http-fetcher.js';
 import { BrowserPool } from './browser/browser-pool.js';
 import { PlaywrightFetcher } from './browser/playwright-fetcher.js';
 import { createStealthHooks } from './browser/stealth.js';
+import type { ClearanceStore } from './browser/clearance-store.js';
 import { resolveFetchersOptions, type FetchersOptions } from './options.js';
 
 /** Builds a fetcher on first use. */
@@ -60,7 +61,13 @@ export class FetcherRegistry {
  * simple_http, playwright and playwright_stealth. The two browser fetchers share ONE browser (and its page
  * budget) per process; the pool is closed with the last of them.
  */
-export function createDefaultRegistry(opts: FetchersOptions = {}): FetcherRegistry {
+/** What the default registry's fetchers share beyond their options. */
+export interface DefaultRegistryDeps {
+  /** Earned clearance shared by the fleet's browser fetchers (a {@link RedisClearanceStore} in a worker). */
+  clearance?: ClearanceStore;
+}
+
+export function createDefaultRegistry(opts: FetchersOptions = {}, deps: DefaultRegistryDeps = {}): FetcherRegistry {
   const options = resolveFetchersOptions(opts);
   let pool: BrowserPool | undefined;
   let users = 0;
@@ -78,9 +85,9 @@ export function createDefaultRegistry(opts: FetchersOptions = {}): FetcherRegist
   };
   return new FetcherRegistry()
     .register(FETCHERS.simpleHttp, () => new HttpFetcher(options))
-    .register(FETCHERS.playwright, () => new PlaywrightFetcher(options, { pool: sharedPool(), onClose: release }))
+    .register(FETCHERS.playwright, () => new PlaywrightFetcher(options, { pool: sharedPool(), onClose: release, clearance: deps.clearance }))
     .register(
       FETCHERS.playwrightStealth,
-      () => new PlaywrightFetcher(options, { pool: sharedPool(), onClose: release, hooks: createStealthHooks(options), name: FETCHERS.playwrightStealth }),
+      () => new PlaywrightFetcher(options, { pool: sharedPool(), onClose: release, hooks: createStealthHooks(options), name: FETCHERS.playwrightStealth, clearance: deps.clearance }),
     );
 }

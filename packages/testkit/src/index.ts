@@ -6,3 +6,4 @@ export * from './private-services.js';
 export * from './changing-site.js';
 export * from './revisit-site.js';
 export * from './private-cluster.js';
+export * from './hostile.js';

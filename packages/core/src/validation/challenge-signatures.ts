@@ -36,8 +36,15 @@ export interface ChallengeSignature {
 
 /** Score at which a vendor's markers make a small page a challenge. */
 export const CHALLENGE_SCORE_THRESHOLD = 10;
-/** Challenge pages are small: above this much visible text only a double-strength score counts. */
+/** Challenge pages are small: above this much visible text only a decisive marker counts. */
 export const MAX_CHALLENGE_TEXT_CHARS = 1500;
+/**
+ * The longest vendor challenge template (Cloudflare's "Attention Required" with its "Why have I been blocked? / What
+ * can I do?" blurbs) has about 700 characters of text. Above this, a page is prose that may quote or embed a vendor's
+ * markers (an article about challenges, a vendor's docs, a shop page with a sensor script): only a double-strength
+ * score makes it a challenge.
+ */
+export const LONG_CHALLENGE_TEXT_CHARS = 800;
 
 const CAPTCHA_PHRASES =
   /verify (that )?you('| a)re (a )?human|show us your human side|can'?t tell if you'?re a human|are you (a )?(robot|human)|(i'?m|i am) not a robot|unusual traffic|security check|human verification|complete the (security )?(check|captcha)|prove you('| a)re (a )?human|solve the (captcha|puzzle)|checking your browser|automated (queries|requests|access)|confirm you are not a bot|bot (check|protection) (is )?(active|in progress)/i;
@@ -181,6 +188,10 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     markers: [
       { in: 'html', pattern: /window\.kpsdk\s*=|kpsdk\.(now|scriptstart)/, weight: 10 },
       { in: 'html', pattern: /\/ips\.js\?/, weight: 3 },
+      // The challenge script is served by the protected site under two UUIDs (…/<uuid>/<uuid>/ips.js) onto a
+      // near-blank page, often with status 200 or 429 and no inline KPSDK object.
+      { in: 'html', pattern: /\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\/(ips|p)\.js/, weight: 10, maxTextChars: 300 },
+      { in: 'html', pattern: /x-kpsdk-(ct|im|cd)=/, weight: 3 },
       { in: 'header', header: 'x-kpsdk-ct', pattern: /./, weight: 3 },
     ],
   },

@@ -25,6 +25,27 @@ describe('fixture corpus', () => {
     expect(rows.every((r) => r.n > 0)).toBe(true);
   });
 
+  it('recognises every challenge family, by vendor (figures per family)', () => {
+    const families = new Map<string, { n: number; recognised: number; named: number; statuses: Set<number> }>();
+    for (const r of results.filter((x) => x.e.label === 'challenge')) {
+      const f = families.get(r.e.vendor ?? 'generic') ?? { n: 0, recognised: 0, named: 0, statuses: new Set<number>() };
+      f.n++;
+      f.statuses.add(r.e.status);
+      if (r.predicted === 'challenge') f.recognised++;
+      if (r.predicted === 'challenge' && (r.e.vendor === undefined || r.v.blockVendor === r.e.vendor)) f.named++;
+      families.set(r.e.vendor ?? 'generic', f);
+    }
+    const rows = [...families].sort(([a], [b]) => a.localeCompare(b));
+    console.log(['challenge families (fixtures): family n recognised named statuses', ...rows.map(([v, f]) => `  ${v.padEnd(20)} ${f.n} ${f.recognised} ${f.named} ${[...f.statuses].sort().join('/')}`)].join('\n'));
+    expect(rows.filter(([, f]) => f.recognised < f.n).map(([v]) => v)).toEqual([]);
+  });
+
+  it('keeps SPA shells carrying real-user-monitoring snippets out of the challenge class', () => {
+    const rum = results.filter((r) => r.e.file.startsWith('spa-shell-rum-'));
+    expect(rum.length).toBeGreaterThanOrEqual(5);
+    expect(rum.filter((r) => r.predicted !== 'spa').map((r) => `${r.e.file} → ${r.predicted} (${r.v.blockVendor})`)).toEqual([]);
+  });
+
   it('never calls a static page a challenge', () => {
     const wrong = results.filter((r) => r.e.label === 'static' && r.predicted === 'challenge').map((r) => r.e.file);
     expect(wrong).toEqual([]);

@@ -4,6 +4,7 @@ import {
   CAPTCHA_WIDGETS,
   CHALLENGE_SCORE_THRESHOLD,
   CHALLENGE_SIGNATURES,
+  LONG_CHALLENGE_TEXT_CHARS,
   MAX_CHALLENGE_TEXT_CHARS,
   type ChallengeMarker,
   type ChallengeSignature,
@@ -90,7 +91,8 @@ export function detectChallenge(
   const winner = scores.find((s) => {
     if (s.decisive) return true;
     if (excluded || page === null) return false;
-    return s.score >= CHALLENGE_SCORE_THRESHOLD && textLength <= MAX_CHALLENGE_TEXT_CHARS;
+    const needed = textLength > LONG_CHALLENGE_TEXT_CHARS ? 2 * CHALLENGE_SCORE_THRESHOLD : CHALLENGE_SCORE_THRESHOLD;
+    return s.score >= needed && textLength <= MAX_CHALLENGE_TEXT_CHARS;
   });
   if (winner) return { isChallenge: true, vendor: vendorName(winner, page), scores };
   return { isChallenge: false, vendor: scores[0] ? vendorName(scores[0], page) : null, scores };

@@ -1,8 +1,8 @@
 import type { ChallengeSignature } from './challenge-signatures.js';
 
 /**
- * Bot walls of WAFs and hosts beyond the big bot-management vendors (F5, SiteGround, Alibaba Cloud, Yandex, Qrator,
- * ServicePipe, Variti, Imunify360, BitNinja, Reblaze), recognised by their endpoints and page templates, plus the generic cookie-and-reload check.
+ * Bot walls of WAFs and hosts beyond the big bot-management vendors (F5, JD, LiteSpeed, StormWall, SiteGround, Alibaba
+ * Cloud, Yandex, Qrator, ServicePipe, Variti, Imunify360, BitNinja, Reblaze), recognised by their endpoints and page templates, plus the generic cookie-and-reload check.
  * Found missing by the held-out corpus (__holdout__/): each was a real wall the first signature table let through.
  */
 export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
@@ -14,6 +14,37 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'text', pattern: /the requested url was rejected\.? please consult with your administrator/i, weight: 10, maxTextChars: 500 },
       { in: 'text', pattern: /your support id is:?\s*\d{6,}/i, weight: 6, maxTextChars: 500 },
       { in: 'title', pattern: /^request rejected$/i, weight: 4 },
+      // BIG-IP ASM Proactive Bot Defense / Advanced WAF JS challenge, usually status 200: the bobcmn bootstrap and a
+      // /TSPD/<hex>?type=N script on a page without content (ordinary pages get TSPD scripts injected too).
+      { in: 'html', pattern: /window\[["']bobcmn["']\]\s*=/, weight: 10, maxTextChars: 300 },
+      { in: 'html', pattern: /\/tspd\/[0-9a-f]{20,}\?type=\d+/, weight: 10, maxTextChars: 300 },
+      { in: 'html', pattern: /\btspd_10\d\b|\/tspd\//, weight: 3 },
+    ],
+  },
+  {
+    // JD.com's risk handler: the verification widget (jdjr) on an otherwise empty page.
+    vendor: 'jd',
+    markers: [
+      { in: 'html', pattern: /risk[-_]handler\/[^"']{0,200}(verify|jdjr)|jdjr_verify|id=["']jdjrv-wrap/, weight: 10, maxTextChars: 300 },
+      { in: 'html', pattern: /360buyimg\.com\/risk-handler/, weight: 4 },
+    ],
+  },
+  {
+    // LiteSpeed / OpenLiteSpeed server-level reCAPTCHA (anti-DDoS under load): the server's own page posts to
+    // /.lsrecap/recaptcha; nothing else uses that path or its lsrecaptcha variables.
+    vendor: 'litespeed',
+    markers: [
+      { in: 'html', pattern: /\/\.lsrecap\/recaptcha|\blsrecaptcha[a-z_]*\b/, weight: 10, maxTextChars: 500 },
+      { in: 'header', header: 'server', pattern: /litespeed/i, weight: 2 },
+    ],
+  },
+  {
+    // StormWall (regional anti-DDoS): its check script from its own CDN on a near-blank page.
+    vendor: 'stormwall',
+    markers: [
+      { in: 'html', pattern: /static\.stormwall\.pro|\/__stormwall\//, weight: 8, maxTextChars: 500 },
+      { in: 'html', pattern: /stormwall/, weight: 2 },
+      { in: 'header', header: 'server', pattern: /stormwall/i, weight: 4 },
     ],
   },
   {

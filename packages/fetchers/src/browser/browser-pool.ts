@@ -149,7 +149,7 @@ export class BrowserPool {
       if (ctxEntry.pages >= this.#opts.browser.maxPagesPerContext) ctxEntry.retired = true;
       const context = await ctxEntry.context;
       page = await context.newPage();
-      watchEgress(page, await this.#egressProxy());
+      watchEgress(page, await this.#egressProxy(), this.#log);
       this.#stats.pagesOpened++;
       signal.addEventListener('abort', onAbort, { once: true });
       if (signal.aborted) throw signal.reason;
@@ -186,7 +186,7 @@ export class BrowserPool {
   /** The egress proxy, started with the first launch and kept across relaunches until the pool closes. */
   #egressProxy(): Promise<EgressProxy> {
     if (!this.#egress) {
-      const started = EgressProxy.start({ policy: this.policy, connectTimeoutMs: this.#opts.connectTimeoutMs, logger: this.#log });
+      const started = EgressProxy.start({ policy: this.policy, connectTimeoutMs: this.#opts.connectTimeoutMs, maxResponseBytes: this.#opts.maxBytes, logger: this.#log });
       this.#egress = started;
       started.then(
         (p) => (this.#egressStarted = p),

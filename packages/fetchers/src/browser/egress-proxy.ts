@@ -14,6 +14,12 @@ export interface EgressProxyOptions {
   connectTimeoutMs?: number;
   /** A tunnel or upstream socket silent this long is closed (pages are short-lived; sockets must not pile up). @defaultValue 120000 */
   idleTimeoutMs?: number;
+  /**
+   * Bytes relayed towards Chromium per response (plain HTTP) or per tunnel (HTTPS, WebSockets) before the connection
+   * is cut, like the plain-HTTP fetcher's body limit: an endless stream ends here, not at the fetch's deadline.
+   * @defaultValue 10485760 (10 MiB)
+   */
+  maxResponseBytes?: number;
   logger: Logger;
 }
 
@@ -25,6 +31,8 @@ export interface EgressStats {
   refused: number;
   /** Connections that failed towards an allowed target (refused, reset, DNS, timeout). */
   failed: number;
+  /** Responses or tunnels cut because they went past `maxResponseBytes`. */
+  cut: number;
 }
 
 /** Response header the proxy sets on its own answers, so a fetcher can tell them from a site's. */
@@ -50,11 +58,12 @@ export class EgressProxy {
   readonly #lookup: ReturnType<typeof createGuardedLookup>;
   readonly #connectTimeoutMs: number;
   readonly #idleTimeoutMs: number;
+  readonly #maxResponseBytes: number;
   readonly #log: Logger;
   readonly #agent: Agent;
   readonly #sockets = new Set<Duplex>();
   readonly #failures = new Map<string, FetchError>();
-  readonly #stats: EgressStats = { allowed: 0, refused: 0, failed: 0 };
+  readonly #stats: EgressStats = { allowed: 0, refused: 0, failed: 0, cut: 0 };
   // Marks the proxy's own answers: a site cannot forge one to make us misreport it.
   readonly #token = randomBytes(8).toString('hex');
   #closed: Promise<void> | undefined;
@@ -64,6 +73,7 @@ export class EgressProxy {
     this.#lookup = createGuardedLookup(opts.policy);
     this.#connectTimeoutMs = opts.connectTimeoutMs ?? 10_000;
     this.#idleTimeoutMs = opts.idleTimeoutMs ?? 120_000;
+    this.#maxResponseBytes = opts.maxResponseBytes ?? 10 * 1024 * 1024;
     this.#log = opts.logger;
     this.#agent = new Agent({ keepAlive: true, maxSockets: 16, timeout: this.#idleTimeoutMs });
     this.#server = createServer((req, res) => this.#forward(req, res));
@@ -140,13 +150,33 @@ export class EgressProxy {
   #remember(authority: string, err: FetchError): void {
     if (err instanceof AddressRefusedError) {
       this.#stats.refused++;
-      this.#log.warn({ target: authority, detail: err.detail }, 'browser egress refused: not a public address');
+      // The page that tried is logged at warn by the fetcher (background-requests.ts); the proxy cannot tell pages apart.
+      this.#log.debug({ target: authority, detail: err.detail }, 'browser egress refused: not a public address');
     } else {
       this.#stats.failed++;
     }
     this.#failures.delete(authority);
     this.#failures.set(authority, err);
     if (this.#failures.size > MAX_REMEMBERED_FAILURES) this.#failures.delete(this.#failures.keys().next().value as string);
+  }
+
+  /**
+   * Count what `source` relays towards Chromium; past the cap, cut it and remember `too_large` for its authority so
+   * the fetcher can say why its page's document broke off.
+   */
+  #capped(source: Duplex | IncomingMessage, authority: string, what: string, cut: () => void): void {
+    let bytes = 0;
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes <= this.#maxResponseBytes) return;
+      source.off('data', onData);
+      this.#stats.cut++;
+      this.#log.warn({ target: what, maxBytes: this.#maxResponseBytes }, 'browser egress cut a response past the byte cap');
+      this.#failures.delete(authority);
+      this.#failures.set(authority, new FetchError('too_large', `the response exceeds ${this.#maxResponseBytes} bytes`));
+      cut();
+    };
+    source.on('data', onData);
   }
 
   #tunnel(req: IncomingMessage, client: Duplex, head: Buffer): void {
@@ -186,6 +216,10 @@ export class EgressProxy {
       upstream.setTimeout(this.#idleTimeoutMs, () => upstream.destroy());
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);
+      this.#capped(upstream, authority, `tunnel to ${authority}`, () => {
+        upstream.destroy();
+        client.destroy();
+      });
       upstream.pipe(client);
       client.pipe(upstream);
       client.on('close', () => upstream.destroy());
@@ -215,9 +249,16 @@ export class EgressProxy {
         res.destroy();
         return;
       }
-      const status = err.code === 'blocked_address' ? 403 : err.code === 'timeout' ? 504 : 502;
+      // A refusal is a 204: a navigation answered with 204 does not replace the page's document, so a download link or
+      // a script sending the page into private space leaves the rendered page as it was (the fetcher's own navigation
+      // still fails: it recognises the marked answer).
+      if (err.code === 'blocked_address') {
+        res.writeHead(204, { [EGRESS_HEADER]: `${this.#token} ${err.code}`, 'cache-control': 'no-store' }).end();
+        return;
+      }
+      const status = err.code === 'timeout' ? 504 : 502;
       res.writeHead(status, { [EGRESS_HEADER]: `${this.#token} ${err.code}`, 'content-type': 'text/plain', 'cache-control': 'no-store' });
-      res.end(err.code === 'blocked_address' ? 'not a public address' : 'the target could not be reached');
+      res.end('the target could not be reached');
     };
     const refused = this.#literalRefusal(host);
     if (refused) {
@@ -249,6 +290,10 @@ export class EgressProxy {
       upstream.setTimeout(this.#idleTimeoutMs);
       this.#failures.delete(authority);
       res.writeHead(up.statusCode ?? 502, up.statusMessage, forwardableHeaders(up.rawHeaders));
+      this.#capped(up, authority, target.href, () => {
+        upstream.destroy();
+        res.destroy();
+      });
       up.pipe(res);
       up.on('error', () => res.destroy());
     });

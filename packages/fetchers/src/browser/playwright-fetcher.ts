@@ -8,7 +8,9 @@ import { isTextualType, mimeTypeOf } from '../http/decode.js';
 import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, samePolicy, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
-import { installRequestPolicy, policyKey, refusalFor, type RequestPolicy } from './request-policy.js';
+import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
+import type { ClearanceStore } from './clearance-store.js';
+import { installBackgroundNavigationGuard, renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, challengeOf, earlierChallenge, settledContent, type ChallengeEncounter } from './challenge-wait.js';
 
 /**
@@ -25,6 +27,8 @@ export interface PlaywrightFetcherDeps {
   hooks?: BrowserHooks;
   /** @defaultValue 'playwright' */
   name?: string;
+  /** Where earned clearance is shared with the fleet (Redis in a worker); kept only in this process's memory when absent. */
+  clearance?: ClearanceStore;
 }
 
 // After DOMContentLoaded, the network counts as quiet once nothing has been in flight for this long.
@@ -60,6 +64,7 @@ export class PlaywrightFetcher extends BaseFetcher {
   readonly #contexts: ContextFactory;
   readonly #onClose: (() => Promise<void>) | undefined;
   readonly #policy: AddressPolicy;
+  readonly #clearance: ClearanceStore | undefined;
   #closed: Promise<void> | undefined;
 
   constructor(options: ResolvedFetchersOptions, deps: PlaywrightFetcherDeps = {}) {
@@ -78,11 +83,25 @@ export class PlaywrightFetcher extends BaseFetcher {
       blockResources: options.browser.blockResources,
       guard: !options.allowPrivateNetworks,
     };
+    const policy = this.#policy;
+    const log = this.log;
+    const clearance = (this.#clearance = deps.clearance);
+    const flavour = this.name;
     this.#contexts = {
       profile: `${hooks.profile}|${policyKey(requests)}`,
       async newContext(browser, site) {
         const context = await hooks.newContext(browser, site);
         await installRequestPolicy(context, requests);
+        // Registered last, so it sees a navigation before the resource policy does.
+        if (requests.guard) await installBackgroundNavigationGuard(context, policy, log);
+        // Clearance another browser of the fleet (or this process's previous Chromium) earned on this site.
+        if (clearance) {
+          const cookies = await clearance.load(site, flavour).catch((err: unknown) => {
+            log.warn({ err, site }, 'could not load shared clearance');
+            return [];
+          });
+          if (cookies.length > 0) await context.addCookies(cookies).catch((err: unknown) => log.debug({ err, site }, 'could not restore shared clearance'));
+        }
         return context;
       },
     };
@@ -95,7 +114,7 @@ export class PlaywrightFetcher extends BaseFetcher {
 
   protected async fetchPrepared(req: PreparedRequest): Promise<FetchResult> {
     await assertAllowedTarget(req.url, this.#policy, { resolve: true });
-    const site = req.url.hostname.replace(/^www\./, '').toLowerCase();
+    const site = siteOf(req.url);
     return this.#pool.withPage(site, this.#contexts, req.signal, (page) => this.#render(page, req));
   }
 
@@ -108,7 +127,9 @@ export class PlaywrightFetcher extends BaseFetcher {
       const remaining = () => Math.max(1, deadline - Date.now());
       let response: Response | null;
       try {
-        response = await page.goto(req.url.href, { waitUntil: 'domcontentloaded', timeout: remaining() });
+        const refused = whenRefused(page);
+        refused.catch(() => undefined);
+        response = await Promise.race([page.goto(req.url.href, { waitUntil: 'domcontentloaded', timeout: remaining() }), refused]);
       } catch (err) {
         throw refusalFor(page) ?? err;
       }
@@ -132,10 +153,19 @@ export class PlaywrightFetcher extends BaseFetcher {
         html = await settledContent(page, deadline);
         headers = await current.allHeaders();
         encounter.cleared = challengeOf(current.status(), headers, html) === undefined;
+        if (encounter.cleared) await this.#shareClearance(page, req);
+      } else if (documents.documents.length > 1 && documents.documents[0]!.status >= 400 && current.status() < 400) {
+        // A wall's status (403, 503) that a script turned into content: a quick interstitial whose body could not be
+        // read in time to be recognised is a passed wall all the same.
+        await this.#shareClearance(page, req);
       }
-      // Every hop, and every reload, went through the egress proxy, which checked its address before connecting; a
-      // document that is the proxy's own refusal (a script sent the page somewhere private) is that refusal.
-      const refusedLater = this.#pool.egressErrorOf(headers, current.url());
+      // A navigation the page started itself that ended on Chromium's error page (a refused tunnel on a redirect hop)
+      // does not cost the page: what it had rendered before is the result, with the document it came from.
+      const before = renderedBeforeFailedNavigation(page);
+      if (before !== undefined) html = before;
+      // Every hop, and every reload, went through the egress proxy, which checked its address before connecting and
+      // answers a refusal with a 204 that never becomes a document; a marked document here is the proxy failing.
+      const refusedLater = this.#pool.egressErrorOf(headers, current.url()) ?? refusalFor(page);
       if (refusedLater) throw refusedLater;
       const redirectChain = redirectChainOf(current.request());
       const body = new TextEncoder().encode(html);
@@ -146,7 +176,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       return {
         fetcher: this.name,
         url: req.originalUrl,
-        finalUrl: page.url(),
+        finalUrl: before !== undefined ? current.url() : page.url(),
         status: current.status(),
         headers,
         body,
@@ -192,6 +222,17 @@ export class PlaywrightFetcher extends BaseFetcher {
     return encounter;
   }
 
+  /** The page passed a wall: its context's cookies are the clearance the rest of the fleet can start with. */
+  async #shareClearance(page: Page, req: PreparedRequest): Promise<void> {
+    if (!this.#clearance) return;
+    const site = siteOf(req.url);
+    try {
+      await this.#clearance.save(site, this.name, await page.context().cookies());
+    } catch (err) {
+      this.log.warn({ err, site }, 'could not share clearance');
+    }
+  }
+
   protected override translateError(err: unknown, req: PreparedRequest): FetchError {
     return translatePlaywrightError(err, { url: req.originalUrl, fetcher: this.name, signal: req.signal }) ?? super.translateError(err, req);
   }
@@ -208,6 +249,11 @@ export class PlaywrightFetcher extends BaseFetcher {
 /** Create the plain playwright fetcher with its own browser pool. */
 export function createPlaywrightFetcher(opts: FetchersOptions = {}, deps: PlaywrightFetcherDeps = {}): PlaywrightFetcher {
   return new PlaywrightFetcher(resolveFetchersOptions(opts), deps);
+}
+
+/** A browser context's site: the host without `www.` (the pool's contexts and the shared clearance are keyed by it). */
+function siteOf(url: URL): string {
+  return url.hostname.replace(/^www\./, '').toLowerCase();
 }
 
 function redirectChainOf(request: Request): string[] {

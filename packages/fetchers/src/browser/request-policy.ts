@@ -1,6 +1,8 @@
-import type { BrowserContext, Page, Request, Route } from 'playwright-core';
+import type { BrowserContext, Page, Route } from 'playwright-core';
 import type { FetchError } from '../errors.js';
+import type { Logger } from '@crawler/core';
 import type { EgressProxy } from './egress-proxy.js';
+import { isCrawlerNavigation, watchBackgroundRequests } from './background-requests.js';
 
 const BLOCKED_TYPES = new Set(['image', 'media', 'font']);
 const HEAVY_EXTENSIONS = [
@@ -21,10 +23,30 @@ export interface RequestPolicy {
 // A main-frame navigation the egress proxy refused or could not complete, remembered per page so the fetcher
 // reports blocked_address (or network_error, dns_error, timeout) instead of a 403 page or ERR_TUNNEL_CONNECTION_FAILED.
 const refusals = new WeakMap<Page, FetchError>();
+const refusalWaiters = new WeakMap<Page, (err: FetchError) => void>();
 
 /** Why the egress proxy stopped this page's main navigation, if it did. */
 export function refusalFor(page: Page): FetchError | undefined {
   return refusals.get(page);
+}
+
+/**
+ * Rejects as soon as the egress proxy cuts this page's main document at the byte cap: such a document never reaches
+ * DOMContentLoaded, so waiting for it would last until the fetch's deadline.
+ */
+export function whenRefused(page: Page): Promise<never> {
+  const known = refusals.get(page);
+  if (known?.code === 'too_large') return Promise.reject(known);
+  return new Promise<never>((_resolve, reject) => refusalWaiters.set(page, reject));
+}
+
+function refuse(page: Page, err: FetchError): void {
+  refusals.set(page, err);
+  // Only a cut document needs the fetch to stop waiting: any other refusal ends the navigation on its own, and
+  // closing a page while Chromium commits the proxy's answer can leave page.close() hanging.
+  if (err.code !== 'too_large') return;
+  refusalWaiters.get(page)?.(err);
+  refusalWaiters.delete(page);
 }
 
 /** Part of a context's identity: contexts with different request policies must never be shared. */
@@ -34,29 +56,22 @@ export function policyKey(p: RequestPolicy): string {
 
 /**
  * Watch a page's first main-frame navigation — the fetcher's own `goto` on a fresh page — for the egress proxy's
- * answers: a refused plain-HTTP hop comes back as the proxy's marked 403, a refused tunnel (HTTPS) as
- * ERR_TUNNEL_CONNECTION_FAILED. Later main-frame navigations (a download link, a script setting `location`) are the
- * page's own doing and do not make the fetch fail.
+ * answers: a refused plain-HTTP hop comes back as the proxy's marked 204, a refused tunnel (HTTPS) as
+ * ERR_TUNNEL_CONNECTION_FAILED. Everything else the page tries is its own doing: refused, logged at warn with the
+ * page's URL, and never a reason to fail the fetch (see background-requests.ts).
  */
-export function watchEgress(page: Page, egress: EgressProxy): void {
-  let first: Request | undefined;
-  const isOurNavigation = (r: Request): boolean => {
-    if (!r.isNavigationRequest() || r.frame() !== page.mainFrame()) return false;
-    let root = r;
-    for (let prev = r.redirectedFrom(); prev; prev = prev.redirectedFrom()) root = prev;
-    first ??= root;
-    return root === first;
-  };
-  page.on('request', (r) => void isOurNavigation(r));
+export function watchEgress(page: Page, egress: EgressProxy, log: Logger): void {
+  watchBackgroundRequests(page, egress, log);
   page.on('response', (response) => {
-    if (!isOurNavigation(response.request())) return;
+    if (!isCrawlerNavigation(page, response.request())) return;
     const err = egress.errorOfResponse(response.headers(), response.url());
-    if (err) refusals.set(page, err);
+    if (err) refuse(page, err);
   });
   page.on('requestfailed', (request) => {
-    if (!isOurNavigation(request) || !/ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY/.test(request.failure()?.errorText ?? '')) return;
+    if (!isCrawlerNavigation(page, request)) return;
     const err = egress.failureFor(request.url());
-    if (err) refusals.set(page, err);
+    // A document the proxy cut at the byte cap breaks off with whatever network error Chromium makes of it.
+    if (err && (err.code === 'too_large' || /ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY/.test(request.failure()?.errorText ?? ''))) refuse(page, err);
   });
 }
 

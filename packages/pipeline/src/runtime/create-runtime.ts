@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, shardOfDomain } from '@crawler/queue';
 import { AttemptStore, ContentStore, DomainStateStore, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
-import { createDefaultRegistry, probe as probeWith } from '@crawler/fetchers';
+import { createDefaultRegistry, probe as probeWith, RedisClearanceStore } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import { PrismaLinkRepo, type LinkRepo } from '../links/link-repo.js';
@@ -76,6 +76,9 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       timeoutMs: config.fetchTimeoutMs,
       browser: { challengeWaitMs: config.challengeWaitMs },
       logger: logger.child({ component: 'fetchers' }),
+    }, {
+      // Clearance a browser earns on a wall is the fleet's: every worker's browsers start their site contexts with it.
+      clearance: new RedisClearanceStore({ redis, prefix: config.queuePrefix, logger: logger.child({ component: 'clearance' }) }),
     });
   const probe: ProbeFn =
     o.probe ?? ((url, signal) => probeWith(registry.get(FETCHERS.simpleHttp), url, { timeoutMs: config.probeTimeoutMs, maxBytes: config.probeMaxBytes, signal }));

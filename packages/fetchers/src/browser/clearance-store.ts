@@ -1,0 +1,92 @@
+import type { Cookie } from 'playwright-core';
+import type { Logger } from '@crawler/core';
+
+/**
+ * Where the browser fetchers keep a site's earned clearance — the cookies a bot wall's challenge set once a browser
+ * passed it — so every browser of the fleet, and the next Chromium of this process, starts with it instead of meeting
+ * the wall again. Values are secrets: implementations never log them.
+ */
+export interface ClearanceStore {
+  /** The clearance cookies kept for `site` and `flavour` (a fetcher's name), unexpired; [] when none. */
+  load(site: string, flavour: string): Promise<Cookie[]>;
+  /** Keep `cookies` as `site`'s clearance for `flavour`, until the last of them expires. */
+  save(site: string, flavour: string, cookies: Cookie[]): Promise<void>;
+}
+
+/** The part of an ioredis client the store uses (so this package needs no Redis client of its own). */
+export interface ClearanceRedis {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, px: 'PX', ttlMs: number): Promise<unknown>;
+}
+
+export interface RedisClearanceStoreOptions {
+  redis: ClearanceRedis;
+  /** The crawler's key prefix (`QUEUE_PREFIX`); keys are `<prefix>:clearance:{<site>}:<flavour>`. */
+  prefix: string;
+  /** Lifetime given to a clearance made only of session cookies (they carry no expiry). @defaultValue 1800000 (30 min) */
+  sessionTtlMs?: number;
+  /** Longest a clearance is kept, whatever its cookies say: walls tie clearance to an IP and a fingerprint. @defaultValue 86400000 (24 h) */
+  maxTtlMs?: number;
+  logger?: Logger;
+  /** Epoch milliseconds now (tests set it). @defaultValue Date.now */
+  now?: () => number;
+}
+
+// A site's jar is kept only up to this much cookie text (Chromium allows ~180 cookies of 4 KiB a domain).
+const MAX_JAR_BYTES = 64 * 1024;
+
+/** Whether `cookie` belongs to `site` (its domain is the site or under it): other sites' cookies are not its clearance. */
+function belongsTo(cookie: Cookie, site: string): boolean {
+  const d = cookie.domain.replace(/^\./, '').toLowerCase();
+  return d === site || d.endsWith(`.${site}`) || site.endsWith(`.${d}`);
+}
+
+/** Clearance kept in Redis, shared by every browser fetcher using the same prefix. */
+export class RedisClearanceStore implements ClearanceStore {
+  readonly #redis: ClearanceRedis;
+  readonly #prefix: string;
+  readonly #sessionTtlMs: number;
+  readonly #maxTtlMs: number;
+  readonly #log: Logger | undefined;
+  readonly #now: () => number;
+
+  constructor(opts: RedisClearanceStoreOptions) {
+    this.#redis = opts.redis;
+    this.#prefix = opts.prefix;
+    this.#sessionTtlMs = opts.sessionTtlMs ?? 30 * 60_000;
+    this.#maxTtlMs = opts.maxTtlMs ?? 24 * 3_600_000;
+    this.#log = opts.logger;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** The Redis key of a site's clearance; the site is the hash tag, so a cluster keeps each site on one slot. */
+  keyOf(site: string, flavour: string): string {
+    return `${this.#prefix}:clearance:{${site}}:${flavour}`;
+  }
+
+  async load(site: string, flavour: string): Promise<Cookie[]> {
+    const raw = await this.#redis.get(this.keyOf(site, flavour));
+    if (!raw) return [];
+    try {
+      const nowS = this.#now() / 1000;
+      const cookies = JSON.parse(raw) as Cookie[];
+      return Array.isArray(cookies) ? cookies.filter((c) => typeof c?.name === 'string' && (c.expires === -1 || c.expires > nowS)) : [];
+    } catch {
+      // A value this code did not write (or a truncated one): no clearance, the wall will hand out a new one.
+      return [];
+    }
+  }
+
+  async save(site: string, flavour: string, cookies: Cookie[]): Promise<void> {
+    const nowMs = this.#now();
+    const mine = cookies.filter((c) => belongsTo(c, site) && (c.expires === -1 || c.expires * 1000 > nowMs));
+    if (mine.length === 0) return;
+    const value = JSON.stringify(mine);
+    if (value.length > MAX_JAR_BYTES) return;
+    const lastExpiryMs = Math.max(...mine.map((c) => (c.expires === -1 ? nowMs + this.#sessionTtlMs : c.expires * 1000)));
+    const ttlMs = Math.min(this.#maxTtlMs, Math.max(1_000, Math.ceil(lastExpiryMs - nowMs)));
+    await this.#redis.set(this.keyOf(site, flavour), value, 'PX', ttlMs);
+    // Names and counts only: cookie values are credentials.
+    this.#log?.debug({ site, flavour, cookies: mine.length, ttlMs }, 'clearance shared with the fleet');
+  }
+}
