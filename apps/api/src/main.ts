@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The producer API: POST /links, GET /links/:id, POST/GET/DELETE /crawls, Bull Board, /metrics, /healthz. */
-import { createPrismaClient } from '@crawler/db';
-import { PrismaLinkRepo, createCrawlFrontier } from '@crawler/pipeline';
+import { createPrismaClient, LinkStore } from '@crawler/db';
+import { createCrawlFrontier } from '@crawler/pipeline';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { createLogger, createPipelineMetrics } from '@crawler/telemetry';
 import { parseApiEnv } from './env.js';
@@ -25,7 +25,7 @@ const app = await createServer({
   prisma,
   redis,
   queues,
-  links: new PrismaLinkRepo(prisma),
+  links: new LinkStore(prisma),
   queueNames: [ROUTE_QUEUE, ...env.crawler.fetchers.map((f) => fetchQueueName(f.name))],
   metrics: createPipelineMetrics({ defaultMetrics: true }),
   bullBoard: env.bullBoard,

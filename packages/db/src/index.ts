@@ -24,5 +24,17 @@ export { ContentStore, CONTENT_BROTLI_QUALITY, prepareContentRow, type ContentIn
 export { sqlOf, withTransaction, type SqlClient } from './sql.js';
 export { iterateContent, countContent, type ContentExportFilter, type IterateContentOptions, type ExportedPage } from './content/content-export.js';
 export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type OutboxStats } from './events/outbox-store.js';
-export { OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange } from './outcome/outcome-store.js';
+export { OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type OutcomeLinkChange } from './outcome/outcome-store.js';
+export { LinkStore, READ_ROUTABLE_SQL, type LinkChange, type LinkRecord, type NewLink, type LinkSummary, type StaleLink } from './links/link-store.js';
+export {
+  CrawlStore,
+  type CrawlRecord,
+  type CrawlCounters,
+  type CrawlView,
+  type FrontierCandidate,
+  type AdmitRequest,
+  type AdmitResult,
+} from './crawls/crawl-store.js';
+export { FINISHED_STATUSES, IN_PROGRESS_STATUSES, IN_FLIGHT_STATUSES, sqlList } from './sql-lists.js';
+export { pingDatabase } from './health.js';
 export { analyzeStaleTables, GROWING_TABLES, type AnalyzedTable, type TableStatsOptions } from './maintenance/table-stats.js';

@@ -1,6 +1,5 @@
 export * from './config/crawler-config.js';
 export * from './config/events-config.js';
-export * from './links/link-repo.js';
 export * from './links/enqueue-links.js';
 export * from './probe/probe-store.js';
 export * from './ports.js';
@@ -11,7 +10,6 @@ export * from './router/learned-choice.js';
 export * from './fetch/fetch-processor.js';
 export * from './runtime/crawler-runtime.js';
 export * from './runtime/create-runtime.js';
-export * from './crawls/crawl-store.js';
 export * from './crawls/crawl-frontier.js';
 export * from './crawls/sitemaps.js';
 export * from './crawls/seen-cache.js';

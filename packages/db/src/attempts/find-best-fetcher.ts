@@ -10,6 +10,7 @@ import {
 } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import type { FindBestFetcherOptions } from './types.js';
+import { NOT_EVIDENCE_SQL_LIST } from '../sql-lists.js';
 import { sqlOf } from '../sql.js';
 
 /** One fetcher's aggregates as Postgres returns them, before scoring. */
@@ -78,7 +79,7 @@ FROM (
   FROM attempt_heuristics ah
   WHERE (ah.heuristic_type, ah.heuristic_value) IN (SELECT q.t, q.v FROM q)
     AND NOT (SELECT ok FROM fast)
-    AND ah.attempt NOT IN (SELECT fa.id FROM fetcher_attempts fa WHERE fa.error_type = 'rate_limited')
+    AND ah.attempt NOT IN (SELECT fa.id FROM fetcher_attempts fa WHERE fa.error_type IN (${NOT_EVIDENCE_SQL_LIST}))
   ORDER BY ah.attempt
 ) AS matched
 GROUP BY fetcher`;

@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { silentLogger } from '@crawler/core';
-import { OutboxStore, sqlOf } from '@crawler/db';
+import { LinkStore, OutboxStore, sqlOf } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { enqueueLinks, PrismaLinkRepo } from '@crawler/pipeline';
+import { enqueueLinks } from '@crawler/pipeline';
 import { JobQueues, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { EventDispatcher } from '../dispatcher.js';
@@ -146,7 +146,7 @@ describe('webhooks under faults', () => {
       LOG_LEVEL: 'silent',
     };
     const urls = [...Array.from({ length: OK_PAGES }, (_, i) => site!.url(`/ok/${i}`)), ...Array.from({ length: MISSING_PAGES }, (_, i) => site!.url(`/gone/${i}`))];
-    const enqueued = await enqueueLinks(urls, { links: new PrismaLinkRepo(db.prisma), queues });
+    const enqueued = await enqueueLinks(urls, { links: new LinkStore(db.prisma), queues });
     expect(enqueued.accepted).toHaveLength(urls.length);
 
     // A crawler process is SIGKILLed while it holds jobs; a second one finishes the crawl.

@@ -19,7 +19,7 @@ import {
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
-import type { LinkRepo } from '../links/link-repo.js';
+import type { LinkRepo } from '../ports.js';
 import type { FetcherSource, OutcomeSink } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';

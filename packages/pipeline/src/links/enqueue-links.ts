@@ -1,7 +1,7 @@
 import { CrawlerError, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, domainOf, normalizeUrl } from '@crawler/core';
 import { isInputDbError } from '@crawler/db';
 import type { JobQueues } from '@crawler/queue';
-import type { LinkRecord, LinkRepo, NewLink } from './link-repo.js';
+import type { LinkRecord, LinkRepo, NewLink } from '../ports.js';
 
 /** A URL that went in. */
 export interface AcceptedLink {

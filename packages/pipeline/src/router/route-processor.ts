@@ -19,7 +19,7 @@ import {
 } from '@crawler/core';
 import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type ProbeRef, type RouteResult } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
-import type { LinkRepo } from '../links/link-repo.js';
+import type { LinkRepo } from '../ports.js';
 import type { LearnedSelector, LegacyRoutes, ProbeFn } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';

@@ -2,14 +2,13 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
-import { sqlOf, type PrismaClient } from '@crawler/db';
+import type { CrawlStore, LinkStore, PrismaClient } from '@crawler/db';
 import type { CrawlerConfig } from '../config/crawler-config.js';
-import type { LinkRepo } from '../links/link-repo.js';
+import type { LinkRepo } from '../ports.js';
 import { enqueueLinks, type EnqueueResult } from '../links/enqueue-links.js';
 import { createRouteProcessor, type RouterDeps } from '../router/route-processor.js';
 import { createFetchProcessor, type FetchDeps } from '../fetch/fetch-processor.js';
 import type { CrawlFrontier } from '../crawls/crawl-frontier.js';
-import type { CrawlStore } from '../crawls/crawl-store.js';
 import { ReconcileLoop, reconcileLinks, type ReconcileReport } from '../reconcile/reconciler.js';
 import { TableStatsLoop } from './table-stats-loop.js';
 import { delayJob } from '../job-control.js';
@@ -22,6 +21,8 @@ export interface RuntimeParts {
   prisma: PrismaClient;
   queues: JobQueues;
   links: LinkRepo;
+  /** The links table itself (the reconciler's scan, the idle check): `links` may be a test's stand-in. */
+  linkStore: LinkStore;
   /** Link-following crawls: create, discover. */
   crawls: CrawlFrontier;
   /** Crawls in Postgres: view, cancel. */
@@ -50,9 +51,6 @@ export interface StartWorkersOptions {
  * A crawler in one process: producers, the router worker and fetch workers over shared clients, with an idle check
  * for `--until-idle` and one ordered, idempotent shutdown.
  */
-/** Links in flight: one row is enough to know (the partial index on unfinished links answers it). */
-const UNSETTLED_SQL = `SELECT count(*)::int AS n FROM (SELECT 1 FROM links WHERE status IN ('queued', 'routing', 'fetching') LIMIT 1) x`;
-
 /** Delayed jobs due within this window keep the runtime from being idle: politeness gaps and Crawl-delays (≤ 60 s). */
 export const IDLE_DELAY_HORIZON_MS = 65_000;
 
@@ -60,6 +58,8 @@ export class CrawlerRuntime {
   readonly config: CrawlerConfig;
   readonly queues: JobQueues;
   readonly links: LinkRepo;
+  /** The links table (reports, the idle check, the reconciler). */
+  readonly linkStore: LinkStore;
   readonly prisma: PrismaClient;
   readonly redis: Redis;
   readonly logger: Logger;
@@ -81,6 +81,7 @@ export class CrawlerRuntime {
     this.config = parts.config;
     this.queues = parts.queues;
     this.links = parts.links;
+    this.linkStore = parts.linkStore;
     this.prisma = parts.prisma;
     this.redis = parts.redis;
     this.logger = parts.logger;
@@ -169,7 +170,7 @@ export class CrawlerRuntime {
 
   #reconcileDeps(graceMs: number) {
     return {
-      sql: sqlOf(this.prisma),
+      links: this.#parts.linkStore,
       queues: this.queues,
       clock: this.#parts.clock,
       logger: this.logger.child({ component: 'reconciler' }),
@@ -253,8 +254,7 @@ export class CrawlerRuntime {
     const parkedSoon = c.delayed > 0 && (await this.queues.countDelayedDueWithin(names, IDLE_DELAY_HORIZON_MS)) > 0;
     const servesAll = this.queueNames().every((q) => this.#served.has(q));
     if (!parkedSoon && !servesAll) return true;
-    const [row] = await sqlOf(this.prisma).query<{ n: number }>(UNSETTLED_SQL);
-    if ((row?.n ?? 0) === 0) return true;
+    if (!(await this.#parts.linkStore.anyInFlight())) return true;
     if (parkedSoon) return false;
     // Unfinished links and no job anywhere: the work was lost, not finished. Rebuild it from Postgres.
     const report = await this.reconcile({ graceMs: 0 });

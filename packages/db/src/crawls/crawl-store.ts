@@ -1,5 +1,7 @@
-import { LINK_STATUSES, type CrawlScope } from '@crawler/core';
-import { sqlOf, withTransaction, type PrismaClient, type SqlClient } from '@crawler/db';
+import { ERROR_TYPES, LINK_STATUSES, type CrawlScope } from '@crawler/core';
+import type { PrismaClient } from '../client.js';
+import { sqlOf, withTransaction, type SqlClient } from '../sql.js';
+import { IN_PROGRESS_SQL_LIST, IN_PROGRESS_STATUSES } from '../sql-lists.js';
 
 /** A crawl's rules as stored. */
 export interface CrawlRecord {
@@ -86,8 +88,6 @@ const CRAWL_COLUMNS = `id, status, seeds, scope, include, exclude, max_depth AS 
   max_pages_per_host AS "maxPagesPerHost", follow_nofollow AS "followNofollow", tracking_params AS "trackingParams", sitemaps,
   created_at AS "createdAt"`;
 
-/** Statuses of a link still in progress: a crawl with any of them is not done. */
-export const IN_PROGRESS_STATUSES = [LINK_STATUSES.queued, LINK_STATUSES.routing, LINK_STATUSES.fetching, LINK_STATUSES.paused] as const;
 
 /**
  * Crawls in Postgres, the source of truth for admission: every admission for a crawl runs in one transaction that
@@ -144,7 +144,8 @@ export class CrawlStore {
     const counters: CrawlCounters = {
       discovered: Number(row.discovered), admitted: Number(row.admitted), duplicate: Number(row.duplicate),
       outOfScope: Number(row.outOfScope), overLimit: Number(row.overLimit),
-      queued: n('queued'), routing: n('routing'), fetching: n('fetching'), paused: n('paused'), done: n('done'), failed: n('failed'),
+      queued: n(LINK_STATUSES.queued), routing: n(LINK_STATUSES.routing), fetching: n(LINK_STATUSES.fetching), paused: n(LINK_STATUSES.paused),
+      done: n(LINK_STATUSES.done), failed: n(LINK_STATUSES.failed),
     };
     const inProgress = counters.queued + counters.routing + counters.fetching + counters.paused;
     const { discovered: _d, admitted: _a, duplicate: _u, outOfScope: _o, overLimit: _l, ...record } = row;
@@ -172,9 +173,9 @@ export class CrawlStore {
       const rows = await tx.query(`UPDATE crawls SET status = 'cancelled', cancelled_at = now(), updated_at = now() WHERE id = $1::uuid AND status = 'running' RETURNING 1`, [id]);
       if (rows.length === 0) return false;
       await tx.query(
-        `UPDATE links SET status = 'failed', last_error_type = 'crawl_cancelled', last_error = 'the crawl was cancelled', updated_at = now()
-         WHERE crawl = $1::uuid AND status IN ('queued', 'routing', 'fetching', 'paused')`,
-        [id],
+        `UPDATE links SET status = '${LINK_STATUSES.failed}', last_error_type = $2, last_error = 'the crawl was cancelled', updated_at = now()
+         WHERE crawl = $1::uuid AND status IN (${IN_PROGRESS_SQL_LIST})`,
+        [id, ERROR_TYPES.crawlCancelled],
       );
       return true;
     });
@@ -194,7 +195,7 @@ export class CrawlStore {
   async stranded(olderThanMs: number, limit = 10_000): Promise<Array<{ linkId: string; url: string }>> {
     return this.#sql.query<{ linkId: string; url: string }>(
       `SELECT l.id AS "linkId", l.url FROM links l JOIN crawls c ON c.id = l.crawl
-       WHERE c.status = 'running' AND l.status = 'queued' AND l.updated_at < now() - ($1::int * interval '1 millisecond') LIMIT $2::int`,
+       WHERE c.status = 'running' AND l.status = '${LINK_STATUSES.queued}' AND l.updated_at < now() - ($1::int * interval '1 millisecond') LIMIT $2::int`,
       [olderThanMs, limit],
     );
   }
@@ -278,7 +279,7 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
     // stored as a link (enqueued by a producer or another crawl) is that link's: the fleet stores a page once.
     const inserted = await tx.query<{ linkId: string; url: string }>(
       `INSERT INTO links (url, initial_url, domain, status, crawl, depth, discovered_from)
-       SELECT url, initial_url, domain, 'queued', $5::uuid, depth, $6::uuid
+       SELECT url, initial_url, domain, '${LINK_STATUSES.queued}', $5::uuid, depth, $6::uuid
        FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS t(url, initial_url, domain, depth)
        ORDER BY url
        ON CONFLICT (url) DO NOTHING
