@@ -3,6 +3,7 @@ import {
   ERROR_TYPES,
   LINK_STATUSES,
   SELECTION_SOURCES,
+  SKIP_REASONS,
   canonicalFetcherName,
   domainOf,
   extractUrlHeuristics,
@@ -16,6 +17,7 @@ import {
   type PipelineMetrics,
   type PolitenessGate,
   type RobotsPolicy,
+  type SkipReason,
 } from '@crawler/core';
 import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type ProbeRef, type RouteResult } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
@@ -104,10 +106,10 @@ export function createRouteProcessor(deps: RouterDeps) {
     // generation. Anything else is read again to say why it is not routed.
     const routable = await deps.links.readRoutable(data.linkId, now, data.generation);
     const link = routable ?? (await deps.links.get(data.linkId));
-    if (!link) return skipped(deps, 'link_missing');
-    if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) return skipped(deps, `link_${link.status}`);
+    if (!link) return skipped(deps, SKIP_REASONS.linkMissing);
+    if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) return skipped(deps, link.status === LINK_STATUSES.done ? SKIP_REASONS.linkDone : SKIP_REASONS.linkFailed);
     // The reconciler gave the link a job of a newer generation: that one carries it now.
-    if (link.generation > data.generation) return skipped(deps, 'stale_generation');
+    if (link.generation > data.generation) return skipped(deps, SKIP_REASONS.staleGeneration);
 
     if (link.pausedUntil && link.pausedUntil.getTime() > now.getTime()) {
       // A paused link waits as a delayed job: no busy loop, no error, and nothing waiting/active keeps --until-idle up.
@@ -147,7 +149,7 @@ export function createRouteProcessor(deps: RouterDeps) {
     // The link is updated before the fetch job exists, so a fast fetch worker can never be overwritten by us; and only
     // while it is unfinished, so a duplicate route job racing a finished fetch cannot reopen it.
     if (!(await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.fetching, fetcher, selectionSource: decision.source }))) {
-      return skipped(deps, 'link_finished');
+      return skipped(deps, SKIP_REASONS.linkFinished);
     }
     await deps.enqueueFetch({
       linkId: link.id,
@@ -307,7 +309,7 @@ async function decideLearning(
   return { fetcher: verdict.fetcher, source: SELECTION_SOURCES.probe, probe };
 }
 
-function skipped(deps: RouterDeps, reason: string): RouteResult {
+function skipped(deps: RouterDeps, reason: SkipReason): RouteResult {
   deps.metrics.jobFinished(ROUTE_QUEUE, 'skipped');
   return { kind: 'skipped', reason };
 }

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { SKIP_REASONS, type SkipReason } from '@crawler/core';
+
+const SkipReasonSchema = z.enum(Object.values(SKIP_REASONS) as [SkipReason, ...SkipReason[]]);
 
 /** Why a route job exists: the first routing of a link, or a re-route after a pause or a crash. */
 export const ROUTE_REASONS = ['enqueue', 'resume', 'reroute'] as const;
@@ -52,7 +55,7 @@ export type FetchJobInput = z.input<typeof FetchJobSchema>;
 /** What the router returns for a job (visible in Bull Board and job results). */
 export const RouteResultSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('routed'), fetcher: z.string(), source: z.string(), confidence: z.number().optional(), probeReused: z.boolean() }),
-  z.object({ kind: z.literal('skipped'), reason: z.string() }),
+  z.object({ kind: z.literal('skipped'), reason: SkipReasonSchema }),
   z.object({ kind: z.literal('failed'), errorType: z.string(), message: z.string() }),
 ]);
 export type RouteResult = z.infer<typeof RouteResultSchema>;
@@ -63,6 +66,8 @@ export const FetchResultSchema = z.object({
   fetcher: z.string(),
   attempts: z.number().int().min(0),
   errorType: z.string().optional(),
+  /** Why an outcome `skipped` job did nothing. */
+  skipReason: SkipReasonSchema.optional(),
   httpStatus: z.number().int().optional(),
   pausedUntil: z.string().optional(),
 });
