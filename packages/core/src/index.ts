@@ -50,6 +50,9 @@ export {
   isRateLimitResponse,
   hasReadableRetryAfter,
   rateLimitPause,
+  pushbackPause,
+  retryAfterMsOf,
+  type PushbackPause,
   type RateLimitPauseInput,
 } from './policy/rate-limit.js';
 export { decideOutcome, type OutcomeInput, type OutcomeDecision, type OutcomeKind } from './policy/decide-outcome.js';

@@ -1,9 +1,8 @@
 import { canonicalFetcherName } from '../contracts/names.js';
 import { ERROR_TYPES, errorPolicyOf, type ErrorCode } from '../contracts/error-codes.js';
-import { pauseDurationMs } from '../backoff/pause-duration.js';
 import type { ValidationResult } from '../validation/types.js';
 import { DEFAULT_MAX_ATTEMPTS, ESCALATION, failureActionFor, resumeFetcherAfterPause } from './retry-policy.js';
-import { isRateLimitResponse } from './rate-limit.js';
+import { isRateLimitResponse, pushbackPause } from './rate-limit.js';
 
 /** Everything the fetch worker knows after one attempt. */
 export interface OutcomeInput {
@@ -98,18 +97,14 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
     return { ...base, kind: 'retry_now', nextFetcher: fetcher, riskLevel, reason: why };
   }
   // pause: a block, or transient trouble that survived its immediate retry.
-  const tablePauseMs = pauseDurationMs(riskLevel, errorType, { maxPauseMs: input.maxPauseMs });
-  const retryAfterMs = input.retryAfterMs != null && input.retryAfterMs > 0 ? input.retryAfterMs : 0;
-  const pauseMs = Math.max(tablePauseMs, retryAfterMs);
+  const pause = pushbackPause({ riskLevel, errorType, retryAfterMs: input.retryAfterMs, now: input.now, maxPauseMs: input.maxPauseMs });
   // A rate limit is about pace, not the tool: stealth would not help, so only challenges and 403s escalate, and a rate
   // limit comes back to the fetcher it interrupted.
   const nextFetcher = resumeFetcherAfterPause(errorType, fetcher);
   return {
     ...base,
     kind: 'pause',
-    pauseMs,
-    pausedUntil: new Date(input.now.getTime() + pauseMs),
-    riskLevel: riskLevel + 1,
+    ...pause,
     ...(nextFetcher ? { nextFetcher } : {}),
     reason: why,
   };

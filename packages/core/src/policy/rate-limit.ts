@@ -37,14 +37,35 @@ export interface RateLimitPauseInput {
   maxPauseMs?: number;
 }
 
+/** A pause: how long, until when, and the link's risk level after it. */
+export interface PushbackPause {
+  pauseMs: number;
+  pausedUntil: Date;
+  riskLevel: number;
+}
+
 /**
- * How long a link and its domain wait after a rate limit: the block table (10 min × 2^riskLevel, rate limits share
- * the ban-risk base with 403s) and never less than Retry-After, so no request reaches the site before the time it
- * named. Without Retry-After the table is the backoff.
+ * The one pause rule, for the fetch path (decideOutcome) and the router's probe alike: the backoff table for the
+ * error type (10 min × 2^riskLevel for ban-risk codes such as rate limits and 403s, 5 min otherwise, capped by
+ * maxPauseMs) and never less than Retry-After, so no request reaches the site before the time it named. The risk
+ * level goes up by one.
  */
-export function rateLimitPause(input: RateLimitPauseInput): { pauseMs: number; pausedUntil: Date; riskLevel: number } {
+export function pushbackPause(input: RateLimitPauseInput & { errorType: string }): PushbackPause {
   const riskLevel = Math.max(0, Math.floor(input.riskLevel || 0));
-  const tableMs = pauseDurationMs(riskLevel, ERROR_TYPES.rateLimited, { maxPauseMs: input.maxPauseMs });
+  const tableMs = pauseDurationMs(riskLevel, input.errorType, { maxPauseMs: input.maxPauseMs });
   const pauseMs = Math.max(tableMs, input.retryAfterMs != null && input.retryAfterMs > 0 ? input.retryAfterMs : 0);
   return { pauseMs, pausedUntil: new Date(input.now.getTime() + pauseMs), riskLevel: riskLevel + 1 };
+}
+
+/** How long a link and its domain wait after a rate limit: {@link pushbackPause} for `rate_limited`. */
+export function rateLimitPause(input: RateLimitPauseInput): PushbackPause {
+  return pushbackPause({ ...input, errorType: ERROR_TYPES.rateLimited });
+}
+
+/**
+ * What a response's Retry-After asks for, in ms from `answeredAt` (when the answer came, not when the job began: a
+ * slow request must not shorten the site's wait); null when absent or unreadable.
+ */
+export function retryAfterMsOf(headers: Readonly<Record<string, string | undefined>> | undefined, answeredAt: Date): number | null {
+  return parseRetryAfterMs(headers?.['retry-after'], answeredAt);
 }
