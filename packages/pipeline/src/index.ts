@@ -15,3 +15,4 @@ export * from './crawls/sitemaps.js';
 export * from './crawls/seen-cache.js';
 export * from './runtime/infra-errors.js';
 export * from './reconcile/reconciler.js';
+export { onShutdownSignal, exitOnSignals } from './runtime/shutdown-signals.js';

@@ -3,4 +3,5 @@
  * health lines, and one ordered shutdown on signals. apps/router and apps/fetcher are thin mains over it.
  */
 export { parseWorkerEnv, parseDomainLimits, type WorkerEnv, type DomainLimits } from './env.js';
-export { startWorkerProcess, exitOnSignals, runWorkerMain, type WorkerProcess, type HealthSnapshot, type StartWorkerProcessOptions } from './worker-process.js';
+export { exitOnSignals } from '@crawler/pipeline';
+export { startWorkerProcess, runWorkerMain, type WorkerProcess, type HealthSnapshot, type StartWorkerProcessOptions } from './worker-process.js';

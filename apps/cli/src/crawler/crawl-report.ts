@@ -1,3 +1,5 @@
+import type { LinkSummary } from '@crawler/db';
+
 /** One link as the `crawl` summary reports it. */
 export interface LinkReport {
   url: string;
@@ -16,16 +18,8 @@ export interface CrawlReport {
   totals: { links: number; done: number; failed: number; paused: number; other: number; rejected: number; attempts: number; bySource: Record<string, number> };
 }
 
-/** The link fields the report reads (@crawler/db LinkStore's LinkSummary, or a Prisma Link row). */
-export interface LinkRow {
-  url: string;
-  status: string;
-  fetcher: string | null;
-  selectionSource: string | null;
-  attemptCount: number;
-  lastErrorType: string | null;
-  pausedUntil: Date | null;
-}
+/** The link fields the report reads: @crawler/db LinkStore's summary rows. */
+export type LinkRow = LinkSummary;
 
 /** Build the report from link rows, in the order given. */
 export function buildCrawlReport(rows: readonly LinkRow[], rejected: CrawlReport['rejected']): CrawlReport {
