@@ -11,8 +11,8 @@ import { LinkStore } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
+import { REDIS_URL } from '@crawler/testkit';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_api_board_${process.pid}}`;
 const QUEUE_NAMES = [ROUTE_QUEUE, fetchQueueName('simple_http'), fetchQueueName('playwright'), fetchQueueName('playwright_stealth')];
 const AUTH = { user: 'ops', password: 'board-test-secret' };

@@ -9,8 +9,8 @@ import { silentLogger } from '@crawler/core';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
+import { REDIS_URL } from '@crawler/testkit';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_api_crawls_${process.pid}}`;
 
 let db: TestDatabase;

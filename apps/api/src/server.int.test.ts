@@ -8,8 +8,8 @@ import { AttemptStore, createPrismaClient, LinkStore } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
+import { REDIS_URL } from '@crawler/testkit';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_api_${process.pid}}`;
 const QUEUE_NAMES = [ROUTE_QUEUE, fetchQueueName('simple_http'), fetchQueueName('playwright')];
 const AUTH = { user: 'ops', password: 'correct horse battery' };

@@ -10,10 +10,9 @@ import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { enqueueLinks } from '@crawler/pipeline';
 import { LinkStore } from '@crawler/db';
 import { JobQueues, createRedisConnection, fetchQueueName, deleteRedisPrefix } from '@crawler/queue';
-import { robotsTxt, sleep, startTestServer, staticArticle, tooManyRequests, type StaticRoute, type TestServer } from '@crawler/testkit';
+import { robotsTxt, sleep, startTestServer, staticArticle, tooManyRequests, type StaticRoute, type TestServer, REDIS_URL } from '@crawler/testkit';
 import { spawnApp, type AppProcess, type LogLine } from './__fixtures__/spawn-app.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_apps_fleet_${process.pid}}`;
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const PAUSE_MS = 4_000;

@@ -3,3 +3,4 @@ export * from './pages.js';
 export * from './routes.js';
 export * from './site-graph.js';
 export * from './private-services.js';
+export * from './shared-services.js';

@@ -15,12 +15,11 @@ import { LinkStore, OutboxStore, sqlOf } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { enqueueLinks } from '@crawler/pipeline';
 import { JobQueues, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
-import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { startTestServer, staticArticle, type TestServer, REDIS_URL, waitFor } from '@crawler/testkit';
 import { EventDispatcher } from '../dispatcher.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, verifyWebhook } from '../signature.js';
 
 const CHILD = fileURLToPath(new URL('../__fixtures__/crawler-child.ts', import.meta.url));
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_events_fault_${process.pid}}`;
 const SECRET = 'fault-test-secret-0123456789';
 const OK_PAGES = 24;
@@ -61,15 +60,6 @@ function startChild(env: Record<string, string>): Promise<ChildProcess> {
   });
 }
 
-async function waitFor<T>(check: () => Promise<T | null | undefined | false>, what: string, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 interface Seen {
   id: string;
