@@ -25,6 +25,8 @@ export {
   documentSuccessRate,
   sampleFactor,
   scoreFetchers,
+  scoreTallies,
+  type FetcherTally,
   isConfident,
   type ScoredAttempt,
   type ScoreOptions,
