@@ -86,7 +86,6 @@ export {
 export {
   type RuntimeParts,
   type StartWorkersOptions,
-  IDLE_DELAY_HORIZON_MS,
   CrawlerRuntime,
 } from './runtime/crawler-runtime.js';
 export {
@@ -125,3 +124,4 @@ export {
   ReconcileLoop,
 } from './reconcile/reconciler.js';
 export { onShutdownSignal, exitOnSignals } from './runtime/shutdown-signals.js';
+export { IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDeps } from './runtime/idle-check.js';

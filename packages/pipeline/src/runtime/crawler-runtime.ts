@@ -11,6 +11,7 @@ import { createFetchProcessor, type FetchDeps } from '../fetch/fetch-processor.j
 import type { CrawlFrontier } from '../crawls/crawl-frontier.js';
 import { ReconcileLoop, reconcileLinks, type ReconcileReport } from '../reconcile/reconciler.js';
 import { TableStatsLoop } from './table-stats-loop.js';
+import { IdleCheck } from './idle-check.js';
 import { delayJob } from '../job-control.js';
 import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
 
@@ -51,9 +52,6 @@ export interface StartWorkersOptions {
  * A crawler in one process: producers, the router worker and fetch workers over shared clients, with an idle check
  * for `--until-idle` and one ordered, idempotent shutdown.
  */
-/** Delayed jobs due within this window keep the runtime from being idle: politeness gaps and Crawl-delays (≤ 60 s). */
-export const IDLE_DELAY_HORIZON_MS = 65_000;
-
 export class CrawlerRuntime {
   readonly config: CrawlerConfig;
   readonly queues: JobQueues;
@@ -73,8 +71,7 @@ export class CrawlerRuntime {
   #closing: Promise<void> | null = null;
   #reconcileLoop: ReconcileLoop | null = null;
   #tableStats: TableStatsLoop | null = null;
-  /** When the current infrastructure outage began (first failed idle check), for one log line per outage. */
-  #outageSince: number | null = null;
+  readonly #idle: IdleCheck;
 
   constructor(parts: RuntimeParts) {
     this.#parts = parts;
@@ -87,6 +84,14 @@ export class CrawlerRuntime {
     this.logger = parts.logger;
     this.crawls = parts.crawls;
     this.crawlStore = parts.crawlStore;
+    this.#idle = new IdleCheck({
+      queues: parts.queues,
+      queueNames: () => this.queueNames(),
+      served: this.#served,
+      linkStore: parts.linkStore,
+      reconcileNow: () => this.reconcile({ graceMs: 0 }),
+      logger: parts.logger,
+    });
   }
 
   /**
@@ -237,60 +242,14 @@ export class CrawlerRuntime {
     return this.queues.countJobs(this.queueNames());
   }
 
-  /**
-   * True when nothing is waiting or running on the queues this process serves. Delayed jobs (paused links, politeness
-   * waits) do not count: a paused link must not keep `--until-idle` alive for hours. A process that serves every
-   * queue also asks Postgres: links still queued, routing or fetching with no job to carry them (Redis lost its data,
-   * a job died while Postgres was away) are reconciled at once and keep it waiting.
-   */
-  async isIdle(): Promise<boolean> {
-    // A process serving some queues must not wait forever on jobs only other processes (or fetchers) will take.
-    const names = this.#served.size > 0 ? [...this.#served] : this.queueNames();
-    const c = await this.queues.countJobs(names);
-    if (c.waiting + c.active + c.prioritized > 0) return false;
-    // A job parked for a politeness gap or a Crawl-delay (capped at a minute) is still work in progress: its link stays
-    // routing/fetching. A paused link's delayed re-route is not, whatever its length (a Retry-After can be short), and
-    // must not keep `--until-idle` alive: its link is `paused`.
-    const parkedSoon = c.delayed > 0 && (await this.queues.countDelayedDueWithin(names, IDLE_DELAY_HORIZON_MS)) > 0;
-    const servesAll = this.queueNames().every((q) => this.#served.has(q));
-    if (!parkedSoon && !servesAll) return true;
-    if (!(await this.#parts.linkStore.anyInFlight())) return true;
-    if (parkedSoon) return false;
-    // Unfinished links and no job anywhere: the work was lost, not finished. Rebuild it from Postgres.
-    const report = await this.reconcile({ graceMs: 0 });
-    this.logger.info({ report }, 'idle check: unfinished links without jobs were requeued');
-    return false;
+  /** See {@link IdleCheck.isIdle}. */
+  isIdle(): Promise<boolean> {
+    return this.#idle.isIdle();
   }
 
-  /**
-   * Resolve once the queues are idle on two checks in a row (a job between queues is never missed: the router adds
-   * the fetch job before its own job completes, so a check can only miss a link in the microseconds between reading
-   * one queue and the next, and the confirming check `confirmMs` later reads both again). Through a Postgres or Redis
-   * outage it keeps waiting (one warning per outage), and goes on when the service is back.
-   */
-  async waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
-    // Each check is a few Redis calls: polling often costs nothing, and a crawl ends when its last page is done, not
-    // up to half a second later.
-    const pollMs = opts.pollMs ?? 100;
-    const confirmMs = opts.confirmMs ?? 50;
-    let quiet = 0;
-    while (quiet < 2) {
-      await new Promise((r) => setTimeout(r, quiet === 1 ? confirmMs : pollMs));
-      try {
-        await opts.onTick?.();
-        quiet = (await this.isIdle()) ? quiet + 1 : 0;
-        if (this.#outageSince !== null) {
-          this.logger.info({ outageMs: Date.now() - this.#outageSince }, 'idle check: Postgres and Redis answer again');
-          this.#outageSince = null;
-        }
-      } catch (err) {
-        quiet = 0;
-        if (this.#outageSince === null) {
-          this.#outageSince = Date.now();
-          this.logger.warn({ err }, 'idle check failed (Postgres or Redis unreachable?); waiting for it to come back');
-        }
-      }
-    }
+  /** See {@link IdleCheck.waitUntilIdle}. */
+  waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
+    return this.#idle.waitUntilIdle(opts);
   }
 
   /**
