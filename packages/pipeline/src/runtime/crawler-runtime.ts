@@ -1,6 +1,6 @@
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
+import { canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
 import type { CrawlStore, LinkStore, PrismaClient } from '@crawler/db';
 import type { CrawlerConfig } from '../config/crawler-config.js';
@@ -12,8 +12,7 @@ import type { CrawlFrontier } from '../crawls/crawl-frontier.js';
 import { ReconcileLoop, reconcileLinks, type ReconcileReport } from '../reconcile/reconciler.js';
 import { TableStatsLoop } from './table-stats-loop.js';
 import { IdleCheck } from './idle-check.js';
-import { delayJob } from '../job-control.js';
-import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
+import { WorkerSet } from './worker-set.js';
 
 /** Everything a running crawler holds; built by createRuntime. */
 export interface RuntimeParts {
@@ -64,10 +63,9 @@ export class CrawlerRuntime {
   readonly crawls: CrawlFrontier;
   readonly crawlStore: CrawlStore;
   readonly #parts: RuntimeParts;
-  readonly #workers: Worker[] = [];
+  readonly #workers: WorkerSet;
   /** Queues this process consumes; the idle check looks only at these (all queues before any worker starts). */
   readonly #served = new Set<string>();
-  readonly #abort = new AbortController();
   #closing: Promise<void> | null = null;
   #reconcileLoop: ReconcileLoop | null = null;
   #tableStats: TableStatsLoop | null = null;
@@ -84,6 +82,7 @@ export class CrawlerRuntime {
     this.logger = parts.logger;
     this.crawls = parts.crawls;
     this.crawlStore = parts.crawlStore;
+    this.#workers = new WorkerSet({ links: parts.links, logger: parts.logger, infraRetryMaxMs: parts.config.infraRetryMaxMs, served: this.#served });
     this.#idle = new IdleCheck({
       queues: parts.queues,
       queueNames: () => this.queueNames(),
@@ -142,12 +141,12 @@ export class CrawlerRuntime {
           pauseMaxMs: config.pauseMaxMs,
         },
       });
-      this.#track(new Worker(ROUTE_QUEUE, this.#guard((job: Job, token?: string) => processRoute(job, token)), { ...common, concurrency: config.routerConcurrency }));
+      this.#workers.add(new Worker(ROUTE_QUEUE, this.#workers.guard((job: Job, token?: string) => processRoute(job, token)), { ...common, concurrency: config.routerConcurrency }));
     }
     const wanted = new Set((opts.fetchers ?? fetcherNames).map(canonicalFetcherName));
     const processFetch = createFetchProcessor({
       ...this.#parts.fetchDeps,
-      signal: this.#abort.signal,
+      signal: this.#workers.signal,
       settings: {
         fetcherNames,
         maxAttempts: config.maxAttempts,
@@ -158,7 +157,7 @@ export class CrawlerRuntime {
     });
     for (const f of config.fetchers) {
       if (!wanted.has(f.name)) continue;
-      this.#track(new Worker(fetchQueueName(f.name), this.#guard((job: Job, token?: string) => processFetch(job, token)), { ...common, concurrency: f.concurrency }));
+      this.#workers.add(new Worker(fetchQueueName(f.name), this.#workers.guard((job: Job, token?: string) => processFetch(job, token)), { ...common, concurrency: f.concurrency }));
     }
     // Every worker process rebuilds lost work from Postgres when it starts, then periodically (one at a time, by lease).
     this.#reconcileLoop ??= new ReconcileLoop({
@@ -189,52 +188,6 @@ export class CrawlerRuntime {
    */
   reconcile(opts: { graceMs?: number } = {}): Promise<ReconcileReport> {
     return reconcileLinks(this.#reconcileDeps(opts.graceMs ?? this.config.reconcileGraceMs));
-  }
-
-  /**
-   * A processor that rides out Postgres and Redis outages: a job that failed because our own infrastructure was
-   * unreachable is parked with a doubling delay instead of using up its attempts (and failing its link). When Redis
-   * itself is away the job cannot be parked; it stalls, and BullMQ or the reconciler runs it again.
-   */
-  #guard<T>(processor: (job: Job, token?: string) => Promise<T>): (job: Job, token?: string) => Promise<T> {
-    return async (job, token) => {
-      try {
-        return await processor(job, token);
-      } catch (err) {
-        if (err instanceof DelayedError || !isInfraError(err)) throw err;
-        const delayMs = infraRetryDelayMs(job.attemptsStarted ?? 1, this.config.infraRetryMaxMs);
-        this.logger.warn({ err, jobId: job.id, queue: job.queueName, delayMs }, 'infrastructure unreachable: job parked for a retry');
-        try {
-          return await delayJob(job, token, delayMs);
-        } catch (parked) {
-          if (parked instanceof DelayedError) throw parked;
-          throw err;
-        }
-      }
-    };
-  }
-
-  #track(worker: Worker): void {
-    const log = this.logger.child({ queue: worker.name });
-    // An 'error' event without a listener would crash the process; a worker must survive Redis hiccups.
-    worker.on('error', (err) => log.error({ err }, 'worker error'));
-    worker.on('failed', (job, err) => {
-      log.warn({ jobId: job?.id, err }, 'job failed');
-      // BullMQ gave up on the job (crashes exhausted its attempts): record it on the link so it is never silently
-      // stuck in routing/fetching. A payload too broken to name a link has nothing to update. A job that died of our
-      // own infrastructure (Postgres or Redis away, its worker killed) says nothing about the link: the link stays
-      // unfinished and the reconciler gives it a new job.
-      const linkId = (job?.data as { linkId?: unknown } | undefined)?.linkId;
-      const final = job && job.attemptsMade >= (job.opts.attempts ?? 1);
-      if (isInfraError(err) || isStalledError(err)) return;
-      if (final && typeof linkId === 'string' && /^[0-9a-f-]{36}$/i.test(linkId)) {
-        this.links
-          .updateUnlessFinished(linkId, { status: LINK_STATUSES.failed, lastErrorType: ERROR_TYPES.internal, lastError: `${worker.name} job failed: ${err.message}` })
-          .catch((e: unknown) => log.error({ err: e, linkId }, 'could not record a failed job on its link'));
-      }
-    });
-    this.#workers.push(worker);
-    this.#served.add(worker.name);
   }
 
   /** Jobs waiting, active, prioritized and delayed over this crawler's queues. */
@@ -271,15 +224,7 @@ export class CrawlerRuntime {
         log.error({ err, step: name }, 'shutdown step failed');
       }
     };
-    await step('workers', async () => {
-      const timer = setTimeout(() => this.#abort.abort(), drainTimeoutMs);
-      timer.unref();
-      try {
-        await Promise.all(this.#workers.map((w) => w.close()));
-      } finally {
-        clearTimeout(timer);
-      }
-    });
+    await step('workers', () => this.#workers.close(drainTimeoutMs));
     await step('reconciler', async () => this.#reconcileLoop?.stop());
     await step('table statistics', async () => this.#tableStats?.stop());
     await step('fetchers', () => this.#parts.closeFetchers());
