@@ -10,7 +10,8 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { extractLinks, silentLogger } from '@crawler/core';
 import { createTestDatabase } from '@crawler/db/testing';
-import { CrawlFrontier, CrawlStore, RedisSeenCache } from '@crawler/pipeline';
+import { CrawlStore } from '@crawler/db';
+import { CrawlFrontier, RedisSeenCache } from '@crawler/pipeline';
 import { benchEnv } from './env.js';
 
 const { values } = parseArgs({ options: { pages: { type: 'string', default: '3000' }, links: { type: 'string', default: '30' }, workers: { type: 'string', default: '16' } } });

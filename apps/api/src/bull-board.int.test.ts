@@ -7,12 +7,12 @@ import { chromium, type Browser } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { PrismaLinkRepo } from '@crawler/pipeline';
+import { LinkStore } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
+import { REDIS_URL } from '@crawler/testkit';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_api_board_${process.pid}}`;
 const QUEUE_NAMES = [ROUTE_QUEUE, fetchQueueName('simple_http'), fetchQueueName('playwright'), fetchQueueName('playwright_stealth')];
 const AUTH = { user: 'ops', password: 'board-test-secret' };
@@ -29,7 +29,7 @@ beforeAll(async () => {
   db = await createTestDatabase('api_board');
   redis = createRedisConnection(REDIS_URL, 'producer');
   queues = new JobQueues({ connection: redis, prefix: PREFIX });
-  app = await createServer({ prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: AUTH, apiKeys: null });
+  app = await createServer({ prisma: db.prisma, redis, queues, links: new LinkStore(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: AUTH, apiKeys: null });
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   // Jobs in the states an operator looks for: waiting links, a paused link's delayed re-route, browser work queued.

@@ -3,13 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { PrismaLinkRepo, createCrawlFrontier, loadConfig } from '@crawler/pipeline';
+import { createCrawlFrontier, loadConfig } from '@crawler/pipeline';
+import { LinkStore } from '@crawler/db';
 import { silentLogger } from '@crawler/core';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
+import { REDIS_URL } from '@crawler/testkit';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_api_crawls_${process.pid}}`;
 
 let db: TestDatabase;
@@ -24,7 +25,7 @@ beforeAll(async () => {
   queues = new JobQueues({ connection: redis, prefix: PREFIX });
   crawls = createCrawlFrontier({ prisma: db.prisma, queues, redis, config: loadConfig({ DATABASE_URL: db.url, QUEUE_PREFIX: PREFIX }), logger: silentLogger });
   app = await createServer({
-    prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: [ROUTE_QUEUE], metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, crawls, maxBatchSize: 5,
+    prisma: db.prisma, redis, queues, links: new LinkStore(db.prisma), queueNames: [ROUTE_QUEUE], metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, crawls, maxBatchSize: 5,
   });
 });
 

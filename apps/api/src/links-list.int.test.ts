@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { PrismaLinkRepo } from '@crawler/pipeline';
+import { LinkStore } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
@@ -21,7 +21,7 @@ beforeAll(async () => {
   db = await createTestDatabase('api_links_list');
   redis = createRedisConnection(REDIS_URL, 'producer');
   queues = new JobQueues({ connection: redis, prefix: PREFIX });
-  app = await createServer({ prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: [ROUTE_QUEUE], metrics: createPipelineMetrics(), bullBoard: null, apiKeys: [API_KEY] });
+  app = await createServer({ prisma: db.prisma, redis, queues, links: new LinkStore(db.prisma), queueNames: [ROUTE_QUEUE], metrics: createPipelineMetrics(), bullBoard: null, apiKeys: [API_KEY] });
 });
 
 afterAll(async () => {

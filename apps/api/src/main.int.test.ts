@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
+import { REDIS_URL } from '@crawler/testkit';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const MAIN = `${REPO}apps/api/dist/main.js`;
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_api_main_${process.pid}}`;
 const KEY = 'main-int-test-key-0123456789abcdef';
 let db: TestDatabase;

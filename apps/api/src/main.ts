@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The producer API: POST /links, GET /links/:id, POST/GET/DELETE /crawls, Bull Board, /metrics, /healthz. */
-import { createPrismaClient } from '@crawler/db';
-import { DomainPauses, PrismaLinkRepo, createCrawlFrontier } from '@crawler/pipeline';
+import { createPrismaClient, LinkStore } from '@crawler/db';
+import { DomainPauses, createCrawlFrontier, exitOnSignals } from '@crawler/pipeline';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { createLogger, createPipelineMetrics } from '@crawler/telemetry';
 import { parseApiEnv } from './env.js';
@@ -25,7 +25,7 @@ const app = await createServer({
   prisma,
   redis,
   queues,
-  links: new PrismaLinkRepo(prisma),
+  links: new LinkStore(prisma),
   queueNames: [ROUTE_QUEUE, ...env.crawler.fetchers.map((f) => fetchQueueName(f.name))],
   metrics: createPipelineMetrics({ defaultMetrics: true }),
   bullBoard: env.bullBoard,
@@ -53,11 +53,5 @@ const close = () =>
       await step().catch((err: unknown) => logger.error({ err, step: name }, 'shutdown step failed'));
     }
   })());
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    logger.info({ signal }, 'shutting down');
-    setTimeout(() => process.exit(1), 30_000).unref();
-    close().then(() => process.exit(0));
-  });
-}
+exitOnSignals(close, logger, 30_000);
 await app.listen({ port: env.port, host: env.host });

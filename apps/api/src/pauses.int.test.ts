@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { DomainPauses, PrismaLinkRepo, loadConfig, politenessPrefix } from '@crawler/pipeline';
+import { DomainPauses, loadConfig, politenessPrefix } from '@crawler/pipeline';
+import { LinkStore } from '@crawler/db';
 import { RedisPolitenessGate } from '@crawler/politeness';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
@@ -24,7 +25,7 @@ beforeAll(async () => {
   queues = new JobQueues({ connection: redis, prefix: PREFIX });
   const config = loadConfig({ DATABASE_URL: db.url, QUEUE_PREFIX: PREFIX });
   app = await createServer({
-    prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: [ROUTE_QUEUE], metrics: createPipelineMetrics(),
+    prisma: db.prisma, redis, queues, links: new LinkStore(db.prisma), queueNames: [ROUTE_QUEUE], metrics: createPipelineMetrics(),
     bullBoard: null, apiKeys: [API_KEY], pauses: new DomainPauses({ redis, prisma: db.prisma, queues, config }),
   });
 });

@@ -4,13 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { AttemptStore, createPrismaClient } from '@crawler/db';
-import { PrismaLinkRepo } from '@crawler/pipeline';
+import { AttemptStore, createPrismaClient, LinkStore } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName, deleteRedisPrefix } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
+import { REDIS_URL } from '@crawler/testkit';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_api_${process.pid}}`;
 const QUEUE_NAMES = [ROUTE_QUEUE, fetchQueueName('simple_http'), fetchQueueName('playwright')];
 const AUTH = { user: 'ops', password: 'correct horse battery' };
@@ -30,7 +29,7 @@ beforeAll(async () => {
     prisma: db.prisma,
     redis,
     queues,
-    links: new PrismaLinkRepo(db.prisma),
+    links: new LinkStore(db.prisma),
     queueNames: QUEUE_NAMES,
     metrics: createPipelineMetrics(),
     bullBoard: AUTH,
@@ -213,7 +212,7 @@ describe('Bull Board', () => {
   });
 
   it('is not served at all without configured credentials', async () => {
-    const open = await createServer({ prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null });
+    const open = await createServer({ prisma: db.prisma, redis, queues, links: new LinkStore(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null });
     try {
       const res = await open.inject({ method: 'GET', url: '/admin/queues' });
       expect(res.statusCode).toBe(404);
@@ -259,8 +258,8 @@ describe('/healthz', () => {
     const deadRedis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
     deadRedis.on('error', () => {});
     const missingDb = createPrismaClient(db.url.replace(/\/[^/?]+(\?|$)/, '/crawler_test_api_missing$1'), { connectionTimeoutMs: 2_000 });
-    const broken = await createServer({ prisma: missingDb, redis: deadRedis, queues, links: new PrismaLinkRepo(missingDb), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, healthTimeoutMs: 1_000 });
-    const halfBroken = await createServer({ prisma: db.prisma, redis: deadRedis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, healthTimeoutMs: 1_000 });
+    const broken = await createServer({ prisma: missingDb, redis: deadRedis, queues, links: new LinkStore(missingDb), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, healthTimeoutMs: 1_000 });
+    const halfBroken = await createServer({ prisma: db.prisma, redis: deadRedis, queues, links: new LinkStore(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, healthTimeoutMs: 1_000 });
     try {
       const res = await broken.inject({ method: 'GET', url: '/healthz' });
       expect(res.statusCode).toBe(503);

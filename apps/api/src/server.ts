@@ -2,8 +2,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Redis } from 'ioredis';
 import { Counter } from 'prom-client';
 import { CrawlerError } from '@crawler/core';
-import type { PrismaClient } from '@crawler/db';
-import type { CrawlFrontier, CrawlStore, DomainPauses, LinkRepo } from '@crawler/pipeline';
+import type { CrawlStore, PrismaClient } from '@crawler/db';
+import type { CrawlFrontier, DomainPauses, LinkRepo } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { PrometheusPipelineMetrics } from '@crawler/telemetry';
 import type { BullBoardCredentials } from './env.js';

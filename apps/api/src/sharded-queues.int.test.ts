@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { PrismaLinkRepo } from '@crawler/pipeline';
+import { LinkStore } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, deleteRedisPrefix, fetchQueueName } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
 import { createServer } from './server.js';
@@ -20,7 +20,7 @@ beforeAll(async () => {
   db = await createTestDatabase('api_shards');
   redis = createRedisConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'producer');
   queues = new JobQueues({ connection: redis, prefix: PREFIX, shards: 3 });
-  app = await createServer({ prisma: db.prisma, redis, queues, links: new PrismaLinkRepo(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: AUTH, apiKeys: null });
+  app = await createServer({ prisma: db.prisma, redis, queues, links: new LinkStore(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: AUTH, apiKeys: null });
 }, 60_000);
 
 afterAll(async () => {

@@ -7,12 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { PrismaLinkRepo, enqueueLinks } from '@crawler/pipeline';
+import { enqueueLinks } from '@crawler/pipeline';
+import { LinkStore } from '@crawler/db';
 import { JobQueues, createRedisConnection, fetchQueueName, deleteRedisPrefix } from '@crawler/queue';
-import { robotsTxt, sleep, startTestServer, staticArticle, tooManyRequests, type StaticRoute, type TestServer } from '@crawler/testkit';
+import { robotsTxt, sleep, startTestServer, staticArticle, tooManyRequests, type StaticRoute, type TestServer, REDIS_URL } from '@crawler/testkit';
 import { spawnApp, type AppProcess, type LogLine } from './__fixtures__/spawn-app.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_apps_fleet_${process.pid}}`;
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const PAUSE_MS = 4_000;
@@ -21,7 +21,7 @@ const FETCH_QUEUE = fetchQueueName('simple_http');
 let db: TestDatabase;
 let redis: Redis;
 let queues: JobQueues;
-let links: PrismaLinkRepo;
+let links: LinkStore;
 let router: AppProcess;
 let fetchers: AppProcess[] = [];
 const servers: TestServer[] = [];
@@ -36,7 +36,7 @@ beforeAll(async () => {
   db = await createTestDatabase('apps_fleet');
   redis = createRedisConnection(REDIS_URL, 'producer');
   queues = new JobQueues({ connection: redis, prefix: PREFIX });
-  links = new PrismaLinkRepo(db.prisma);
+  links = new LinkStore(db.prisma);
   const env = {
     DATABASE_URL: db.url,
     REDIS_URL,

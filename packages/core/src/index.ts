@@ -25,6 +25,8 @@ export {
   documentSuccessRate,
   sampleFactor,
   scoreFetchers,
+  scoreTallies,
+  type FetcherTally,
   isConfident,
   type ScoredAttempt,
   type ScoreOptions,
@@ -52,6 +54,9 @@ export {
   hasReadableRetryAfter,
   rateLimitPause,
   rateLimitPauseMs,
+  pushbackPause,
+  retryAfterMsOf,
+  type PushbackPause,
   type RateLimitPauseInput,
 } from './policy/rate-limit.js';
 export { siteUnreachablePause, DEFAULT_UNREACHABLE_BASE_PAUSE_MS, type SiteUnreachableInput, type SiteUnreachableDecision } from './policy/site-unreachable.js';

@@ -28,13 +28,25 @@ export {
 } from './content/content-export.js';
 export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type OutboxStats } from './events/outbox-store.js';
 export {
-  OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange, type NotModifiedVisit, type VisitKind,
+  OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type OutcomeLinkChange, type NotModifiedVisit, type VisitKind,
 } from './outcome/outcome-store.js';
 export {
   VersionStore, reopenForRevisit, DEFAULT_KEEP_VERSIONS, DEFAULT_KEEP_VERSIONS_DAYS,
   type PageVersion, type RevisitValidators, type VersionRetention, type ReopenedLink,
 } from './versions/version-store.js';
+export { LinkStore, READ_ROUTABLE_SQL, type LinkChange, type LinkRecord, type NewLink, type LinkSummary, type StaleLink } from './links/link-store.js';
+export {
+  CrawlStore,
+  type CrawlRecord,
+  type CrawlCounters,
+  type CrawlView,
+  type FrontierCandidate,
+  type AdmitRequest,
+  type AdmitResult,
+} from './crawls/crawl-store.js';
+export { FINISHED_STATUSES, IN_PROGRESS_STATUSES, IN_FLIGHT_STATUSES, sqlList } from './sql-lists.js';
+export { pingDatabase } from './health.js';
 export { analyzeStaleTables, GROWING_TABLES, type AnalyzedTable, type TableStatsOptions } from './maintenance/table-stats.js';
 export { ScheduleStore, type VisitStart, type RefreshResult, type ScheduleSummary } from './schedule/schedule-store.js';
 export { storedLinkStates, takeOverStaleLinks } from './schedule/crawl-revisits.js';
-export { listLinks, pausedLinksByDomain, resumePausedLinks, reviveFailedLinks, type LinkSummary, type ListLinksQuery, type PausedDomainLinks, type ResumedLink } from './links/link-query.js';
+export { listLinks, pausedLinksByDomain, resumePausedLinks, reviveFailedLinks, type LinkListItem, type ListLinksQuery, type PausedDomainLinks, type ResumedLink } from './links/link-query.js';

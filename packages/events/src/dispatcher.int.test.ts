@@ -8,8 +8,8 @@ import { OutboxStore, sqlOf } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { EventDispatcher, type EventDispatcherOptions } from './dispatcher.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, verifyWebhook } from './signature.js';
+import { REDIS_URL } from '@crawler/testkit';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const STREAM = `{crawler_test_events_${process.pid}}:events`;
 const SECRET = 'test-secret-0123456789';
 

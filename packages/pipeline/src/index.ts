@@ -1,21 +1,129 @@
-export * from './config/crawler-config.js';
-export * from './config/events-config.js';
-export * from './links/link-repo.js';
-export * from './links/enqueue-links.js';
-export * from './probe/probe-store.js';
-export * from './ports.js';
-export * from './job-control.js';
-export * from './fetch/response-analysis.js';
-export * from './router/route-processor.js';
-export * from './router/learned-choice.js';
-export * from './fetch/fetch-processor.js';
-export * from './runtime/crawler-runtime.js';
-export * from './runtime/create-runtime.js';
-export * from './crawls/crawl-store.js';
-export * from './crawls/crawl-frontier.js';
-export * from './crawls/sitemaps.js';
-export * from './crawls/seen-cache.js';
-export * from './runtime/infra-errors.js';
-export * from './reconcile/reconciler.js';
+// The package's public surface, by module: what apps and other packages may import. Anything not listed is internal.
+export {
+  type FetcherConfig,
+  parseFetcherList,
+  parseHeuristicTypes,
+  type DomainLimits,
+  parseDomainLimits,
+  QUEUE_ENV,
+  ROUTING_ENV,
+  RETRY_ENV,
+  FETCHERS_ENV,
+  POLITENESS_ENV,
+  PROBE_ENV,
+  RECONCILE_ENV,
+  CRAWL_ENV,
+  CRAWLER_ENV,
+  CRAWLER,
+  type CrawlerConfig,
+  CRAWLER_ENV_SCHEMA,
+  loadConfig,
+  ConfigError,
+} from './config/crawler-config.js';
+export {
+  type EventsConfig,
+  EVENTS_ENV,
+  MIN_WEBHOOK_SECRET_LENGTH,
+  checkEventsEnv,
+  eventsConfigOf,
+} from './config/events-config.js';
+export {
+  type AcceptedLink,
+  type RejectedLink,
+  type EnqueueResult,
+  type EnqueueLinksOptions,
+  enqueueLinks,
+} from './links/enqueue-links.js';
+export {
+  type StoredProbe,
+  type ProbeStoreOptions,
+  ProbeStore,
+} from './probe/probe-store.js';
+export {
+  type AttemptRecord,
+  type AttemptLog,
+  type LearnedSelector,
+  type LegacyRoutes,
+  type OutcomeSink,
+  type FetcherLike,
+  type FetcherSource,
+  type ProbeFn,
+  type LinkRepo,
+  type ReconcileLinks,
+  type AppliedOutcome,
+  type LinkChange,
+  type LinkRecord,
+  type NewLink,
+  type OutcomeHook,
+  type OutcomeWrite,
+  type StaleLink,
+} from './ports.js';
+export {
+  type JobHandle,
+} from './job-control.js';
+export {
+  analyzeResponse,
+  type ProbeVerdict,
+  judgeProbe,
+} from './fetch/response-analysis.js';
+export {
+  type RouterSettings,
+  type DomainStateReader,
+  type RouterDeps,
+  createRouteProcessor,
+} from './router/route-processor.js';
+export {
+  DEFAULT_PLAIN_HTTP_MEMORY_MS,
+  type LearnedChoiceInput,
+  type LearnedChoice,
+  chooseLearned,
+} from './router/learned-choice.js';
+export {
+  type FetchSettings,
+  type FetchDeps,
+  createFetchProcessor,
+} from './fetch/fetch-processor.js';
+export {
+  type RuntimeParts,
+  type StartWorkersOptions,
+  CrawlerRuntime,
+} from './runtime/crawler-runtime.js';
+export {
+  type RuntimeOverrides,
+  createRuntime,
+  startCrawler,
+  createCrawlFrontier,
+} from './runtime/create-runtime.js';
+export {
+  type CrawlSpec,
+  CrawlSpecError,
+  type CreatedCrawl,
+  type DiscoveredPage,
+  type LinkDiscovery,
+  type CrawlFrontierDeps,
+  CrawlFrontier,
+} from './crawls/crawl-frontier.js';
+export {
+  type SitemapFetch,
+  type SitemapLimits,
+  DEFAULT_SITEMAP_LIMITS,
+  type SitemapReport,
+  readSitemaps,
+} from './crawls/sitemaps.js';
+export {
+  type SeenCache,
+  type RedisSeenCacheOptions,
+  RedisSeenCache,
+} from './crawls/seen-cache.js';
+export {
+  type ReconcileSettings,
+  type ReconcileReport,
+  type ReconcilerDeps,
+  reconcileLinks,
+  type ReconcileLoopOptions,
+  ReconcileLoop,
+} from './reconcile/reconciler.js';
+export { onShutdownSignal, exitOnSignals } from './runtime/shutdown-signals.js';
+export { IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDeps } from './runtime/idle-check.js';
 export * from './schedule/revisit-scheduler.js';
 export * from './pauses/domain-pauses.js';

@@ -2,10 +2,10 @@
  * What the pipeline needs from the store and the fetchers, as small interfaces: the real @crawler/db and
  * @crawler/fetchers objects satisfy them, and unit tests stub them.
  */
-import type { BestFetcherResult, Heuristic } from '@crawler/core';
-import type { AppliedOutcome, AttemptInput, OutcomeWrite, RevisitValidators } from '@crawler/db';
+import type { BestFetcherResult, Heuristic, LinkStatus } from '@crawler/core';
+import type { AppliedOutcome, AttemptInput, LinkChange, LinkRecord, NewLink, OutcomeWrite, RevisitValidators, StaleLink } from '@crawler/db';
 
-export type { AppliedOutcome, LinkChange, OutcomeHook, OutcomeWrite } from '@crawler/db';
+export type { AppliedOutcome, LinkChange, LinkRecord, NewLink, OutcomeHook, OutcomeWrite, StaleLink } from '@crawler/db';
 import type { FetchRequest, FetchResult } from '@crawler/fetchers';
 
 /** One attempt row with its heuristics: the store's own input type, so the two cannot drift. */
@@ -57,4 +57,30 @@ export type ProbeFn = (url: string, signal?: AbortSignal) => Promise<FetchResult
 export interface RevisitSource {
   validators(linkId: string): Promise<RevisitValidators | null>;
   latestPage(linkId: string): Promise<{ body: Uint8Array; contentType: string | null; finalUrl: string; headers: Record<string, string> | null } | null>;
+}
+
+/** Links as the pipeline needs them (@crawler/db LinkStore): a small interface so processors can be tested with a stub. */
+export interface LinkRepo {
+  /** Insert the links that do not exist yet (by normalized url) and return every one, with whether it was new. */
+  upsertMany(links: NewLink[]): Promise<Array<LinkRecord & { created: boolean }>>;
+  get(id: string): Promise<LinkRecord | null>;
+  update(id: string, patch: LinkChange): Promise<void>;
+  /** Apply `patch` only while the link is not done or failed; false when it already was (a concurrent job finished it). */
+  updateUnlessFinished(id: string, patch: LinkChange): Promise<boolean>;
+  /** Count `n` attempts made now: attempt_count += n, last_attempt_at = at. */
+  countAttempts(id: string, n: number, at: Date): Promise<void>;
+  /** The link, when a route job of `generation` may route it now (see LinkStore.readRoutable); null otherwise. */
+  readRoutable(id: string, now: Date, generation: number): Promise<LinkRecord | null>;
+  /**
+   * Back to `queued`, in a new generation, the links of `ids` that are failed with one of `errorTypes`; returns those
+   * revived. Optional: without it, a re-posted failed link stays failed.
+   */
+  reviveFailed?(ids: readonly string[], errorTypes: readonly string[]): Promise<Array<{ id: string; url: string; generation: number }>>;
+}
+
+/** What the reconciler reads and writes (@crawler/db LinkStore). */
+export interface ReconcileLinks {
+  staleUnfinished(status: LinkStatus, cutoff: Date, after: { updatedAt: Date; id: string }, limit: number): Promise<StaleLink[]>;
+  failIfGeneration(id: string, generation: number, errorType: string, message: string): Promise<boolean>;
+  nextGeneration(id: string, generation: number, rescued: boolean): Promise<number | null>;
 }

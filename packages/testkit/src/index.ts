@@ -7,3 +7,4 @@ export * from './changing-site.js';
 export * from './revisit-site.js';
 export * from './private-cluster.js';
 export * from './hostile.js';
+export * from './shared-services.js';

@@ -1,5 +1,5 @@
 import type { EnvSource, Logger, PipelineMetrics } from '@crawler/core';
-import { createRuntime, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
+import { createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths } from '@crawler/telemetry';
 import { fetchQueueName } from '@crawler/queue';
 import { startEventDispatcher } from '@crawler/events';
@@ -152,32 +152,6 @@ function servedQueues(runtime: CrawlerRuntime, workers: StartWorkersOptions): st
   const [route, ...fetch] = runtime.queueNames();
   const wanted = workers.fetchers ? new Set(workers.fetchers.map(fetchQueueName)) : null;
   return [...((workers.router ?? true) ? [route!] : []), ...fetch.filter((q) => !wanted || wanted.has(q))];
-}
-
-/**
- * Run `close` on the first SIGTERM or SIGINT, then exit; later signals wait for the same shutdown. A shutdown that
- * hangs past `forceExitMs` exits with code 1 rather than leaving a zombie the orchestrator has to SIGKILL.
- */
-export function exitOnSignals(close: () => Promise<void>, logger: Logger, forceExitMs: number): void {
-  let started = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    logger.info({ signal }, started ? 'shutdown already in progress' : 'signal received');
-    if (started) return;
-    started = true;
-    setTimeout(() => {
-      logger.error({ forceExitMs }, 'shutdown timed out; exiting');
-      process.exit(1);
-    }, forceExitMs).unref();
-    close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { CRAWL_SCOPES } from '@crawler/core';
-import { CrawlSpecError, type CrawlSpec, type CrawlFrontier, type CrawlStore, type CrawlView } from '@crawler/pipeline';
+import type { CrawlStore, CrawlView } from '@crawler/db';
+import { CrawlSpecError, type CrawlSpec, type CrawlFrontier } from '@crawler/pipeline';
 import { sendInvalidBody } from './invalid-body.js';
 
 /** What the crawls routes need. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { LINK_STATUSES, ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, normalizeUrl, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
-import { ScheduleStore, listLinks, type PrismaClient } from '@crawler/db';
+import { LinkStore, ScheduleStore, listLinks, type PrismaClient } from '@crawler/db';
 import { MAX_JOB_PRIORITY } from '@crawler/queue';
 import { enqueueLinks, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
@@ -77,6 +77,7 @@ export function summariseHeuristics(rows: ReadonlyArray<{ heuristicType: string;
 
 /** POST /links (enqueue a batch) and GET /links/:id (status, attempts, decision). */
 export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): void {
+  const linkStore = new LinkStore(deps.prisma);
   app.post('/links', async (req, reply) => {
     const parsed = PostBody.safeParse(req.body);
     if (!parsed.success) {
@@ -190,11 +191,8 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
   app.get<{ Params: { id: string } }>('/links/:id', async (req, reply) => {
     const id = LinkId.safeParse(req.params.id);
     if (!id.success) return reply.code(400).send({ error: 'invalid_id', message: `link ids are UUIDs (got ${JSON.stringify(req.params.id)})` });
-    const link = await deps.prisma.link.findUnique({
-      where: { id: id.data },
-      // The latest attempts only: a link retried for weeks must not turn one GET into megabytes.
-      include: { attempts: { orderBy: { id: 'desc' }, take: MAX_ATTEMPTS_SHOWN, include: { heuristics: { select: { heuristicType: true, heuristicValue: true }, orderBy: { id: 'asc' } } } } },
-    });
+    // The latest attempts only: a link retried for weeks must not turn one GET into megabytes.
+    const link = await linkStore.detail(id.data, MAX_ATTEMPTS_SHOWN);
     if (!link) return reply.code(404).send({ error: 'not_found', message: `no link ${id.data}` });
     return {
       id: link.id,

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { PrismaClient } from '@crawler/db';
+import { pingDatabase, type PrismaClient } from '@crawler/db';
 import type { Registry } from 'prom-client';
 
 export interface OpsRouteDeps {
@@ -37,7 +37,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRouteDeps): voi
   app.get('/healthz', async (req, reply) => {
     const [redis, postgres] = await Promise.all([
       check('redis', () => deps.redis.ping(), ms, req.log),
-      check('postgres', () => deps.prisma.$queryRaw`SELECT 1`, ms, req.log),
+      check('postgres', () => pingDatabase(deps.prisma), ms, req.log),
     ]);
     const healthy = redis === 'ok' && postgres === 'ok';
     return reply.code(healthy ? 200 : 503).send({ status: healthy ? 'ok' : 'fail', checks: { redis, postgres } });

@@ -3,19 +3,18 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { ContentStore } from '@crawler/db';
-import { PrismaLinkRepo } from '@crawler/pipeline';
+import { ContentStore, LinkStore } from '@crawler/db';
 import { registerPagesRoutes } from './pages.js';
 
 let db: TestDatabase;
 let app: FastifyInstance;
 let store: ContentStore;
-let links: PrismaLinkRepo;
+let links: LinkStore;
 
 beforeAll(async () => {
   db = await createTestDatabase('api_pages');
   store = new ContentStore({ prisma: db.prisma });
-  links = new PrismaLinkRepo(db.prisma);
+  links = new LinkStore(db.prisma);
   app = Fastify();
   registerPagesRoutes(app, { prisma: db.prisma });
 });

@@ -68,9 +68,10 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
   app.get<{ Params: { id: string } }>('/links/:id/versions', async (req, reply) => {
     const id = LinkId.safeParse(req.params.id);
     if (!id.success) return reply.code(400).send({ error: 'invalid_id', message: `link ids are UUIDs (got ${JSON.stringify(req.params.id)})` });
-    const link = await deps.prisma.link.findUnique({ where: { id: id.data }, select: { id: true, url: true, lastVisitChanged: true } });
+    const store = new VersionStore({ prisma: deps.prisma });
+    const link = await store.linkOf(id.data);
     if (!link) return reply.code(404).send({ error: 'not_found', message: `no link ${id.data}` });
-    const versions = await new VersionStore({ prisma: deps.prisma }).list(id.data);
+    const versions = await store.list(id.data);
     return {
       linkId: link.id,
       url: link.url,

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { normalizeUrl } from '@crawler/core';
-import { createPrismaClient } from '@crawler/db';
+import { LinkStore, createPrismaClient } from '@crawler/db';
 import { CONTENT_FORMATS, UnsupportedFormatError, readContent, type ContentFormat } from '@crawler/export';
 import { UsageError, type Command } from '../command.js';
 import { databaseUrlFrom } from '../env.js';
@@ -38,7 +38,7 @@ const command: Command = {
     }
     const prisma = createPrismaClient(databaseUrlFrom(io.env), { maxConnections: 2 });
     try {
-      const linkId = linkUrl === null ? target.toLowerCase() : (await prisma.link.findUnique({ where: { url: linkUrl }, select: { id: true } }))?.id;
+      const linkId = linkUrl === null ? target.toLowerCase() : await new LinkStore(prisma).idByUrl(linkUrl);
       if (!linkId) {
         io.stderr.write(`no link for ${linkUrl}\n`);
         return 1;

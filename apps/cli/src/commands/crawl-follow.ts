@@ -57,7 +57,7 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
     }
     bar?.stop();
     const view = await runtime.crawlStore.view(id);
-    const rows = await runtime.prisma.link.findMany({ where: { crawlId: id }, orderBy: [{ depth: 'asc' }, { createdAt: 'asc' }] });
+    const rows = await runtime.linkStore.crawlSummaries(id);
     const report = buildCrawlReport(rows, created.rejected);
     const crawl = view ? { id, status: view.state, counters: view.counters, sitemaps: created.sitemaps ? { files: created.sitemaps.files, urls: created.sitemaps.urls.length, errors: created.sitemaps.errors } : undefined } : { id };
     if (opts.json) io.stdout.write(`${JSON.stringify({ crawl, ...report })}\n`);

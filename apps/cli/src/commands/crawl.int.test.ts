@@ -7,10 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { startTestServer, staticArticle, type TestServer, REDIS_URL } from '@crawler/testkit';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_cli_${process.pid}}`;
 
 let db: TestDatabase;

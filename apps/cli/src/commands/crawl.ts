@@ -4,7 +4,7 @@ import cliProgress from 'cli-progress';
 import { createRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, reportingConfigFrom } from '../crawler/cli-context.js';
-import { buildCrawlReport, countSettled, formatCrawlReport, readLinkRows } from '../crawler/crawl-report.js';
+import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
 import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
 import { startCliEvents, type CliEvents } from '../crawler/cli-events.js';
@@ -89,13 +89,13 @@ const command: Command = {
           ? async () => {
               if (Date.now() - drawnAt < 500) return;
               drawnAt = Date.now();
-              bar.update(await countSettled(runtime.prisma, ids));
+              bar.update(await runtime.linkStore.countSettled(ids));
             }
           : undefined,
       });
       bar?.update(ids.length);
       bar?.stop();
-      const report = buildCrawlReport(await readLinkRows(runtime.prisma, ids), enq.rejected);
+      const report = buildCrawlReport(await runtime.linkStore.summaries(ids), enq.rejected);
       io.stdout.write(parsed.values.json ? `${JSON.stringify(report)}\n` : formatCrawlReport(report));
       return report.totals.failed > 0 || report.totals.rejected > 0 ? 1 : 0;
     } finally {

@@ -79,7 +79,7 @@ async function crawlOnce(runtime: CrawlerRuntime, web: SimWeb, from: number, pag
   await runtime.waitUntilIdle();
   const after = web.stats().totals;
 
-  const rows = await runtime.prisma.link.findMany({ where: { id: { in: ids } }, include: { attempts: { orderBy: { id: 'asc' } } } });
+  const rows = await runtime.linkStore.withAttempts(ids);
   // The router's first decision of each link, with its confidence: the completed route jobs' results.
   const routed = new Map<string, { source?: string; confidence?: number; fetcher?: string }>();
   const jobs = await runtime.queues.queue(ROUTE_QUEUE).getJobs(['completed'], 0, 10_000);

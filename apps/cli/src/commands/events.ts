@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { OutboxStore, createPrismaClient, type OutboxStats } from '@crawler/db';
 import type { CrawlerConfig } from '@crawler/pipeline';
 import { startEventDispatcher } from '@crawler/events';
+import { onShutdownSignal } from '@crawler/pipeline';
 import { createRedisConnection, closeRedisConnection } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, configFrom } from '../crawler/cli-context.js';
@@ -78,10 +79,11 @@ const command: Command = {
     redis.on('error', (err) => logger.warn({ err }, 'redis error'));
     const dispatcher = startEventDispatcher({ prisma, redis, settings: config.events, logger })!;
     // Runs until SIGTERM/SIGINT: the current round finishes, then Redis and Postgres close.
+    let release = (): void => {};
     await new Promise<void>((resolve) => {
-      process.once('SIGTERM', resolve);
-      process.once('SIGINT', resolve);
+      release = onShutdownSignal(() => resolve());
     });
+    release();
     await dispatcher.stop();
     await closeRedisConnection(redis).catch(() => {});
     await prisma.$disconnect();

@@ -121,10 +121,7 @@ const command: Command = {
     const redis = createRedisConnection(config.redisUrl, 'producer');
     try {
       const versions = new VersionStore({ prisma });
-      const revisitValidators = async (url: string) => {
-        const link = await prisma.link.findUnique({ where: { url }, select: { id: true, lastAttemptAt: true } });
-        return link?.lastAttemptAt ? versions.validators(link.id) : null;
-      };
+      const revisitValidators = (url: string) => versions.validatorsByUrl(url);
       const pauses = new DomainPauses({ redis, prisma, config });
       const e = await explainUrl(parsed.positionals[0]!, config, { attempts: new AttemptStore({ prisma }), routes: new RouteStore({ prisma }), domainState: new DomainStateStore({ prisma }), revisitValidators, pauses }, learning);
       io.stdout.write(parsed.values.json ? `${JSON.stringify(e)}\n` : formatExplanation(e));

@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContentStore } from '@crawler/db';
+import { ContentStore, LinkStore } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { PrismaLinkRepo } from '@crawler/pipeline';
 import { UsageError, type CommandIO } from '../command.js';
 import content from './content.js';
 import exportCommand from './export.js';
@@ -19,7 +18,7 @@ const LATIN = Buffer.from('<html><head><title>Caf\xe9</title></head><body><h1>Ca
 beforeAll(async () => {
   db = await createTestDatabase('cli_pages');
   dir = await mkdtemp(join(tmpdir(), 'crawl-export-'));
-  const [link] = await new PrismaLinkRepo(db.prisma).upsertMany([{ url: 'https://cafe.example/', initialUrl: 'https://cafe.example/', domain: 'cafe.example' }]);
+  const [link] = await new LinkStore(db.prisma).upsertMany([{ url: 'https://cafe.example/', initialUrl: 'https://cafe.example/', domain: 'cafe.example' }]);
   linkId = link!.id;
   await new ContentStore({ prisma: db.prisma }).saveAndComplete({
     linkId, body: LATIN, contentType: 'text/html', httpStatus: 200, finalUrl: 'https://cafe.example/', fetcher: 'simple_http', headers: { 'content-type': 'text/html; charset=windows-1252' },
@@ -98,7 +97,7 @@ describe('crawl export', () => {
 describe('crawl content --version', () => {
   it('prints an older version with --version N, the latest without; an unknown or bad version is named', async () => {
     const url = 'https://cafe.example/menu';
-    const [link] = await new PrismaLinkRepo(db.prisma).upsertMany([{ url, initialUrl: url, domain: 'cafe.example' }]);
+    const [link] = await new LinkStore(db.prisma).upsertMany([{ url, initialUrl: url, domain: 'cafe.example' }]);
     const store = new ContentStore({ prisma: db.prisma });
     for (const text of ['menu one', 'menu two']) {
       await store.save({ linkId: link!.id, body: Buffer.from(text), contentType: 'text/plain', httpStatus: 200, finalUrl: url, fetcher: 'simple_http' });

@@ -5,8 +5,8 @@ import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import type { Redis } from 'ioredis';
 import type { CommandIO } from '../command.js';
 import reconcile from './reconcile.js';
+import { REDIS_URL } from '@crawler/testkit';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_cli_reconcile_${process.pid}}`;
 let db: TestDatabase;
 let redis: Redis;

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createRuntime, type CrawlerRuntime } from '@crawler/pipeline';
+import { createRuntime, onShutdownSignal, type CrawlerRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, configFrom } from '../crawler/cli-context.js';
 import { startCliEvents } from '../crawler/cli-events.js';
@@ -8,18 +8,12 @@ const USAGE = 'usage: crawl run [--until-idle] [--no-router] [--fetchers a,b]';
 
 /** Stop on SIGTERM/SIGINT: drain in-flight jobs, then close browsers, Redis and Postgres (runtime.close). */
 export function closeOnSignals(runtime: CrawlerRuntime, onClosed: () => void, beforeClose: () => Promise<void> = async () => {}): () => void {
-  const stop = (signal: NodeJS.Signals): void => {
+  return onShutdownSignal((signal) => {
     runtime.logger.info({ signal }, 'shutting down: draining in-flight jobs');
     void beforeClose()
       .then(() => runtime.close())
       .finally(onClosed);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  return () => {
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
-  };
+  });
 }
 
 const command: Command = {

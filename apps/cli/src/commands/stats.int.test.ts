@@ -6,8 +6,8 @@ import { JobQueues, ROUTE_QUEUE, createRedisConnection, deleteRedisPrefix } from
 import type { Redis } from 'ioredis';
 import type { CommandIO } from '../command.js';
 import stats, { type StatsReport } from './stats.js';
+import { REDIS_URL } from '@crawler/testkit';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_cli_stats_${process.pid}}`;
 let db: TestDatabase;
 let redis: Redis;

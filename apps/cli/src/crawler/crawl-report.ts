@@ -1,4 +1,4 @@
-import { sqlOf, type PrismaClient } from '@crawler/db';
+import type { LinkSummary } from '@crawler/db';
 
 /** One link as the `crawl` summary reports it. */
 export interface LinkReport {
@@ -18,48 +18,8 @@ export interface CrawlReport {
   totals: { links: number; done: number; failed: number; paused: number; other: number; rejected: number; attempts: number; bySource: Record<string, number> };
 }
 
-/** The link fields the report reads (a Prisma Link row fits). */
-export interface LinkRow {
-  url: string;
-  status: string;
-  fetcher: string | null;
-  selectionSource: string | null;
-  attemptCount: number;
-  lastErrorType: string | null;
-  pausedUntil: Date | null;
-}
-
-const ROWS_CHUNK = 10_000;
-
-/**
- * The report's rows for `ids`, in that order (ids with no row left out). Plain SQL, in chunks: a crawl that used no
- * Prisma query until its report does not load Prisma's query compiler just to print it (~0.3 s of a short crawl).
- */
-export async function readLinkRows(prisma: PrismaClient, ids: readonly string[]): Promise<LinkRow[]> {
-  const byId = new Map<string, LinkRow>();
-  for (let i = 0; i < ids.length; i += ROWS_CHUNK) {
-    const rows = await sqlOf(prisma).query<LinkRow & { id: string }>(
-      `SELECT id::text AS id, url, status, fetcher, selection_source AS "selectionSource", attempt_count AS "attemptCount",
-              last_error_type AS "lastErrorType", paused_until AS "pausedUntil"
-       FROM links WHERE id = ANY($1::uuid[])`,
-      [ids.slice(i, i + ROWS_CHUNK)],
-    );
-    for (const r of rows) byId.set(r.id, r);
-  }
-  return ids.flatMap((id) => {
-    const r = byId.get(id);
-    return r ? [r] : [];
-  });
-}
-
-/** How many of `ids` are settled for the progress bar (done, failed or paused). */
-export async function countSettled(prisma: PrismaClient, ids: readonly string[]): Promise<number> {
-  const [row] = await sqlOf(prisma).query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM links WHERE id = ANY($1::uuid[]) AND status IN ('done', 'failed', 'paused')`,
-    [ids],
-  );
-  return row?.n ?? 0;
-}
+/** The link fields the report reads: @crawler/db LinkStore's summary rows. */
+export type LinkRow = LinkSummary;
 
 /** Build the report from link rows, in the order given. */
 export function buildCrawlReport(rows: readonly LinkRow[], rejected: CrawlReport['rejected']): CrawlReport {

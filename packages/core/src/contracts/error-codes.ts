@@ -96,6 +96,11 @@ export interface ErrorCodePolicy {
    * same answer, so no robots.txt verdict, retry or pause applies.
    */
   readonly refusesUrl: boolean;
+  /**
+   * Whether an attempt row can carry this code. A site that could not be reached at all (its robots.txt unanswered)
+   * saw no request for the page, so no attempt is logged and the attempt log's SQL never needs to single it out.
+   */
+  readonly loggedAsAttempt: boolean;
 }
 
 const policy = (action: FailureAction, extra: Partial<Omit<ErrorCodePolicy, 'action'>> = {}): ErrorCodePolicy => ({
@@ -103,6 +108,7 @@ const policy = (action: FailureAction, extra: Partial<Omit<ErrorCodePolicy, 'act
   banRisk: false,
   toolEvidence: true,
   refusesUrl: false,
+  loggedAsAttempt: true,
   ...extra,
 });
 const RETRY = policy('retry_now');
@@ -139,7 +145,7 @@ export const ERROR_POLICY: { readonly [C in ErrorCode]: ErrorCodePolicy } = {
   robots_disallowed: FAIL,
   // "Not now": the domain pauses with its own backoff (core siteUnreachablePause). No page was requested, so it is
   // no evidence about any fetcher.
-  site_unreachable: policy('pause', { toolEvidence: false }),
+  site_unreachable: policy('pause', { toolEvidence: false, loggedAsAttempt: false }),
   no_route: FAIL,
   unknown_fetcher: FAIL,
   crawl_cancelled: FAIL,

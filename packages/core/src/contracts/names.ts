@@ -60,3 +60,18 @@ export interface Heuristic {
   type: string;
   value: string;
 }
+
+/**
+ * Why a route or fetch job did nothing: the link is gone, already finished, or owned by a newer job generation (the
+ * reconciler's). A job result field, never an error type: nothing failed.
+ */
+export const SKIP_REASONS = {
+  linkMissing: 'link_missing',
+  linkDone: 'link_done',
+  linkFailed: 'link_failed',
+  /** Finished by a concurrent job between the read and the guarded write. */
+  linkFinished: 'link_finished',
+  staleGeneration: 'stale_generation',
+} as const;
+
+export type SkipReason = (typeof SKIP_REASONS)[keyof typeof SKIP_REASONS];

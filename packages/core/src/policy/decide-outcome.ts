@@ -1,9 +1,9 @@
 import { canonicalFetcherName } from '../contracts/names.js';
 import { ERROR_TYPES, errorPolicyOf, type ErrorCode } from '../contracts/error-codes.js';
-import { pauseDurationMs, type PauseOptions } from '../backoff/pause-duration.js';
+import type { PauseOptions } from '../backoff/pause-duration.js';
 import type { ValidationResult } from '../validation/types.js';
 import { DEFAULT_MAX_ATTEMPTS, ESCALATION, failureActionFor, resumeFetcherAfterPause } from './retry-policy.js';
-import { isRateLimitResponse, rateLimitPauseMs } from './rate-limit.js';
+import { isRateLimitResponse, pushbackPause } from './rate-limit.js';
 
 /** Everything the fetch worker knows after one attempt. */
 export interface OutcomeInput {
@@ -100,20 +100,14 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
     return { ...base, kind: 'retry_now', nextFetcher: fetcher, riskLevel, reason: why };
   }
   // pause: a block, or transient trouble that survived its immediate retry.
-  const pauseOpts = { ...input.pause, maxPauseMs: input.maxPauseMs };
-  // A rate limit waits what the site asked (with a floor); anything else the table, and never less than a Retry-After.
-  const retryAfterMs = input.retryAfterMs != null && input.retryAfterMs > 0 ? input.retryAfterMs : 0;
-  const pauseMs =
-    errorType === ERROR_TYPES.rateLimited ? rateLimitPauseMs(riskLevel, input.retryAfterMs, pauseOpts) : Math.max(pauseDurationMs(riskLevel, errorType, pauseOpts), retryAfterMs);
+  const pause = pushbackPause({ riskLevel, errorType, retryAfterMs: input.retryAfterMs, now: input.now, maxPauseMs: input.maxPauseMs, pause: input.pause });
   // A rate limit is about pace, not the tool: stealth would not help, so only challenges and 403s escalate, and a rate
   // limit comes back to the fetcher it interrupted.
   const nextFetcher = resumeFetcherAfterPause(errorType, fetcher);
   return {
     ...base,
     kind: 'pause',
-    pauseMs,
-    pausedUntil: new Date(input.now.getTime() + pauseMs),
-    riskLevel: riskLevel + 1,
+    ...pause,
     ...(nextFetcher ? { nextFetcher } : {}),
     reason: why,
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hasReadableRetryAfter, isRateLimitResponse, isToolEvidence, rateLimitPause } from './rate-limit.js';
+import { hasReadableRetryAfter, isRateLimitResponse, isToolEvidence, rateLimitPause, retryAfterMsOf } from './rate-limit.js';
+import { decideOutcome } from './decide-outcome.js';
 
 const MIN = 60_000;
 const now = new Date('2026-05-01T00:00:00Z');
@@ -32,5 +33,16 @@ describe('rate limits', () => {
   it('a rate limit is no evidence about the tool; every other outcome is', () => {
     expect(isToolEvidence('rate_limited')).toBe(false);
     for (const t of [null, undefined, 'blocked_403', 'blocked_captcha', 'timeout', 'wrong_tool']) expect(isToolEvidence(t)).toBe(true);
+  });
+
+  it("the fetch path's 429 pause is the router probe's pause: one rule", () => {
+    for (const [riskLevel, retryAfter] of [[0, undefined], [2, '30'], [0, '7200'], [3, 'Wed, 01 May 2026 05:00:00 GMT']] as const) {
+      const retryAfterMs = retryAfterMsOf({ 'retry-after': retryAfter }, now);
+      const fetchPath = decideOutcome({ fetcher: 'simple_http', status: 429, validation: null, attemptCount: 1, riskLevel, retryAfterMs, now, maxPauseMs: 90 * MIN });
+      const probePath = rateLimitPause({ riskLevel, retryAfterMs, now, maxPauseMs: 90 * MIN });
+      expect(fetchPath).toMatchObject({ kind: 'pause', errorType: 'rate_limited', pauseMs: probePath.pauseMs, pausedUntil: probePath.pausedUntil, riskLevel: probePath.riskLevel });
+    }
+    expect(retryAfterMsOf({ 'retry-after': '30' }, now)).toBe(30_000);
+    expect(retryAfterMsOf({}, now)).toBeNull();
   });
 });

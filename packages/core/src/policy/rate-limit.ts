@@ -39,6 +39,14 @@ export interface RateLimitPauseInput {
   pause?: Omit<PauseOptions, 'maxPauseMs'>;
 }
 
+/** A pause: how long, until when, and the link's risk level after it. */
+export interface PushbackPause {
+  pauseMs: number;
+  pausedUntil: Date;
+  riskLevel: number;
+}
+
+/**
 /**
  * How long a rate limit pauses: what the site named in Retry-After (never less than `rateLimitMinPauseMs`), so a
  * 429 with `Retry-After: 20` costs 20 s, not the block table's 10 minutes; without a readable Retry-After, the block
@@ -49,9 +57,31 @@ export function rateLimitPauseMs(riskLevel: number, retryAfterMs: number | null 
   return pauseDurationMs(riskLevel, ERROR_TYPES.rateLimited, opts);
 }
 
-/** {@link rateLimitPauseMs} for a link: the pause, when it ends, and the link's new risk level. */
-export function rateLimitPause(input: RateLimitPauseInput): { pauseMs: number; pausedUntil: Date; riskLevel: number } {
+/**
+ * The one pause rule, for the fetch path (decideOutcome) and the router's probe alike. A rate limit waits what the
+ * site asked ({@link rateLimitPauseMs}); anything else waits the backoff table for its error type (10 min ×
+ * 2^riskLevel for ban-risk codes such as 403s, 5 min otherwise, capped by maxPauseMs) and never less than
+ * Retry-After, so no request reaches the site before the time it named. The risk level goes up by one.
+ */
+export function pushbackPause(input: RateLimitPauseInput & { errorType: string }): PushbackPause {
   const riskLevel = Math.max(0, Math.floor(input.riskLevel || 0));
-  const pauseMs = rateLimitPauseMs(riskLevel, input.retryAfterMs, { ...input.pause, maxPauseMs: input.maxPauseMs });
+  const opts: PauseOptions = { ...input.pause, maxPauseMs: input.maxPauseMs };
+  const pauseMs =
+    input.errorType === ERROR_TYPES.rateLimited
+      ? rateLimitPauseMs(riskLevel, input.retryAfterMs, opts)
+      : Math.max(pauseDurationMs(riskLevel, input.errorType, opts), input.retryAfterMs != null && input.retryAfterMs > 0 ? input.retryAfterMs : 0);
   return { pauseMs, pausedUntil: new Date(input.now.getTime() + pauseMs), riskLevel: riskLevel + 1 };
+}
+
+/** How long a link and its domain wait after a rate limit: {@link pushbackPause} for `rate_limited`. */
+export function rateLimitPause(input: RateLimitPauseInput): PushbackPause {
+  return pushbackPause({ ...input, errorType: ERROR_TYPES.rateLimited });
+}
+
+/**
+ * What a response's Retry-After asks for, in ms from `answeredAt` (when the answer came, not when the job began: a
+ * slow request must not shorten the site's wait); null when absent or unreadable.
+ */
+export function retryAfterMsOf(headers: Readonly<Record<string, string | undefined>> | undefined, answeredAt: Date): number | null {
+  return parseRetryAfterMs(headers?.['retry-after'], answeredAt);
 }

@@ -71,25 +71,45 @@ export function scoreFetchers(attempts: readonly ScoredAttempt[], opts: ScoreOpt
   const halfLifeDays = opts.halfLifeDays ?? LEARNING_DEFAULTS.halfLifeDays;
   const fullSampleSize = opts.fullSampleSize ?? LEARNING_DEFAULTS.fullSampleSize;
   const nowMs = opts.now.getTime();
-  const tallies = new Map<string, { n: number; decayed: number }>();
+  const tallies = new Map<string, FetcherTally>();
   for (const a of attempts) {
     const name = canonicalFetcherName(a.fetcher);
-    const t = tallies.get(name) ?? { n: 0, decayed: 0 };
-    t.n += 1;
-    if (a.success) t.decayed += decayWeight(nowMs - a.attemptedAt.getTime(), halfLifeDays);
+    const t = tallies.get(name) ?? { fetcher: name, sampleSize: 0, decayedSuccesses: 0 };
+    t.sampleSize += 1;
+    if (a.success) t.decayedSuccesses += decayWeight(nowMs - a.attemptedAt.getTime(), halfLifeDays);
     tallies.set(name, t);
   }
-  const scores: FetcherScore[] = [...tallies].map(([fetcher, t]) => {
-    const successRate = documentSuccessRate(t.decayed, t.n);
-    const factor = sampleFactor(t.n, fullSampleSize);
+  return scoreTallies([...tallies.values()], minSampleSize, fullSampleSize);
+}
+
+/** One fetcher's matching attempts: how many, and the decayed weight of the successful ones. */
+export interface FetcherTally {
+  fetcher: string;
+  sampleSize: number;
+  decayedSuccesses: number;
+}
+
+/**
+ * The scoring step over per-fetcher tallies, wherever they were counted (here from attempts, or in Postgres by
+ * @crawler/db's findBestFetcher): rate, sample factor, confidence, eligibility; best first.
+ */
+export function scoreTallies(
+  tallies: readonly FetcherTally[],
+  minSampleSize: number = LEARNING_DEFAULTS.minSampleSize,
+  fullSampleSize: number = LEARNING_DEFAULTS.fullSampleSize,
+): BestFetcherResult {
+  const scores: FetcherScore[] = tallies.map((t) => {
+    // Decayed successes over the UNdecayed sample size: old successes pull the rate down (see documentSuccessRate).
+    const successRate = documentSuccessRate(t.decayedSuccesses, t.sampleSize);
+    const factor = sampleFactor(t.sampleSize, fullSampleSize);
     return {
-      fetcher,
-      sampleSize: t.n,
-      decayedSuccesses: t.decayed,
+      fetcher: t.fetcher,
+      sampleSize: t.sampleSize,
+      decayedSuccesses: t.decayedSuccesses,
       successRate,
       sampleFactor: factor,
       confidence: successRate * factor,
-      eligible: t.n >= minSampleSize,
+      eligible: t.sampleSize >= minSampleSize,
     };
   });
   scores.sort(compareScores);

@@ -1,15 +1,14 @@
 import {
   canonicalFetcherName,
   DAY_MS,
-  documentSuccessRate,
+  scoreTallies,
   LEARNING_DEFAULTS,
-  sampleFactor,
   type BestFetcherResult,
-  type FetcherScore,
   type Heuristic,
 } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import type { FindBestFetcherOptions } from './types.js';
+import { NOT_EVIDENCE_SQL_LIST } from '../sql-lists.js';
 import { sqlOf } from '../sql.js';
 
 /** One fetcher's aggregates as Postgres returns them, before scoring. */
@@ -78,7 +77,7 @@ FROM (
   FROM attempt_heuristics ah
   WHERE (ah.heuristic_type, ah.heuristic_value) IN (SELECT q.t, q.v FROM q)
     AND NOT (SELECT ok FROM fast)
-    AND ah.attempt NOT IN (SELECT fa.id FROM fetcher_attempts fa WHERE fa.error_type = 'rate_limited')
+    AND ah.attempt NOT IN (SELECT fa.id FROM fetcher_attempts fa WHERE fa.error_type IN (${NOT_EVIDENCE_SQL_LIST}))
   ORDER BY ah.attempt
 ) AS matched
 GROUP BY fetcher`;
@@ -127,28 +126,7 @@ export function scoreAggregates(
   minSampleSize: number = LEARNING_DEFAULTS.minSampleSize,
   fullSampleSize: number = LEARNING_DEFAULTS.fullSampleSize,
 ): BestFetcherResult {
-  const scores: FetcherScore[] = mergeAliases(rows).map((r) => {
-    // Decayed successes over the UNdecayed sample size: old successes pull the rate down (see documentSuccessRate).
-    const successRate = documentSuccessRate(r.decayedSuccesses, r.sampleSize);
-    const factor = sampleFactor(r.sampleSize, fullSampleSize);
-    return {
-      fetcher: r.fetcher,
-      sampleSize: r.sampleSize,
-      decayedSuccesses: r.decayedSuccesses,
-      successRate,
-      sampleFactor: factor,
-      confidence: successRate * factor,
-      eligible: r.sampleSize >= minSampleSize,
-    };
-  });
-  scores.sort((a, b) => {
-    if (a.eligible !== b.eligible) return a.eligible ? -1 : 1;
-    if (a.confidence !== b.confidence) return b.confidence - a.confidence;
-    if (a.sampleSize !== b.sampleSize) return b.sampleSize - a.sampleSize;
-    return a.fetcher < b.fetcher ? -1 : a.fetcher > b.fetcher ? 1 : 0;
-  });
-  const best = scores[0]?.eligible ? scores[0] : null;
-  return { best, scores };
+  return scoreTallies(mergeAliases(rows), minSampleSize, fullSampleSize);
 }
 
 /** Run the aggregation in Postgres (one round trip) and score it. Empty heuristics match nothing. */

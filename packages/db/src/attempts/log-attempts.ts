@@ -2,6 +2,7 @@ import { canonicalFetcherName, CrawlerError, ERROR_TYPES } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import type { AttemptInput } from './types.js';
 import { sqlOf } from '../sql.js';
+import { NOT_EVIDENCE_SQL_LIST } from '../sql-lists.js';
 
 /** Stable code for an attempt that cannot be recorded as given. */
 export const INVALID_ATTEMPT = ERROR_TYPES.invalidAttempt;
@@ -94,7 +95,7 @@ keyed AS MATERIALIZED (
     SELECT array_agg(DISTINCT h.t || chr(31) || h.v COLLATE "C" ORDER BY h.t || chr(31) || h.v COLLATE "C")
     FROM jsonb_to_recordset(input.heuristics) AS h(t text, v text)
     JOIN heuristic_rollup_types AS rt ON rt.heuristic_type = h.t
-    WHERE input.error_type IS DISTINCT FROM 'rate_limited' AND strpos(h.t || h.v, chr(30)) = 0 AND strpos(h.t || h.v, chr(31)) = 0
+    WHERE coalesce(input.error_type NOT IN (${NOT_EVIDENCE_SQL_LIST}), true) AND strpos(h.t || h.v, chr(30)) = 0 AND strpos(h.t || h.v, chr(31)) = 0
   ) AS keys
   FROM input
 ),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, brotliDecompress, constants as zlib, gunzip } from 'node:zlib';
-import { archivedResponseHeaders, canonicalFetcherName, CrawlerError, systemClock, type Clock } from '@crawler/core';
+import { archivedResponseHeaders, canonicalFetcherName, CrawlerError, LINK_STATUSES, systemClock, type Clock } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
@@ -34,7 +34,7 @@ RETURNING id::text AS id, version`;
 // The same insert, and the link marked done, in one statement; the insert only happens when the link exists.
 const SAVE_AND_COMPLETE_SQL = `
 WITH done AS (
-  UPDATE links SET status = 'done', risk_level = 0, paused_until = NULL, fetcher = $8, last_error_type = NULL, last_error = NULL,
+  UPDATE links SET status = '${LINK_STATUSES.done}', risk_level = 0, paused_until = NULL, fetcher = $8, last_error_type = NULL, last_error = NULL,
     attempt_count = attempt_count + $11::int, last_attempt_at = coalesce($12::timestamptz, last_attempt_at), updated_at = now()
   WHERE id = $1::uuid
   RETURNING id

@@ -67,7 +67,7 @@ export async function reviveFailedLinks(prisma: PrismaClient, ids: readonly stri
 }
 
 /** One link as GET /links lists it. */
-export interface LinkSummary {
+export interface LinkListItem {
   id: string;
   url: string;
   domain: string;
@@ -108,7 +108,7 @@ ORDER BY created_at DESC, id DESC
 LIMIT $6`;
 
 /** A page of links, newest first, and whether another page follows. */
-export async function listLinks(prisma: PrismaClient, q: ListLinksQuery): Promise<{ links: LinkSummary[]; more: boolean }> {
-  const rows = await sqlOf(prisma).query<LinkSummary>(LIST_SQL, [q.status ?? null, q.domain ?? null, q.url ?? null, q.after?.createdAt ?? null, q.after?.id ?? null, q.limit + 1]);
+export async function listLinks(prisma: PrismaClient, q: ListLinksQuery): Promise<{ links: LinkListItem[]; more: boolean }> {
+  const rows = await sqlOf(prisma).query<LinkListItem>(LIST_SQL, [q.status ?? null, q.domain ?? null, q.url ?? null, q.after?.createdAt ?? null, q.after?.id ?? null, q.limit + 1]);
   return { links: rows.slice(0, q.limit), more: rows.length > q.limit };
 }

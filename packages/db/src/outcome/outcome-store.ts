@@ -5,19 +5,12 @@ import { withTransaction, sqlOf, type SqlClient } from '../sql.js';
 import { ATTEMPT_CTES, ATTEMPT_ROLLUP_DONE, toAttemptRow } from '../attempts/log-attempts.js';
 import { prepareContentRow, type ContentInput } from '../content/content-store.js';
 import type { AttemptInput, StoreDeps } from '../attempts/types.js';
+import type { LinkChange } from '../links/link-store.js';
+import { FINISHED_SQL_LIST } from '../sql-lists.js';
 
-/** The link's new state; undefined fields are left as they are, null clears a column. */
-export interface LinkChange {
-  status?: LinkStatus;
-  pausedUntil?: Date | null;
-  riskLevel?: number;
-  fetcher?: string | null;
-  selectionSource?: string | null;
-  lastErrorType?: string | null;
-  lastError?: string | null;
-  /** The route job generation that owns the link from now on (see the reconciler). */
-  generation?: number;
-}
+/** A fetch outcome's change to its link: the attempt count and time come from the attempts the write logs. */
+export type OutcomeLinkChange = Omit<LinkChange, 'attemptsMade' | 'lastAttemptAt'>;
+
 
 /**
  * Everything one fetch job learned about a link, written at once: the attempts it made (with their heuristics), the
@@ -33,7 +26,7 @@ export interface OutcomeWrite {
   /** The attempts this job made, in order; they are logged even when the link was already finished. */
   attempts: readonly AttemptInput[];
   /** Applied only while the link is unfinished (not done or failed): a duplicate job cannot reopen or redo a link. */
-  link: LinkChange;
+  link: OutcomeLinkChange;
   /** The page to store; stored only when `link` was applied, so a link never gets two pages from racing jobs. */
   page?: ContentInput;
   /**
@@ -120,7 +113,7 @@ upd AS (
     last_attempt_at = coalesce($6::timestamptz, last_attempt_at),
     updated_at = now()
   FROM change, visit
-  WHERE id = $4::uuid AND status NOT IN ('done', 'failed')
+  WHERE id = $4::uuid AND status NOT IN (${FINISHED_SQL_LIST})
   RETURNING links.status, links.url
 ),
 counted AS (

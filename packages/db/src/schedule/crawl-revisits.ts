@@ -1,5 +1,7 @@
 import type { SqlClient } from '../sql.js';
 import type { VisitStart } from './schedule-store.js';
+import { FINISHED_SQL_LIST } from '../sql-lists.js';
+import { LINK_STATUSES } from '@crawler/core';
 
 /**
  * Inside a crawl's admission transaction: which of these URLs are stored links, and whether each is stale for a
@@ -9,8 +11,8 @@ import type { VisitStart } from './schedule-store.js';
 export async function storedLinkStates(tx: SqlClient, urls: readonly string[], maxAgeSeconds: number | null): Promise<Map<string, { stale: boolean; finished: boolean }>> {
   if (urls.length === 0) return new Map();
   const rows = await tx.query<{ url: string; stale: boolean; finished: boolean }>(
-    `SELECT url, status IN ('done', 'failed') AS finished,
-       (status IN ('done', 'failed') AND $2::float8 IS NOT NULL AND (last_attempt_at IS NULL OR last_attempt_at <= now() - $2::float8 * interval '1 second')) AS stale
+    `SELECT url, status IN (${FINISHED_SQL_LIST}) AS finished,
+       (status IN (${FINISHED_SQL_LIST}) AND $2::float8 IS NOT NULL AND (last_attempt_at IS NULL OR last_attempt_at <= now() - $2::float8 * interval '1 second')) AS stale
      FROM links WHERE url = ANY($1::text[])`,
     [urls, maxAgeSeconds],
   );
@@ -33,11 +35,11 @@ export async function takeOverStaleLinks(
     `WITH input AS (SELECT * FROM unnest($1::text[], $2::int[]) AS t(url, depth)),
      old AS (
        SELECT l.id, l.crawl, l.status, i.depth FROM links l JOIN input i ON i.url = l.url
-       WHERE l.status IN ('done', 'failed') AND (l.last_attempt_at IS NULL OR l.last_attempt_at <= now() - $5::float8 * interval '1 second')
+       WHERE l.status IN (${FINISHED_SQL_LIST}) AND (l.last_attempt_at IS NULL OR l.last_attempt_at <= now() - $5::float8 * interval '1 second')
        ORDER BY l.url FOR UPDATE OF l
      ),
      c AS (SELECT revisit_mode, revisit_interval_s, revisit_min_s, revisit_max_s FROM crawls WHERE id = $3::uuid)
-     UPDATE links SET status = 'queued', generation = links.generation + 1, attempt_count = 0, rescues = 0, paused_until = NULL,
+     UPDATE links SET status = '${LINK_STATUSES.queued}', generation = links.generation + 1, attempt_count = 0, rescues = 0, paused_until = NULL,
        last_error_type = NULL, last_error = NULL, fetcher = NULL, selection_source = NULL, updated_at = now(),
        crawl = $3::uuid, depth = old.depth, discovered_from = $4::uuid,
        revisit_mode = coalesce(c.revisit_mode, links.revisit_mode),

@@ -2,6 +2,8 @@ import { systemClock, type Clock, type RevisitPolicy } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf, type SqlClient } from '../sql.js';
+import { FINISHED_SQL_LIST } from '../sql-lists.js';
+import { LINK_STATUSES } from '@crawler/core';
 
 /** A finished link that starts a new visit: route it with this generation. */
 export interface VisitStart {
@@ -38,7 +40,7 @@ export interface ScheduleSummary {
  * it goes through the router like a new link. Its stored pages and attempts are kept. The revisit trigger brings the
  * adaptive interval chosen by the last visit into force and clears next_fetch_at.
  */
-const START_VISIT = `status = 'queued', generation = links.generation + 1, attempt_count = 0, rescues = 0, paused_until = NULL,
+const START_VISIT = `status = '${LINK_STATUSES.queued}', generation = links.generation + 1, attempt_count = 0, rescues = 0, paused_until = NULL,
   last_error_type = NULL, last_error = NULL, fetcher = NULL, selection_source = NULL, updated_at = now()`;
 
 // $1 ids, $2 max ages (seconds), $3 now. Row locks in id order so concurrent refreshes of overlapping sets wait
@@ -47,11 +49,11 @@ const REFRESH_SQL = `
 WITH asked AS (SELECT * FROM unnest($1::uuid[], $2::float8[]) AS t(id, max_age_s)),
 stale AS (
   SELECT l.id FROM links l JOIN asked a ON a.id = l.id
-  WHERE l.status IN ('done', 'failed') AND (l.last_attempt_at IS NULL OR l.last_attempt_at <= $3::timestamptz - a.max_age_s * interval '1 second')
+  WHERE l.status IN (${FINISHED_SQL_LIST}) AND (l.last_attempt_at IS NULL OR l.last_attempt_at <= $3::timestamptz - a.max_age_s * interval '1 second')
   ORDER BY l.id FOR UPDATE OF l
 )
 UPDATE links SET ${START_VISIT}
-FROM stale WHERE links.id = stale.id AND links.status IN ('done', 'failed')
+FROM stale WHERE links.id = stale.id AND links.status IN (${FINISHED_SQL_LIST})
 RETURNING links.id::text AS "linkId", links.url, links.generation`;
 
 // $1 now, $2 batch size. SKIP LOCKED: schedulers in several processes take disjoint batches; the status guard means
@@ -62,7 +64,7 @@ WITH due AS (
   ORDER BY next_fetch_at LIMIT $2::int FOR UPDATE SKIP LOCKED
 )
 UPDATE links SET ${START_VISIT}
-FROM due WHERE links.id = due.id AND links.status IN ('done', 'failed')
+FROM due WHERE links.id = due.id AND links.status IN (${FINISHED_SQL_LIST})
 RETURNING links.id::text AS "linkId", links.url, links.generation`;
 
 /**
@@ -90,7 +92,7 @@ export class ScheduleStore {
     );
     const started = new Set(refreshed.map((r) => r.linkId));
     const rest = items.map((i) => i.linkId).filter((id) => !started.has(id));
-    const finished = rest.length === 0 ? [] : await this.#sql.query<{ id: string }>(`SELECT id::text FROM links WHERE id = ANY($1::uuid[]) AND status IN ('done', 'failed')`, [rest]);
+    const finished = rest.length === 0 ? [] : await this.#sql.query<{ id: string }>(`SELECT id::text FROM links WHERE id = ANY($1::uuid[]) AND status IN (${FINISHED_SQL_LIST})`, [rest]);
     const fresh = new Set(finished.map((r) => r.id));
     return { refreshed, fresh: rest.filter((id) => fresh.has(id)), busy: rest.filter((id) => !fresh.has(id)) };
   }

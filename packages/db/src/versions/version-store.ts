@@ -3,6 +3,8 @@ import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
 import type { StoreDeps } from '../attempts/types.js';
+import { FINISHED_SQL_LIST } from '../sql-lists.js';
+import { LINK_STATUSES } from '@crawler/core';
 
 /** One stored version of a link's page (no body). */
 export interface PageVersion {
@@ -81,9 +83,9 @@ RETURNING c.id`;
 // Done or failed links go back to queued with a new generation and a fresh attempt budget; unfinished ones are left
 // alone (they are on their way already). The attempt log keeps every attempt: only the link's counter restarts.
 const REOPEN_SQL = `
-UPDATE links SET status = 'queued', generation = generation + 1, attempt_count = 0, rescues = 0, paused_until = NULL,
+UPDATE links SET status = '${LINK_STATUSES.queued}', generation = generation + 1, attempt_count = 0, rescues = 0, paused_until = NULL,
   last_error_type = NULL, last_error = NULL, updated_at = now()
-WHERE id = ANY($1::uuid[]) AND status IN ('done', 'failed')
+WHERE id = ANY($1::uuid[]) AND status IN (${FINISHED_SQL_LIST})
 RETURNING id::text AS id, url, generation`;
 
 /** A link's page versions and visits (fetched_content numbered per link, page_visits). */
@@ -102,6 +104,20 @@ export class VersionStore {
       sqlOf(this.#prisma).query<Omit<PageVersion, 'contentId'> & { contentId: string }>(LIST_SQL, [linkId]),
     );
     return rows.map((r) => ({ ...r, contentId: BigInt(r.contentId) }));
+  }
+
+  /** The link a version list belongs to: its URL and whether its latest visit changed the page; null when unknown. */
+  async linkOf(linkId: string): Promise<{ id: string; url: string; lastVisitChanged: boolean | null } | null> {
+    return withDbErrors('version link', () => this.#prisma.link.findUnique({ where: { id: linkId }, select: { id: true, url: true, lastVisitChanged: true } }));
+  }
+
+  /**
+   * The latest version's validators of the link stored under a normalized URL, when that link was attempted before
+   * (a revisit); null otherwise.
+   */
+  async validatorsByUrl(url: string): Promise<RevisitValidators | null> {
+    const link = await withDbErrors('revisit link', () => this.#prisma.link.findUnique({ where: { url }, select: { id: true, lastAttemptAt: true } }));
+    return link?.lastAttemptAt ? this.validators(link.id) : null;
   }
 
   /** The latest version's validators, or null when the link has no stored page. One indexed read. */

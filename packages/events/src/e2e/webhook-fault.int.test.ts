@@ -11,16 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { silentLogger } from '@crawler/core';
-import { OutboxStore, sqlOf } from '@crawler/db';
+import { LinkStore, OutboxStore, sqlOf } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { enqueueLinks, PrismaLinkRepo } from '@crawler/pipeline';
+import { enqueueLinks } from '@crawler/pipeline';
 import { JobQueues, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
-import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { startTestServer, staticArticle, type TestServer, REDIS_URL, waitFor } from '@crawler/testkit';
 import { EventDispatcher } from '../dispatcher.js';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, verifyWebhook } from '../signature.js';
 
 const CHILD = fileURLToPath(new URL('../__fixtures__/crawler-child.ts', import.meta.url));
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_events_fault_${process.pid}}`;
 const SECRET = 'fault-test-secret-0123456789';
 const OK_PAGES = 24;
@@ -61,15 +60,6 @@ function startChild(env: Record<string, string>): Promise<ChildProcess> {
   });
 }
 
-async function waitFor<T>(check: () => Promise<T | null | undefined | false>, what: string, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 interface Seen {
   id: string;
@@ -146,7 +136,7 @@ describe('webhooks under faults', () => {
       LOG_LEVEL: 'silent',
     };
     const urls = [...Array.from({ length: OK_PAGES }, (_, i) => site!.url(`/ok/${i}`)), ...Array.from({ length: MISSING_PAGES }, (_, i) => site!.url(`/gone/${i}`))];
-    const enqueued = await enqueueLinks(urls, { links: new PrismaLinkRepo(db.prisma), queues });
+    const enqueued = await enqueueLinks(urls, { links: new LinkStore(db.prisma), queues });
     expect(enqueued.accepted).toHaveLength(urls.length);
 
     // A crawler process is SIGKILLed while it holds jobs; a second one finishes the crawl.

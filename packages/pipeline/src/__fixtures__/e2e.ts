@@ -6,8 +6,11 @@ import { loadConfig, type CrawlerConfig } from '../config/crawler-config.js';
 import { createRuntime, type RuntimeOverrides } from '../runtime/create-runtime.js';
 import type { CrawlerRuntime } from '../runtime/crawler-runtime.js';
 import { deleteRedisPrefix } from '@crawler/queue';
+import { REDIS_URL } from '@crawler/testkit';
 
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** Re-exported for the e2e tests, which import their helpers from here. */
+export { REDIS_URL, waitFor } from '@crawler/testkit';
+
 let seq = 0;
 
 /** One isolated crawler for one test: its own database, its own Redis prefix, everything closed by `cleanup`. */
@@ -59,13 +62,3 @@ export async function startE2e(label: string, env: Record<string, string> = {}, 
   };
 }
 
-/** Poll `check` until it returns a truthy value. */
-export async function waitFor<T>(check: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

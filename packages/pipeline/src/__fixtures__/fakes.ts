@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ManualClock, noopMetrics, openGate, allowAllRobots, silentLogger, type BestFetcherResult } from '@crawler/core';
 import type { FetchJobInput, RouteJobInput } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
-import type { LinkPatch, LinkRecord, LinkRepo, NewLink } from '../links/link-repo.js';
+import type { LinkChange, LinkRecord, LinkRepo, NewLink } from '../ports.js';
 import type { StoredProbe } from '../probe/probe-store.js';
 import type { AppliedOutcome, AttemptRecord, FetcherLike, OutcomeSink, OutcomeWrite } from '../ports.js';
 import type { JobHandle } from '../job-control.js';
@@ -34,7 +34,7 @@ export class MemoryLinks implements LinkRepo {
     return r ? { ...r } : null;
   }
 
-  async update(id: string, patch: LinkPatch) {
+  async update(id: string, patch: LinkChange) {
     const r = this.rows.get(id);
     if (!r) return;
     const { attemptsMade, ...fields } = patch;
@@ -42,7 +42,7 @@ export class MemoryLinks implements LinkRepo {
     if (attemptsMade) r.attemptCount += attemptsMade;
   }
 
-  async updateUnlessFinished(id: string, patch: LinkPatch) {
+  async updateUnlessFinished(id: string, patch: LinkChange) {
     const r = this.rows.get(id);
     if (!r || r.status === 'done' || r.status === 'failed') return false;
     await this.update(id, patch);
@@ -85,7 +85,7 @@ export class MemoryOutcomes implements OutcomeSink {
       if (last) row.lastAttemptAt = last;
     }
     if (unfinished && write.page) this.pages.push(write.page);
-    return { linkUpdated: unfinished, status: row?.status ?? null, contentId: unfinished && write.page ? BigInt(this.pages.length) : null, attemptIds: write.attempts.map((_, i) => BigInt(this.attempts.length - write.attempts.length + i + 1)) };
+    return { linkUpdated: unfinished, status: row?.status ?? null, contentId: unfinished && write.page ? BigInt(this.pages.length) : null, visit: unfinished && write.page ? 'new' : null, attemptIds: write.attempts.map((_, i) => BigInt(this.attempts.length - write.attempts.length + i + 1)) };
   }
 }
 

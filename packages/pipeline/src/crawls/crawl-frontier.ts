@@ -19,8 +19,8 @@ import {
 } from '@crawler/core';
 import type { RouteJobInput } from '@crawler/queue';
 import type { RejectedLink } from '../links/enqueue-links.js';
-import type { LinkRecord } from '../links/link-repo.js';
-import type { AdmitRequest, CrawlRecord, CrawlStore, FrontierCandidate } from './crawl-store.js';
+import type { LinkRecord } from '../ports.js';
+import type { AdmitRequest, CrawlRecord, CrawlStore, FrontierCandidate } from '@crawler/db';
 import { readSitemaps, type SitemapFetch, type SitemapLimits, type SitemapReport } from './sitemaps.js';
 import type { SeenCache } from './seen-cache.js';
 

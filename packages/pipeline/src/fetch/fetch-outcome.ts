@@ -1,7 +1,6 @@
 import { ERROR_TYPES, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
 import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
-import type { LinkRecord } from '../links/link-repo.js';
-import type { AppliedOutcome, AttemptRecord, LinkChange, OutcomeWrite } from '../ports.js';
+import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '../ports.js';
 import type { JobHandle } from '../job-control.js';
 import type { RevisitValidators } from '@crawler/db';
 import { isNotModified, revisitedPageText } from './conditional.js';
@@ -43,7 +42,7 @@ export interface FailLinkOptions {
 }
 
 /** One write of this job's outcome: its attempts, `link` and (on success) the page. */
-function write(deps: FetchDeps, ctx: FetchJobContext, link: LinkChange, page?: OutcomeWrite['page'], notModified?: OutcomeWrite['notModified']): Promise<AppliedOutcome> {
+function write(deps: FetchDeps, ctx: FetchJobContext, link: OutcomeWrite['link'], page?: OutcomeWrite['page'], notModified?: OutcomeWrite['notModified']): Promise<AppliedOutcome> {
   return deps.outcomes.apply({ linkId: ctx.link.id, attempts: ctx.attempts, link, page, ...(notModified ? { notModified } : {}) });
 }
 

@@ -264,7 +264,7 @@ describe('fetch processor and generations', () => {
     const h = makeHarness();
     const link = h.links.add('https://stale.example/', { status: 'fetching', generation: 3 });
     const out = await fetchProc(h)(job(link.id, link.url, { generation: 2 }));
-    expect(out).toMatchObject({ outcome: 'skipped', errorType: 'stale_generation' });
+    expect(out).toMatchObject({ outcome: 'skipped', skipReason: 'stale_generation' });
     expect(h.fetchCalls).toHaveLength(0);
     expect(h.outcomes.writes).toHaveLength(0);
   });

@@ -1,6 +1,7 @@
 import {
   ERROR_TYPES,
   LINK_STATUSES,
+  SKIP_REASONS,
   SELECTION_SOURCES,
   canonicalFetcherName,
   decideOutcome,
@@ -8,7 +9,7 @@ import {
   errorTypeOf,
   extractUrlHeuristics,
   isUrlPolicyError,
-  parseRetryAfterMs,
+  retryAfterMsOf,
   safeResponseHeaders,
   type Clock,
   type ErrorCode,
@@ -19,7 +20,7 @@ import {
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
 import type { FetchResult } from '@crawler/fetchers';
-import type { LinkRepo } from '../links/link-repo.js';
+import type { LinkRepo } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
@@ -130,7 +131,7 @@ async function openJob(deps: FetchDeps, job: JobHandle & { queueName?: string },
   const data = parseJobData(FetchJobSchema, job.data, { queue, jobId: job.id });
   const fetcher = canonicalFetcherName(data.fetcher);
   const link = await deps.links.get(data.linkId);
-  if (!link) return { outcome: 'skipped', fetcher, attempts: 0, errorType: 'link_missing' };
+  if (!link) return { outcome: 'skipped', fetcher, attempts: 0, skipReason: SKIP_REASONS.linkMissing };
   return {
     job, token, queue, data, fetcher, link,
     log: deps.logger.child({ jobId: job.id, queue, linkId: data.linkId, url: data.url, fetcher }),
@@ -144,9 +145,11 @@ async function openJob(deps: FetchDeps, job: JobHandle & { queueName?: string },
 /** Step 1: whether this job may fetch at all. Returns the job's result when it may not. */
 async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext): Promise<FetchJobResult | null> {
   const { link, fetcher } = ctx;
-  if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) return { outcome: 'skipped', fetcher, attempts: 0 };
+  if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) {
+    return { outcome: 'skipped', fetcher, attempts: 0, skipReason: link.status === LINK_STATUSES.done ? SKIP_REASONS.linkDone : SKIP_REASONS.linkFailed };
+  }
   // The reconciler gave the link a job of a newer generation: that one carries it now.
-  if (link.generation > ctx.data.generation) return { outcome: 'skipped', fetcher, attempts: 0, errorType: 'stale_generation' };
+  if (link.generation > ctx.data.generation) return { outcome: 'skipped', fetcher, attempts: 0, skipReason: SKIP_REASONS.staleGeneration };
   const now = deps.clock.now();
   if (link.pausedUntil && link.pausedUntil.getTime() > now.getTime()) {
     deps.metrics.jobFinished(ctx.queue, 'delayed');
@@ -248,7 +251,7 @@ function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): 
     attemptCount: ctx.link.attemptCount + ctx.attempts.length + 1,
     riskLevel: ctx.link.riskLevel,
     retriedThisJob: ctx.retried,
-    retryAfterMs: parseRetryAfterMs(attempt.response?.headers['retry-after'], now),
+    retryAfterMs: retryAfterMsOf(attempt.response?.headers, now),
     now,
     maxAttempts: deps.settings.maxAttempts,
     maxPauseMs: deps.settings.pauseMaxMs,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, closeRedisConnection } from '@crawler/queue';
-import { PrismaLinkRepo } from './link-repo.js';
+import { LinkStore } from '@crawler/db';
 import { enqueueLinks } from './enqueue-links.js';
 
 const redis = createRedisConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
@@ -24,7 +24,7 @@ afterAll(async () => {
 describe('enqueueLinks on real Postgres and Redis', () => {
   it('stores a batch larger than one statement allows, once per page, with one job per link', async () => {
     const urls = Array.from({ length: 2_500 }, (_, i) => `https://site${i % 7}.example/page/${i}`);
-    const links = new PrismaLinkRepo(db.prisma);
+    const links = new LinkStore(db.prisma);
     const res = await enqueueLinks([...urls, ...urls.slice(0, 10).map((u) => `${u}#dup`)], { links, queues, learningModeEnabled: false });
     expect(res.rejected).toEqual([]);
     expect(res.accepted).toHaveLength(2_510);

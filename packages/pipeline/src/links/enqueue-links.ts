@@ -2,7 +2,7 @@ import { CrawlerError, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, domainOf, nor
 import { isInputDbError, type ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
 import type { JobQueues } from '@crawler/queue';
-import type { LinkRecord, LinkRepo, NewLink } from './link-repo.js';
+import type { LinkRecord, LinkRepo, NewLink } from '../ports.js';
 
 /** A URL that went in. */
 export interface AcceptedLink {

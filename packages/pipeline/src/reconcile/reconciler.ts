@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, resumeFetcherAfterPause, type Clock, type Logger } from '@crawler/core';
 import { ROUTE_QUEUE, fetchJobId, fetchQueueName, routeJobId, type JobQueues } from '@crawler/queue';
-import type { SqlClient } from '@crawler/db';
+import { IN_PROGRESS_STATUSES } from '@crawler/db';
+import type { ReconcileLinks, StaleLink } from '../ports.js';
 import { Periodic } from '../periodic.js';
 
 /** Job states in which a job will still run: a link with one of these is carried by it. */
@@ -38,50 +39,16 @@ export interface ReconcileReport {
   durationMs: number;
 }
 
-/** One unfinished link as the reconciler reads it. */
-interface StaleLink {
-  id: string;
-  url: string;
-  status: string;
-  pausedUntil: Date | null;
-  attemptCount: number;
-  fetcher: string | null;
-  generation: number;
-  rescues: number;
-  lastErrorType: string | null;
-  updatedAt: Date;
-}
-
 export interface ReconcilerDeps {
-  sql: SqlClient;
+  /** The links table (@crawler/db LinkStore). */
+  links: ReconcileLinks;
   queues: JobQueues;
   clock: Clock;
   logger: Logger;
   settings: ReconcileSettings;
 }
 
-const UNFINISHED = [LINK_STATUSES.queued, LINK_STATUSES.routing, LINK_STATUSES.fetching, LINK_STATUSES.paused];
 
-// Keyset pagination per status over idx_links_unfinished_updated (status, updated_at): each batch is an index range.
-// The status list restates the index's predicate, so a generic plan (status = $1 proves nothing) can use it too.
-const SCAN_SQL = `
-SELECT id::text, url, status, paused_until AS "pausedUntil", attempt_count AS "attemptCount", fetcher, generation, rescues,
-  last_error_type AS "lastErrorType", updated_at AS "updatedAt"
-FROM links
-WHERE status = $1 AND status IN (${UNFINISHED.map((s) => `'${s}'`).join(', ')}) AND updated_at < $2 AND (updated_at, id) > ($3::timestamptz, $4::uuid)
-ORDER BY updated_at, id
-LIMIT $5`;
-
-const LOST_SQL = `
-UPDATE links SET status = 'failed', last_error_type = $3, last_error = $4, updated_at = now()
-WHERE id = $1::uuid AND generation = $2 AND status NOT IN ('done', 'failed')
-RETURNING 1`;
-
-// Only while nobody moved the link meanwhile (a job finished it, another reconciler bumped it).
-const NEXT_GENERATION_SQL = `
-UPDATE links SET generation = generation + 1, rescues = rescues + $3::int, updated_at = now()
-WHERE id = $1::uuid AND generation = $2 AND status NOT IN ('done', 'failed')
-RETURNING generation`;
 
 /**
  * Postgres is the truth, Redis a cache of work: every unfinished link (queued, routing, fetching, paused) that no live
@@ -94,10 +61,10 @@ export async function reconcileLinks(deps: ReconcilerDeps): Promise<ReconcileRep
   const started = performance.now();
   const report: ReconcileReport = { scanned: 0, alive: 0, requeued: {}, nextGeneration: 0, pausedDelayed: 0, lost: 0, durationMs: 0 };
   const cutoff = new Date(deps.clock.now().getTime() - deps.settings.graceMs);
-  for (const status of UNFINISHED) {
+  for (const status of IN_PROGRESS_STATUSES) {
     let after: { updatedAt: Date; id: string } = { updatedAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' };
     for (;;) {
-      const batch = await deps.sql.query<StaleLink>(SCAN_SQL, [status, cutoff, after.updatedAt, after.id, deps.settings.batchSize]);
+      const batch = await deps.links.staleUnfinished(status, cutoff, after, deps.settings.batchSize);
       if (batch.length === 0) break;
       report.scanned += batch.length;
       await reconcileBatch(deps, batch, report);
@@ -128,8 +95,7 @@ async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: 
     if (jobFailed && deps.settings.maxRescues !== undefined && link.rescues >= deps.settings.maxRescues) {
       // Its jobs died again and again (each failed with a crash or a stall): the page is what kills its workers.
       const message = `the jobs carrying this link died ${link.rescues + 1} times (worker crash, out-of-memory kill or stall); not retried`;
-      const [lost] = await deps.sql.query(LOST_SQL, [link.id, link.generation, ERROR_TYPES.jobLost, message]);
-      if (lost) {
+      if (await deps.links.failIfGeneration(link.id, link.generation, ERROR_TYPES.jobLost, message)) {
         report.lost += 1;
         deps.logger.warn({ linkId: link.id, url: link.url, rescues: link.rescues }, 'reconcile: link failed, its jobs keep dying');
       }
@@ -137,9 +103,9 @@ async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: 
     }
     if (found.some((s) => s !== 'unknown')) {
       // A dead job holds the id: a new id means a new generation (a stale job of the old one is then ignored).
-      const [moved] = await deps.sql.query<{ generation: number }>(NEXT_GENERATION_SQL, [link.id, link.generation, jobFailed ? 1 : 0]);
-      if (!moved) continue;
-      generation = moved.generation;
+      const moved = await deps.links.nextGeneration(link.id, link.generation, jobFailed);
+      if (moved === null) continue;
+      generation = moved;
       report.nextGeneration += 1;
     }
     const delayMs = link.pausedUntil ? link.pausedUntil.getTime() - now : 0;

@@ -257,6 +257,67 @@ describe('route processor, learning mode', () => {
     expect(h.fetchJobs).toHaveLength(0);
   });
 
+  it('pauses the link and the domain when robots.txt cannot be read, and fails it with site_unreachable only when its checks are used up', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://down.example/a');
+    let checks = 0;
+    const process = createRouteProcessor({
+      ...h.common, learning: h.learning, routes: h.routes, probeStore: h.probeStore,
+      settings: { ...settings, maxAttempts: 2, pause: { unreachableBasePauseMs: 60_000 } },
+      robots: {
+        check: async () => {
+          checks += 1;
+          return { allowed: false, crawlDelayMs: null, reason: 'robots.txt unreachable (ECONNREFUSED)', unreachable: { retryAtMs: 0 } };
+        },
+      },
+      probe: async () => {
+        throw new Error('must not probe');
+      },
+    });
+    const job = fakeJob({ linkId: link.id, url: link.url });
+    await expect(process(job)).rejects.toBeInstanceOf(DelayedError);
+    const until = h.clock.now().getTime() + 60_000;
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'paused', pausedUntil: new Date(until), riskLevel: 1, lastErrorType: 'site_unreachable', lastError: 'robots.txt unreachable (ECONNREFUSED)' });
+    expect(h.pausedDomains).toEqual([{ domain: 'down.example', untilMs: until }]);
+    expect(job.delayedTo).toHaveLength(1);
+    // The pause ends and the site still cannot be read: that was the second check of two.
+    h.clock.advance(60_000);
+    expect(await process(fakeJob({ linkId: link.id, url: link.url }))).toMatchObject({ kind: 'failed', errorType: 'site_unreachable' });
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'failed', lastErrorType: 'site_unreachable' });
+    expect(h.links.rows.get(link.id)?.lastError).toContain('2 checks in a row');
+    expect(checks).toBe(2);
+    expect(h.fetchJobs).toHaveLength(0);
+  });
+
+  it('gives a link waiting on its domain\'s pause the pause\'s reason', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://held.example/a');
+    const untilMs = h.clock.now().getTime() + 90_000;
+    const process = createRouteProcessor({
+      ...h.common, settings, learning: h.learning, routes: h.routes, probeStore: h.probeStore,
+      gate: { ...h.common.gate, acquire: async () => ({ granted: false, reason: 'paused', retryInMs: 90_000 }), domainPause: async () => ({ untilMs, reason: 'rate_limited' }) },
+      probe: async () => {
+        throw new Error('must not probe');
+      },
+    });
+    await expect(process(fakeJob({ linkId: link.id, url: link.url }))).rejects.toBeInstanceOf(DelayedError);
+    expect(h.links.rows.get(link.id)).toMatchObject({
+      status: 'paused', pausedUntil: new Date(untilMs), lastErrorType: 'rate_limited', lastError: `domain held.example paused (rate_limited) until ${new Date(untilMs).toISOString()}`,
+    });
+  });
+
+  it('carries the route job\'s priority to the fetch job', async () => {
+    const h = makeHarness({ best: { best: score('playwright', 0.9), scores: [] } });
+    const urgent = h.links.add('https://prio.example/a');
+    const plain = h.links.add('https://prio.example/b');
+    const r = router(h, async () => {
+      throw new Error('must not probe');
+    });
+    await r.process(fakeJob({ linkId: urgent.id, url: urgent.url, priority: 2 }));
+    await r.process(fakeJob({ linkId: plain.id, url: plain.url }));
+    expect(h.fetchJobs.map((j) => [j.linkId, j.priority])).toEqual([[urgent.id, 2], [plain.id, undefined]]);
+  });
+
   it('delays a paused link until its pause ends instead of routing it', async () => {
     const h = makeHarness();
     const until = new Date(h.clock.now().getTime() + 600_000);

@@ -1,35 +1,30 @@
 import {
-  DOMAIN_MEMORY_SOURCE,
   ERROR_TYPES,
-  FETCHERS,
   LINK_STATUSES,
-  SELECTION_SOURCES,
+  SKIP_REASONS,
   canonicalFetcherName,
   domainOf,
   errorTypeOf,
   extractUrlHeuristics,
   isUrlPolicyError,
-  parseRetryAfterMs,
-  rateLimitPause,
   selectRoutingHeuristics,
   type Clock,
   type DomainAttempt,
+  type DomainPermit,
   type Logger,
   type PipelineMetrics,
   type PolitenessGate,
   type RobotsPolicy,
+  type SkipReason,
 } from '@crawler/core';
 import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type ProbeRef, type RouteResult } from '@crawler/queue';
-import type { FetchResult } from '@crawler/fetchers';
-import type { LinkRepo } from '../links/link-repo.js';
-import type { LearnedSelector, LegacyRoutes, ProbeFn, RevisitSource } from '../ports.js';
+import type { LearnedSelector, LegacyRoutes, LinkRecord, LinkRepo, ProbeFn, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
-import { judgeProbe } from '../fetch/response-analysis.js';
-import { domainPauseReason, isUnreachable, unreachableDecision, unreachableFailure, type PauseSettings } from '../fetch/site-pause.js';
-import { chooseLearned } from './learned-choice.js';
+import { domainPauseReason, type PauseSettings } from '../fetch/site-pause.js';
 import { DecisionCache, type DomainSetbacks } from './decision-cache.js';
 import { ProbeWalls, type ProbeWallsShared } from './probe-walls.js';
+import { decideRoute, type Decision, type DecisionSettings, type RouteEffect, type RouteFacts, type RouteStep } from './route-decision.js';
 
 /** The router's settings (a slice of CrawlerConfig). */
 export interface RouterSettings {
@@ -85,24 +80,29 @@ export interface RouterDeps {
   revisits?: Pick<RevisitSource, 'validators'>;
 }
 
-interface Decision {
-  fetcher: string;
-  source: string;
-  confidence?: number;
-  probe?: ProbeRef;
-}
-
 /**
  * The router worker's processor: choose a fetcher for one link and hand the link to
  * that fetcher's queue. Idempotent: a re-run after a crash finds the link where it left it, and the fetch job id is
- * deterministic.
+ * deterministic. The choice itself is {@link decideRoute} (pure); this function gathers what it asks for and carries
+ * out what it says.
  */
 export function createRouteProcessor(deps: RouterDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
-  const memory: RouterMemory = {
+  const cache = new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock, { setbacks: deps.setbacks });
+  const walls = new ProbeWalls(deps.settings.probeWallMemoryMs ?? 0, deps.clock, deps.wallsShared);
+  const useDomain = deps.domainState !== undefined && deps.settings.domainMemoryEnabled !== false;
+  const settings: DecisionSettings = {
+    learningModeEnabled: deps.settings.learningModeEnabled,
+    defaultFetcher: deps.settings.defaultFetcher,
     known,
-    cache: new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock, { setbacks: deps.setbacks }),
-    walls: new ProbeWalls(deps.settings.probeWallMemoryMs ?? 0, deps.clock, deps.wallsShared),
+    confidenceThreshold: deps.settings.confidenceThreshold,
+    domainMemory: useDomain,
+    plainHttpMemoryMs: deps.settings.plainHttpMemoryMs,
+    pauseMaxMs: deps.settings.pauseMaxMs,
+    pause: deps.settings.pause,
+    maxAttempts: deps.settings.maxAttempts,
+    // RouterDeps.revisits is given only while CONDITIONAL_REQUESTS is on (create-runtime).
+    conditionalRevisits: deps.revisits !== undefined,
   };
 
   return async function processRoute(job: JobHandle, token?: string): Promise<RouteResult> {
@@ -111,243 +111,191 @@ export function createRouteProcessor(deps: RouterDeps) {
     const now = deps.clock.now();
     // The common case is one read here and one write (the decision) below: an unfinished, unpaused link of this
     // generation. Anything else is read again to say why it is not routed.
-    const routable = await deps.links.readRoutable(data.linkId, now, data.generation);
-    const link = routable ?? (await deps.links.get(data.linkId));
-    if (!link) return skipped(deps, 'link_missing');
-    if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) return skipped(deps, `link_${link.status}`);
-    // The reconciler gave the link a job of a newer generation: that one carries it now.
-    if (link.generation > data.generation) return skipped(deps, 'stale_generation');
-
-    if (link.pausedUntil && link.pausedUntil.getTime() > now.getTime()) {
-      // A paused link waits as a delayed job: no busy loop, no error, and nothing waiting/active keeps --until-idle up.
-      if (link.status !== LINK_STATUSES.paused) await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.paused });
-      deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
-      log.debug({ pausedUntil: link.pausedUntil }, 'link paused; route job delayed');
-      return delayJob(job, token, link.pausedUntil.getTime() - now.getTime());
+    const link = (await deps.links.readRoutable(data.linkId, now, data.generation)) ?? (await deps.links.get(data.linkId));
+    const domain = link ? domainOf(link.url) : '';
+    const facts: RouteFacts = {
+      now, settings, domain, generation: data.generation, link, priority: data.priority, escalateTo: data.nextFetcher ?? null, avoid: data.blockedFetcher ?? null,
+    };
+    let cacheKey = '';
+    let permit: DomainPermit | null = null;
+    let step: RouteStep;
+    try {
+      // Gather what the decision asks for, one fact at a time (each is read only when the cheaper ones gave no answer).
+      for (step = decideRoute(facts); step.kind === 'need'; step = decideRoute(facts)) {
+        switch (step.what) {
+          case 'legacyRoute':
+            facts.legacyRoute = await deps.routes.fetcherFor(domain);
+            break;
+          case 'cached': {
+            // The answer depends only on these (and on time): URLs that share them share the decision.
+            const routing = selectRoutingHeuristics(extractUrlHeuristics(link!.url), deps.settings.routingHeuristicTypes);
+            const avoid = facts.avoid ? canonicalFetcherName(facts.avoid) : '';
+            cacheKey = cache.enabled ? `${domain}\u0001${avoid}\u0001${routing.map((h) => `${h.type}=${h.value}`).sort().join('\u0001')}` : '';
+            facts.cached = cache.get(cacheKey) ?? null;
+            if (facts.cached) log.debug({ fetcher: facts.cached.fetcher, source: facts.cached.source }, 'learned decision reused');
+            break;
+          }
+          case 'learned': {
+            const routing = selectRoutingHeuristics(extractUrlHeuristics(link!.url), deps.settings.routingHeuristicTypes);
+            // Two independent reads, in parallel: the store's pooled score and the domain's own latest attempts.
+            const [learned, recent] = await Promise.all([
+              deps.learning.findBestFetcher(routing, { minSampleSize: deps.settings.minSampleSize, now }),
+              useDomain ? deps.domainState!.recentDomainAttempts(domain) : Promise.resolve([]),
+            ]);
+            facts.learned = { learned, recent };
+            break;
+          }
+          case 'wall':
+            facts.wall = await walls.recent(domain);
+            if (facts.wall) log.debug({ fetcher: facts.wall.fetcher, wall: facts.wall.reason }, 'a probe of this domain met a wall recently');
+            break;
+          case 'revisit': {
+            // Asked only for a link visited before, while conditional requests are on (settings.conditionalRevisits).
+            const v = await deps.revisits!.validators(link!.id);
+            facts.revisit = v;
+            if (v) log.debug({ version: v.version, fetcher: v.fetcher, etag: v.etag !== null, lastModified: v.lastModified !== null }, 'revisit: stored validators read');
+            break;
+          }
+          case 'robots':
+            try {
+              facts.robots = await deps.robots.check(link!.url);
+            } catch (err) {
+              // The URL itself is refused (SSRF guard, scheme): probing it would be refused the same way.
+              if (!isUrlPolicyError(err)) throw err;
+              facts.robots = { refused: { code: err.code, message: err.message } };
+            }
+            break;
+          case 'gate': {
+            const gate = await deps.gate.acquire(domain);
+            if (gate.granted) permit = gate.permit;
+            facts.gate = gate.granted ? { granted: true } : { granted: false, reason: gate.reason, retryInMs: gate.retryInMs };
+            break;
+          }
+          case 'pauseReason':
+            facts.pauseReason = await domainPauseReason(deps.gate, domain);
+            break;
+          case 'probe':
+            // A probe is a request and can take seconds: the link shows `routing` meanwhile. (A link finished in
+            // between is caught by the decision's guarded write.)
+            log.debug({ avoid: facts.avoid }, 'no learned choice: probing');
+            await deps.links.updateUnlessFinished(link!.id, { status: LINK_STATUSES.routing });
+            try {
+              facts.probe = { response: await deps.probe(link!.url), answeredAt: deps.clock.now() };
+            } catch (error) {
+              facts.probe = { error, answeredAt: deps.clock.now() };
+            }
+            break;
+        }
+      }
+      // Effects run while the probe's permit is held: a wall or a domain pause is known before the next probe starts.
+      const probeRef = await carryOut(deps, walls, cache, cacheKey, domain, link?.id ?? data.linkId, facts, 'effects' in step ? step.effects : []);
+      if (step.kind === 'route' && probeRef) step = { ...step, decision: { ...step.decision, probe: probeRef } };
+    } finally {
+      await permit?.release();
     }
-    const learning = link.learningModeEnabled ?? deps.settings.learningModeEnabled;
-    const domain = domainOf(link.url);
-    let decision: Decision | { error: string; message: string };
-    const escalateTo = data.nextFetcher ? canonicalFetcherName(data.nextFetcher) : null;
-    if (learning && escalateTo && known.has(escalateTo)) {
-      // A blocked link's re-route: the retry policy already chose the next tool (e.g. stealth after a challenge).
-      decision = { fetcher: escalateTo, source: SELECTION_SOURCES.retry };
-    } else if (learning) {
-      const avoid = data.blockedFetcher ? canonicalFetcherName(data.blockedFetcher) : null;
-      decision = await decideLearning(deps, memory, job, token, link.id, link.url, domain, log, avoid, Boolean(link.lastAttemptAt));
-    } else {
-      const routed = await deps.routes.fetcherFor(domain);
-      if (routed) decision = { fetcher: routed, source: SELECTION_SOURCES.hardCoded };
-      else if (deps.settings.defaultFetcher) decision = { fetcher: deps.settings.defaultFetcher, source: SELECTION_SOURCES.default };
-      else decision = { error: ERROR_TYPES.noRoute, message: `no route for domain ${domain} and no DEFAULT_FETCHER configured` };
-    }
-
-    if ('fetcher' in decision && !known.has(canonicalFetcherName(decision.fetcher))) {
-      decision = { error: ERROR_TYPES.unknownFetcher, message: `fetcher '${decision.fetcher}' is not configured (FETCHERS=${[...known].join(',')})` };
-    }
-    if ('error' in decision) {
-      await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.failed, lastErrorType: decision.error, lastError: decision.message });
-      deps.metrics.jobFinished(ROUTE_QUEUE, 'failed');
-      log.warn({ errorType: decision.error }, decision.message);
-      return { kind: 'failed', errorType: decision.error, message: decision.message };
-    }
-
-    const fetcher = canonicalFetcherName(decision.fetcher);
-    // The link is updated before the fetch job exists, so a fast fetch worker can never be overwritten by us; and only
-    // while it is unfinished, so a duplicate route job racing a finished fetch cannot reopen it.
-    if (!(await deps.links.updateUnlessFinished(link.id, { status: LINK_STATUSES.fetching, fetcher, selectionSource: decision.source }))) {
-      return skipped(deps, 'link_finished');
-    }
-    await deps.enqueueFetch({
-      linkId: link.id,
-      url: link.url,
-      fetcher,
-      selectionSource: decision.source,
-      confidence: decision.confidence,
-      // The link's generation, not this job's: two route jobs of one link (a resubmission racing a resume) share the
-      // fetch job id, so the page is fetched once.
-      generation: link.generation,
-      attemptsBefore: link.attemptCount,
-      probe: decision.probe,
-      priority: data.priority,
-    });
-    deps.metrics.decision(decision.source, fetcher);
-    deps.metrics.jobFinished(ROUTE_QUEUE, 'routed');
-    log.info({ fetcher, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined }, 'routed');
-    return { kind: 'routed', fetcher, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined };
+    return finish(deps, job, token, log, step, link, facts);
   };
 }
 
-/** What one router processor keeps between jobs. */
-interface RouterMemory {
-  /** Canonical names of the fetchers the fleet runs. */
-  known: ReadonlySet<string>;
-  cache: DecisionCache<Decision>;
-  walls: ProbeWalls;
+/** Carry out a step's effects, in order; the stored probe's reference when one was saved. */
+async function carryOut(
+  deps: RouterDeps,
+  walls: ProbeWalls,
+  cache: DecisionCache<Decision>,
+  cacheKey: string,
+  domain: string,
+  linkId: string,
+  facts: RouteFacts,
+  effects: readonly RouteEffect[],
+): Promise<ProbeRef | undefined> {
+  let probe: ProbeRef | undefined;
+  for (const e of effects) {
+    if (e.kind === 'updateLink') await deps.links.updateUnlessFinished(linkId, e.change);
+    else if (e.kind === 'cacheDecision') cache.set(cacheKey, domain, e.decision);
+    else if (e.kind === 'recordWall') await walls.record(domain, e.fetcher, e.reason);
+    else if (e.kind === 'pauseDomain') await deps.gate.pauseDomain(domain, e.until.getTime(), e.reason);
+    else if (e.kind === 'saveProbe' && facts.probe && 'response' in facts.probe) {
+      const res = facts.probe.response;
+      const key = await deps.probeStore.save(linkId, { status: res.status, headers: res.headers, finalUrl: res.finalUrl, contentType: res.contentType, body: res.body, text: res.text });
+      if (key) probe = { key, status: res.status, bodyBytes: res.body.byteLength };
+    }
+  }
+  return probe;
 }
 
-async function decideLearning(
+/** Finish the job the way the decision says: skip, delay, fail the link, or route it to its fetcher's queue. */
+async function finish(
   deps: RouterDeps,
-  { known, cache, walls }: RouterMemory,
   job: JobHandle,
   token: string | undefined,
-  linkId: string,
-  url: string,
-  domain: string,
   log: Logger,
-  avoid: string | null,
-  visitedBefore = false,
-): Promise<Decision | { error: string; message: string }> {
-  const now = deps.clock.now();
-  const useDomain = deps.domainState !== undefined && deps.settings.domainMemoryEnabled !== false;
-  const routing = selectRoutingHeuristics(extractUrlHeuristics(url), deps.settings.routingHeuristicTypes);
-  // The answer depends only on these (and on time): URLs that share them share the decision.
-  const cacheKey = cache.enabled ? `${domain}\u0001${avoid ?? ''}\u0001${routing.map((h) => `${h.type}=${h.value}`).sort().join('\u0001')}` : '';
-  const cached = cache.get(cacheKey);
-  if (cached) {
-    log.debug({ fetcher: cached.fetcher, source: cached.source }, 'learned decision reused');
-    return cached;
-  }
-  // Two independent reads, in parallel: the store's pooled score and the domain's own latest attempts.
-  const [learned, recent] = await Promise.all([
-    deps.learning.findBestFetcher(routing, { minSampleSize: deps.settings.minSampleSize, now }),
-    useDomain ? deps.domainState!.recentDomainAttempts(domain) : Promise.resolve([]),
-  ]);
-  const choice = chooseLearned({
-    learned, recent, now, avoid,
-    confidenceThreshold: deps.settings.confidenceThreshold,
-    domainMemory: useDomain,
-    plainHttpMemoryMs: deps.settings.plainHttpMemoryMs,
-  });
-  if (choice.kind !== 'probe') {
-    const decided: Decision = choice.kind === 'learned' ? { fetcher: choice.fetcher, source: choice.source, confidence: choice.confidence } : { fetcher: choice.fetcher, source: choice.source };
-    cache.set(cacheKey, domain, decided);
-    return decided;
-  }
-  // A probe of this domain just met a bot wall: another probe would only be refused too (one more block in the
-  // site's log). The domain's pages go to the tool that probe chose until a browser result is learned.
-  const wall = await walls.recent(domain);
-  const wallFetcher = wall ? canonicalFetcherName(wall.fetcher) : null;
-  if (wallFetcher && known.has(wallFetcher) && wallFetcher !== avoid) {
-    log.debug({ fetcher: wallFetcher, wall: wall?.reason }, 'no learned choice; a probe of this domain met a wall: not probing again');
-    return { fetcher: wallFetcher, source: DOMAIN_MEMORY_SOURCE };
-  }
-  // A revisit of a page plain HTTP stored with an ETag or Last-Modified: its conditional request is the probe. A 304
-  // or the page ends it in one request; a wall or an app shell switches the tool as a probe's verdict would.
-  if (visitedBefore && deps.revisits && known.has(FETCHERS.simpleHttp) && avoid !== FETCHERS.simpleHttp) {
-    const v = await deps.revisits.validators(linkId);
-    if (v && canonicalFetcherName(v.fetcher) === FETCHERS.simpleHttp && (v.etag || v.lastModified)) {
-      log.debug({ version: v.version }, 'no learned choice; revisit with validators: conditional request instead of a probe');
-      return { fetcher: FETCHERS.simpleHttp, source: SELECTION_SOURCES.revisit };
-    }
-  }
-  log.debug({ reason: choice.reason, avoid }, 'no learned choice: probing');
-
-  // The probe is a real request to the site, so it obeys robots.txt and the fleet's politeness like any fetch.
-  let robots;
-  try {
-    robots = await deps.robots.check(url);
-  } catch (err) {
-    // The URL itself is refused (SSRF guard, scheme): probing it would be refused the same way.
-    if (isUrlPolicyError(err)) return { error: err.code, message: err.message };
-    throw err;
-  }
-  if (isUnreachable(robots)) {
-    // "Not now": the link and the domain pause with backoff; the route job comes back and asks again.
-    const d = unreachableDecision(robots, { riskLevel: (await deps.links.get(linkId))?.riskLevel ?? 0, now, maxAttempts: deps.settings.maxAttempts, pauseMaxMs: deps.settings.pauseMaxMs, pause: deps.settings.pause });
-    if (d.kind === 'fail') {
-      const failed = unreachableFailure(robots, d.checks);
-      return { error: failed.errorType, message: failed.message };
-    }
-    await deps.gate.pauseDomain(domain, d.pausedUntil.getTime(), ERROR_TYPES.siteUnreachable);
-    await deps.links.updateUnlessFinished(linkId, {
-      status: LINK_STATUSES.paused, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel, lastErrorType: ERROR_TYPES.siteUnreachable, lastError: robots.reason ?? ERROR_TYPES.siteUnreachable,
-    });
-    deps.metrics.pause(domain, ERROR_TYPES.siteUnreachable);
-    deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
-    log.warn({ domain, pausedUntil: d.pausedUntil.toISOString(), errorType: ERROR_TYPES.siteUnreachable, reason: robots.reason }, 'domain paused: site unreachable');
-    return delayJob(job, token, d.pauseMs);
-  }
-  if (!robots.allowed) return { error: ERROR_TYPES.robotsDisallowed, message: robots.reason ?? 'disallowed by robots.txt' };
-  const gate = await deps.gate.acquire(domain);
-  if (!gate.granted) {
-    if (gate.reason === 'paused') {
-      // The link shows why it waits: the domain's pause reason, not a blank error.
-      const why = await domainPauseReason(deps.gate, domain);
-      await deps.links.updateUnlessFinished(linkId, { status: LINK_STATUSES.paused, pausedUntil: new Date(now.getTime() + gate.retryInMs), ...why });
+  step: Exclude<RouteStep, { kind: 'need' }>,
+  link: LinkRecord | null,
+  facts: RouteFacts,
+): Promise<RouteResult> {
+  if (step.kind === 'skip') return skipped(deps, step.reason);
+  if (step.kind === 'delay') {
+    const pausedUntil = step.effects.find((e) => e.kind === 'pauseDomain')?.until.toISOString();
+    if (step.why === 'probe_rate_limited') {
+      deps.metrics.probe('discarded');
+      deps.metrics.pause(facts.domain, ERROR_TYPES.rateLimited);
+      const status = facts.probe && 'response' in facts.probe ? facts.probe.response.status : undefined;
+      log.warn({ domain: facts.domain, status, pauseMs: step.delayMs, pausedUntil, errorType: ERROR_TYPES.rateLimited }, 'domain paused: probe rate-limited');
+    } else if (step.why === 'site_unreachable') {
+      deps.metrics.pause(facts.domain, ERROR_TYPES.siteUnreachable);
+      const reason = facts.robots && 'allowed' in facts.robots ? facts.robots.reason : undefined;
+      log.warn({ domain: facts.domain, pausedUntil, errorType: ERROR_TYPES.siteUnreachable, reason }, 'domain paused: site unreachable');
+    } else if (step.why === 'politeness') {
+      log.debug({ retryInMs: step.delayMs, reason: facts.gate && !facts.gate.granted ? facts.gate.reason : undefined }, 'politeness: probe delayed');
+    } else {
+      log.debug({ pausedUntil: link?.pausedUntil }, 'link paused; route job delayed');
     }
     deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
-    log.debug({ retryInMs: gate.retryInMs, reason: gate.reason }, 'politeness: probe delayed');
-    return delayJob(job, token, gate.retryInMs);
+    return delayJob(job, token, step.delayMs);
   }
-
-  // A probe is a request and can take seconds: the link shows `routing` meanwhile. (A link finished in between is
-  // caught by the decision's guarded write.)
-  await deps.links.updateUnlessFinished(linkId, { status: LINK_STATUSES.routing });
-  let outcome: { response: FetchResult } | { error: unknown };
-  let verdict: ReturnType<typeof judgeProbe>;
-  let limited: ReturnType<typeof rateLimitPause> | null = null;
-  try {
-    try {
-      outcome = { response: await deps.probe(url) };
-    } catch (error) {
-      outcome = { error };
-    }
-    verdict = judgeProbe(outcome);
-    // Remembered before the permit goes, so a probe waiting for it finds the wall already known.
-    if ('response' in outcome && verdict.reason.startsWith('blocked')) await walls.record(domain, verdict.fetcher, verdict.reason);
-    if ('response' in outcome && verdict.reason === ERROR_TYPES.rateLimited) {
-      // The site asked for pace: the link and the domain wait (never less than Retry-After) before anyone asks again.
-      // The domain is paused before the permit goes, so no other worker's request slips in between.
-      // Measured from the answer, not from the job's start: a slow probe must not shorten the site's Retry-After.
-      const answeredAt = deps.clock.now();
-      const link = await deps.links.get(linkId);
-      limited = rateLimitPause({
-        riskLevel: link?.riskLevel ?? 0,
-        retryAfterMs: parseRetryAfterMs(outcome.response.headers['retry-after'], answeredAt),
-        now: answeredAt,
-        maxPauseMs: deps.settings.pauseMaxMs,
-        pause: deps.settings.pause,
-      });
-      await deps.gate.pauseDomain(domain, limited.pausedUntil.getTime(), ERROR_TYPES.rateLimited);
-    }
-  } finally {
-    await gate.permit.release();
+  if (step.kind === 'fail') {
+    await deps.links.updateUnlessFinished(link!.id, { status: LINK_STATUSES.failed, lastErrorType: step.errorType, lastError: step.message });
+    deps.metrics.jobFinished(ROUTE_QUEUE, 'failed');
+    log.warn({ errorType: step.errorType }, step.message);
+    return { kind: 'failed', errorType: step.errorType, message: step.message };
   }
-  if (limited && 'response' in outcome) {
-    // The route job comes back after the pause and probes afresh. A probe is no attempt, so nothing is logged.
-    await deps.links.updateUnlessFinished(linkId, {
-      status: LINK_STATUSES.paused,
-      pausedUntil: limited.pausedUntil,
-      riskLevel: limited.riskLevel,
-      lastErrorType: ERROR_TYPES.rateLimited,
-      lastError: `rate_limited: probe answered ${outcome.response.status}`,
-    });
-    deps.metrics.probe('discarded');
-    deps.metrics.pause(domain, ERROR_TYPES.rateLimited);
-    deps.metrics.jobFinished(ROUTE_QUEUE, 'delayed');
-    log.warn({ domain, status: outcome.response.status, pauseMs: limited.pauseMs, pausedUntil: limited.pausedUntil.toISOString(), errorType: ERROR_TYPES.rateLimited }, 'domain paused: probe rate-limited');
-    return delayJob(job, token, limited.pauseMs);
-  }
-  let probe: ProbeRef | undefined;
-  if ('error' in outcome) {
-    // A failed probe says nothing about the page: no attempt is logged for any fetcher.
+  const { decision } = step;
+  if (step.probe === 'failed') {
     deps.metrics.probe('failed');
     // An expected event (a slow or refusing site): one line, no stack trace.
-    log.info({ errorType: errorTypeOf(outcome.error), error: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) }, 'probe failed');
-  } else if (verdict.reuse) {
-    const res = outcome.response;
-    const key = await deps.probeStore.save(linkId, { status: res.status, headers: res.headers, finalUrl: res.finalUrl, contentType: res.contentType, body: res.body, text: res.text });
-    if (key) probe = { key, status: res.status, bodyBytes: res.body.byteLength };
-    deps.metrics.probe(key ? 'reused' : 'discarded');
-  } else {
-    deps.metrics.probe('discarded');
+    const error = facts.probe && 'error' in facts.probe ? facts.probe.error : undefined;
+    log.info({ errorType: errorTypeOf(error), error: error instanceof Error ? error.message : String(error) }, 'probe failed');
+  } else if (step.probe) {
+    deps.metrics.probe(decision.probe ? 'reused' : 'discarded');
+    log.debug({ fetcher: decision.fetcher, reuse: decision.probe !== undefined }, 'probe classified');
   }
-  log.debug({ fetcher: verdict.fetcher, reason: verdict.reason, reuse: probe !== undefined }, 'probe classified');
-  return { fetcher: verdict.fetcher, source: SELECTION_SOURCES.probe, probe };
+  const fetcher = canonicalFetcherName(decision.fetcher);
+  // The link is updated before the fetch job exists, so a fast fetch worker can never be overwritten by us; and only
+  // while it is unfinished, so a duplicate route job racing a finished fetch cannot reopen it.
+  if (!(await deps.links.updateUnlessFinished(link!.id, { status: LINK_STATUSES.fetching, fetcher, selectionSource: decision.source }))) {
+    return skipped(deps, SKIP_REASONS.linkFinished);
+  }
+  await deps.enqueueFetch({
+    linkId: link!.id,
+    url: link!.url,
+    fetcher,
+    selectionSource: decision.source,
+    confidence: decision.confidence,
+    // The link's generation, not this job's: two route jobs of one link (a resubmission racing a resume) share the
+    // fetch job id, so the page is fetched once.
+    generation: link!.generation,
+    attemptsBefore: link!.attemptCount,
+    probe: decision.probe,
+    // The job's priority, so the link keeps its place in the fetch queue too.
+    priority: step.priority,
+  });
+  deps.metrics.decision(decision.source, fetcher);
+  deps.metrics.jobFinished(ROUTE_QUEUE, 'routed');
+  log.info({ fetcher, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined }, 'routed');
+  return { kind: 'routed', fetcher, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined };
 }
 
-function skipped(deps: RouterDeps, reason: string): RouteResult {
+function skipped(deps: RouterDeps, reason: SkipReason): RouteResult {
   deps.metrics.jobFinished(ROUTE_QUEUE, 'skipped');
   return { kind: 'skipped', reason };
 }

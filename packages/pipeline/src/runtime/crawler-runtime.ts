@@ -1,21 +1,20 @@
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
+import { canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
-import { sqlOf, type PrismaClient, type ScheduleStore } from '@crawler/db';
+import type { CrawlStore, LinkStore, PrismaClient, ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
 import { RevisitScheduler } from '../schedule/revisit-scheduler.js';
 import type { CrawlerConfig } from '../config/crawler-config.js';
-import type { LinkRepo } from '../links/link-repo.js';
+import type { LinkRepo } from '../ports.js';
 import { enqueueLinks, type EnqueueResult } from '../links/enqueue-links.js';
 import { createRouteProcessor, type RouterDeps } from '../router/route-processor.js';
 import { createFetchProcessor, type FetchDeps } from '../fetch/fetch-processor.js';
 import type { CrawlFrontier } from '../crawls/crawl-frontier.js';
-import type { CrawlStore } from '../crawls/crawl-store.js';
 import { ReconcileLoop, reconcileLinks, type ReconcileReport } from '../reconcile/reconciler.js';
 import { TableStatsLoop } from './table-stats-loop.js';
-import { delayJob } from '../job-control.js';
-import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
+import { IdleCheck } from './idle-check.js';
+import { WorkerSet } from './worker-set.js';
 import { pauseSettingsOf } from '../fetch/site-pause.js';
 
 /** Everything a running crawler holds; built by createRuntime. */
@@ -25,6 +24,8 @@ export interface RuntimeParts {
   prisma: PrismaClient;
   queues: JobQueues;
   links: LinkRepo;
+  /** The links table itself (the reconciler's scan, the idle check): `links` may be a test's stand-in. */
+  linkStore: LinkStore;
   /** Link-following crawls: create, discover. */
   crawls: CrawlFrontier;
   /** Crawls in Postgres: view, cancel. */
@@ -55,16 +56,12 @@ export interface StartWorkersOptions {
  * A crawler in one process: producers, the router worker and fetch workers over shared clients, with an idle check
  * for `--until-idle` and one ordered, idempotent shutdown.
  */
-/** Links in flight: one row is enough to know (the partial index on unfinished links answers it). */
-const UNSETTLED_SQL = `SELECT count(*)::int AS n FROM (SELECT 1 FROM links WHERE status IN ('queued', 'routing', 'fetching') LIMIT 1) x`;
-
-/** Delayed jobs due within this window keep the runtime from being idle: politeness gaps and Crawl-delays (≤ 60 s). */
-export const IDLE_DELAY_HORIZON_MS = 65_000;
-
 export class CrawlerRuntime {
   readonly config: CrawlerConfig;
   readonly queues: JobQueues;
   readonly links: LinkRepo;
+  /** The links table (reports, the idle check, the reconciler). */
+  readonly linkStore: LinkStore;
   readonly prisma: PrismaClient;
   readonly redis: Redis;
   readonly logger: Logger;
@@ -72,30 +69,39 @@ export class CrawlerRuntime {
   readonly crawlStore: CrawlStore;
   readonly schedule: ScheduleStore;
   readonly #parts: RuntimeParts;
-  readonly #workers: Worker[] = [];
+  readonly #workers: WorkerSet;
   /** Queues this process consumes; the idle check looks only at these (all queues before any worker starts). */
   readonly #served = new Set<string>();
-  /** Shards this process consumes (QUEUE_SHARDS_CONSUMED), once workers started. */
-  #servedShards: readonly number[] = [];
-  readonly #abort = new AbortController();
   #closing: Promise<void> | null = null;
   #reconcileLoop: ReconcileLoop | null = null;
   #tableStats: TableStatsLoop | null = null;
   #scheduler: RevisitScheduler | null = null;
-  /** When the current infrastructure outage began (first failed idle check), for one log line per outage. */
-  #outageSince: number | null = null;
+  /** Shards this process consumes (QUEUE_SHARDS_CONSUMED), once workers started. */
+  #servedShards: readonly number[] = [];
+  readonly #idle: IdleCheck;
 
   constructor(parts: RuntimeParts) {
     this.#parts = parts;
     this.config = parts.config;
     this.queues = parts.queues;
     this.links = parts.links;
+    this.linkStore = parts.linkStore;
     this.prisma = parts.prisma;
     this.redis = parts.redis;
     this.logger = parts.logger;
     this.crawls = parts.crawls;
     this.crawlStore = parts.crawlStore;
     this.schedule = parts.schedule;
+    this.#workers = new WorkerSet({ links: parts.links, logger: parts.logger, infraRetryMaxMs: parts.config.infraRetryMaxMs, served: this.#served });
+    this.#idle = new IdleCheck({
+      queues: parts.queues,
+      queueNames: () => this.queueNames(),
+      served: this.#served,
+      servedShards: () => (this.#served.size > 0 ? this.#servedShards : parts.queues.allShards()),
+      linkStore: parts.linkStore,
+      reconcileNow: () => this.reconcile({ graceMs: 0 }),
+      logger: parts.logger,
+    });
   }
 
   /**
@@ -166,15 +172,15 @@ export class CrawlerRuntime {
           pause: pauseSettingsOf(config),
         },
       });
-      const route = this.#guard((job: Job, token?: string) => processRoute(job, token));
+      const route = this.#workers.guard((job: Job, token?: string) => processRoute(job, token));
       for (const shard of shards) {
-        this.#track(new Worker(ROUTE_QUEUE, route, { ...common, prefix: this.queues.prefixOf(shard), concurrency: perShard(config.routerConcurrency) }));
+        this.#workers.add(new Worker(ROUTE_QUEUE, route, { ...common, prefix: this.queues.prefixOf(shard), concurrency: perShard(config.routerConcurrency) }));
       }
     }
     const wanted = new Set((opts.fetchers ?? fetcherNames).map(canonicalFetcherName));
     const processFetch = createFetchProcessor({
       ...this.#parts.fetchDeps,
-      signal: this.#abort.signal,
+      signal: this.#workers.signal,
       settings: {
         fetcherNames,
         maxAttempts: config.maxAttempts,
@@ -184,11 +190,11 @@ export class CrawlerRuntime {
         fetchMaxBytes: config.fetchMaxBytes,
       },
     });
-    const fetch = this.#guard((job: Job, token?: string) => processFetch(job, token));
+    const fetch = this.#workers.guard((job: Job, token?: string) => processFetch(job, token));
     for (const f of config.fetchers) {
       if (!wanted.has(f.name)) continue;
       for (const shard of shards) {
-        this.#track(new Worker(fetchQueueName(f.name), fetch, { ...common, prefix: this.queues.prefixOf(shard), concurrency: perShard(f.concurrency) }));
+        this.#workers.add(new Worker(fetchQueueName(f.name), fetch, { ...common, prefix: this.queues.prefixOf(shard), concurrency: perShard(f.concurrency) }));
       }
     }
     // Every worker process rebuilds lost work from Postgres when it starts, then periodically (one at a time, by lease).
@@ -208,7 +214,7 @@ export class CrawlerRuntime {
 
   #reconcileDeps(graceMs: number) {
     return {
-      sql: sqlOf(this.prisma),
+      links: this.#parts.linkStore,
       queues: this.queues,
       clock: this.#parts.clock,
       logger: this.logger.child({ component: 'reconciler' }),
@@ -224,113 +230,19 @@ export class CrawlerRuntime {
     return reconcileLinks(this.#reconcileDeps(opts.graceMs ?? this.config.reconcileGraceMs));
   }
 
-  /**
-   * A processor that rides out Postgres and Redis outages: a job that failed because our own infrastructure was
-   * unreachable is parked with a doubling delay instead of using up its attempts (and failing its link). When Redis
-   * itself is away the job cannot be parked; it stalls, and BullMQ or the reconciler runs it again.
-   */
-  #guard<T>(processor: (job: Job, token?: string) => Promise<T>): (job: Job, token?: string) => Promise<T> {
-    return async (job, token) => {
-      try {
-        return await processor(job, token);
-      } catch (err) {
-        if (err instanceof DelayedError || !isInfraError(err)) throw err;
-        const delayMs = infraRetryDelayMs(job.attemptsStarted ?? 1, this.config.infraRetryMaxMs);
-        this.logger.warn({ err, jobId: job.id, queue: job.queueName, delayMs }, 'infrastructure unreachable: job parked for a retry');
-        try {
-          return await delayJob(job, token, delayMs);
-        } catch (parked) {
-          if (parked instanceof DelayedError) throw parked;
-          throw err;
-        }
-      }
-    };
-  }
-
-  #track(worker: Worker): void {
-    const log = this.logger.child({ queue: worker.name });
-    // An 'error' event without a listener would crash the process; a worker must survive Redis hiccups.
-    worker.on('error', (err) => log.error({ err }, 'worker error'));
-    worker.on('failed', (job, err) => {
-      log.warn({ jobId: job?.id, err }, 'job failed');
-      // BullMQ gave up on the job (crashes exhausted its attempts): record it on the link so it is never silently
-      // stuck in routing/fetching. A payload too broken to name a link has nothing to update. A job that died of our
-      // own infrastructure (Postgres or Redis away, its worker killed) says nothing about the link: the link stays
-      // unfinished and the reconciler gives it a new job.
-      const linkId = (job?.data as { linkId?: unknown } | undefined)?.linkId;
-      const final = job && job.attemptsMade >= (job.opts.attempts ?? 1);
-      if (isInfraError(err) || isStalledError(err)) return;
-      if (final && typeof linkId === 'string' && /^[0-9a-f-]{36}$/i.test(linkId)) {
-        this.links
-          .updateUnlessFinished(linkId, { status: LINK_STATUSES.failed, lastErrorType: ERROR_TYPES.internal, lastError: `${worker.name} job failed: ${err.message}` })
-          .catch((e: unknown) => log.error({ err: e, linkId }, 'could not record a failed job on its link'));
-      }
-    });
-    this.#workers.push(worker);
-    this.#served.add(worker.name);
-  }
-
   /** Jobs waiting, active, prioritized and delayed over this crawler's queues. */
   counts(): Promise<QueueCounts> {
     return this.queues.countJobs(this.queueNames());
   }
 
-  /**
-   * True when nothing is waiting or running on the queues this process serves. Delayed jobs (paused links, politeness
-   * waits) do not count: a paused link must not keep `--until-idle` alive for hours. A process that serves every
-   * queue also asks Postgres: links still queued, routing or fetching with no job to carry them (Redis lost its data,
-   * a job died while Postgres was away) are reconciled at once and keep it waiting.
-   */
-  async isIdle(): Promise<boolean> {
-    // A process serving some queues must not wait forever on jobs only other processes (or fetchers) will take.
-    const names = this.#served.size > 0 ? [...this.#served] : this.queueNames();
-    const shards = this.#served.size > 0 ? this.#servedShards : this.queues.allShards();
-    const c = await this.queues.countJobs(names, shards);
-    if (c.waiting + c.active + c.prioritized > 0) return false;
-    // A job parked for a politeness gap or a Crawl-delay (capped at a minute) is still work in progress: its link stays
-    // routing/fetching. A paused link's delayed re-route is not, whatever its length (a Retry-After can be short), and
-    // must not keep `--until-idle` alive: its link is `paused`.
-    const parkedSoon = c.delayed > 0 && (await this.queues.countDelayedDueWithin(names, IDLE_DELAY_HORIZON_MS, Date.now(), shards)) > 0;
-    const servesAll = this.queueNames().every((q) => this.#served.has(q)) && shards.length === this.queues.shards;
-    if (!parkedSoon && !servesAll) return true;
-    const [row] = await sqlOf(this.prisma).query<{ n: number }>(UNSETTLED_SQL);
-    if ((row?.n ?? 0) === 0) return true;
-    if (parkedSoon) return false;
-    // Unfinished links and no job anywhere: the work was lost, not finished. Rebuild it from Postgres.
-    const report = await this.reconcile({ graceMs: 0 });
-    this.logger.info({ report }, 'idle check: unfinished links without jobs were requeued');
-    return false;
+  /** See {@link IdleCheck.isIdle}. */
+  isIdle(): Promise<boolean> {
+    return this.#idle.isIdle();
   }
 
-  /**
-   * Resolve once the queues are idle on two checks in a row (a job between queues is never missed: the router adds
-   * the fetch job before its own job completes, so a check can only miss a link in the microseconds between reading
-   * one queue and the next, and the confirming check `confirmMs` later reads both again). Through a Postgres or Redis
-   * outage it keeps waiting (one warning per outage), and goes on when the service is back.
-   */
-  async waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
-    // Each check is a few Redis calls: polling often costs nothing, and a crawl ends when its last page is done, not
-    // up to half a second later.
-    const pollMs = opts.pollMs ?? 100;
-    const confirmMs = opts.confirmMs ?? 50;
-    let quiet = 0;
-    while (quiet < 2) {
-      await new Promise((r) => setTimeout(r, quiet === 1 ? confirmMs : pollMs));
-      try {
-        await opts.onTick?.();
-        quiet = (await this.isIdle()) ? quiet + 1 : 0;
-        if (this.#outageSince !== null) {
-          this.logger.info({ outageMs: Date.now() - this.#outageSince }, 'idle check: Postgres and Redis answer again');
-          this.#outageSince = null;
-        }
-      } catch (err) {
-        quiet = 0;
-        if (this.#outageSince === null) {
-          this.#outageSince = Date.now();
-          this.logger.warn({ err }, 'idle check failed (Postgres or Redis unreachable?); waiting for it to come back');
-        }
-      }
-    }
+  /** See {@link IdleCheck.waitUntilIdle}. */
+  waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
+    return this.#idle.waitUntilIdle(opts);
   }
 
   /**
@@ -352,15 +264,7 @@ export class CrawlerRuntime {
         log.error({ err, step: name }, 'shutdown step failed');
       }
     };
-    await step('workers', async () => {
-      const timer = setTimeout(() => this.#abort.abort(), drainTimeoutMs);
-      timer.unref();
-      try {
-        await Promise.all(this.#workers.map((w) => w.close()));
-      } finally {
-        clearTimeout(timer);
-      }
-    });
+    await step('workers', () => this.#workers.close(drainTimeoutMs));
     await step('reconciler', async () => this.#reconcileLoop?.stop());
     await step('table statistics', async () => this.#tableStats?.stop());
     await step('revisit scheduler', async () => this.#scheduler?.stop());

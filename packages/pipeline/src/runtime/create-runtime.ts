@@ -1,15 +1,13 @@
 import type { Redis } from 'ioredis';
 import { isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, shardOfDomain } from '@crawler/queue';
-import { AttemptStore, ContentStore, DomainStateStore, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
+import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
 import { createDefaultRegistry, probe as probeWith, RedisClearanceStore } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
-import { PrismaLinkRepo, type LinkRepo } from '../links/link-repo.js';
 import { ProbeStore } from '../probe/probe-store.js';
-import type { FetcherSource, LearnedSelector, LegacyRoutes, OutcomeSink, ProbeFn, RevisitSource } from '../ports.js';
+import type { FetcherSource, LearnedSelector, LegacyRoutes, LinkRepo, OutcomeSink, ProbeFn, RevisitSource } from '../ports.js';
 import { CrawlerRuntime } from './crawler-runtime.js';
-import { CrawlStore } from '../crawls/crawl-store.js';
 import { CrawlFrontier } from '../crawls/crawl-frontier.js';
 import { DomainSetbacks } from '../router/decision-cache.js';
 import { politenessPrefix } from '../pauses/domain-pauses.js';
@@ -49,7 +47,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const redis = o.redis ?? createRedisConnection(config.redisTarget, 'worker');
   const queueLog = logger.child({ component: 'queues' });
   const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards, onError: (err, queue) => queueLog.warn({ err, queue }, 'queue connection error') });
-  const links = o.links ?? new PrismaLinkRepo(prisma);
+  const linkStore = o.links instanceof LinkStore ? o.links : new LinkStore(prisma);
+  const links = o.links ?? linkStore;
 
   const learning: LearnedSelector = o.learning ?? new AttemptStore({ prisma, clock, logger: logger.child({ component: 'attempts' }) });
   const routeStore = o.routes ? null : new RouteStore({ prisma, clock });
@@ -132,6 +131,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     prisma,
     queues,
     links,
+    linkStore,
     crawls,
     crawlStore,
     schedule: new ScheduleStore({ prisma, clock }),

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { REDIS_URL } from '@crawler/testkit';
+
+export { REDIS_URL };
 
 /** A hash-tagged prefix no other test run shares. */
 export function uniquePrefix(area: string): string {

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { SKIP_REASONS, type SkipReason } from '@crawler/core';
+
+const SkipReasonSchema = z.enum(Object.values(SKIP_REASONS) as [SkipReason, ...SkipReason[]]);
 
 /** BullMQ's largest job priority (2^21); 1 is the most urgent. */
 export const MAX_JOB_PRIORITY = 2_097_152;
@@ -64,7 +67,7 @@ export type FetchJobInput = z.input<typeof FetchJobSchema>;
 /** What the router returns for a job (visible in Bull Board and job results). */
 export const RouteResultSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('routed'), fetcher: z.string(), source: z.string(), confidence: z.number().optional(), probeReused: z.boolean() }),
-  z.object({ kind: z.literal('skipped'), reason: z.string() }),
+  z.object({ kind: z.literal('skipped'), reason: SkipReasonSchema }),
   z.object({ kind: z.literal('failed'), errorType: z.string(), message: z.string() }),
 ]);
 export type RouteResult = z.infer<typeof RouteResultSchema>;
@@ -75,6 +78,8 @@ export const FetchResultSchema = z.object({
   fetcher: z.string(),
   attempts: z.number().int().min(0),
   errorType: z.string().optional(),
+  /** Why an outcome `skipped` job did nothing. */
+  skipReason: SkipReasonSchema.optional(),
   httpStatus: z.number().int().optional(),
   pausedUntil: z.string().optional(),
 });

@@ -1,5 +1,8 @@
-import { LINK_STATUSES, type CrawlScope, type RevisitPolicy } from '@crawler/core';
-import { sqlOf, storedLinkStates, takeOverStaleLinks, withTransaction, type PrismaClient, type SqlClient } from '@crawler/db';
+import { ERROR_TYPES, LINK_STATUSES, type CrawlScope, type RevisitPolicy } from '@crawler/core';
+import type { PrismaClient } from '../client.js';
+import { sqlOf, withTransaction, type SqlClient } from '../sql.js';
+import { IN_PROGRESS_SQL_LIST, IN_PROGRESS_STATUSES } from '../sql-lists.js';
+import { storedLinkStates, takeOverStaleLinks } from '../schedule/crawl-revisits.js';
 
 /** A crawl's rules as stored. */
 export interface CrawlRecord {
@@ -99,8 +102,6 @@ const CRAWL_COLUMNS = `id, status, seeds, scope, include, exclude, max_depth AS 
   END AS revisit,
   created_at AS "createdAt"`;
 
-/** Statuses of a link still in progress: a crawl with any of them is not done. */
-export const IN_PROGRESS_STATUSES = [LINK_STATUSES.queued, LINK_STATUSES.routing, LINK_STATUSES.fetching, LINK_STATUSES.paused] as const;
 
 /**
  * Crawls in Postgres, the source of truth for admission: every admission for a crawl runs in one transaction that
@@ -162,9 +163,9 @@ export class CrawlStore {
     const counters: CrawlCounters = {
       discovered: Number(row.discovered), admitted: Number(row.admitted), duplicate: Number(row.duplicate),
       outOfScope: Number(row.outOfScope), overLimit: Number(row.overLimit), refreshed: Number(row.refreshed), fresh: Number(row.fresh),
-      queued: n('queued'), routing: n('routing'), fetching: n('fetching'), paused: n('paused'),
+      queued: n(LINK_STATUSES.queued), routing: n(LINK_STATUSES.routing), fetching: n(LINK_STATUSES.fetching), paused: n(LINK_STATUSES.paused),
       // Links a later crawl took over to fetch again still count here, with the status they had then.
-      done: n('done') + Number(row.handedDone), failed: n('failed') + Number(row.handedFailed),
+      done: n(LINK_STATUSES.done) + Number(row.handedDone), failed: n(LINK_STATUSES.failed) + Number(row.handedFailed),
     };
     const inProgress = counters.queued + counters.routing + counters.fetching + counters.paused;
     const { discovered: _d, admitted: _a, duplicate: _u, outOfScope: _o, overLimit: _l, refreshed: _r, fresh: _f, handedDone: _hd, handedFailed: _hf, ...record } = row;
@@ -192,9 +193,9 @@ export class CrawlStore {
       const rows = await tx.query(`UPDATE crawls SET status = 'cancelled', cancelled_at = now(), updated_at = now() WHERE id = $1::uuid AND status = 'running' RETURNING 1`, [id]);
       if (rows.length === 0) return false;
       await tx.query(
-        `UPDATE links SET status = 'failed', last_error_type = 'crawl_cancelled', last_error = 'the crawl was cancelled', updated_at = now()
-         WHERE crawl = $1::uuid AND status IN ('queued', 'routing', 'fetching', 'paused')`,
-        [id],
+        `UPDATE links SET status = '${LINK_STATUSES.failed}', last_error_type = $2, last_error = 'the crawl was cancelled', updated_at = now()
+         WHERE crawl = $1::uuid AND status IN (${IN_PROGRESS_SQL_LIST})`,
+        [id, ERROR_TYPES.crawlCancelled],
       );
       return true;
     });
@@ -214,7 +215,7 @@ export class CrawlStore {
   async stranded(olderThanMs: number, limit = 10_000): Promise<Array<{ linkId: string; url: string; generation: number }>> {
     return this.#sql.query<{ linkId: string; url: string; generation: number }>(
       `SELECT l.id AS "linkId", l.url, l.generation FROM links l JOIN crawls c ON c.id = l.crawl
-       WHERE c.status = 'running' AND l.status = 'queued' AND l.updated_at < now() - ($1::int * interval '1 millisecond') LIMIT $2::int`,
+       WHERE c.status = 'running' AND l.status = '${LINK_STATUSES.queued}' AND l.updated_at < now() - ($1::int * interval '1 millisecond') LIMIT $2::int`,
       [olderThanMs, limit],
     );
   }
@@ -306,7 +307,7 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
     // New links take the crawl's revisit policy (none when it has none).
     const inserted = insert.length === 0 ? [] : await tx.query<{ linkId: string; url: string }>(
       `INSERT INTO links (url, initial_url, domain, status, crawl, depth, discovered_from, revisit_mode, revisit_interval_s, revisit_min_s, revisit_max_s)
-       SELECT url, initial_url, domain, 'queued', $5::uuid, depth, $6::uuid, c.revisit_mode, c.revisit_interval_s, c.revisit_min_s, c.revisit_max_s
+       SELECT url, initial_url, domain, '${LINK_STATUSES.queued}', $5::uuid, depth, $6::uuid, c.revisit_mode, c.revisit_interval_s, c.revisit_min_s, c.revisit_max_s
        FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS t(url, initial_url, domain, depth)
        CROSS JOIN (SELECT revisit_mode, revisit_interval_s, revisit_min_s, revisit_max_s FROM crawls WHERE id = $5::uuid) c
        ORDER BY url

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { PrismaLinkRepo, READ_ROUTABLE_SQL } from './link-repo.js';
+import { createTestDatabase, type TestDatabase } from '../testing.js';
+import { LinkStore, READ_ROUTABLE_SQL } from './link-store.js';
 
 let db: TestDatabase;
-let links: PrismaLinkRepo;
+let links: LinkStore;
 
 beforeAll(async () => {
   db = await createTestDatabase('pipeline_link_repo');
-  links = new PrismaLinkRepo(db.prisma);
+  links = new LinkStore(db.prisma);
 });
 
 afterAll(async () => {
@@ -19,7 +19,7 @@ async function newLink(url: string) {
   return row!;
 }
 
-describe('PrismaLinkRepo on real Postgres (the hot path in plain SQL)', () => {
+describe('LinkStore on real Postgres (the hot path in plain SQL)', () => {
   it('reads a link with the same fields and types as the Prisma client does', async () => {
     const created = await newLink('https://repo.example/a');
     await links.update(created.id, { pausedUntil: new Date('2030-01-02T03:04:05.678Z'), riskLevel: 2, lastErrorType: 'timeout' });

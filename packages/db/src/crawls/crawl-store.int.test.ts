@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { frontierKey } from '@crawler/core';
 import { CrawlStore, type FrontierCandidate } from './crawl-store.js';
 

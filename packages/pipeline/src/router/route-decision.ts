@@ -1,0 +1,261 @@
+import {
+  DOMAIN_MEMORY_SOURCE,
+  ERROR_TYPES,
+  FETCHERS,
+  LINK_STATUSES,
+  SELECTION_SOURCES,
+  SKIP_REASONS,
+  canonicalFetcherName,
+  rateLimitPause,
+  retryAfterMsOf,
+  type BestFetcherResult,
+  type DomainAttempt,
+  type RobotsVerdict,
+  type SkipReason,
+} from '@crawler/core';
+import type { ProbeRef } from '@crawler/queue';
+import type { FetchResult } from '@crawler/fetchers';
+import type { RevisitValidators } from '@crawler/db';
+import type { LinkChange, LinkRecord } from '../ports.js';
+import { judgeProbe } from '../fetch/response-analysis.js';
+import { unreachableDecision, unreachableFailure, type PauseSettings } from '../fetch/site-pause.js';
+import { chooseLearned } from './learned-choice.js';
+import type { WallSighting } from './probe-walls.js';
+
+/** A routing decision: the fetcher, why, and the stored probe body the fetch may reuse. */
+export interface Decision {
+  fetcher: string;
+  source: string;
+  confidence?: number;
+  probe?: ProbeRef;
+}
+
+/** The settings the decision reads (RouterSettings, with the fleet's fetchers as canonical names). */
+export interface DecisionSettings {
+  learningModeEnabled: boolean;
+  defaultFetcher?: string;
+  /** Canonical names of the fetchers the fleet runs. */
+  known: ReadonlySet<string>;
+  confidenceThreshold: number;
+  /** The domain's own attempts are read (RouterSettings.domainMemoryEnabled and a DomainStateReader). */
+  domainMemory: boolean;
+  plainHttpMemoryMs?: number;
+  pauseMaxMs?: number;
+  /** Pause bases and the Retry-After floor (RouterSettings.pause). @defaultValue core's */
+  pause?: PauseSettings;
+  /** Checks of an unreachable site a link gets before it fails with `site_unreachable` (RouterSettings.maxAttempts). @defaultValue core DEFAULT_MAX_ATTEMPTS */
+  maxAttempts?: number;
+  /**
+   * A revisit's stored validators can be read (CONDITIONAL_REQUESTS on, RouterDeps.revisits given): a revisit of a
+   * page plain HTTP stored with an ETag or Last-Modified sends its conditional request instead of a probe.
+   * @defaultValue false
+   */
+  conditionalRevisits?: boolean;
+}
+
+/**
+ * What the router knows about one route job. The first fields are known when the job starts; the optional ones are
+ * gathered when {@link decideRoute} asks for them (`undefined`: not asked yet), in the order it asks.
+ */
+export interface RouteFacts {
+  now: Date;
+  settings: DecisionSettings;
+  /** The link's domain (for messages). */
+  domain: string;
+  /** The job's generation. */
+  generation: number;
+  link: Pick<LinkRecord, 'id' | 'status' | 'pausedUntil' | 'generation' | 'learningModeEnabled' | 'riskLevel' | 'lastAttemptAt'> | null;
+  /** The job's BullMQ priority (RouteJob.priority): the fetch job carries it on. */
+  priority?: number;
+  /** The retry policy's next tool for a blocked link's re-route (RouteJob.nextFetcher). */
+  escalateTo?: string | null;
+  /** The fetcher the link was just blocked with (RouteJob.blockedFetcher): never chosen again on this re-route. */
+  avoid?: string | null;
+  /** The legacy fetcher_router table's fetcher for the domain (learning off). */
+  legacyRoute?: string | null;
+  /** A confident decision this router took recently for the same routing heuristics (DecisionCache). */
+  cached?: Decision | null;
+  /** The store's pooled score and the domain's latest attempts (empty when domain memory is off). */
+  learned?: { learned: BestFetcherResult; recent: readonly DomainAttempt[] };
+  /** A bot wall a probe of this domain met recently (ProbeWalls). */
+  wall?: WallSighting | null;
+  /** The latest stored version's validators of a link visited before (RevisitSource.validators); null: none stored. */
+  revisit?: Pick<RevisitValidators, 'fetcher' | 'etag' | 'lastModified'> | null;
+  /**
+   * robots.txt's verdict on the URL (`unreachable`: robots.txt could not be read, the site is "not now"), or the URL
+   * policy's refusal (SSRF guard, scheme).
+   */
+  robots?: Pick<RobotsVerdict, 'allowed' | 'reason' | 'unreachable'> | { refused: { code: string; message: string } };
+  /** The politeness gate's answer to a probe. `granted`: the processor holds the permit until the step is carried out. */
+  gate?: { granted: true } | { granted: false; reason: 'paused' | 'concurrency' | 'delay'; retryInMs: number };
+  /** Why the domain is paused, as the link's error (site-pause domainPauseReason; `{}` when the gate cannot say). */
+  pauseReason?: { lastErrorType?: string; lastError?: string };
+  /** The probe's result, with the time its answer came. */
+  probe?: { response: FetchResult; answeredAt: Date } | { error: unknown; answeredAt: Date };
+}
+
+/** What the router gathers next. */
+export type RouteNeed = 'legacyRoute' | 'cached' | 'learned' | 'wall' | 'revisit' | 'robots' | 'gate' | 'pauseReason' | 'probe';
+
+/** Something the processor carries out, in order, before it finishes the job the way the step says. */
+export type RouteEffect =
+  | { kind: 'updateLink'; change: LinkChange }
+  | { kind: 'cacheDecision'; decision: Decision }
+  | { kind: 'recordWall'; fetcher: string; reason: string }
+  | { kind: 'pauseDomain'; until: Date; reason: string }
+  /** Store the probe's body for the fetch to reuse; the decision then carries its ProbeRef. */
+  | { kind: 'saveProbe' };
+
+/** One step of the router's decision (see {@link decideRoute}). */
+export type RouteStep =
+  | { kind: 'need'; what: RouteNeed }
+  | { kind: 'skip'; reason: SkipReason }
+  | { kind: 'delay'; delayMs: number; why: 'link_paused' | 'politeness' | 'probe_rate_limited' | 'site_unreachable'; effects: RouteEffect[] }
+  | { kind: 'fail'; errorType: string; message: string }
+  /** `priority`: the job's, for the fetch job (never part of the decision, which is cached across links). */
+  | { kind: 'route'; decision: Decision; effects: RouteEffect[]; probe?: 'failed' | 'discarded' | 'stored'; priority?: number };
+
+/**
+ * The router's choice for one job, as a pure function of what it knows. It answers `need` until it has read enough
+ * (the processor gathers that fact and asks again), then says what to do: skip, delay, fail or route, with the
+ * effects to carry out. The probe is itself a `need`: it is asked for only when the learned step, the decision
+ * cache, the wall memory and the revisit step gave no answer and robots.txt and the politeness gate let it through.
+ */
+export function decideRoute(f: RouteFacts): RouteStep {
+  const { link, now, settings } = f;
+  if (!link) return { kind: 'skip', reason: SKIP_REASONS.linkMissing };
+  if (link.status === LINK_STATUSES.done) return { kind: 'skip', reason: SKIP_REASONS.linkDone };
+  if (link.status === LINK_STATUSES.failed) return { kind: 'skip', reason: SKIP_REASONS.linkFailed };
+  // The reconciler gave the link a job of a newer generation: that one carries it now.
+  if (link.generation > f.generation) return { kind: 'skip', reason: SKIP_REASONS.staleGeneration };
+  if (link.pausedUntil && link.pausedUntil.getTime() > now.getTime()) {
+    // A paused link waits as a delayed job: no busy loop, no error, and nothing waiting/active keeps --until-idle up.
+    const effects: RouteEffect[] = link.status === LINK_STATUSES.paused ? [] : [{ kind: 'updateLink', change: { status: LINK_STATUSES.paused } }];
+    return { kind: 'delay', delayMs: link.pausedUntil.getTime() - now.getTime(), why: 'link_paused', effects };
+  }
+  const learning = link.learningModeEnabled ?? settings.learningModeEnabled;
+  if (!learning) {
+    if (f.legacyRoute === undefined) return { kind: 'need', what: 'legacyRoute' };
+    if (f.legacyRoute) return checked(f, { fetcher: f.legacyRoute, source: SELECTION_SOURCES.hardCoded });
+    if (settings.defaultFetcher) return checked(f, { fetcher: settings.defaultFetcher, source: SELECTION_SOURCES.default });
+    return { kind: 'fail', errorType: ERROR_TYPES.noRoute, message: `no route for domain ${f.domain} and no DEFAULT_FETCHER configured` };
+  }
+  const escalateTo = f.escalateTo ? canonicalFetcherName(f.escalateTo) : null;
+  // A blocked link's re-route: the retry policy already chose the next tool (e.g. stealth after a challenge).
+  if (escalateTo && settings.known.has(escalateTo)) return checked(f, { fetcher: escalateTo, source: SELECTION_SOURCES.retry });
+  const avoid = f.avoid ? canonicalFetcherName(f.avoid) : null;
+
+  if (f.cached === undefined) return { kind: 'need', what: 'cached' };
+  if (f.cached) return checked(f, f.cached);
+  if (f.learned === undefined) return { kind: 'need', what: 'learned' };
+  const choice = chooseLearned({
+    learned: f.learned.learned,
+    recent: f.learned.recent,
+    now,
+    avoid,
+    confidenceThreshold: settings.confidenceThreshold,
+    domainMemory: settings.domainMemory,
+    plainHttpMemoryMs: settings.plainHttpMemoryMs,
+  });
+  if (choice.kind !== 'probe') {
+    const decided: Decision = choice.kind === 'learned' ? { fetcher: choice.fetcher, source: choice.source, confidence: choice.confidence } : { fetcher: choice.fetcher, source: choice.source };
+    return checked(f, decided, [{ kind: 'cacheDecision', decision: decided }]);
+  }
+  // A probe of this domain just met a bot wall: another probe would only be refused too (one more block in the site's
+  // log). The domain's pages go to the tool that probe chose until a browser result is learned.
+  if (f.wall === undefined) return { kind: 'need', what: 'wall' };
+  const wallFetcher = f.wall ? canonicalFetcherName(f.wall.fetcher) : null;
+  if (wallFetcher && settings.known.has(wallFetcher) && wallFetcher !== avoid) return checked(f, { fetcher: wallFetcher, source: DOMAIN_MEMORY_SOURCE });
+
+  // A revisit of a page plain HTTP stored with an ETag or Last-Modified: its conditional request is the probe. A 304
+  // or the page ends it in one request; a wall or an app shell switches the tool as a probe's verdict would. (A first
+  // visit has no stored page: nothing is read for it.)
+  if (settings.conditionalRevisits && link.lastAttemptAt && settings.known.has(FETCHERS.simpleHttp) && avoid !== FETCHERS.simpleHttp) {
+    if (f.revisit === undefined) return { kind: 'need', what: 'revisit' };
+    // A rendered version's validators do not describe the page plain HTTP gets; without a validator there is nothing to ask with.
+    const v = f.revisit;
+    if (v && canonicalFetcherName(v.fetcher) === FETCHERS.simpleHttp && (v.etag || v.lastModified)) return checked(f, { fetcher: FETCHERS.simpleHttp, source: SELECTION_SOURCES.revisit });
+  }
+
+  // The probe is a real request to the site, so it obeys robots.txt and the fleet's politeness like any fetch.
+  if (f.robots === undefined) return { kind: 'need', what: 'robots' };
+  if ('refused' in f.robots) return { kind: 'fail', errorType: f.robots.refused.code, message: f.robots.refused.message };
+  if (!f.robots.allowed && f.robots.unreachable) return decideUnreachable(f, { allowed: false, crawlDelayMs: null, reason: f.robots.reason, unreachable: f.robots.unreachable }, link.riskLevel);
+  if (!f.robots.allowed) return { kind: 'fail', errorType: ERROR_TYPES.robotsDisallowed, message: f.robots.reason ?? 'disallowed by robots.txt' };
+  if (f.gate === undefined) return { kind: 'need', what: 'gate' };
+  if (!f.gate.granted) {
+    if (f.gate.reason !== 'paused') return { kind: 'delay', delayMs: f.gate.retryInMs, why: 'politeness', effects: [] };
+    // The link shows why it waits: the domain's pause reason, not a blank error.
+    if (f.pauseReason === undefined) return { kind: 'need', what: 'pauseReason' };
+    const change: LinkChange = { status: LINK_STATUSES.paused, pausedUntil: new Date(now.getTime() + f.gate.retryInMs), ...f.pauseReason };
+    return { kind: 'delay', delayMs: f.gate.retryInMs, why: 'politeness', effects: [{ kind: 'updateLink', change }] };
+  }
+  if (f.probe === undefined) return { kind: 'need', what: 'probe' };
+  return decideAfterProbe(f, f.probe, link.riskLevel);
+}
+
+/**
+ * robots.txt could not be read (refused, timeout, 5xx, 429): the site is "not now", not "never". The link and the
+ * domain pause with backoff (UNREACHABLE_PAUSE_BASE_MS, doubling per check in a row, capped) and the route job comes
+ * back and asks again; the link fails with `site_unreachable` only when its check budget (MAX_ATTEMPTS) is used.
+ */
+function decideUnreachable(f: RouteFacts, verdict: RobotsVerdict & { unreachable: { retryAtMs: number } }, riskLevel: number): RouteStep {
+  const d = unreachableDecision(verdict, { riskLevel, now: f.now, maxAttempts: f.settings.maxAttempts, pauseMaxMs: f.settings.pauseMaxMs, pause: f.settings.pause });
+  if (d.kind === 'fail') {
+    const failed = unreachableFailure(verdict, d.checks);
+    return { kind: 'fail', errorType: failed.errorType, message: failed.message };
+  }
+  return {
+    kind: 'delay',
+    delayMs: d.pauseMs,
+    why: 'site_unreachable',
+    effects: [
+      { kind: 'pauseDomain', until: d.pausedUntil, reason: ERROR_TYPES.siteUnreachable },
+      {
+        kind: 'updateLink',
+        change: { status: LINK_STATUSES.paused, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel, lastErrorType: ERROR_TYPES.siteUnreachable, lastError: verdict.reason ?? ERROR_TYPES.siteUnreachable },
+      },
+    ],
+  };
+}
+
+function decideAfterProbe(f: RouteFacts, probe: NonNullable<RouteFacts['probe']>, riskLevel: number): RouteStep {
+  const verdict = judgeProbe(probe);
+  if (!('response' in probe)) {
+    // A failed probe says nothing about the page: no attempt is logged for any fetcher.
+    return checked(f, { fetcher: verdict.fetcher, source: SELECTION_SOURCES.probe }, [], 'failed');
+  }
+  const effects: RouteEffect[] = [];
+  // Remembered before the permit goes, so a probe waiting for it finds the wall already known.
+  if (verdict.reason.startsWith('blocked')) effects.push({ kind: 'recordWall', fetcher: verdict.fetcher, reason: verdict.reason });
+  if (verdict.reason === ERROR_TYPES.rateLimited) {
+    // The site asked for pace: the link and the domain wait (never less than Retry-After) before anyone asks again,
+    // measured from the answer. The route job comes back after the pause and probes afresh; a probe is no attempt.
+    const limited = rateLimitPause({ riskLevel, retryAfterMs: retryAfterMsOf(probe.response.headers, probe.answeredAt), now: probe.answeredAt, maxPauseMs: f.settings.pauseMaxMs, pause: f.settings.pause });
+    effects.push(
+      { kind: 'pauseDomain', until: limited.pausedUntil, reason: ERROR_TYPES.rateLimited },
+      {
+        kind: 'updateLink',
+        change: {
+          status: LINK_STATUSES.paused,
+          pausedUntil: limited.pausedUntil,
+          riskLevel: limited.riskLevel,
+          lastErrorType: ERROR_TYPES.rateLimited,
+          lastError: `rate_limited: probe answered ${probe.response.status}`,
+        },
+      },
+    );
+    return { kind: 'delay', delayMs: limited.pauseMs, why: 'probe_rate_limited', effects };
+  }
+  if (verdict.reuse) effects.push({ kind: 'saveProbe' });
+  return checked(f, { fetcher: verdict.fetcher, source: SELECTION_SOURCES.probe }, effects, verdict.reuse ? 'stored' : 'discarded');
+}
+
+/** A decision naming a fetcher the fleet does not run fails the link with `unknown_fetcher`; a route carries the job's priority. */
+function checked(f: RouteFacts, decision: Decision, effects: RouteEffect[] = [], probe?: 'failed' | 'discarded' | 'stored'): RouteStep {
+  const { known } = f.settings;
+  if (!known.has(canonicalFetcherName(decision.fetcher))) {
+    return { kind: 'fail', errorType: ERROR_TYPES.unknownFetcher, message: `fetcher '${decision.fetcher}' is not configured (FETCHERS=${[...known].join(',')})` };
+  }
+  return { kind: 'route', decision, effects, ...(probe ? { probe } : {}), ...(f.priority !== undefined ? { priority: f.priority } : {}) };
+}

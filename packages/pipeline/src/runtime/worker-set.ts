@@ -1,0 +1,91 @@
+import { DelayedError, type Job, type Worker } from 'bullmq';
+import { ERROR_TYPES, LINK_STATUSES, type Logger } from '@crawler/core';
+import type { LinkRepo } from '../ports.js';
+import { delayJob } from '../job-control.js';
+import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
+
+/** What the worker set needs. */
+export interface WorkerSetDeps {
+  links: Pick<LinkRepo, 'updateUnlessFinished'>;
+  logger: Logger;
+  /** Cap of the doubling delay a job waits out when our own infrastructure was unreachable. */
+  infraRetryMaxMs: number;
+  /** Names of the queues this process consumes, filled as workers are added (the idle check reads it). */
+  served: Set<string>;
+}
+
+/**
+ * The BullMQ workers of one process: each added worker's failures are recorded on its link, processors ride out
+ * infrastructure outages, and close drains them, aborting in-flight fetches after a deadline.
+ */
+export class WorkerSet {
+  readonly #deps: WorkerSetDeps;
+  readonly #workers: Worker[] = [];
+  readonly #abort = new AbortController();
+
+  constructor(deps: WorkerSetDeps) {
+    this.#deps = deps;
+  }
+
+  /** Aborted when a close's drain deadline passes: fetches listen to it. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /**
+   * A processor that rides out Postgres and Redis outages: a job that failed because our own infrastructure was
+   * unreachable is parked with a doubling delay instead of using up its attempts (and failing its link). When Redis
+   * itself is away the job cannot be parked; it stalls, and BullMQ or the reconciler runs it again.
+   */
+  guard<T>(processor: (job: Job, token?: string) => Promise<T>): (job: Job, token?: string) => Promise<T> {
+    return async (job, token) => {
+      try {
+        return await processor(job, token);
+      } catch (err) {
+        if (err instanceof DelayedError || !isInfraError(err)) throw err;
+        const delayMs = infraRetryDelayMs(job.attemptsStarted ?? 1, this.#deps.infraRetryMaxMs);
+        this.#deps.logger.warn({ err, jobId: job.id, queue: job.queueName, delayMs }, 'infrastructure unreachable: job parked for a retry');
+        try {
+          return await delayJob(job, token, delayMs);
+        } catch (parked) {
+          if (parked instanceof DelayedError) throw parked;
+          throw err;
+        }
+      }
+    };
+  }
+
+  add(worker: Worker): void {
+    const log = this.#deps.logger.child({ queue: worker.name });
+    // An 'error' event without a listener would crash the process; a worker must survive Redis hiccups.
+    worker.on('error', (err) => log.error({ err }, 'worker error'));
+    worker.on('failed', (job, err) => {
+      log.warn({ jobId: job?.id, err }, 'job failed');
+      // BullMQ gave up on the job (crashes exhausted its attempts): record it on the link so it is never silently
+      // stuck in routing/fetching. A payload too broken to name a link has nothing to update. A job that died of our
+      // own infrastructure (Postgres or Redis away, its worker killed) says nothing about the link: the link stays
+      // unfinished and the reconciler gives it a new job.
+      const linkId = (job?.data as { linkId?: unknown } | undefined)?.linkId;
+      const final = job && job.attemptsMade >= (job.opts.attempts ?? 1);
+      if (isInfraError(err) || isStalledError(err)) return;
+      if (final && typeof linkId === 'string' && /^[0-9a-f-]{36}$/i.test(linkId)) {
+        this.#deps.links
+          .updateUnlessFinished(linkId, { status: LINK_STATUSES.failed, lastErrorType: ERROR_TYPES.internal, lastError: `${worker.name} job failed: ${err.message}` })
+          .catch((e: unknown) => log.error({ err: e, linkId }, 'could not record a failed job on its link'));
+      }
+    });
+    this.#workers.push(worker);
+    this.#deps.served.add(worker.name);
+  }
+
+  /** Close every worker, waiting for in-flight jobs; after `drainTimeoutMs` their fetches are aborted. */
+  async close(drainTimeoutMs: number): Promise<void> {
+    const timer = setTimeout(() => this.#abort.abort(), drainTimeoutMs);
+    timer.unref();
+    try {
+      await Promise.all(this.#workers.map((w) => w.close()));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
