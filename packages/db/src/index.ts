@@ -26,3 +26,10 @@ export { iterateContent, countContent, type ContentExportFilter, type IterateCon
 export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type OutboxStats } from './events/outbox-store.js';
 export { OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type LinkChange } from './outcome/outcome-store.js';
 export { analyzeStaleTables, GROWING_TABLES, type AnalyzedTable, type TableStatsOptions } from './maintenance/table-stats.js';
+export {
+  ensureAttemptPartitions,
+  listAttemptPartitions,
+  ATTEMPT_PARTITION_AHEAD_DAYS,
+  type AttemptPartition,
+  type EnsurePartitionsOptions,
+} from './maintenance/attempt-partitions.js';
