@@ -32,4 +32,5 @@ export {
   ATTEMPT_PARTITION_AHEAD_DAYS,
   type AttemptPartition,
   type EnsurePartitionsOptions,
+  type AttemptPartitionUnit,
 } from './maintenance/attempt-partitions.js';

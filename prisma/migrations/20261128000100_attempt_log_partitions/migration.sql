@@ -1,5 +1,6 @@
--- The attempt log partitioned by time (native range partitioning on attempted_at, one partition per UTC day), so
--- retention drops whole partitions (attempt_log_drop_partition) instead of deleting rows one by one.
+-- The attempt log partitioned by time (native range partitioning on attempted_at, one partition per UTC week by
+-- default, or per day or month: attempt_log_partition_unit), so retention drops whole partitions
+-- (attempt_log_drop_partition) instead of deleting rows one by one.
 --
 -- Partitioned tables need the partition key in every primary key and unique constraint, and a foreign key that
 -- references one must name the whole key, so:
@@ -7,12 +8,12 @@
 --   attempt_heuristics PRIMARY KEY (id, attempted_at), FOREIGN KEY (attempt, attempted_at) → fetcher_attempts
 -- attempt_heuristics already carried a copy of its attempt's attempted_at (findBestFetcher's covering index): it is
 -- now NOT NULL and part of the foreign key, which makes a heuristic and its attempt land in partitions of the same
--- day, so a day is dropped from both tables together without leaving a dangling reference. ids still come from
+-- range, so a range is dropped from both tables together without leaving a dangling reference. ids still come from
 -- their sequences and stay unique in practice; Postgres no longer enforces it on its own (no unique index on id).
 --
--- Existing rows are copied into the new tables (partitions created for every day that holds an attempt); nothing is
--- deleted. Rows dated outside every day partition (a clock gone wrong, an import of old data) go to the DEFAULT
--- partitions and are moved into their day's partition when attempt_log_ensure_partitions creates it.
+-- Existing rows are copied into the new tables (partitions created for every week that holds an attempt); nothing is
+-- deleted. Rows dated outside every partition (a clock gone wrong, an import of old data) go to the DEFAULT
+-- partitions and are moved into their partition when attempt_log_ensure_partitions creates it.
 
 -- 1. Set the old tables aside, keeping their sequences.
 ALTER TABLE "attempt_heuristics" DROP CONSTRAINT "attempt_heuristics_attempt_fkey";
@@ -90,49 +91,84 @@ JOIN pg_class AS parent ON parent.oid = i.inhparent
 WHERE parent.relname IN ('fetcher_attempts', 'attempt_heuristics')
   AND parent.relnamespace = current_schema()::regnamespace AND child.relnamespace = parent.relnamespace;
 
--- The day partitions covering [p_from, p_to), created where missing. A day's rows already in the default
--- partitions are moved into it first (Postgres refuses to attach a partition whose rows sit in the default). New
--- partitions are built standalone and attached, which takes a SHARE UPDATE EXCLUSIVE lock on the parent instead of
--- CREATE TABLE … PARTITION OF's ACCESS EXCLUSIVE, so writers keep writing meanwhile. Serialised fleet-wide by an
--- advisory lock (every worker process calls it). Returns the days created.
-CREATE FUNCTION "attempt_log_ensure_partitions"("p_from" TIMESTAMPTZ, "p_to" TIMESTAMPTZ) RETURNS INTEGER
+-- The partition length: 'day', 'week' (ISO weeks, Monday 00:00 UTC) or 'month', from the argument, else the setting
+-- crawler.attempt_log_partition (ALTER DATABASE … SET crawler.attempt_log_partition = 'day'), else 'week'. Retention
+-- drops whole partitions, so it is rounded up to this length; every partition is one more relation each query on the
+-- log that cannot prune by date plans and opens (bench/README-store.md measures day against week and month).
+CREATE FUNCTION "attempt_log_partition_unit"("p_unit" TEXT DEFAULT NULL) RETURNS TEXT
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  "unit" TEXT := coalesce(nullif("p_unit", ''), nullif(current_setting('crawler.attempt_log_partition', true), ''), 'week');
+BEGIN
+  IF "unit" NOT IN ('day', 'week', 'month') THEN
+    RAISE EXCEPTION 'attempt log partition length must be day, week or month, got %', "unit";
+  END IF;
+  RETURN "unit";
+END $$;
+
+-- The partitions covering [p_from, p_to), created where missing, one per unit (a range that already has partitions
+-- of another length is filled around them, so the length can change on a live database). A range's rows already
+-- in the default partitions are moved into it first (Postgres refuses to attach a partition whose rows sit in the
+-- default). New partitions are built standalone and attached, which takes a SHARE UPDATE EXCLUSIVE lock on the
+-- parent instead of CREATE TABLE … PARTITION OF's ACCESS EXCLUSIVE, so writers keep writing meanwhile. Serialised
+-- fleet-wide by an advisory lock (every worker process calls it). Returns the partitions created.
+CREATE FUNCTION "attempt_log_ensure_partitions"("p_from" TIMESTAMPTZ, "p_to" TIMESTAMPTZ, "p_unit" TEXT DEFAULT NULL) RETURNS INTEGER
 LANGUAGE plpgsql AS $$
 DECLARE
-  "day" TIMESTAMPTZ := date_trunc('day', "p_from", 'UTC');
-  "next" TIMESTAMPTZ;
+  "unit" TEXT := "attempt_log_partition_unit"("p_unit");
+  "step" INTERVAL;
+  "cur" TIMESTAMPTZ;
+  "lo" TIMESTAMPTZ;
+  "hi" TIMESTAMPTZ;
   "suffix" TEXT;
+  "fa" TEXT;
+  "ah" TEXT;
   "created" INTEGER := 0;
 BEGIN
   PERFORM pg_advisory_xact_lock(72707371);
-  WHILE "day" < "p_to" LOOP
-    "next" := "day" + interval '1 day';
-    IF NOT EXISTS (SELECT 1 FROM "attempt_log_partitions" AS p
-                   WHERE p."parent" = 'fetcher_attempts' AND p."range_from" < "next" AND p."range_to" > "day") THEN
-      "suffix" := to_char("day" AT TIME ZONE 'UTC', 'YYYYMMDD');
-      EXECUTE format('CREATE TABLE %I (LIKE "fetcher_attempts" INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', 'fetcher_attempts_p' || "suffix");
-      EXECUTE format('CREATE TABLE %I (LIKE "attempt_heuristics" INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', 'attempt_heuristics_p' || "suffix");
+  "step" := ('1 ' || "unit")::interval;
+  "cur" := date_trunc("unit", "p_from", 'UTC');
+  WHILE "cur" < "p_to" LOOP
+    -- The unit [cur, cur + step), less whatever existing partitions already cover: each gap becomes a partition.
+    "lo" := "cur";
+    WHILE "lo" < "cur" + "step" LOOP
+      SELECT max(p."range_to") INTO "hi" FROM "attempt_log_partitions" AS p
+      WHERE p."parent" = 'fetcher_attempts' AND p."range_from" <= "lo" AND p."range_to" > "lo";
+      IF "hi" IS NOT NULL THEN
+        "lo" := "hi";
+        CONTINUE;
+      END IF;
+      SELECT least("cur" + "step", min(p."range_from")) INTO "hi" FROM "attempt_log_partitions" AS p
+      WHERE p."parent" = 'fetcher_attempts' AND p."range_from" > "lo";
+      "hi" := coalesce("hi", "cur" + "step");
+      "suffix" := to_char("lo" AT TIME ZONE 'UTC', 'YYYYMMDD');
+      "fa" := 'fetcher_attempts_p' || "suffix";
+      "ah" := 'attempt_heuristics_p' || "suffix";
+      EXECUTE format('CREATE TABLE %I (LIKE "fetcher_attempts" INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', "fa");
+      EXECUTE format('CREATE TABLE %I (LIKE "attempt_heuristics" INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', "ah");
       -- The range as a CHECK first, so ATTACH skips its validation scan.
-      EXECUTE format('ALTER TABLE %I ADD CONSTRAINT "in_range" CHECK ("attempted_at" >= %L AND "attempted_at" < %L)', 'fetcher_attempts_p' || "suffix", "day", "next");
-      EXECUTE format('ALTER TABLE %I ADD CONSTRAINT "in_range" CHECK ("attempted_at" >= %L AND "attempted_at" < %L)', 'attempt_heuristics_p' || "suffix", "day", "next");
-      -- Rows of that day caught by the default partitions: moved as they are (same ids, keys and rollup keys; the
+      EXECUTE format('ALTER TABLE %I ADD CONSTRAINT "in_range" CHECK ("attempted_at" >= %L AND "attempted_at" < %L)', "fa", "lo", "hi");
+      EXECUTE format('ALTER TABLE %I ADD CONSTRAINT "in_range" CHECK ("attempted_at" >= %L AND "attempted_at" < %L)', "ah", "lo", "hi");
+      -- Rows of that range caught by the default partitions: moved as they are (same ids, keys and rollup keys; the
       -- rollups already count them). Heuristics first: the attempts' delete would cascade to them. A statement on a
       -- partition fires none of the parent's statement triggers, so the rollups are not touched.
       EXECUTE format('WITH "moved" AS (DELETE FROM "attempt_heuristics_default" WHERE "attempted_at" >= %L AND "attempted_at" < %L RETURNING *) INSERT INTO %I SELECT * FROM "moved"',
-        "day", "next", 'attempt_heuristics_p' || "suffix");
+        "lo", "hi", "ah");
       EXECUTE format('WITH "moved" AS (DELETE FROM "fetcher_attempts_default" WHERE "attempted_at" >= %L AND "attempted_at" < %L RETURNING *) INSERT INTO %I SELECT * FROM "moved"',
-        "day", "next", 'fetcher_attempts_p' || "suffix");
-      EXECUTE format('ALTER TABLE "fetcher_attempts" ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', 'fetcher_attempts_p' || "suffix", "day", "next");
-      EXECUTE format('ALTER TABLE "attempt_heuristics" ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', 'attempt_heuristics_p' || "suffix", "day", "next");
-      EXECUTE format('ALTER TABLE %I DROP CONSTRAINT "in_range"', 'fetcher_attempts_p' || "suffix");
-      EXECUTE format('ALTER TABLE %I DROP CONSTRAINT "in_range"', 'attempt_heuristics_p' || "suffix");
+        "lo", "hi", "fa");
+      EXECUTE format('ALTER TABLE "fetcher_attempts" ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', "fa", "lo", "hi");
+      EXECUTE format('ALTER TABLE "attempt_heuristics" ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', "ah", "lo", "hi");
+      EXECUTE format('ALTER TABLE %I DROP CONSTRAINT "in_range"', "fa");
+      EXECUTE format('ALTER TABLE %I DROP CONSTRAINT "in_range"', "ah");
       "created" := "created" + 1;
-    END IF;
-    "day" := "next";
+      "lo" := "hi";
+    END LOOP;
+    "cur" := "cur" + "step";
   END LOOP;
   RETURN "created";
 END $$;
 
--- Retention of one day: take the partition's attempts out of heuristic_rollups (what the delete trigger does row by
+-- Retention of one partition: take the partition's attempts out of heuristic_rollups (what the delete trigger does row by
 -- row, here in one aggregate), then detach and drop the heuristics' partition and the attempts'. Returns the rows
 -- dropped. The caller names a partition of fetcher_attempts; its heuristics' partition is the one with the same range.
 CREATE FUNCTION "attempt_log_drop_partition"("p_partition" TEXT, OUT "attempts" BIGINT, OUT "heuristics" BIGINT)
@@ -182,9 +218,9 @@ BEGIN
   EXECUTE format('DROP TABLE %I', "p_partition");
 END $$;
 
--- 4. The old rows, moved: a partition for every day that holds one, and yesterday to a week ahead.
-SELECT sum("attempt_log_ensure_partitions"(d."day", d."day" + interval '1 day'))
-FROM (SELECT DISTINCT date_trunc('day', "attempted_at", 'UTC') AS "day" FROM "fetcher_attempts_unpartitioned") AS d;
+-- 4. The old rows, moved: a partition for every unit that holds one, and yesterday to a week ahead.
+SELECT sum("attempt_log_ensure_partitions"(d."at", d."at" + interval '1 microsecond'))
+FROM (SELECT DISTINCT date_trunc("attempt_log_partition_unit"(), "attempted_at", 'UTC') AS "at" FROM "fetcher_attempts_unpartitioned") AS d;
 SELECT "attempt_log_ensure_partitions"(now() - interval '1 day', now() + interval '8 days');
 
 -- Every trigger below is re-created, so none fires for the copy: the rollups already count these rows.

@@ -4,7 +4,7 @@ import { withDbErrors } from '../errors.js';
 import { sqlOf, withTransaction } from '../sql.js';
 
 /**
- * Days of attempt-log partitions kept ready ahead of now. A week: a fleet whose background loop stops (every
+ * Days of attempt-log partitions kept ready ahead of now (whatever the partition length). A week: a fleet whose background loop stops (every
  * worker down) for less than that still writes into day partitions when it comes back; beyond it, attempts land in
  * the default partition and move to their day when the partition is created (see {@link ensureAttemptPartitions}).
  */
@@ -29,13 +29,21 @@ export interface EnsurePartitionsOptions {
    * make a worker's background loop, or the writers queued behind it, wait). @defaultValue 5000
    */
   lockTimeoutMs?: number;
+  /**
+   * Length of the partitions created: `day`, `week` or `month`. @defaultValue the database's setting
+   * `crawler.attempt_log_partition`, else `week`
+   */
+  unit?: AttemptPartitionUnit;
 }
 
+/** Length of one attempt-log partition (UTC; weeks start on Monday). */
+export type AttemptPartitionUnit = 'day' | 'week' | 'month';
+
 /**
- * Create the day partitions of the attempt log from yesterday to `aheadDays` ahead where missing (one transaction;
+ * Create the partitions of the attempt log from yesterday to `aheadDays` ahead where missing (one transaction;
  * the SQL function attempt_log_ensure_partitions of migration 20261128000100 serialises callers fleet-wide and moves
- * a new day's rows out of the default partition). Cheap when nothing is missing: one catalog read. Returns the
- * days created.
+ * a new range's rows out of the default partition). Cheap when nothing is missing: one catalog read. Returns the
+ * partitions created.
  */
 export async function ensureAttemptPartitions(prisma: PrismaClient, opts: EnsurePartitionsOptions = {}): Promise<number> {
   const now = opts.now ?? new Date();
@@ -46,9 +54,10 @@ export async function ensureAttemptPartitions(prisma: PrismaClient, opts: Ensure
     if (!missing || missing.n === 0) return 0;
     return withTransaction(prisma, async (sql) => {
       await sql.query("SELECT set_config('lock_timeout', $1, true)", [String(Math.max(1, Math.round(opts.lockTimeoutMs ?? 5000)))]);
-      const [row] = await sql.query<{ created: number }>('SELECT attempt_log_ensure_partitions($1::timestamptz, $2::timestamptz) AS created', [
+      const [row] = await sql.query<{ created: number }>('SELECT attempt_log_ensure_partitions($1::timestamptz, $2::timestamptz, $3::text) AS created', [
         from.toISOString(),
         to.toISOString(),
+        opts.unit ?? null,
       ]);
       return row?.created ?? 0;
     });
