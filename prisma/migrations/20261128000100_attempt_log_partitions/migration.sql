@@ -185,7 +185,7 @@ BEGIN
   END IF;
   SELECT p."partition" INTO "heur" FROM "attempt_log_partitions" AS p
   WHERE p."parent" = 'attempt_heuristics' AND p."range_from" = "lo" AND p."range_to" = "hi";
-  -- No writes to the day while its rows leave the rollups (readers may go on: SHARE conflicts with writers only, so
+  -- No writes to the partition while its rows leave the rollups (readers may go on: SHARE conflicts with writers only, so
   -- a reader holding the parent never waits on this lock while this waits on the parent for DETACH).
   EXECUTE format('LOCK TABLE %I IN SHARE MODE', "p_partition");
   IF "heur" IS NOT NULL THEN
@@ -253,7 +253,7 @@ BEFORE UPDATE ON "attempt_heuristics"
 FOR EACH ROW WHEN (NEW."fetcher" IS NULL OR NEW."success" IS NULL OR NEW."attempt" IS DISTINCT FROM OLD."attempt")
 EXECUTE FUNCTION "attempt_heuristics_copy_attempt"();
 
--- The copy now reads its attempt by (id, attempted_at) when it has the day, so one partition is probed.
+-- The copy now reads its attempt by (id, attempted_at) (attempted_at is now always given), so one partition is probed.
 CREATE OR REPLACE FUNCTION "attempt_heuristics_copy_attempt"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   SELECT fa."fetcher", fa."success"
