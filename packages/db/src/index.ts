@@ -50,3 +50,11 @@ export { analyzeStaleTables, GROWING_TABLES, type AnalyzedTable, type TableStats
 export { ScheduleStore, type VisitStart, type RefreshResult, type ScheduleSummary } from './schedule/schedule-store.js';
 export { storedLinkStates, takeOverStaleLinks } from './schedule/crawl-revisits.js';
 export { listLinks, pausedLinksByDomain, resumePausedLinks, reviveFailedLinks, type LinkListItem, type ListLinksQuery, type PausedDomainLinks, type ResumedLink } from './links/link-query.js';
+export {
+  ensureAttemptPartitions,
+  listAttemptPartitions,
+  ATTEMPT_PARTITION_AHEAD_DAYS,
+  type AttemptPartition,
+  type EnsurePartitionsOptions,
+  type AttemptPartitionUnit,
+} from './maintenance/attempt-partitions.js';

@@ -51,15 +51,15 @@ describe('schema.prisma ↔ migrations', () => {
       ['domain', 'simple_http', false, a.attemptedAt.getTime()],
       ['status_403', 'simple_http', false, a.attemptedAt.getTime()],
     ]);
-    await db.prisma.fetcherAttempt.update({ where: { id: a.id }, data: { success: true, fetcher: 'playwright' } });
-    const h2 = await db.prisma.attemptHeuristic.update({ where: { id: h[0]!.id }, data: { importanceScore: 0.9, heuristicValue: 'crud2.test' } });
+    await db.prisma.fetcherAttempt.update({ where: { id_attemptedAt: { id: a.id, attemptedAt: a.attemptedAt } }, data: { success: true, fetcher: 'playwright' } });
+    const h2 = await db.prisma.attemptHeuristic.update({ where: { id_attemptedAt: { id: h[0]!.id, attemptedAt: h[0]!.attemptedAt } }, data: { importanceScore: 0.9, heuristicValue: 'crud2.test' } });
     expect(h2).toMatchObject({ importanceScore: 0.9, success: true, fetcher: 'playwright' });
-    await db.prisma.attemptHeuristic.delete({ where: { id: h[1]!.id } });
+    await db.prisma.attemptHeuristic.delete({ where: { id_attemptedAt: { id: h[1]!.id, attemptedAt: h[1]!.attemptedAt } } });
     const prior = await db.prisma.fetcherAttempt.create({ data: { url: 'seed:x', fetcher: 'simple_http', success: true, selectionSource: 'prior' } });
     expect(prior.linkId).toBeNull();
-    await db.prisma.fetcherAttempt.delete({ where: { id: a.id } });
+    await db.prisma.fetcherAttempt.delete({ where: { id_attemptedAt: { id: a.id, attemptedAt: a.attemptedAt } } });
     expect(await db.prisma.attemptHeuristic.count({ where: { attemptId: a.id } })).toBe(0);
-    await db.prisma.fetcherAttempt.delete({ where: { id: prior.id } });
+    await db.prisma.fetcherAttempt.delete({ where: { id_attemptedAt: { id: prior.id, attemptedAt: prior.attemptedAt } } });
     await db.prisma.link.delete({ where: { id: link.id } });
   });
 

@@ -112,6 +112,9 @@ export async function createTestDatabase(label: string, options: CreateTestDatab
   });
   const url = withDatabase(serverUrl, name);
   await withAdmin(url, async (client) => {
+    // The template's day partitions are those of the day it was built: today's and the week ahead's are made here,
+    // as a worker's background loop would, before the priors move to today.
+    await client.query("SELECT attempt_log_ensure_partitions(now() - interval '1 day', now() + interval '8 days')");
     await client.query("UPDATE fetcher_attempts SET attempted_at = now() WHERE selection_source = 'prior' AND link IS NULL");
     await client.query(
       "UPDATE attempt_heuristics SET created_at = now() WHERE attempt IN (SELECT id FROM fetcher_attempts WHERE selection_source = 'prior' AND link IS NULL)",

@@ -29,7 +29,7 @@ SELECT ah.heuristic_type, ah.heuristic_value,
        COUNT(*)::int AS sample_size,
        ABS(AVG(CASE WHEN fa.success THEN 1.0 ELSE 0.0 END) - (SELECT rate FROM baseline))::float8 AS information_gain
 FROM fetcher_attempts fa
-JOIN attempt_heuristics ah ON fa.id = ah.attempt
+JOIN attempt_heuristics ah ON fa.id = ah.attempt AND fa.attempted_at = ah.attempted_at
 GROUP BY ah.heuristic_type, ah.heuristic_value
 HAVING COUNT(*) > $1
 ORDER BY information_gain DESC, ah.heuristic_type, ah.heuristic_value`;

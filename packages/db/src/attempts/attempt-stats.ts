@@ -1,5 +1,6 @@
 import { canonicalFetcherName, DAY_MS } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
+import { sqlOf, withTransaction } from '../sql.js';
 import type { AttemptStats, PruneResult, VelocityBucket } from './types.js';
 
 interface StatsRow {
@@ -34,7 +35,9 @@ export async function domainBanRate(prisma: PrismaClient, domain: string, days: 
     `SELECT count(*)::int AS total, count(*) FILTER (WHERE fa.is_banned)::int AS banned
      FROM fetcher_attempts fa
      WHERE fa.attempted_at > $2::timestamptz
-       AND fa.id IN (SELECT ah.attempt FROM attempt_heuristics ah WHERE ah.heuristic_type = 'domain' AND ah.heuristic_value = $1)`,
+       AND (fa.id, fa.attempted_at) IN (
+         SELECT ah.attempt, ah.attempted_at FROM attempt_heuristics ah
+         WHERE ah.heuristic_type = 'domain' AND ah.heuristic_value = $1 AND ah.attempted_at > $2::timestamptz)`,
     domain,
     since.toISOString(),
   );
@@ -60,8 +63,8 @@ export async function domainStats(prisma: PrismaClient, since: Date, limit: numb
     `SELECT ah.heuristic_value AS key, count(DISTINCT fa.id)::int AS attempts,
             count(DISTINCT fa.id) FILTER (WHERE fa.success)::int AS successes,
             count(DISTINCT fa.id) FILTER (WHERE fa.is_banned)::int AS banned
-     FROM attempt_heuristics ah JOIN fetcher_attempts fa ON fa.id = ah.attempt
-     WHERE ah.heuristic_type = 'domain' AND fa.attempted_at >= $1::timestamptz
+     FROM attempt_heuristics ah JOIN fetcher_attempts fa ON fa.id = ah.attempt AND fa.attempted_at = ah.attempted_at
+     WHERE ah.heuristic_type = 'domain' AND fa.attempted_at >= $1::timestamptz AND ah.attempted_at >= $1::timestamptz
        AND fa.selection_source IS DISTINCT FROM 'prior'
      GROUP BY ah.heuristic_value
      ORDER BY attempts DESC, key
@@ -96,21 +99,44 @@ export async function velocity(prisma: PrismaClient, since: Date, bucket: 'hour'
   }));
 }
 
-/** Delete attempts older than `before` in batches (heuristics cascade), so retention never holds long locks. */
+/**
+ * Retention. Every day partition of the attempt log that ends at or before `before` is dropped whole (its attempts
+ * taken out of the rollups first, by attempt_log_drop_partition), which leaves no dead rows behind and costs the
+ * same whatever the day held. Attempts older than `before` that sit in the default partition (dated outside every
+ * day partition) are deleted in batches as before, with their heuristics (cascade) and their rollup counts
+ * (trigger). Attempts of the day `before` falls in stay until a later run drops that day: retention is rounded
+ * up to the whole UTC day.
+ */
 export async function pruneBefore(prisma: PrismaClient, before: Date, batchSize: number): Promise<PruneResult> {
   const total: PruneResult = { attempts: 0, heuristics: 0 };
+  const sql = sqlOf(prisma);
+  const doomed = await sql.query<{ partition: string }>(
+    `SELECT partition FROM attempt_log_partitions
+     WHERE parent = 'fetcher_attempts' AND range_to IS NOT NULL AND range_to <= $1::timestamptz
+     ORDER BY range_from`,
+    [before.toISOString()],
+  );
+  for (const { partition } of doomed) {
+    const [row] = await withTransaction(prisma, async (tx) => {
+      // A pass that cannot get the parents' locks soon (a long report reading the log) gives up rather than make the
+      // fleet's writers queue behind it; the next run drops the day.
+      await tx.query("SELECT set_config('lock_timeout', '10000', true)");
+      return tx.query<{ attempts: string; heuristics: string }>('SELECT attempts::text, heuristics::text FROM attempt_log_drop_partition($1)', [partition]);
+    });
+    total.attempts += Number(row?.attempts ?? 0);
+    total.heuristics += Number(row?.heuristics ?? 0);
+  }
   for (;;) {
-    const [row] = await prisma.$queryRawUnsafe<{ attempts: number; heuristics: number }[]>(
+    const [row] = await sql.query<{ attempts: number; heuristics: number }>(
       `WITH doomed AS (
-         SELECT id FROM fetcher_attempts WHERE attempted_at < $1::timestamptz ORDER BY attempted_at LIMIT $2
+         SELECT id, attempted_at FROM fetcher_attempts_default WHERE attempted_at < $1::timestamptz ORDER BY attempted_at LIMIT $2
        ), heur AS (
-         SELECT count(*)::int AS n FROM attempt_heuristics WHERE attempt IN (SELECT id FROM doomed)
+         SELECT count(*)::int AS n FROM attempt_heuristics_default WHERE (attempt, attempted_at) IN (SELECT id, attempted_at FROM doomed)
        ), gone AS (
-         DELETE FROM fetcher_attempts WHERE id IN (SELECT id FROM doomed) RETURNING 1
+         DELETE FROM fetcher_attempts WHERE attempted_at < $1::timestamptz AND (id, attempted_at) IN (SELECT id, attempted_at FROM doomed) RETURNING 1
        )
        SELECT (SELECT count(*)::int FROM gone) AS attempts, (SELECT n FROM heur) AS heuristics`,
-      before.toISOString(),
-      batchSize,
+      [before.toISOString(), batchSize],
     );
     const attempts = row?.attempts ?? 0;
     total.attempts += attempts;

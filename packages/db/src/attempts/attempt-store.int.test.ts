@@ -132,7 +132,7 @@ describe('findBestFetcher', () => {
     await store.logAttempts(attempts(4, 'simple_http', true, h));
     const [id] = await store.logAttempts(attempts(1, 'simple_http', true, h));
     // Written around the store (a legacy tool), so the alias reaches the table and the trigger copies it.
-    await db.prisma.fetcherAttempt.update({ where: { id: id! }, data: { fetcher: 'direct_access' } });
+    await db.prisma.fetcherAttempt.updateMany({ where: { id: id! }, data: { fetcher: 'direct_access' } });
     const r = await store.findBestFetcher(h);
     expect(r.scores).toHaveLength(1);
     expect(r.best).toMatchObject({ fetcher: 'simple_http', sampleSize: 5 });

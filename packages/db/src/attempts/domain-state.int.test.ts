@@ -4,7 +4,7 @@ import { DAY_MS, ManualClock, rememberedFetcher, summarizeDomainAttempts } from 
 import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { AttemptStore } from './attempt-store.js';
 import { DOMAIN_STATE_SQL, DOMAIN_STATE_WINDOW, DomainStateStore } from './domain-state.js';
-import { seqScannedRelations } from '../__fixtures__/plans.js';
+import { parentName, seqScannedRelations } from '../__fixtures__/plans.js';
 
 let db: TestDatabase;
 let attempts: AttemptStore;
@@ -78,7 +78,7 @@ describe('DomainStateStore on a busy domain', () => {
           for (const c of n.Plans ?? []) walk(c as never);
         };
         walk((plan[0]!['QUERY PLAN'] as { Plan: never }[])[0]!.Plan);
-        return nodes.filter((n) => n['Relation Name'] === 'attempt_heuristics').map((n) => n['Actual Rows']);
+        return nodes.filter((n) => n['Relation Name'] !== undefined && parentName(n['Relation Name']) === 'attempt_heuristics').map((n) => n['Actual Rows']);
       };
       // The plan for these values (what a custom plan is)...
       const custom = heuristicsRowsRead(await busy.prisma.$queryRawUnsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${DOMAIN_STATE_SQL.replace('$1', "'busy.test'").replace('$2', '200')}`));

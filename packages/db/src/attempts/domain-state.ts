@@ -16,18 +16,20 @@ export const DOMAIN_STATE_WINDOW = 200;
 // - the probe is a LATERAL subquery with OFFSET 0, which Postgres does not flatten into a join: it runs once per
 //   window row, on the primary key. Flattened, the planner's price for 200 probes beat a hash join over up to ~30k
 //   attempts (4 ms per read at 20k).
+// - the probe names the attempt's attempted_at too (the heuristics index carries it): the log is partitioned by day,
+//   and with the partition key the probe reads one partition's primary key instead of every day's.
 export function domainStateSql(limit: number): string {
   return `
 SELECT fa.fetcher, fa.success, fa.is_banned, fa.error_type, fa.selection_source, fa.attempted_at
 FROM (
-  SELECT ah.attempt FROM attempt_heuristics ah
+  SELECT ah.attempt, ah.attempted_at FROM attempt_heuristics ah
   WHERE ah.heuristic_type = 'domain' AND ah.heuristic_value = $1
   ORDER BY ah.attempt DESC
   LIMIT ${Number.isFinite(limit) ? Math.max(1, Math.floor(limit)) : DOMAIN_STATE_WINDOW}
 ) AS recent
 CROSS JOIN LATERAL (
   SELECT f.id, f.fetcher, f.success, f.is_banned, f.error_type, f.selection_source, f.attempted_at
-  FROM fetcher_attempts f WHERE f.id = recent.attempt
+  FROM fetcher_attempts f WHERE f.id = recent.attempt AND f.attempted_at = recent.attempted_at
   OFFSET 0
 ) AS fa
 WHERE fa.selection_source IS DISTINCT FROM 'prior'

@@ -34,7 +34,7 @@ const KEY_SEP = '\u001f';
 const SUBSET_SEP = '\u001e';
 
 // FindBestFetcher's aggregation (the distinct attempts matching ANY heuristic: decayed successes and sample size per
-// fetcher) in ONE statement with two branches, exactly one of which runs:
+// fetcher), answered one of two ways:
 //
 // - rollup (every query type listed in heuristic_rollup_types, half-life 30 d): inclusion–exclusion over the
 //   2^n − 1 subsets of the n query pairs, read from heuristic_rollups (migration 20261122000300): per fetcher,
@@ -45,13 +45,17 @@ const SUBSET_SEP = '\u001e';
 //   exp(−ln2·age/halfLife) on date_part (float8: extract() is numeric since Postgres 14 and cost more than the scan).
 //   Ages below zero (clock skew) count as zero, like core's decayWeight.
 //
+// Two statements, not one with both branches: the attempt log is partitioned by time (migration 20261128000100) and a
+// statement naming it plans and locks every partition, which the rollup path, the one the router takes, never reads.
+// The rollup statement checks the query's types itself and answers a single row with a null fetcher when one is not
+// rolled up; the scan then runs (a second round trip, for queries the router does not make).
+//
 // Rate-limited attempts are no evidence about the tool (core NOT_TOOL_EVIDENCE_ERROR_TYPES): the rollups leave them
 // out by trigger (migration 20261123000600) and the scan through a hashed anti-join on idx_attempts_rate_limited.
-const FIND_BEST_FETCHER_SQL = `
-WITH q AS (SELECT * FROM unnest($1::text[], $2::text[]) AS q(t, v)),
-fast AS (
-  SELECT $5::boolean AND NOT EXISTS (
-    SELECT 1 FROM q WHERE NOT EXISTS (SELECT 1 FROM heuristic_rollup_types rt WHERE rt.heuristic_type = q.t)
+const ROLLUP_SQL = `
+WITH fast AS (
+  SELECT NOT EXISTS (
+    SELECT 1 FROM unnest($1::text[]) AS q(t) WHERE NOT EXISTS (SELECT 1 FROM heuristic_rollup_types rt WHERE rt.heuristic_type = q.t)
   ) AS ok
 )
 SELECT true AS rolled, r.fetcher, sum(r.sign * r.attempts)::float8 AS sample_size,
@@ -62,21 +66,23 @@ FROM (
   SELECT fetcher, attempts, success_weight, max_attempted_at,
          CASE WHEN (length(subset_key) - length(replace(subset_key, chr(30), ''))) % 2 = 0 THEN 1 ELSE -1 END AS sign
   FROM heuristic_rollups
-  WHERE subset_key = ANY($6::text[])
+  WHERE subset_key = ANY($2::text[])
 ) AS r
 WHERE (SELECT ok FROM fast)
 GROUP BY r.fetcher
 HAVING sum(r.sign * r.attempts) > 0
 UNION ALL
-SELECT false, fetcher, count(*)::float8,
+SELECT false, NULL, 0, 0, NULL WHERE NOT (SELECT ok FROM fast)`;
+
+const SCAN_SQL = `
+SELECT false AS rolled, fetcher, count(*)::float8 AS sample_size,
        coalesce(sum(exp(least(0::float8, date_part('epoch', attempted_at - $3::timestamptz)) * (ln(2::float8) / ($4::float8 * 86400))))
-                FILTER (WHERE success), 0)::float8,
-       NULL::timestamptz
+                FILTER (WHERE success), 0)::float8 AS weight,
+       NULL::timestamptz AS max_attempted_at
 FROM (
   SELECT DISTINCT ON (ah.attempt) ah.attempt, ah.fetcher, ah.success, ah.attempted_at
   FROM attempt_heuristics ah
-  WHERE (ah.heuristic_type, ah.heuristic_value) IN (SELECT q.t, q.v FROM q)
-    AND NOT (SELECT ok FROM fast)
+  WHERE (ah.heuristic_type, ah.heuristic_value) IN (SELECT * FROM unnest($1::text[], $2::text[]))
     AND ah.attempt NOT IN (SELECT fa.id FROM fetcher_attempts fa WHERE fa.error_type IN (${NOT_EVIDENCE_SQL_LIST}))
   ORDER BY ah.attempt
 ) AS matched
@@ -84,7 +90,7 @@ GROUP BY fetcher`;
 
 interface Row {
   rolled: boolean;
-  fetcher: string;
+  fetcher: string | null;
   sample_size: number;
   weight: number;
   max_attempted_at: Date | null;
@@ -149,23 +155,19 @@ export async function queryBestFetcher(
     list.length <= MAX_ROLLUP_QUERY_PAIRS &&
     !keys.some((k) => /[\u001e]/.test(k) || k.split(KEY_SEP).length !== 2);
   const { subsetKeys } = rollupable ? rollupSubsets(keys) : { subsetKeys: [] as string[] };
-  const run = (fast: boolean) =>
-    sqlOf(prisma).query<Row>(FIND_BEST_FETCHER_SQL, [
-      list.map((h) => h.type),
-      list.map((h) => h.value),
-      now.toISOString(),
-      halfLifeDays,
-      fast,
-      subsetKeys,
-    ]);
-  let rows = await run(rollupable);
-  if (rows.some((r) => r.rolled && r.max_attempted_at !== null && new Date(r.max_attempted_at).getTime() > now.getTime() + ROLLUP_FUTURE_TOLERANCE_MS)) {
-    rows = await run(false);
+  const types = list.map((h) => h.type);
+  const scan = () => sqlOf(prisma).query<Row>(SCAN_SQL, [types, list.map((h) => h.value), now.toISOString(), halfLifeDays]);
+  let rows = rollupable ? await sqlOf(prisma).query<Row>(ROLLUP_SQL, [types, subsetKeys]) : await scan();
+  if (
+    rows.some((r) => r.rolled === false && r.fetcher === null) ||
+    rows.some((r) => r.rolled && r.max_attempted_at !== null && new Date(r.max_attempted_at).getTime() > now.getTime() + ROLLUP_FUTURE_TOLERANCE_MS)
+  ) {
+    rows = await scan();
   }
   const scale = Math.pow(2, -(now.getTime() - ROLLUP_EPOCH_MS) / (ROLLUP_HALF_LIFE_DAYS * DAY_MS));
   return scoreAggregates(
     rows.map((r) => ({
-      fetcher: r.fetcher,
+      fetcher: r.fetcher ?? '',
       sampleSize: Math.round(Number(r.sample_size)),
       // Inclusion–exclusion can leave a float residue of ~1e-16 × the terms; never let it go negative.
       decayedSuccesses: r.rolled ? Math.max(0, Number(r.weight) * scale) : Number(r.weight),

@@ -122,16 +122,16 @@ describe('rollup ↔ exact scan', () => {
     }
     const some = await db.prisma.fetcherAttempt.findMany({ where: { url: { startsWith: 'https://eq/' } }, take: 60, orderBy: { id: 'desc' } });
     for (const a of some.slice(0, 20)) {
-      await db.prisma.fetcherAttempt.update({ where: { id: a.id }, data: { success: !a.success, fetcher: pick(FETCHERS), attemptedAt: new Date(a.attemptedAt.getTime() - 5 * DAY_MS) } });
+      await db.prisma.fetcherAttempt.update({ where: { id_attemptedAt: { id: a.id, attemptedAt: a.attemptedAt } }, data: { success: !a.success, fetcher: pick(FETCHERS), attemptedAt: new Date(a.attemptedAt.getTime() - 5 * DAY_MS) } });
     }
     await db.prisma.fetcherAttempt.updateMany({ where: { id: { in: some.slice(20, 40).map((a) => a.id) } }, data: { success: true } });
     const heur = await db.prisma.attemptHeuristic.findMany({ where: { attemptId: { in: some.map((a) => a.id) } }, take: 40 });
     await db.prisma.attemptHeuristic.deleteMany({ where: { id: { in: heur.slice(0, 15).map((h) => h.id) } } });
     for (const h of heur.slice(15, 25)) {
-      await db.prisma.attemptHeuristic.update({ where: { id: h.id }, data: { heuristicValue: pick([...DOMAINS, ...SUFFIXES]) } });
+      await db.prisma.attemptHeuristic.update({ where: { id_attemptedAt: { id: h.id, attemptedAt: h.attemptedAt } }, data: { heuristicValue: pick([...DOMAINS, ...SUFFIXES]) } });
     }
     await db.prisma.attemptHeuristic.createMany({
-      data: some.slice(40, 60).map((a) => ({ attemptId: a.id, heuristicType: 'suffix', heuristicValue: pick(SUFFIXES) })),
+      data: some.slice(40, 60).map((a) => ({ attemptId: a.id, attemptedAt: a.attemptedAt, heuristicType: 'suffix', heuristicValue: pick(SUFFIXES) })),
     });
     await expectSame(queries);
   });

@@ -19,20 +19,27 @@ export interface TableStatsOptions {
   factor?: number;
 }
 
-/** A table this pass analyzed: the rows its previous statistics counted (-1: never analyzed) and the rows changed since. */
+/**
+ * A table this pass analyzed: the rows its previous statistics counted (-1: never analyzed) and the rows changed since;
+ * for a partitioned table, summed over the partitions analyzed.
+ */
 export interface AnalyzedTable {
   table: string;
   rowsBefore: number;
   changed: number;
 }
 
-// Rows changed since the last ANALYZE against the rows it counted (reltuples; -1 when never analyzed).
+// Rows changed since the last ANALYZE against the rows it counted (reltuples; -1 when never analyzed). A partitioned
+// table (the attempt log, by day) has no rows of its own: its partitions are checked one by one, under its name.
 const STALE_SQL = `
-SELECT s.relname::text AS "table", c.reltuples::float8 AS "rowsBefore", s.n_mod_since_analyze::float8 AS changed
+SELECT coalesce(p.relname, s.relname)::text AS "table", s.relname::text AS relation,
+       c.reltuples::float8 AS "rowsBefore", s.n_mod_since_analyze::float8 AS changed
 FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
-WHERE s.schemaname = current_schema() AND s.relname = ANY($1::text[])
+LEFT JOIN pg_inherits i ON i.inhrelid = s.relid
+LEFT JOIN pg_class p ON p.oid = i.inhparent
+WHERE s.schemaname = current_schema() AND coalesce(p.relname, s.relname) = ANY($1::text[])
   AND s.n_mod_since_analyze >= greatest($2::float8, $3::float8 * greatest(c.reltuples, 0))
-ORDER BY s.relname`;
+ORDER BY 1, 2`;
 
 /** One fleet-wide key: a process that finds another analyzing skips its pass. */
 const ANALYZE_LOCK_KEY = 0x63726177_6c616e61n; // 'crawlana'
@@ -54,9 +61,17 @@ export async function analyzeStaleTables(prisma: PrismaClient, opts: TableStatsO
     withTransaction(prisma, async (sql) => {
       const [lock] = await sql.query<{ got: boolean }>('SELECT pg_try_advisory_xact_lock($1::bigint) AS got', [ANALYZE_LOCK_KEY.toString()]);
       if (!lock?.got) return [];
-      const stale = await sql.query<AnalyzedTable>(STALE_SQL, [tables, opts.minChanged ?? 1000, opts.factor ?? 1]);
-      for (const t of stale) await sql.query(`ANALYZE ${quoteIdent(t.table)}`);
-      return stale;
+      const stale = await sql.query<AnalyzedTable & { relation: string }>(STALE_SQL, [tables, opts.minChanged ?? 1000, opts.factor ?? 1]);
+      const byTable = new Map<string, AnalyzedTable>();
+      for (const t of stale) {
+        await sql.query(`ANALYZE ${quoteIdent(t.relation)}`);
+        const seen = byTable.get(t.table);
+        if (seen) {
+          seen.rowsBefore += Math.max(0, t.rowsBefore);
+          seen.changed += t.changed;
+        } else byTable.set(t.table, { table: t.table, rowsBefore: t.rowsBefore, changed: t.changed });
+      }
+      return [...byTable.values()];
     }),
   );
 }

@@ -24,7 +24,7 @@ describe('TableStatsLoop', () => {
     await db.prisma.$executeRawUnsafe(`INSERT INTO fetcher_attempts (url, fetcher, success, is_banned, attempted_at, selection_source)
       SELECT 'https://grow.test/' || g, 'simple_http', true, false, now(), 'learned' FROM generate_series(1, 2000) g`);
     const lastAnalyze = async () =>
-      (await db.prisma.$queryRawUnsafe<{ at: Date | null }[]>("SELECT last_analyze AS at FROM pg_stat_user_tables WHERE relname = 'fetcher_attempts'"))[0]?.at ?? null;
+      (await db.prisma.$queryRawUnsafe<{ at: Date | null }[]>("SELECT max(s.last_analyze) AS at FROM pg_stat_user_tables s JOIN pg_inherits i ON i.inhrelid = s.relid WHERE i.inhparent = 'fetcher_attempts'::regclass"))[0]?.at ?? null;
     expect(await lastAnalyze()).toBeNull();
     const logger = recordingLogger();
     const loop = new TableStatsLoop({ prisma: db.prisma, intervalMs: 60_000, logger });
