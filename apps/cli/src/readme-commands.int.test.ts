@@ -61,6 +61,8 @@ beforeAll(async () => {
   db = await createTestDatabase('cli_readme');
   // `crawl crawl urls.txt` reads the user's file of URLs.
   writeFileSync(join(clone, 'urls.txt'), 'https://example.com/a\n# a comment\nhttps://example.net/\n');
+  // `crawl enqueue --max-age 6h --file seeds.txt` reads a producer's seed list.
+  writeFileSync(join(clone, 'seeds.txt'), 'https://example.com/a\nhttps://example.org/\n');
 }, 300_000);
 
 afterAll(async () => {
