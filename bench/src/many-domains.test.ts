@@ -9,14 +9,18 @@ const row = (label: string, round: number, userMs: number, inProcessMs: number):
 describe('many-domains report', () => {
   it('takes ratios within a round, then the median over rounds', () => {
     // Round 2 ran on a machine twice as slow: ratios stay what they were in round 1.
-    const rows = [row('undici', 1, 1000, 800), row('crawlee', 1, 2000, 1600), row('ours', 1, 1600, 1000), row('undici', 2, 2000, 1600), row('crawlee', 2, 4000, 3200), row('ours', 2, 3200, 2000)];
+    const rows = [
+      row('undici', 1, 1000, 800), row('crawlee', 1, 2000, 1600), row('crawlee-store', 1, 4000, 3000), row('scrapy', 1, 2400, 2000), row('ours', 1, 1600, 1000),
+      row('undici', 2, 2000, 1600), row('crawlee', 2, 4000, 3200), row('crawlee-store', 2, 8000, 6000), row('scrapy', 2, 4800, 4000), row('ours', 2, 3200, 2000),
+    ];
     const table = formatManyDomainsTable(rows, 50);
     const ours = table.split('\n').find((l) => l.startsWith('| ours'))!.split('|').map((c) => c.trim());
-    // user-visible pages/s (median of 62.5 and 31.25), × undici 0.63, × crawlee 1.25; in-process × undici 0.80, × crawlee 1.60
-    expect(ours.slice(4, 10)).toEqual(['47', '0.63', '1.25', '75', '0.80', '1.60']);
-    expect(ours[15]).toBe('63, 31');
+    // user-visible pages/s (median of 62.5 and 31.25), × undici 0.63, × crawlee 1.25, × crawlee-store 2.50, × scrapy 1.50;
+    // in-process × undici 0.80, × crawlee 1.60
+    expect(ours.slice(4, 12)).toEqual(['47', '0.63', '1.25', '2.50', '1.50', '75', '0.80', '1.60']);
+    expect(ours[17]).toBe('63, 31');
     // No machine figures recorded: shown as –.
-    expect(ours.slice(13, 15)).toEqual(['–', '–']);
+    expect(ours.slice(15, 17)).toEqual(['–', '–']);
   });
 
   it('shows the machine CPU per page and how busy the machine was, medians over rounds', () => {
@@ -25,7 +29,7 @@ describe('many-domains report', () => {
       { ...row('ours', 2, 1000, 800), machine: { busyMs: 700, totalMs: 1000 } },
     ];
     const ours = formatManyDomainsTable(rows, 50).split('\n').find((l) => l.startsWith('| ours'))!.split('|').map((c) => c.trim());
-    expect(ours.slice(13, 15)).toEqual(['8.0', '80%']);
+    expect(ours.slice(15, 17)).toEqual(['8.0', '80%']);
   });
 
   it('turns per-domain politeness and robots off for every contender', () => {

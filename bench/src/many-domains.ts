@@ -34,14 +34,19 @@ import { listPageUrls, type RequestStats } from './synthetic-web.js';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const BENCH_ROOT = resolve(HERE, '..');
 const CLI = resolve(BENCH_ROOT, '..', 'apps', 'cli', 'dist', 'main.js');
-const CONTENDERS = ['undici', 'crawlee', 'bullmq', 'ours'] as const;
+const CONTENDERS = ['undici', 'crawlee', 'crawlee-store', 'scrapy', 'bullmq', 'ours'] as const;
+/** Debian's Python, where `python3-scrapy` installs Scrapy. */
+const PYTHON = '/usr/bin/python3';
+const SCRAPY_SPIDER = resolve(BENCH_ROOT, 'python', 'scrapy_crawl.py');
 type Contender = (typeof CONTENDERS)[number];
 
 const USAGE = `usage: node bench/dist/many-domains.js [options]
   --hosts 50,500          loopback hosts per workload (127.0.0.10, ...), comma-separated
   --pages-per-host 30     pages per host in each crawl (50 hosts: 1 500 pages)
   --concurrency 32        pages in flight, every contender
-  --crawlers LIST         subset of ${CONTENDERS.join(',')} (default undici,crawlee,ours)
+  --crawlers LIST         subset of ${CONTENDERS.join(',')} (default undici,crawlee,crawlee-store,scrapy,ours)
+                          crawlee-store: Crawlee with its persisted storage, every page pushed to its dataset;
+                          scrapy: Debian's python3-scrapy, every page to a JSON-lines feed (installed if missing)
   --rounds 1              repeat; ratios are taken within a round, then the median
   --no-second             skip our second crawl
   --variant NAME:K=V,...  also crawl with ours under other settings, labelled ours[NAME] (repeatable); K=V are
@@ -111,7 +116,7 @@ function parseOptions(argv: string[]): Options {
       hosts: { type: 'string', default: '50' },
       'pages-per-host': { type: 'string', default: '30' },
       concurrency: { type: 'string', default: '32' },
-      crawlers: { type: 'string', default: 'undici,crawlee,ours' },
+      crawlers: { type: 'string', default: 'undici,crawlee,crawlee-store,scrapy,ours' },
       rounds: { type: 'string', default: '1' },
       'no-second': { type: 'boolean', default: false },
       variant: { type: 'string', multiple: true, default: [] },
@@ -186,10 +191,15 @@ interface SpawnResult {
 }
 
 /** Run a node process to completion, timing it from spawn to exit; its CPU is read from our reaped-children counters. */
-async function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<SpawnResult> {
+function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<SpawnResult> {
+  return runCommand(process.execPath, args, env);
+}
+
+/** Run any program to completion, timed from spawn to exit, its CPU read from our reaped-children counters. */
+async function runCommand(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<SpawnResult> {
   const cpu0 = await reapedChildrenCpuMs();
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   child.stdout.on('data', (c: Buffer) => out.push(c));
@@ -226,9 +236,38 @@ async function around<T>(
   };
 }
 
+/**
+ * Scrapy as its users get it on Debian: `python3-scrapy`, installed here (as root, from Debian's archive) when the
+ * bench first needs it. Returns why it cannot run, or null.
+ */
+async function ensureScrapy(): Promise<string | null> {
+  const probe = () => runCommand(PYTHON, ['-c', 'import scrapy'], process.env).then((r) => r.code === 0, () => false);
+  if (await probe()) return null;
+  if (process.getuid?.() !== 0) return 'scrapy: python3-scrapy is not installed (apt-get install -y python3-scrapy)';
+  console.log('  installing python3-scrapy (Debian) …');
+  await runCommand('apt-get', ['install', '-y', '-qq', 'python3-scrapy'], { ...process.env, DEBIAN_FRONTEND: 'noninteractive' });
+  return (await probe()) ? null : 'scrapy: apt-get install python3-scrapy failed';
+}
+
+/** Scrapy over the same pages, every page written to a JSON-lines feed, timed from process start to exit. */
+async function runScrapy(s: Services, file: string): Promise<SpawnResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'crawler-bench-scrapy-'));
+  try {
+    return await runCommand(PYTHON, [SCRAPY_SPIDER, file, '--concurrency', String(s.opts.concurrency), '--feed', join(dir, 'pages.jsonl')], process.env);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function runReference(s: Services, name: Exclude<Contender, 'ours'>, file: string, pages: number, hosts: number, round: number): Promise<ManyDomainsRow> {
+  if (name === 'scrapy') {
+    const missing = await ensureScrapy();
+    if (missing) throw new Error(missing);
+  }
   const { value: r, server, serviceCpuMs, redisCalls, machine } = await around(s, () =>
-    runNode([join(HERE, 'reference-main.js'), name, file, '--concurrency', String(s.opts.concurrency), '--redis-url', s.opts.redisUrl], process.env),
+    name === 'scrapy'
+      ? runScrapy(s, file)
+      : runNode([join(HERE, 'reference-main.js'), name, file, '--concurrency', String(s.opts.concurrency), '--redis-url', s.opts.redisUrl], process.env),
   );
   if (r.code !== 0) throw new Error(`${name} exited ${r.code}: ${r.stderr.slice(-500)}`);
   const m = JSON.parse(r.stdout.trim().split('\n').pop()!) as CrawlMeasurement;
@@ -339,7 +378,7 @@ export function formatManyDomainsTable(rows: ManyDomainsRow[], hosts: number): s
   const labels = [...new Set(of.map((r) => r.label))];
   const f = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : '–');
   return formatTable(
-    ['crawl', 'pages', 'ok', 'user-visible pages/s', '× undici', '× crawlee', 'in-process pages/s', '× undici', '× crawlee', 'req/page', 'probes', 'CPU ms/page', 'machine CPU ms/page', 'machine busy', 'rounds: user pages/s'],
+    ['crawl', 'pages', 'ok', 'user-visible pages/s', '× undici', '× crawlee', '× crawlee-store', '× scrapy', 'in-process pages/s', '× undici', '× crawlee', 'req/page', 'probes', 'CPU ms/page', 'machine CPU ms/page', 'machine busy', 'rounds: user pages/s'],
     labels.map((label) => {
       const rs = of.filter((r) => r.label === label);
       const m = (fn: (r: ManyDomainsRow) => number) => median(rs.map(fn));
@@ -350,6 +389,8 @@ export function formatManyDomainsTable(rows: ManyDomainsRow[], hosts: number): s
         f(m((r) => perSec(r.ok, r.userMs)), 0),
         f(m((r) => ratioTo(of, r, 'undici', 'userMs'))),
         f(m((r) => ratioTo(of, r, 'crawlee', 'userMs'))),
+        f(m((r) => ratioTo(of, r, 'crawlee-store', 'userMs'))),
+        f(m((r) => ratioTo(of, r, 'scrapy', 'userMs'))),
         f(m((r) => perSec(r.ok, r.inProcessMs)), 0),
         f(m((r) => ratioTo(of, r, 'undici', 'inProcessMs'))),
         f(m((r) => ratioTo(of, r, 'crawlee', 'inProcessMs'))),

@@ -9,6 +9,12 @@ import { addDigest, createTotals, digestDocument, type DigestTotals } from './pa
 export interface CrawleeCrawlOptions {
   urls: string[];
   concurrency: number;
+  /**
+   * Keep every page as Crawlee's users do: its default persisted storage (request queue and dataset on disk) and
+   * `pushData` of each page (URL, status, title, body) to the default dataset. @defaultValue false (in memory,
+   * nothing kept)
+   */
+  keepPages?: boolean;
 }
 
 /**
@@ -19,10 +25,11 @@ export interface CrawleeCrawlOptions {
 export async function crawlWithCrawlee(options: CrawleeCrawlOptions): Promise<DigestTotals> {
   log.setLevel(log.LEVELS.WARNING);
   const storageDir = await mkdtemp(join(tmpdir(), 'crawler-bench-crawlee-'));
+  const persist = options.keepPages === true;
   const config = new Configuration({
-    persistStorage: false,
+    persistStorage: persist,
     purgeOnStart: true,
-    storageClientOptions: { localDataDirectory: storageDir, persistStorage: false, writeMetadata: false },
+    storageClientOptions: persist ? { localDataDirectory: storageDir } : { localDataDirectory: storageDir, persistStorage: false, writeMetadata: false },
   });
   const totals = createTotals();
   const crawler = new CheerioCrawler(
@@ -30,9 +37,13 @@ export async function crawlWithCrawlee(options: CrawleeCrawlOptions): Promise<Di
       minConcurrency: options.concurrency,
       maxConcurrency: options.concurrency,
       maxRequestRetries: 1,
-      requestHandler: async ({ $, request }) => {
+      requestHandler: async ({ $, request, body, response, pushData }) => {
         // Crawlee bundles its own cheerio (1.0.0-rc.12); the calls the digest makes exist in both versions.
-        addDigest(totals, digestDocument($ as unknown as CheerioAPI, request.loadedUrl ?? request.url));
+        const digest = digestDocument($ as unknown as CheerioAPI, request.loadedUrl ?? request.url);
+        addDigest(totals, digest);
+        if (persist) {
+          await pushData({ url: request.loadedUrl ?? request.url, status: response.statusCode, title: digest.title, body: String(body) });
+        }
       },
       failedRequestHandler: async () => {
         totals.failedPages++;

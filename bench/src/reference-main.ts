@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * One reference crawl as a user would run a script: `node bench/dist/reference-main.js <undici|crawlee|bullmq>
+ * One reference crawl as a user would run a script: `node bench/dist/reference-main.js <undici|crawlee|crawlee-store|bullmq>
  * <urls-file> [--concurrency N] [--redis-url URL]`. Prints its measurement as one JSON line and exits, so the
  * many-domains bench can time it from process start to exit, beside `crawl crawl --json urls.txt`.
  */
@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { measureReference, type ReferenceName } from './reference-run.js';
 
-const NAMES: readonly ReferenceName[] = ['undici', 'crawlee', 'bullmq'];
+const NAMES: readonly ReferenceName[] = ['undici', 'crawlee', 'crawlee-store', 'bullmq'];
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({

@@ -15,7 +15,8 @@ export interface CrawlSpec {
 
 /** What one crawl measured about itself (the synthetic web's request counts are added by the orchestrator). */
 export interface CrawlMeasurement extends DigestTotals {
-  name: CrawlerName;
+  /** A {@link CrawlerName}, or a many-domains-only contender (`crawlee-store`, `scrapy`). */
+  name: CrawlerName | 'crawlee-store' | 'scrapy';
   /** Wall time from the first enqueue to the last page parsed, in milliseconds (process start-up excluded). */
   elapsedMs: number;
   /** CPU time of the crawling process(es), user + system, in milliseconds. */

@@ -5,7 +5,7 @@ import { crawlWithUndici } from './ref-undici.js';
 import type { CrawlMeasurement, CrawlSpec } from './reference-result.js';
 
 /** The references a run can compare against. */
-export type ReferenceName = 'undici' | 'crawlee' | 'bullmq';
+export type ReferenceName = 'undici' | 'crawlee' | 'crawlee-store' | 'bullmq';
 
 async function runReference(name: ReferenceName, spec: CrawlSpec): Promise<DigestTotals> {
   switch (name) {
@@ -13,6 +13,8 @@ async function runReference(name: ReferenceName, spec: CrawlSpec): Promise<Diges
       return crawlWithUndici(spec);
     case 'crawlee':
       return crawlWithCrawlee(spec);
+    case 'crawlee-store':
+      return crawlWithCrawlee({ ...spec, keepPages: true });
     case 'bullmq':
       return crawlWithBullmq({ ...spec, prefix: `{crawler-bench-${process.pid}}` });
   }
