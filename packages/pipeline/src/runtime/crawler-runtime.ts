@@ -13,6 +13,7 @@ import { createFetchProcessor, type FetchDeps } from '../fetch/fetch-processor.j
 import type { CrawlFrontier } from '../crawls/crawl-frontier.js';
 import { ReconcileLoop, reconcileLinks, type ReconcileReport } from '../reconcile/reconciler.js';
 import { TableStatsLoop } from './table-stats-loop.js';
+import { BackgroundLoops } from './background-loops.js';
 import { IdleCheck } from './idle-check.js';
 import { WorkerSet } from './worker-set.js';
 import { pauseSettingsOf } from '../fetch/site-pause.js';
@@ -73,9 +74,7 @@ export class CrawlerRuntime {
   /** Queues this process consumes; the idle check looks only at these (all queues before any worker starts). */
   readonly #served = new Set<string>();
   #closing: Promise<void> | null = null;
-  #reconcileLoop: ReconcileLoop | null = null;
-  #tableStats: TableStatsLoop | null = null;
-  #scheduler: RevisitScheduler | null = null;
+  readonly #loops: BackgroundLoops;
   /** Shards this process consumes (QUEUE_SHARDS_CONSUMED), once workers started. */
   #servedShards: readonly number[] = [];
   readonly #idle: IdleCheck;
@@ -101,6 +100,24 @@ export class CrawlerRuntime {
       linkStore: parts.linkStore,
       reconcileNow: () => this.reconcile({ graceMs: 0 }),
       logger: parts.logger,
+    });
+    this.#loops = new BackgroundLoops({
+      // One process at a time per pass, by lease.
+      reconcile: () =>
+        new ReconcileLoop({
+          ...this.#reconcileDeps(this.config.reconcileGraceMs),
+          redis: this.redis,
+          leaseKey: `${this.queues.prefix}:reconcile:lease`,
+          intervalMs: this.config.reconcileIntervalMs,
+        }),
+      tableStats: () => new TableStatsLoop({ prisma: this.prisma, intervalMs: this.config.tableStatsIntervalMs, logger: this.logger.child({ component: 'table-stats' }) }),
+      scheduler: () =>
+        new RevisitScheduler({
+          schedule: this.schedule,
+          queues: this.queues,
+          logger: this.logger.child({ component: 'revisit-scheduler' }),
+          settings: { intervalMs: this.config.schedulerIntervalMs, batchSize: this.config.schedulerBatchSize, maxQueued: this.config.schedulerMaxQueued },
+        }),
     });
   }
 
@@ -129,13 +146,7 @@ export class CrawlerRuntime {
 
   /** The revisit scheduler of this process (started with the workers unless SCHEDULER_INTERVAL_MS=0). */
   scheduler(): RevisitScheduler {
-    this.#scheduler ??= new RevisitScheduler({
-      schedule: this.schedule,
-      queues: this.queues,
-      logger: this.logger.child({ component: 'revisit-scheduler' }),
-      settings: { intervalMs: this.config.schedulerIntervalMs, batchSize: this.config.schedulerBatchSize, maxQueued: this.config.schedulerMaxQueued },
-    });
-    return this.#scheduler;
+    return this.#loops.scheduler();
   }
 
   /** Start the router and/or fetch workers. */
@@ -197,19 +208,8 @@ export class CrawlerRuntime {
         this.#workers.add(new Worker(fetchQueueName(f.name), fetch, { ...common, prefix: this.queues.prefixOf(shard), concurrency: perShard(f.concurrency) }));
       }
     }
-    // Every worker process rebuilds lost work from Postgres when it starts, then periodically (one at a time, by lease).
-    this.#reconcileLoop ??= new ReconcileLoop({
-      ...this.#reconcileDeps(config.reconcileGraceMs),
-      redis: this.redis,
-      leaseKey: `${this.queues.prefix}:reconcile:lease`,
-      intervalMs: config.reconcileIntervalMs,
-    });
-    this.#reconcileLoop.start();
-    // A fresh database fills faster than autovacuum re-analyzes it: plans made on its empty tables would stay.
-    this.#tableStats ??= new TableStatsLoop({ prisma: this.prisma, intervalMs: config.tableStatsIntervalMs, logger: this.logger.child({ component: 'table-stats' }) });
-    this.#tableStats.start();
-    // Due revisits are enqueued by the processes that run workers, beside the reconciler (SCHEDULER_INTERVAL_MS=0: off).
-    this.scheduler().start();
+    // Every worker process rebuilds lost work from Postgres, keeps the planner's statistics and enqueues due revisits.
+    this.#loops.start();
   }
 
   #reconcileDeps(graceMs: number) {
@@ -265,9 +265,7 @@ export class CrawlerRuntime {
       }
     };
     await step('workers', () => this.#workers.close(drainTimeoutMs));
-    await step('reconciler', async () => this.#reconcileLoop?.stop());
-    await step('table statistics', async () => this.#tableStats?.stop());
-    await step('revisit scheduler', async () => this.#scheduler?.stop());
+    await this.#loops.stop(step);
     await step('fetchers', () => this.#parts.closeFetchers());
     await step('queues', () => this.queues.close());
     if (this.#parts.ownsRedis) await step('redis', () => closeRedisConnection(this.redis));
