@@ -30,6 +30,11 @@ export interface ChallengeSignature {
    * that embeds a captcha widget (and tells the user to tick it) is a form, not a gate. Headers still count.
    */
   notOnDataForms?: boolean;
+  /**
+   * Origin-error statuses (5xx other than 503, normally never a challenge) on which this vendor serves its
+   * challenge, so its markers still count there.
+   */
+  alsoOnStatuses?: readonly number[];
   /** Generic evidence: names the page only when no vendor-specific signature also reaches the threshold. */
   fallback?: boolean;
 }

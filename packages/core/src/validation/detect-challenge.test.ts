@@ -167,3 +167,18 @@ describe('cookie-and-reload checks', () => {
     expect(detectChallenge(shell('document.cookie = "consent=1"; location.reload();', ''), {}, 200).isChallenge).toBe(true);
   });
 });
+
+describe('origin-error statuses', () => {
+  const jslFirstStage = `<script>document.cookie=('_')+('_')+('j')+('s')+('l')+('_')+('c')+('l')+('e')+('a')+('r')+('a')+('n')+('c')+('e')+('_')+('s')+('=')+('1')+';max-age=3600;path=/';location.href=location.pathname+location.search</script>`;
+  const cookieReload = `<html><body><script>document.cookie='chk=1; path=/'; location.reload();</script></body></html>`;
+
+  it('a vendor that challenges on 521 is recognised there', () => {
+    expect(detectChallenge(page(jslFirstStage), {}, 521)).toMatchObject({ isChallenge: true, vendor: 'jiasule' });
+  });
+
+  it('any other cookie check on a 521 or 502 is an origin error, not a challenge', () => {
+    expect(detectChallenge(page(cookieReload), {}, 521).isChallenge).toBe(false);
+    expect(detectChallenge(page(jslFirstStage), {}, 502).isChallenge).toBe(false);
+    expect(detectChallenge(page(cookieReload), {}, 200)).toMatchObject({ isChallenge: true, vendor: 'js_cookie_check' });
+  });
+});

@@ -88,9 +88,10 @@ export function detectChallenge(
   scores.sort((a, b) => Number(b.decisive) - Number(a.decisive) || isFallback(a) - isFallback(b) || b.score - a.score);
   const textLength = page?.visibleText.length ?? 0;
   const excluded = statusExcludesChallenge(status);
+  const allowedDespiteStatus = new Set(signatures.filter((s) => s.alsoOnStatuses?.includes(status)).map((s) => s.vendor));
   const winner = scores.find((s) => {
     if (s.decisive) return true;
-    if (excluded || page === null) return false;
+    if ((excluded && !allowedDespiteStatus.has(s.vendor)) || page === null) return false;
     const needed = textLength > LONG_CHALLENGE_TEXT_CHARS ? 2 * CHALLENGE_SCORE_THRESHOLD : CHALLENGE_SCORE_THRESHOLD;
     return s.score >= needed && textLength <= MAX_CHALLENGE_TEXT_CHARS;
   });

@@ -2,7 +2,7 @@ import type { ChallengeSignature } from './challenge-signatures.js';
 
 /**
  * Bot walls of WAFs and hosts beyond the big bot-management vendors (F5, JD, LiteSpeed, StormWall, SiteGround, Alibaba
- * Cloud, Yandex, Qrator, ServicePipe, Variti, Imunify360, BitNinja, Reblaze), recognised by their endpoints and page templates, plus the generic cookie-and-reload check.
+ * Cloud, Yandex, Qrator, ServicePipe, Variti, Imunify360, BitNinja, Reblaze, FortiWeb, Azure WAF, Tencent captcha, Jiasule), recognised by their endpoints and page templates, plus the generic cookie-and-reload check.
  * Found missing by the held-out corpus (__holdout__/): each was a real wall the first signature table let through.
  */
 export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
@@ -124,6 +124,50 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /window\.rbzns\s*=|\brbzns\s*=\s*\{/, weight: 10 },
       { in: 'html', pattern: /\brbzid\b/, weight: 3 },
       { in: 'header', header: 'server', pattern: /reblaze/i, weight: 4 },
+    ],
+  },
+  {
+    // FortiWeb's default block page: "Web Page Blocked" with the attack and message IDs the admin looks up.
+    vendor: 'fortiweb',
+    markers: [
+      { in: 'text', pattern: /attack id:?\s*\d{8}/i, weight: 7, maxTextChars: 600 },
+      { in: 'text', pattern: /message id:?\s*\d{6,}/i, weight: 4, maxTextChars: 600 },
+      { in: 'title', pattern: /^web page blocked!?$/i, weight: 4 },
+      { in: 'text', pattern: /the page cannot be displayed\. please contact (your|the) administrator/i, weight: 4, maxTextChars: 600 },
+    ],
+  },
+  {
+    // Azure Front Door / Application Gateway WAF: the one-line "The request is blocked." with Front Door's reference
+    // header, and the gateway's bare nginx-style 403 naming the product.
+    vendor: 'azure_waf',
+    markers: [
+      { in: 'text', pattern: /^\s*the request is blocked\.?\s*$/i, weight: 8, maxTextChars: 60 },
+      { in: 'header', header: 'x-azure-ref', pattern: /./, weight: 3 },
+      { in: 'html', pattern: /<title>\s*403 forbidden\s*<\/title>[\s\S]{0,400}microsoft-azure-application-gateway/, weight: 10, maxTextChars: 200 },
+    ],
+  },
+  {
+    // Tencent Cloud's captcha (TCaptcha) as the whole page: the widget script and its constructor with no content.
+    // Login forms embed the same widget: not a gate there.
+    vendor: 'tencent_captcha',
+    notOnDataForms: true,
+    markers: [
+      { in: 'html', pattern: /(turing\.captcha\.qcloud\.com|(ssl|t)\.captcha\.qq\.com)\/tcaptcha(-global)?\.js/, weight: 6, maxTextChars: 400 },
+      { in: 'html', pattern: /new\s+tencentcaptcha\s*\(/, weight: 6, maxTextChars: 400 },
+      { in: 'html', pattern: /tcaptcha/, weight: 2 },
+    ],
+  },
+  {
+    // Jiasule (Knownsec's anti-DDoS CDN): a 521 whose script spells out the __jsl_clearance cookie character by
+    // character, then a second page whose go({...}) computes it. Both come with status 521, which otherwise means
+    // "origin down" (Cloudflare's 521) and is no challenge: this vendor's markers count on it.
+    vendor: 'jiasule',
+    alsoOnStatuses: [521],
+    markers: [
+      { in: 'html', pattern: /document\.cookie\s*=\s*\(?'_'\)?\s*\+\s*\(?'_'\)?\s*\+\s*\(?'j'\)?\s*\+\s*\(?'s'\)?\s*\+\s*\(?'l'\)?/, weight: 10, maxTextChars: 200 },
+      { in: 'html', pattern: /["']tn["']\s*:\s*["']__jsl_clearance(_s)?["']/, weight: 10, maxTextChars: 200 },
+      { in: 'html', pattern: /__jsl_clearance/, weight: 4 },
+      { in: 'header', header: 'server', pattern: /^jiasule/i, weight: 4 },
     ],
   },
   {
