@@ -77,6 +77,57 @@ describe('JobQueues against real Redis', () => {
     }
   });
 
+  it('tells in bulk where each job is, as getJobState does, for every state a job can be in', async () => {
+    const name = 'state_probe';
+    const q = queues.queue(name);
+    await q.obliterate({ force: true });
+    const url = 'https://a.example/';
+    const keep = { attempts: 1, removeOnComplete: false, removeOnFail: false };
+    for (const id of ['t1', 't2', 't3']) await q.add('x', {}, { jobId: id, ...keep });
+    // Job ids must not be a queue key's name ('delayed', 'wait'...): a job's hash shares the queue's key space.
+    // Manual processing: a worker without a processor takes jobs one at a time and finishes them by hand.
+    const worker = new Worker(name, null, { connection, prefix });
+    try {
+      const token = 'probe-token';
+      const taken = [await worker.getNextJob(token), await worker.getNextJob(token), await worker.getNextJob(token)];
+      expect(taken.map((j) => j?.id)).toEqual(['t1', 't2', 't3']);
+      await taken[0]!.moveToCompleted('ok', token, false);
+      await taken[1]!.moveToFailed(new Error('boom'), token, false);
+      await q.add('x', {}, { jobId: 'job-waiting' });
+      await q.add('x', {}, { jobId: 'job-delayed', delay: 600_000 });
+      await q.add('x', {}, { jobId: 'job-removed' });
+      await q.getJob('job-removed').then((j) => j!.remove());
+      const ids = ['job-waiting', 'job-delayed', 't1', 't2', 't3', 'job-removed', 'job-never'];
+      const bullmq = await Promise.all(ids.map((id) => q.getJobState(id)));
+      const ours = await queues.jobStates(ids.map((jobId) => ({ queue: name, url, jobId })));
+      expect(bullmq).toEqual(['waiting', 'delayed', 'completed', 'failed', 'active', 'unknown', 'unknown']);
+      expect(ours).toEqual(['live', 'live', 'completed', 'failed', 'live', 'missing', 'missing']);
+      // Prioritized and paused-queue jobs are live too.
+      await q.add('x', {}, { jobId: 'job-prio', priority: 3 });
+      await q.pause();
+      await q.add('x', {}, { jobId: 'job-paused' });
+      expect(await Promise.all(['job-prio', 'job-paused'].map((id) => q.getJobState(id)))).toEqual(['prioritized', 'waiting']);
+      expect(await queues.jobStates(['job-prio', 'job-paused'].map((jobId) => ({ queue: name, url, jobId })))).toEqual(['live', 'live']);
+      await q.resume();
+    } finally {
+      await worker.close();
+      await q.obliterate({ force: true });
+    }
+  });
+
+  it('adds route jobs in bulk with a delay each, and a job id that exists stays one job', async () => {
+    const ids = Array.from({ length: 2_500 }, (_, i) => `5f2b8c1e-2d4a-4c5b-9e6f-${String(i).padStart(12, '0')}`);
+    await queues.routeQueue().obliterate({ force: true });
+    const inputs = ids.map((id) => ({ linkId: id, url: 'https://bulk.example/' }));
+    await queues.enqueueRoutes(inputs, ids.map((_, i) => (i % 10 === 0 ? { delayMs: 600_000 } : undefined)));
+    await queues.enqueueRoutes(inputs.slice(0, 100));
+    const counts = await queues.countJobs([ROUTE_QUEUE]);
+    expect(counts.delayed).toBe(250);
+    expect(counts.waiting + counts.prioritized).toBe(2_250);
+    expect((await queues.routeQueue().getJob(ids[10]!))!.opts.delay).toBe(600_000);
+    await queues.routeQueue().obliterate({ force: true });
+  });
+
   it('fails a job with a bad payload and keeps the worker running', async () => {
     const q = queues.routeQueue();
     await q.obliterate({ force: true });
