@@ -51,6 +51,40 @@ describe('JobQueues against real Redis', () => {
     await queues.obliterate([name]);
   });
 
+  it('pins the delayed-set encoding countDelayedDueWithin reads: score = due ms × 0x1000 + a counter, for added and parked jobs', async () => {
+    // countDelayedDueWithin reads BullMQ's delayed sorted set directly (one ZCOUNT per queue). BullMQ has no public
+    // call that answers "is a delayed job due within a minute": getDelayed's jobs carry `timestamp` (creation) and
+    // `delay` (relative to the moment they were moved), so a job parked by moveToDelayed has no public due time. If an
+    // upgrade of BullMQ changes the encoding (commands/includes/getDelayedScore.lua), this test fails first.
+    const name = 'delayed_encoding';
+    const q = queues.queue(name);
+    await q.obliterate({ force: true });
+    const key = q.keys.delayed!;
+    expect(key).toBe(`${prefix}:${name}:delayed`);
+    const before = Date.now();
+    await q.add('x', {}, { jobId: 'job-added', delay: 600_000 });
+    const after = Date.now();
+    const added = Number(await connection.zscore(key, 'job-added'));
+    expect(Math.floor(added / 0x1000)).toBeGreaterThanOrEqual(before + 600_000);
+    expect(Math.floor(added / 0x1000)).toBeLessThanOrEqual(after + 600_000);
+    await q.add('x', {}, { jobId: 'job-parked' });
+    const worker = new Worker(name, null, { connection, prefix });
+    try {
+      const job = await worker.getNextJob('park-token');
+      expect(job?.id).toBe('job-parked');
+      const due = Date.now() + 30_000;
+      await job!.moveToDelayed(due, 'park-token');
+      const parked = Number(await connection.zscore(key, 'job-parked'));
+      expect(Math.floor(parked / 0x1000)).toBe(due);
+      expect(parked % 0x1000).toBeLessThan(0x1000);
+      expect(await queues.countDelayedDueWithin([name], 60_000)).toBe(1);
+      expect(await queues.countDelayedDueWithin([name], 700_000)).toBe(2);
+    } finally {
+      await worker.close();
+      await q.obliterate({ force: true });
+    }
+  });
+
   it('with shards, puts each link on its domain\'s shard under that shard\'s hash tag, and counts over every shard', async () => {
     const sharded = new JobQueues({ connection, prefix: `${prefix.slice(0, -1)}_sh}`, shards: 3 });
     try {

@@ -231,6 +231,11 @@ export class JobQueues {
   /**
    * Delayed jobs that fall due within `horizonMs` of now. BullMQ scores its delayed set as dueMs × 0x1000 + a counter
    * (commands/includes/getDelayedScore.lua), so one ZCOUNT per queue answers without loading the jobs.
+   *
+   * This reads BullMQ's internal encoding on purpose: its public API has no due time for a job parked with
+   * `moveToDelayed` (the job's `delay` is relative to the unrecorded moment it was parked, `timestamp` is its
+   * creation), and loading every delayed job to find out would cost O(delayed jobs) per idle check. The encoding is
+   * pinned by a test in job-queues.int.test.ts that fails when a BullMQ upgrade changes it.
    */
   async countDelayedDueWithin(names: string[], horizonMs: number, nowMs = Date.now(), shards: readonly number[] = this.allShards()): Promise<number> {
     let total = 0;
