@@ -261,7 +261,8 @@ const SUMMARY_COLUMNS = `url, status, fetcher, selection_source AS "selectionSou
   last_error_type AS "lastErrorType", paused_until AS "pausedUntil"`;
 const SETTLED_SQL_LIST = sqlList([...FINISHED_STATUSES, LINK_STATUSES.paused]);
 
-// Keyset pagination per status over idx_links_unfinished_updated (status, updated_at): each batch is an index range.
+// Keyset pagination per status over idx_links_unfinished_updated (status, updated_at, id): each batch is an index range,
+// also across links sharing an updated_at (one bulk insert).
 // The status list restates the index's predicate, so a generic plan (status = $1 proves nothing) can use it too.
 const SCAN_STALE_SQL = `
 SELECT id::text, url, status, paused_until AS "pausedUntil", attempt_count AS "attemptCount", fetcher, generation, rescues,
