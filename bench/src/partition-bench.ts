@@ -18,7 +18,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { AttemptStore, DomainStateStore, LinkStore, createPrismaClient, locateMigrationsDir, migrate, readMigrations, sqlOf, withDatabase } from '@crawler/db';
+import { AttemptStore, DOMAIN_STATE_SQL, DomainStateStore, LinkStore, ensureAttemptPartitions, createPrismaClient, locateMigrationsDir, migrate, readMigrations, sqlOf, withDatabase } from '@crawler/db';
 import { ManualClock, silentLogger, systemClock, type Heuristic } from '@crawler/core';
 import { JobQueues, createRedisConnection } from '@crawler/queue';
 import { reconcileLinks } from '@crawler/pipeline';
@@ -127,10 +127,17 @@ async function measureReads(url: string, label: string, out: string[]): Promise<
       const scan = await time(() => store.findBestFetcher(hs, { strategy: 'scan' }), 6_000, 30);
       out.push(`| ${label} | findBestFetcher ${name} | ${pct(fast, 50).toFixed(2)} | ${pct(fast, 95).toFixed(2)} | scan ${pct(scan, 50).toFixed(0)} / ${pct(scan, 95).toFixed(0)} | ${rt.toFixed(2)} |`);
     }
-    const domains = new DomainStateStore({ prisma });
-    const ds = await time(() => domains.recentDomainAttempts(HOT), 8_000, 200);
-    out.push(`| ${label} | domain-state read (${HOT}) | ${pct(ds, 50).toFixed(2)} | ${pct(ds, 95).toFixed(2)} | | ${rt.toFixed(2)} |`);
-    console.log(out.slice(-3).join('\n'));
+    // The plain statement (the store's read before migration 20261129200000, and on `before`, which stops earlier),
+    // then the store's read through domain_recent_attempts where the function exists.
+    const plain = await time(() => sqlOf(prisma).query(DOMAIN_STATE_SQL, [HOT]), 8_000, 200);
+    out.push(`| ${label} | domain-state read (${HOT}), plain statement | ${pct(plain, 50).toFixed(2)} | ${pct(plain, 95).toFixed(2)} | | ${rt.toFixed(2)} |`);
+    const [{ fn }] = await sqlOf(prisma).query<{ fn: boolean }>("SELECT to_regprocedure('domain_recent_attempts(text, integer)') IS NOT NULL AS fn");
+    if (fn) {
+      const domains = new DomainStateStore({ prisma });
+      const ds = await time(() => domains.recentDomainAttempts(HOT), 8_000, 200);
+      out.push(`| ${label} | domain-state read (${HOT}), store (domain_recent_attempts) | ${pct(ds, 50).toFixed(2)} | ${pct(ds, 95).toFixed(2)} | | ${rt.toFixed(2)} |`);
+    }
+    console.log(out.slice(fn ? -4 : -3).join('\n'));
   } finally {
     await prisma.$disconnect();
   }
@@ -208,6 +215,43 @@ async function reconcileBench(serverUrl: string, links: number, out: string[]): 
   }
 }
 
+/**
+ * `--direct`: the attempt log as a deployment has it today (every migration, week partitions over the 100 days),
+ * bulk-loaded straight into the partitions (no unpartitioned copy, no migration timed): for sizes where loading twice
+ * does not fit. Then reads, `pruneAttempts({ olderThanDays: 90 })` (what `crawl prune` runs), reads again.
+ */
+async function directLoad(serverUrl: string, attempts: number, reads: string[], prunes: string[]): Promise<void> {
+  await withClient(serverUrl, (c) => c.query('CREATE DATABASE direct'));
+  const url = withDatabase(serverUrl, 'direct');
+  await migrate(url);
+  const prisma = createPrismaClient(url, { maxConnections: 2 });
+  try {
+    await ensureAttemptPartitions(prisma, { now: new Date(Date.now() - 101 * 86_400_000), aheadDays: 109, unit: 'week' });
+  } finally {
+    await prisma.$disconnect();
+  }
+  const t0 = performance.now();
+  await withClient(url, async (c) => {
+    await c.query("DELETE FROM fetcher_attempts WHERE selection_source = 'prior'");
+    for (const stmt of LOAD_SQL.split(';\n').map((s) => s.trim()).filter(Boolean)) {
+      const t = performance.now();
+      await c.query(stmt, stmt.includes('$1') ? [attempts] : []);
+      console.log(`  ${((performance.now() - t) / 1000).toFixed(0)} s: ${stmt.replace(/\s+/g, ' ').slice(0, 70)}`);
+    }
+    const t = performance.now();
+    await c.query('VACUUM ANALYZE fetcher_attempts, attempt_heuristics');
+    console.log(`  ${((performance.now() - t) / 1000).toFixed(0)} s: VACUUM ANALYZE`);
+  });
+  const fp = await footprint(url);
+  const loadS = (performance.now() - t0) / 1000;
+  console.log(`loaded ${attempts.toLocaleString('en')} attempts (${(attempts * 8).toLocaleString('en')} heuristic rows) into week partitions in ${loadS.toFixed(0)} s; ${fp.relations} relations, ${fp.mb.toFixed(0)} MB`);
+  prunes.push(`| load (week partitions, direct) | ${attempts.toLocaleString('en')} attempts + ${(attempts * 8).toLocaleString('en')} heuristics | ${loadS.toFixed(0)} | | ${fp.mb.toFixed(0)} | ${fp.relations} |`);
+  const label = `week partitions, ${attempts.toLocaleString('en')} attempts`;
+  await measureReads(url, label, reads);
+  await prune(url, `${label}: DROP of whole partitions`, prunes, false);
+  await measureReads(url, `${label}, pruned`, reads);
+}
+
 async function main(): Promise<void> {
   const attempts = arg('attempts', 1_000_000);
   const links = arg('links', 0);
@@ -227,7 +271,9 @@ async function main(): Promise<void> {
     if (links > 0) {
       await reconcileBench(pgServer.url, links, rec);
     }
-    if (attempts > 0) {
+    if (attempts > 0 && process.argv.includes('--direct')) {
+      await directLoad(pgServer.url, attempts, reads, prunes);
+    } else if (attempts > 0) {
       for (const m of readMigrations()) if (m.name < PARTITION_MIGRATION) cpSync(join(locateMigrationsDir(), m.name), join(dir, m.name), { recursive: true });
       await withClient(pgServer.url, (c) => c.query('CREATE DATABASE before'));
       const beforeUrl = withDatabase(pgServer.url, 'before');

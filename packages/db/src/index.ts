@@ -6,7 +6,7 @@ export { migrate, readMigrations, MIGRATION_LOCK_KEY, type MigrateOptions, type 
 export { locateMigrationsDir } from './migrate/locate.js';
 export { dropDatabase, recreateDatabase, withDatabase } from './migrate/databases.js';
 export { AttemptStore, DEFAULT_RETENTION_DAYS } from './attempts/attempt-store.js';
-export { DomainStateStore, DOMAIN_STATE_WINDOW } from './attempts/domain-state.js';
+export { DomainStateStore, DOMAIN_STATE_SQL, DOMAIN_STATE_WINDOW } from './attempts/domain-state.js';
 export { INVALID_ATTEMPT, ATTEMPT_BATCH_PARTIAL, AttemptBatchError } from './attempts/log-attempts.js';
 export { scoreAggregates, mergeAliases, type FetcherAggregate } from './attempts/find-best-fetcher.js';
 export type {

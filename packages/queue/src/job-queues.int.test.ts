@@ -51,6 +51,40 @@ describe('JobQueues against real Redis', () => {
     await queues.obliterate([name]);
   });
 
+  it('pins the delayed-set encoding countDelayedDueWithin reads: score = due ms × 0x1000 + a counter, for added and parked jobs', async () => {
+    // countDelayedDueWithin reads BullMQ's delayed sorted set directly (one ZCOUNT per queue). BullMQ has no public
+    // call that answers "is a delayed job due within a minute": getDelayed's jobs carry `timestamp` (creation) and
+    // `delay` (relative to the moment they were moved), so a job parked by moveToDelayed has no public due time. If an
+    // upgrade of BullMQ changes the encoding (commands/includes/getDelayedScore.lua), this test fails first.
+    const name = 'delayed_encoding';
+    const q = queues.queue(name);
+    await q.obliterate({ force: true });
+    const key = q.keys.delayed!;
+    expect(key).toBe(`${prefix}:${name}:delayed`);
+    const before = Date.now();
+    await q.add('x', {}, { jobId: 'job-added', delay: 600_000 });
+    const after = Date.now();
+    const added = Number(await connection.zscore(key, 'job-added'));
+    expect(Math.floor(added / 0x1000)).toBeGreaterThanOrEqual(before + 600_000);
+    expect(Math.floor(added / 0x1000)).toBeLessThanOrEqual(after + 600_000);
+    await q.add('x', {}, { jobId: 'job-parked' });
+    const worker = new Worker(name, null, { connection, prefix });
+    try {
+      const job = await worker.getNextJob('park-token');
+      expect(job?.id).toBe('job-parked');
+      const due = Date.now() + 30_000;
+      await job!.moveToDelayed(due, 'park-token');
+      const parked = Number(await connection.zscore(key, 'job-parked'));
+      expect(Math.floor(parked / 0x1000)).toBe(due);
+      expect(parked % 0x1000).toBeLessThan(0x1000);
+      expect(await queues.countDelayedDueWithin([name], 60_000)).toBe(1);
+      expect(await queues.countDelayedDueWithin([name], 700_000)).toBe(2);
+    } finally {
+      await worker.close();
+      await q.obliterate({ force: true });
+    }
+  });
+
   it('with shards, puts each link on its domain\'s shard under that shard\'s hash tag, and counts over every shard', async () => {
     const sharded = new JobQueues({ connection, prefix: `${prefix.slice(0, -1)}_sh}`, shards: 3 });
     try {
@@ -75,6 +109,57 @@ describe('JobQueues against real Redis', () => {
       expect((await sharded.countJobs([ROUTE_QUEUE])).waiting).toBe(0);
       await sharded.close();
     }
+  });
+
+  it('tells in bulk where each job is, as getJobState does, for every state a job can be in', async () => {
+    const name = 'state_probe';
+    const q = queues.queue(name);
+    await q.obliterate({ force: true });
+    const url = 'https://a.example/';
+    const keep = { attempts: 1, removeOnComplete: false, removeOnFail: false };
+    for (const id of ['t1', 't2', 't3']) await q.add('x', {}, { jobId: id, ...keep });
+    // Job ids must not be a queue key's name ('delayed', 'wait'...): a job's hash shares the queue's key space.
+    // Manual processing: a worker without a processor takes jobs one at a time and finishes them by hand.
+    const worker = new Worker(name, null, { connection, prefix });
+    try {
+      const token = 'probe-token';
+      const taken = [await worker.getNextJob(token), await worker.getNextJob(token), await worker.getNextJob(token)];
+      expect(taken.map((j) => j?.id)).toEqual(['t1', 't2', 't3']);
+      await taken[0]!.moveToCompleted('ok', token, false);
+      await taken[1]!.moveToFailed(new Error('boom'), token, false);
+      await q.add('x', {}, { jobId: 'job-waiting' });
+      await q.add('x', {}, { jobId: 'job-delayed', delay: 600_000 });
+      await q.add('x', {}, { jobId: 'job-removed' });
+      await q.getJob('job-removed').then((j) => j!.remove());
+      const ids = ['job-waiting', 'job-delayed', 't1', 't2', 't3', 'job-removed', 'job-never'];
+      const bullmq = await Promise.all(ids.map((id) => q.getJobState(id)));
+      const ours = await queues.jobStates(ids.map((jobId) => ({ queue: name, url, jobId })));
+      expect(bullmq).toEqual(['waiting', 'delayed', 'completed', 'failed', 'active', 'unknown', 'unknown']);
+      expect(ours).toEqual(['live', 'live', 'completed', 'failed', 'live', 'missing', 'missing']);
+      // Prioritized and paused-queue jobs are live too.
+      await q.add('x', {}, { jobId: 'job-prio', priority: 3 });
+      await q.pause();
+      await q.add('x', {}, { jobId: 'job-paused' });
+      expect(await Promise.all(['job-prio', 'job-paused'].map((id) => q.getJobState(id)))).toEqual(['prioritized', 'waiting']);
+      expect(await queues.jobStates(['job-prio', 'job-paused'].map((jobId) => ({ queue: name, url, jobId })))).toEqual(['live', 'live']);
+      await q.resume();
+    } finally {
+      await worker.close();
+      await q.obliterate({ force: true });
+    }
+  });
+
+  it('adds route jobs in bulk with a delay each, and a job id that exists stays one job', async () => {
+    const ids = Array.from({ length: 2_500 }, (_, i) => `5f2b8c1e-2d4a-4c5b-9e6f-${String(i).padStart(12, '0')}`);
+    await queues.routeQueue().obliterate({ force: true });
+    const inputs = ids.map((id) => ({ linkId: id, url: 'https://bulk.example/' }));
+    await queues.enqueueRoutes(inputs, ids.map((_, i) => (i % 10 === 0 ? { delayMs: 600_000 } : undefined)));
+    await queues.enqueueRoutes(inputs.slice(0, 100));
+    const counts = await queues.countJobs([ROUTE_QUEUE]);
+    expect(counts.delayed).toBe(250);
+    expect(counts.waiting + counts.prioritized).toBe(2_250);
+    expect((await queues.routeQueue().getJob(ids[10]!))!.opts.delay).toBe(600_000);
+    await queues.routeQueue().obliterate({ force: true });
   });
 
   it('fails a job with a bad payload and keeps the worker running', async () => {

@@ -108,12 +108,16 @@ export class JobQueues {
     return jobId;
   }
 
-  /** Add many first-generation route jobs in one round trip per shard. */
-  async enqueueRoutes(inputs: RouteJobInput[]): Promise<string[]> {
+  /**
+   * Add many route jobs, `opts[i]` applying to `inputs[i]` (a delay for a paused link): one MULTI per shard and chunk
+   * of {@link BULK_CHUNK} jobs. A job whose id still exists makes its add a no-op, as with {@link enqueueRoute}.
+   */
+  async enqueueRoutes(inputs: RouteJobInput[], opts: readonly (EnqueueOptions | undefined)[] = []): Promise<string[]> {
     if (inputs.length === 0) return [];
-    const jobs = inputs.map((input) => {
+    const jobs = inputs.map((input, i) => {
       const data = RouteJobSchema.parse(input);
-      return { name: 'route', data, opts: { jobId: routeJobId(data.linkId, data.generation), priority: data.priority } };
+      const delay = positiveDelay(opts[i]?.delayMs);
+      return { name: 'route', data, opts: { jobId: routeJobId(data.linkId, data.generation), priority: data.priority, ...(delay !== undefined ? { delay } : {}) } };
     });
     const byShard = new Map<number, typeof jobs>();
     for (const job of jobs) {
@@ -122,9 +126,58 @@ export class JobQueues {
       if (batch) batch.push(job);
       else byShard.set(shard, [job]);
     }
-    // addBulk is one MULTI: on a cluster its keys must share a slot, hence one call per shard.
-    await Promise.all([...byShard].map(([shard, batch]) => this.routeQueue(shard).addBulk(batch)));
+    // addBulk is one MULTI: on a cluster its keys must share a slot, hence one call per shard; chunks keep one MULTI
+    // from blocking Redis for long.
+    await Promise.all(
+      [...byShard].map(async ([shard, batch]) => {
+        for (let i = 0; i < batch.length; i += BULK_CHUNK) await this.routeQueue(shard).addBulk(batch.slice(i, i + BULK_CHUNK));
+      }),
+    );
     return jobs.map((j) => j.opts.jobId);
+  }
+
+  /**
+   * Where each job is, in bulk: `live` (waiting, active, delayed, prioritized, paused or waiting for children: it will
+   * still run), `completed`, `failed`, or `missing` (no such job, or removed). Three O(1)/O(log n) commands per job,
+   * pipelined per queue in chunks of {@link BULK_CHUNK}: BullMQ's `getJobState` answers the same question one round
+   * trip at a time, and for a job that is waiting or missing it scans the wait list (LPOS, O(queue length)), which
+   * made a reconcile pass quadratic in the queue's length. A job's hash (`queue.toKey(id)`) exists from its add to its
+   * removal; finished jobs are members of the completed or failed set (`queue.keys`). The test checks every state
+   * against `getJobState`, so a change in BullMQ's layout fails there.
+   */
+  async jobStates(refs: readonly JobRef[]): Promise<JobPresence[]> {
+    const out = new Array<JobPresence>(refs.length);
+    const byQueue = new Map<Queue, number[]>();
+    for (const [i, ref] of refs.entries()) {
+      const q = this.queueFor(ref.queue, ref.url);
+      const list = byQueue.get(q);
+      if (list) list.push(i);
+      else byQueue.set(q, [i]);
+    }
+    await Promise.all(
+      [...byQueue].map(async ([q, indexes]) => {
+        const { completed, failed } = q.keys;
+        if (!completed || !failed) throw new Error(`BullMQ queue ${q.name} has no completed/failed keys`);
+        for (let c = 0; c < indexes.length; c += BULK_CHUNK) {
+          const chunk = indexes.slice(c, c + BULK_CHUNK);
+          const pipeline = this.#connection.pipeline();
+          for (const i of chunk) {
+            const id = refs[i]!.jobId;
+            pipeline.exists(q.toKey(id));
+            pipeline.zscore(completed, id);
+            pipeline.zscore(failed, id);
+          }
+          const results = (await pipeline.exec()) ?? [];
+          for (const [k, i] of chunk.entries()) {
+            const [[e1, exists], [e2, done], [e3, dead]] = [results[3 * k]!, results[3 * k + 1]!, results[3 * k + 2]!];
+            const err = e1 ?? e2 ?? e3;
+            if (err) throw err;
+            out[i] = done !== null ? 'completed' : dead !== null ? 'failed' : exists === 1 ? 'live' : 'missing';
+          }
+        }
+      }),
+    );
+    return out;
   }
 
   /** Add one fetch job to its fetcher's queue. */
@@ -178,6 +231,11 @@ export class JobQueues {
   /**
    * Delayed jobs that fall due within `horizonMs` of now. BullMQ scores its delayed set as dueMs × 0x1000 + a counter
    * (commands/includes/getDelayedScore.lua), so one ZCOUNT per queue answers without loading the jobs.
+   *
+   * This reads BullMQ's internal encoding on purpose: its public API has no due time for a job parked with
+   * `moveToDelayed` (the job's `delay` is relative to the unrecorded moment it was parked, `timestamp` is its
+   * creation), and loading every delayed job to find out would cost O(delayed jobs) per idle check. The encoding is
+   * pinned by a test in job-queues.int.test.ts that fails when a BullMQ upgrade changes it.
    */
   async countDelayedDueWithin(names: string[], horizonMs: number, nowMs = Date.now(), shards: readonly number[] = this.allShards()): Promise<number> {
     let total = 0;
@@ -222,6 +280,19 @@ export interface ShardQueueCounts {
   queue: string;
   counts: Record<string, number>;
 }
+
+/** Jobs per MULTI or pipeline in the bulk operations. */
+export const BULK_CHUNK = 1000;
+
+/** A job to look up with {@link JobQueues.jobStates}: its queue's name, the URL that picks the shard, its id. */
+export interface JobRef {
+  queue: string;
+  url: string;
+  jobId: string;
+}
+
+/** Where a job is: `live` will still run; `missing` never existed or was removed. */
+export type JobPresence = 'live' | 'completed' | 'failed' | 'missing';
 
 function positiveDelay(ms: number | undefined): number | undefined {
   return ms !== undefined && ms > 0 ? Math.ceil(ms) : undefined;

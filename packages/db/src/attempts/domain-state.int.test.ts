@@ -1,9 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY_MS, ManualClock, rememberedFetcher, summarizeDomainAttempts } from '@crawler/core';
+import { DAY_MS, ManualClock, canonicalFetcherName, rememberedFetcher, summarizeDomainAttempts } from '@crawler/core';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { AttemptStore } from './attempt-store.js';
 import { DOMAIN_STATE_SQL, DOMAIN_STATE_WINDOW, DomainStateStore } from './domain-state.js';
+import { ensureAttemptPartitions } from '../maintenance/attempt-partitions.js';
 import { parentName, seqScannedRelations } from '../__fixtures__/plans.js';
 
 let db: TestDatabase;
@@ -140,6 +141,64 @@ describe('DomainStateStore on a site crawl', () => {
     } finally {
       await client.end();
       await site.drop();
+    }
+  });
+});
+
+describe('DomainStateStore over weekly partitions', () => {
+  it('reads about the window of index entries once the plan is generic, where the parent statement read them all', async () => {
+    // A hot domain over ten weeks of partitions, statistics known:
+    // the plain statement's generic plan read and sorted every entry of the domain (a top-N sort over an Append);
+    // domain_recent_attempts merges the partitions' ordered index scans and stops at the window.
+    const weeks = await createTestDatabase('learning_domain_state_weeks');
+    const client = new pg.Client({ connectionString: weeks.url });
+    await client.connect();
+    try {
+      await ensureAttemptPartitions(weeks.prisma, { now: new Date(now - 70 * DAY_MS), aheadDays: 77, unit: 'week' });
+      await client.query(`WITH a AS (
+          INSERT INTO fetcher_attempts (url, fetcher, success, is_banned, attempted_at, selection_source)
+          SELECT 'https://hot.test/p/' || g, (ARRAY['simple_http','playwright'])[1 + g % 2], g % 3 > 0, false,
+                 now() - (g % 70) * interval '1 day' - g * interval '1 millisecond', 'learned'
+          FROM generate_series(1, 15000) g RETURNING id, fetcher, success, attempted_at)
+        INSERT INTO attempt_heuristics (attempt, heuristic_type, heuristic_value, created_at, fetcher, success, attempted_at)
+        SELECT id, 'domain', CASE WHEN id % 2 = 0 THEN 'hot.test' ELSE 'cold' || (id % 500) || '.test' END, now(), fetcher, success, attempted_at FROM a`);
+      await client.query('ANALYZE');
+      const partitions = Number((await client.query(`SELECT count(*) FROM attempt_log_partitions WHERE parent = 'attempt_heuristics'`)).rows[0].count);
+      expect(partitions).toBeGreaterThan(10);
+      // Heap tuples the attempt_heuristics partitions gave to index scans in one call, and tuples read by sequential
+      // scans, from this session's own counters.
+      const entriesRead = async (exec: string): Promise<{ fetched: number; seq: number; rows: { fetcher: string; attempted_at: Date }[] }> => {
+        const counters = `SELECT coalesce(sum(idx_tup_fetch), 0)::int AS fetched, coalesce(sum(seq_tup_read), 0)::int AS seq
+          FROM pg_stat_xact_user_tables WHERE relname LIKE 'attempt_heuristics_%'`;
+        // The counters may still hold earlier transactions' counts until they are flushed: the difference is this call's.
+        await client.query('BEGIN');
+        try {
+          const { rows: [c0] } = await client.query(counters);
+          const { rows } = await client.query(exec);
+          const { rows: [c1] } = await client.query(counters);
+          return { fetched: c1.fetched - c0.fetched, seq: c1.seq - c0.seq, rows };
+        } finally {
+          await client.query('COMMIT');
+        }
+      };
+      // Index-only scans off for the session: each entry an index scan reads is then one heap fetch, whatever the
+      // visibility map says (autovacuum may set it at any moment).
+      await client.query('SET enable_indexonlyscan = off');
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      await client.query(`PREPARE plain(text) AS ${DOMAIN_STATE_SQL}`);
+      const plain = await entriesRead(`EXECUTE plain('hot.test')`);
+      expect(plain.fetched + plain.seq).toBeGreaterThan(5 * DOMAIN_STATE_WINDOW); // 7,500 entries, or 15,000 rows seq-scanned
+      // The function's plan is cached in the session like a prepared statement's: generic from the start here.
+      const viaFunction = await entriesRead(`SELECT * FROM domain_recent_attempts('hot.test', ${DOMAIN_STATE_WINDOW})`);
+      expect(viaFunction.seq).toBe(0);
+      expect(viaFunction.fetched).toBeGreaterThanOrEqual(DOMAIN_STATE_WINDOW);
+      expect(viaFunction.fetched).toBeLessThanOrEqual(DOMAIN_STATE_WINDOW + 2 * partitions);
+      expect(viaFunction.rows.map((r) => [r.fetcher, r.attempted_at.getTime()])).toEqual(plain.rows.map((r) => [r.fetcher, r.attempted_at.getTime()]));
+      const rows = await new DomainStateStore({ prisma: weeks.prisma }).recentDomainAttempts('hot.test');
+      expect(rows.map((r) => [r.fetcher, r.attemptedAt.getTime()])).toEqual(plain.rows.map((r) => [canonicalFetcherName(r.fetcher), r.attempted_at.getTime()]));
+    } finally {
+      await client.end();
+      await weeks.drop();
     }
   });
 });

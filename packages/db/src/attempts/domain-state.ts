@@ -36,8 +36,15 @@ WHERE fa.selection_source IS DISTINCT FROM 'prior'
 ORDER BY fa.attempted_at DESC, fa.id DESC`;
 }
 
-/** The read the router makes: the last {@link DOMAIN_STATE_WINDOW} attempts. */
+/**
+ * The read the router makes as a plain statement over the parent tables: what `domain_recent_attempts` (migration
+ * 20261129200000) runs. Kept for the plan tests; the store calls the function, whose planner settings keep the read
+ * bounded on the partitioned log (see the migration).
+ */
 export const DOMAIN_STATE_SQL = domainStateSql(DOMAIN_STATE_WINDOW);
+
+/** The store's statement: the function, the window a parameter (inside it, the plan cannot sort the domain's entries). */
+export const DOMAIN_STATE_CALL_SQL = 'SELECT fetcher, success, is_banned, error_type, selection_source, attempted_at FROM domain_recent_attempts($1, $2::int)';
 
 interface Row {
   fetcher: string;
@@ -50,7 +57,7 @@ interface Row {
 
 /**
  * A domain's latest attempts (newest first, synthetic priors left out), for the router's per-domain policy in
- * @crawler/core (`summarizeDomainAttempts`, `isDisqualified`, `rememberedFetcher`). One indexed query.
+ * @crawler/core (`summarizeDomainAttempts`, `isDisqualified`, `rememberedFetcher`). One call of `domain_recent_attempts`.
  */
 export class DomainStateStore {
   readonly #prisma: PrismaClient;
@@ -61,8 +68,8 @@ export class DomainStateStore {
 
   /** Up to `limit` latest attempts on `domain` (lower-case host as the `domain` heuristic stores it). */
   async recentDomainAttempts(domain: string, limit: number = DOMAIN_STATE_WINDOW): Promise<DomainAttempt[]> {
-    const sql = limit === DOMAIN_STATE_WINDOW ? DOMAIN_STATE_SQL : domainStateSql(limit);
-    const rows = await withDbErrors('domain state', () => sqlOf(this.#prisma).query<Row>(sql, [domain]));
+    const window = Number.isFinite(limit) ? Math.max(1, Math.floor(limit)) : DOMAIN_STATE_WINDOW;
+    const rows = await withDbErrors('domain state', () => sqlOf(this.#prisma).query<Row>(DOMAIN_STATE_CALL_SQL, [domain, window]));
     return rows.map((r) => ({
       fetcher: canonicalFetcherName(r.fetcher),
       success: r.success,

@@ -261,14 +261,16 @@ const SUMMARY_COLUMNS = `url, status, fetcher, selection_source AS "selectionSou
   last_error_type AS "lastErrorType", paused_until AS "pausedUntil"`;
 const SETTLED_SQL_LIST = sqlList([...FINISHED_STATUSES, LINK_STATUSES.paused]);
 
-// Keyset pagination per status over idx_links_unfinished_updated (status, updated_at): each batch is an index range.
+// Keyset pagination per status over idx_links_unfinished_updated (status, updated_at, id): each batch is an index range,
+// also across links sharing an updated_at (one bulk insert). ORDER BY names the table's columns: a bare `id` is the
+// output column `id::text`, whose order the index does not give (each page then read and sorted every tied link).
 // The status list restates the index's predicate, so a generic plan (status = $1 proves nothing) can use it too.
-const SCAN_STALE_SQL = `
+export const SCAN_STALE_SQL = `
 SELECT id::text, url, status, paused_until AS "pausedUntil", attempt_count AS "attemptCount", fetcher, generation, rescues,
   last_error_type AS "lastErrorType", updated_at AS "updatedAt"
 FROM links
 WHERE status = $1 AND status IN (${IN_PROGRESS_SQL_LIST}) AND updated_at < $2 AND (updated_at, id) > ($3::timestamptz, $4::uuid)
-ORDER BY updated_at, id
+ORDER BY links.updated_at, links.id
 LIMIT $5`;
 
 const FAIL_IF_GENERATION_SQL = `

@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, resumeFetcherAfterPause, type Clock, type Logger } from '@crawler/core';
-import { ROUTE_QUEUE, fetchJobId, fetchQueueName, routeJobId, type JobQueues } from '@crawler/queue';
+import { ROUTE_QUEUE, fetchJobId, fetchQueueName, routeJobId, type JobPresence, type JobQueues, type JobRef, type RouteJobInput } from '@crawler/queue';
 import { IN_PROGRESS_STATUSES } from '@crawler/db';
 import type { ReconcileLinks, StaleLink } from '../ports.js';
 import { Periodic } from '../periodic.js';
-
-/** Job states in which a job will still run: a link with one of these is carried by it. */
-const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused']);
 
 /** Settings of the reconciler. */
 export interface ReconcileSettings {
@@ -81,17 +78,29 @@ export async function reconcileLinks(deps: ReconcilerDeps): Promise<ReconcileRep
 async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: ReconcileReport): Promise<void> {
   // Every job that may carry a link: its current route job and the fetch jobs its router or a switch would create, on
   // the link's shard. A job left on another shard by a change of QUEUE_SHARDS is not seen: the link gets a new
-  // generation on its shard, and the old job is skipped as stale wherever it runs.
-  const states = await Promise.all(links.map((l) => Promise.all(candidateJobs(l).map(([queue, id]) => deps.queues.queueFor(queue, l.url).getJobState(id)))));
-  const now = deps.clock.now().getTime();
+  // generation on its shard, and the old job is skipped as stale wherever it runs. Looked up in bulk (one pipeline per
+  // queue), and the jobs given back are added in bulk (one MULTI per shard): a pass is a few round trips per batch.
+  const refs: JobRef[] = [];
+  const owner: number[] = [];
   for (const [i, link] of links.entries()) {
-    const found = states[i]!;
-    if (found.some((s) => LIVE_STATES.has(s))) {
+    for (const [queue, jobId] of candidateJobs(link)) {
+      refs.push({ queue, url: link.url, jobId });
+      owner.push(i);
+    }
+  }
+  const states = await deps.queues.jobStates(refs);
+  const found = links.map((): JobPresence[] => []);
+  for (const [k, state] of states.entries()) found[owner[k]!]!.push(state);
+  const now = deps.clock.now().getTime();
+  const requeue: Array<{ link: StaleLink; job: RouteJobInput; delayMs: number }> = [];
+  for (const [i, link] of links.entries()) {
+    const jobs = found[i]!;
+    if (jobs.includes('live')) {
       report.alive += 1;
       continue;
     }
     let generation = link.generation;
-    const jobFailed = found.includes('failed');
+    const jobFailed = jobs.includes('failed');
     if (jobFailed && deps.settings.maxRescues !== undefined && link.rescues >= deps.settings.maxRescues) {
       // Its jobs died again and again (each failed with a crash or a stall): the page is what kills its workers.
       const message = `the jobs carrying this link died ${link.rescues + 1} times (worker crash, out-of-memory kill or stall); not retried`;
@@ -101,7 +110,7 @@ async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: 
       }
       continue;
     }
-    if (found.some((s) => s !== 'unknown')) {
+    if (jobs.some((s) => s !== 'missing')) {
       // A dead job holds the id: a new id means a new generation (a stale job of the old one is then ignored).
       const moved = await deps.links.nextGeneration(link.id, link.generation, jobFailed);
       if (moved === null) continue;
@@ -109,10 +118,16 @@ async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: 
       report.nextGeneration += 1;
     }
     const delayMs = link.pausedUntil ? link.pausedUntil.getTime() - now : 0;
-    await deps.queues.enqueueRoute({ linkId: link.id, url: link.url, generation, reason: 'reroute', ...resumeEscalation(link) }, { delayMs });
+    requeue.push({ link, job: { linkId: link.id, url: link.url, generation, reason: 'reroute', ...resumeEscalation(link) }, delayMs });
+  }
+  await deps.queues.enqueueRoutes(
+    requeue.map((r) => r.job),
+    requeue.map((r) => ({ delayMs: r.delayMs })),
+  );
+  for (const { link, job, delayMs } of requeue) {
     if (delayMs > 0) report.pausedDelayed += 1;
     report.requeued[link.status] = (report.requeued[link.status] ?? 0) + 1;
-    deps.logger.debug({ linkId: link.id, status: link.status, generation, delayMs: Math.max(0, delayMs) }, 'reconcile: link requeued');
+    deps.logger.debug({ linkId: link.id, status: link.status, generation: job.generation, delayMs: Math.max(0, delayMs) }, 'reconcile: link requeued');
   }
 }
 
