@@ -51,6 +51,8 @@ export interface StaleLink {
   rescues: number;
   lastErrorType: string | null;
   updatedAt: Date;
+  /** The producer's BullMQ priority, carried on to the rebuilt job (null: none). */
+  priority: number | null;
 }
 
 /** A new link to store. */
@@ -59,6 +61,8 @@ export interface NewLink {
   initialUrl: string;
   domain: string;
   learningModeEnabled?: boolean | null;
+  /** BullMQ priority of the link's jobs (1 first); kept on the link so a rebuilt job keeps it. */
+  priority?: number | null;
 }
 
 /**
@@ -111,6 +115,7 @@ export class LinkStore {
       links.map((l) => l.initialUrl),
       links.map((l) => l.domain),
       links.map((l) => l.learningModeEnabled ?? null),
+      links.map((l) => l.priority ?? null),
     ]);
     const byUrl = new Map(rows.map((r) => [r.url, r]));
     // A link another producer inserted after this statement's snapshot is in neither half: read it now.
@@ -267,7 +272,7 @@ const SETTLED_SQL_LIST = sqlList([...FINISHED_STATUSES, LINK_STATUSES.paused]);
 // The status list restates the index's predicate, so a generic plan (status = $1 proves nothing) can use it too.
 export const SCAN_STALE_SQL = `
 SELECT id::text, url, status, paused_until AS "pausedUntil", attempt_count AS "attemptCount", fetcher, generation, rescues,
-  last_error_type AS "lastErrorType", updated_at AS "updatedAt"
+  last_error_type AS "lastErrorType", updated_at AS "updatedAt", priority
 FROM links
 WHERE status = $1 AND status IN (${IN_PROGRESS_SQL_LIST}) AND updated_at < $2 AND (updated_at, id) > ($3::timestamptz, $4::uuid)
 ORDER BY links.updated_at, links.id
@@ -285,10 +290,10 @@ RETURNING generation`;
 
 const UPSERT_SQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[]) AS t(url, initial_url, domain, learning_mode_enabled)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::int[]) AS t(url, initial_url, domain, learning_mode_enabled, priority)
 ), inserted AS (
-  INSERT INTO links (url, initial_url, domain, learning_mode_enabled, status)
-  SELECT url, initial_url, domain, learning_mode_enabled, '${LINK_STATUSES.queued}' FROM input
+  INSERT INTO links (url, initial_url, domain, learning_mode_enabled, priority, status)
+  SELECT url, initial_url, domain, learning_mode_enabled, priority, '${LINK_STATUSES.queued}' FROM input
   ON CONFLICT (url) DO NOTHING
   RETURNING ${COLUMNS}
 )

@@ -109,7 +109,7 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   for (const v of valid) if (!unique.has(v.url)) unique.set(v.url, v);
   const { rows, refused } = await upsertIsolating(
     opts.links,
-    [...unique.values()].map((v) => ({ url: v.url, initialUrl: v.input.trim(), domain: v.domain, learningModeEnabled: opts.learningModeEnabled ?? null })),
+    [...unique.values()].map((v) => ({ url: v.url, initialUrl: v.input.trim(), domain: v.domain, learningModeEnabled: opts.learningModeEnabled ?? null, priority: opts.priority ?? null })),
   );
   const refusedUrls = new Set(refused.map((r) => r.url));
   for (const v of valid) {

@@ -66,6 +66,22 @@ describe('reconcileLinks', () => {
     expect(server.hits()).toBe(4);
   }, 60_000);
 
+  it('a rebuilt job keeps the priority its producer gave the link', async () => {
+    server = await startTestServer({ '/p/a': { body: staticArticle({ title: 'A' }) }, '/p/b': { body: staticArticle({ title: 'B' }) } });
+    crawler = await startE2e('reconcile_priority', { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:1', RECONCILE_INTERVAL_MS: '0' });
+    const urgent = await crawler.runtime.enqueue([server.url('/p/a')], { priority: 3 });
+    const plain = await crawler.runtime.enqueue([server.url('/p/b')]);
+    await forgetJobs(crawler);
+    expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ scanned: 2, requeued: { queued: 2 } });
+    const queue = crawler.runtime.queues.routeQueue();
+    const rebuilt = await queue.getJob(routeJobId(urgent.accepted[0]!.linkId, 0));
+    expect(rebuilt!.opts.priority).toBe(3);
+    expect(rebuilt!.data.priority).toBe(3);
+    const other = await queue.getJob(routeJobId(plain.accepted[0]!.linkId, 0));
+    expect(other!.opts.priority ?? 0).toBe(0);
+    expect(other!.data.priority).toBeUndefined();
+  }, 60_000);
+
   it('moves a link whose job died to the next generation; the stale job id is never reused', async () => {
     crawler = await startE2e('reconcile_dead', { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:1', RECONCILE_INTERVAL_MS: '0' });
     const { accepted } = await crawler.runtime.enqueue(['https://dead.example/a']);

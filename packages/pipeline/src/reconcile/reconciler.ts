@@ -118,7 +118,7 @@ async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: 
       report.nextGeneration += 1;
     }
     const delayMs = link.pausedUntil ? link.pausedUntil.getTime() - now : 0;
-    requeue.push({ link, job: { linkId: link.id, url: link.url, generation, reason: 'reroute', ...resumeEscalation(link) }, delayMs });
+    requeue.push({ link, job: { linkId: link.id, url: link.url, generation, reason: 'reroute', ...resumeEscalation(link), ...(link.priority !== null && link.priority !== undefined ? { priority: link.priority } : {}) }, delayMs });
   }
   await deps.queues.enqueueRoutes(
     requeue.map((r) => r.job),

@@ -139,7 +139,7 @@ export class CrawlerRuntime {
   /** Enqueue URLs (see enqueueLinks). */
   enqueue(
     urls: readonly string[],
-    opts: { learningModeEnabled?: boolean; maxAgeSeconds?: number | ReadonlyArray<number | undefined>; revisit?: RevisitPolicy | null } = {},
+    opts: { learningModeEnabled?: boolean; maxAgeSeconds?: number | ReadonlyArray<number | undefined>; revisit?: RevisitPolicy | null; priority?: number } = {},
   ): Promise<EnqueueResult> {
     return enqueueLinks(urls, { ...opts, links: this.links, queues: this.queues, schedule: this.schedule });
   }
