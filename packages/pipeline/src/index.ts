@@ -127,3 +127,4 @@ export { onShutdownSignal, exitOnSignals } from './runtime/shutdown-signals.js';
 export { IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDeps } from './runtime/idle-check.js';
 export * from './schedule/revisit-scheduler.js';
 export * from './pauses/domain-pauses.js';
+export { ExitPool, proxyId, type ExitPoolShared } from './exits/exit-pool.js';

@@ -1,4 +1,5 @@
 import {
+  DIRECT_TIER,
   ERROR_TYPES,
   LINK_STATUSES,
   SKIP_REASONS,
@@ -13,13 +14,15 @@ import {
   safeResponseHeaders,
   type Clock,
   type ErrorCode,
+  type ExitTier,
   type Logger,
   type PipelineMetrics,
   type PolitenessGate,
   type RobotsPolicy,
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
-import type { FetchResult } from '@crawler/fetchers';
+import type { FetchExit, FetchResult } from '@crawler/fetchers';
+import type { ExitPool } from '../exits/exit-pool.js';
 import type { LinkRepo } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
@@ -41,6 +44,10 @@ export interface FetchSettings {
   pause?: PauseSettings;
   fetchTimeoutMs: number;
   fetchMaxBytes: number;
+  /** Exit tiers, cheapest first (config.exitTiers): a block climbs their ladder. @defaultValue direct only */
+  exitTiers?: readonly ExitTier[];
+  /** How long a job waits when every proxy of its tier is down (PROXY_UNHEALTHY_MS). @defaultValue 60000 */
+  proxyUnhealthyMs?: number;
 }
 
 export interface FetchDeps {
@@ -71,6 +78,8 @@ export interface FetchDeps {
    * confirms it. Absent: every fetch is unconditional.
    */
   revisits?: RevisitSource;
+  /** The exits of the configured tiers and their fleet-wide health. Absent: every request leaves direct. */
+  exits?: ExitPool;
 }
 
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
@@ -134,7 +143,8 @@ async function openJob(deps: FetchDeps, job: JobHandle & { queueName?: string },
   if (!link) return { outcome: 'skipped', fetcher, attempts: 0, skipReason: SKIP_REASONS.linkMissing };
   return {
     job, token, queue, data, fetcher, link,
-    log: deps.logger.child({ jobId: job.id, queue, linkId: data.linkId, url: data.url, fetcher }),
+    exitTier: data.exitTier ?? DIRECT_TIER,
+    log: deps.logger.child({ jobId: job.id, queue, linkId: data.linkId, url: data.url, fetcher, ...(data.exitTier ? { exitTier: data.exitTier } : {}) }),
     domain: domainOf(data.url),
     urlHeuristics: extractUrlHeuristics(data.url),
     attempts: [],
@@ -213,7 +223,8 @@ async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe
   const gate = await deps.gate.acquire(ctx.domain);
   if (!gate.granted) return { wait: true, retryInMs: gate.retryInMs, reason: gate.reason };
   try {
-    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, conditional);
+    const attempt = await fetchThroughExit(deps, ctx, conditional);
+    if ('wait' in attempt) return attempt;
     const decision = analyseAndDecide(deps, ctx, attempt);
     await pauseDomainOnPushback(deps, ctx, decision);
     return { attempt, decision };
@@ -269,20 +280,53 @@ function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): 
     durationMs: Math.round(attempt.durationMs),
     attemptedAt: now,
     selectionSource: ctx.attempts.length > 0 ? SELECTION_SOURCES.retry : ctx.data.selectionSource,
+    exitTier: ctx.exitTier,
     heuristics: [...ctx.urlHeuristics, ...heuristics],
   });
   deps.metrics.fetchObserved(ctx.fetcher, attempt.durationMs, decision.errorType ?? 'success');
+  const tierCost = deps.exits?.tiers.find((t) => t.name === ctx.exitTier)?.cost ?? 0;
+  deps.metrics.exitObserved?.(ctx.exitTier, { bytes: attempt.response?.body.byteLength ?? 0, blocked: decision.isBanned && decision.errorType !== ERROR_TYPES.rateLimited, cost: tierCost });
   // The tool the router chose did not do (wrong tool, block, rate limit): its cached choice for the domain goes.
   if (decision.kind === 'switch_fetcher' || decision.kind === 'pause' || decision.isBanned) deps.setbacks?.record(ctx.domain);
   ctx.log.info({ kind: decision.kind, errorType: decision.errorType, status: attempt.response?.status, reason: decision.reason }, 'attempt');
   return decision;
 }
 
-async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>): Promise<Try> {
+/**
+ * One request through the job's exit tier. A proxy that fails (refused, 407, timed out) is marked down fleet-wide and
+ * the request goes out through the tier's next URL: no attempt is logged for it, so it is neither the fetcher's
+ * failure nor the site's block. With every URL of the tier down, the job waits (PROXY_UNHEALTHY_MS) like a politeness
+ * wait; its permit is released meanwhile.
+ */
+async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?: Record<string, string>): Promise<Try | Wait> {
+  if (!deps.exits || ctx.exitTier === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
+  if (!deps.exits.has(ctx.exitTier)) {
+    // A tier this worker does not know (configurations out of step across the fleet): the request leaves direct,
+    // where a block climbs this worker's own ladder, rather than the link waiting for a tier that never comes.
+    ctx.log.warn({ exitTier: ctx.exitTier }, 'exit tier not configured here: leaving direct');
+    ctx.exitTier = DIRECT_TIER;
+    return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
+  }
+  const tried = new Set<string>();
+  for (;;) {
+    const exit = await deps.exits.pick(ctx.exitTier, tried);
+    if (!exit) {
+      deps.metrics.exitObserved?.(ctx.exitTier, { unavailable: true });
+      return { wait: true, retryInMs: deps.settings.proxyUnhealthyMs ?? 60_000, reason: ERROR_TYPES.proxyUnavailable };
+    }
+    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, headers, exit);
+    if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) return attempt;
+    tried.add(exit.proxyUrl);
+    deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true });
+    await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
+  }
+}
+
+async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>, exit?: FetchExit): Promise<Try> {
   const started = performance.now();
   try {
     const fetcher = deps.fetchers.get(fetcherName);
-    const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal, ...(headers ? { headers } : {}) });
+    const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal, ...(headers ? { headers } : {}), ...(exit ? { exit } : {}) });
     return { response, errorType: null, durationMs: response.timings?.totalMs ?? performance.now() - started };
   } catch (err) {
     return { response: null, errorType: errorTypeOf(err), durationMs: performance.now() - started };

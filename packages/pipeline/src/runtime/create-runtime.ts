@@ -1,3 +1,4 @@
+import { ExitPool } from '../exits/exit-pool.js';
 import type { Redis } from 'ioredis';
 import { isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, shardOfDomain } from '@crawler/queue';
@@ -163,6 +164,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       revisits,
     },
     fetchDeps: {
+      // Proxy health is shared by the fleet: one worker's dead proxy is every worker's.
+      exits: new ExitPool(config.exitTiers, { unhealthyMs: config.proxyUnhealthyMs, clock, shared: { redis, prefix: config.queuePrefix }, logger: logger.child({ component: 'exits' }) }),
       links,
       enqueueFetch: (input) => queues.enqueueFetch(input),
       enqueueRoute: (input, opts) => queues.enqueueRoute(input, opts),
