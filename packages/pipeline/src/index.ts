@@ -128,3 +128,4 @@ export { IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDeps } from './runtime/
 export * from './schedule/revisit-scheduler.js';
 export * from './pauses/domain-pauses.js';
 export { ExitPool, proxyId, type ExitPoolShared } from './exits/exit-pool.js';
+export { armView, escalatedArm, hasProxiedTiers, runnableArm, tiersOf, wallArm, type ArmSettings } from './router/arm-choice.js';
