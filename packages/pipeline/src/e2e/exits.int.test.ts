@@ -1,0 +1,139 @@
+/**
+ * Exit tiers end to end on real Redis and Postgres: loopback forward proxies whose outbound connections leave from
+ * their own source addresses (127.0.2.1 "datacenter", 127.0.3.x "residential"), and a simulated site that refuses
+ * the worker's own address and the datacenter range the way real sites refuse ranges.
+ */
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { Redis } from 'ioredis';
+import { startSimSite, type SimSite } from '@crawler/sim-web';
+import { startForwardProxy, type ForwardProxy } from '@crawler/testkit';
+import { REDIS_URL, startE2e, type E2eCrawler } from '../__fixtures__/e2e.js';
+
+const SECRETS = ['dcUser', 'dcPa55', 'resUser', 'resPa55', 'sockUser', 'sockPa55'];
+
+let dc: ForwardProxy;
+let res1: ForwardProxy;
+let res2: ForwardProxy;
+let ranged: SimSite;
+let open: SimSite;
+let crawler: E2eCrawler;
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  dc = await startForwardProxy({ localAddress: '127.0.2.1', auth: { user: 'dcUser', pass: 'dcPa55' } });
+  res1 = await startForwardProxy({ localAddress: '127.0.3.1', auth: { user: 'resUser', pass: 'resPa55' } });
+  res2 = await startForwardProxy({ localAddress: '127.0.3.2', protocol: 'socks5', auth: { user: 'sockUser', pass: 'sockPa55' } });
+  ranged = await startSimSite({ kind: 'static', name: 'ranged', blockedAddresses: ['127.0.0.', '127.0.2.'] }, { host: '127.0.1.11', index: 0 });
+  open = await startSimSite({ kind: 'static', name: 'open' }, { host: '127.0.1.12', index: 1 });
+  const tiers = [
+    { name: 'datacenter', cost: 1, urls: [dc.authUrl] },
+    { name: 'residential', cost: 10, urls: [res1.authUrl, res2.authUrl] },
+  ];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logLines.push(chunk.toString());
+      done();
+    },
+  });
+  crawler = await startE2e(
+    'exits',
+    {
+      PROXY_TIERS: JSON.stringify(tiers),
+      // Blocks pause the domain; a millisecond keeps the ladder's climb inside the test.
+      PAUSE_BLOCK_BASE_MS: '1',
+      PAUSE_MAX_MS: '5',
+      DOMAIN_MAX_CONCURRENCY: '1',
+      FETCHERS: 'simple_http:2,playwright:1,playwright_stealth:1',
+      // Every route asks the store, so the learned arm shows as `learned` rather than as a reused decision.
+      ROUTER_DECISION_CACHE_MS: '0',
+    },
+    { logger: pino({ level: 'debug' }, sink) },
+  );
+  crawler.runtime.startWorkers();
+}, 60_000);
+
+afterAll(async () => {
+  await crawler?.cleanup();
+  await Promise.all([dc?.close(), res1?.close(), res2?.close(), ranged?.close(), open?.close()]);
+});
+
+async function crawl(urls: string[]): Promise<string[]> {
+  const { accepted } = await crawler.runtime.enqueue(urls);
+  await crawler.runtime.waitUntilIdle();
+  return accepted.map((a) => a.linkId);
+}
+
+async function attemptsOf(linkIds: string[]) {
+  return crawler.db.prisma.fetcherAttempt.findMany({ where: { linkId: { in: linkIds } }, orderBy: { id: 'asc' } });
+}
+
+describe('end to end: exit tiers', () => {
+  it('fetches a range-blocking site with plain HTTP through residential (no browser) and an open site direct', async () => {
+    const blockedLinks = await crawl(ranged.urls(3, 1));
+    const openLinks = await crawl(open.urls(3, 1));
+    const links = await crawler.db.prisma.link.findMany({ where: { id: { in: [...blockedLinks, ...openLinks] } } });
+    expect(links.map((l) => l.status)).toEqual(links.map(() => 'done'));
+
+    const onRanged = await attemptsOf(blockedLinks);
+    const won = onRanged.filter((a) => a.success);
+    expect(won).toHaveLength(3);
+    expect(won.map((a) => [a.fetcher, a.exitTier])).toEqual(won.map(() => ['simple_http', 'residential']));
+    // Blocked on the way up the ladder (direct, datacenter), never by a browser.
+    expect(onRanged.every((a) => a.fetcher === 'simple_http')).toBe(true);
+    expect(onRanged.filter((a) => !a.success).every((a) => a.isBanned && ['direct', 'datacenter'].includes(a.exitTier))).toBe(true);
+    expect(ranged.stats().requests.browser).toBe(0);
+    const served = ranged.requestLog().filter((r) => r.outcome === 'served');
+    expect(served.every((r) => r.address.startsWith('127.0.3.'))).toBe(true);
+
+    const onOpen = await attemptsOf(openLinks);
+    expect(onOpen.map((a) => [a.fetcher, a.exitTier, a.success])).toEqual(onOpen.map(() => ['simple_http', 'direct', true]));
+    expect(open.requestLog().every((r) => r.address === '127.0.0.1')).toBe(true);
+  }, 60_000);
+
+  it('once learned, sends the blocked site straight to residential: no probe, no block', async () => {
+    // Enough successes for a confident residential arm (confidence = rate × min(1, n / 10) > 0.6).
+    await crawl(ranged.urls(6, 10));
+    const blocksBefore = ranged.stats().blocked;
+    const links = await crawl(ranged.urls(4, 20));
+    const attempts = await attemptsOf(links);
+    expect(attempts).toHaveLength(4);
+    expect(attempts.map((a) => [a.exitTier, a.success])).toEqual(attempts.map(() => ['residential', true]));
+    expect(attempts.every((a) => a.selectionSource === 'learned' || a.selectionSource === 'domain_memory')).toBe(true);
+    expect(attempts.some((a) => a.selectionSource === 'learned')).toBe(true);
+    expect(ranged.stats().blocked).toBe(blocksBefore);
+  }, 60_000);
+
+  it('fails over to the tier\'s other proxy when one dies mid-crawl, without failing links or logging attempts against the fetcher', async () => {
+    await res1.kill();
+    const tunnelsBefore = res2.tunnels;
+    const links = await crawl(ranged.urls(4, 40));
+    const rows = await crawler.db.prisma.link.findMany({ where: { id: { in: links } } });
+    expect(rows.map((l) => l.status)).toEqual(rows.map(() => 'done'));
+    const attempts = await attemptsOf(links);
+    expect(attempts.map((a) => [a.exitTier, a.success, a.errorType])).toEqual(attempts.map(() => ['residential', true, null]));
+    expect(res2.tunnels).toBeGreaterThan(tunnelsBefore);
+    // The verdict is the fleet's: a key in Redis under the crawler's prefix, named by a hash (no URL, no credential).
+    const r = new Redis(REDIS_URL);
+    try {
+      const keys = await r.keys(`${crawler.prefix}:proxy-down:*`);
+      expect(keys).toHaveLength(1);
+      for (const s of SECRETS) expect(keys[0]).not.toContain(s);
+    } finally {
+      r.disconnect();
+    }
+    expect(logLines.some((l) => l.includes('proxy unhealthy'))).toBe(true);
+  }, 60_000);
+
+  it('never shows a proxy credential in logs, attempts, links or metrics', async () => {
+    const text = [
+      logLines.join(''),
+      JSON.stringify(await crawler.db.prisma.fetcherAttempt.findMany({ select: { errorType: true, responseHeaders: true, selectionSource: true, fetcher: true, exitTier: true } })),
+      JSON.stringify(await crawler.db.prisma.link.findMany({ select: { lastError: true, lastErrorType: true, fetcher: true } })),
+    ].join('\n');
+    expect(logLines.length).toBeGreaterThan(10);
+    expect(text).toContain('residential');
+    for (const s of SECRETS) expect(text).not.toContain(s);
+  });
+});
