@@ -29,6 +29,8 @@ export interface ExitEvent {
   blocked?: boolean;
   cost?: number;
   proxyFailed?: boolean;
+  /** The failed proxy as `scheme://host:port` (core maskProxyUrl): never its credentials. */
+  proxy?: string;
   unavailable?: boolean;
 }
 

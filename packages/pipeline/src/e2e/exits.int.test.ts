@@ -9,6 +9,8 @@ import { pino } from 'pino';
 import { Redis } from 'ioredis';
 import { startSimSite, type SimSite } from '@crawler/sim-web';
 import { startForwardProxy, type ForwardProxy } from '@crawler/testkit';
+import { Registry } from 'prom-client';
+import { createPipelineMetrics, type PrometheusPipelineMetrics } from '@crawler/telemetry';
 import { REDIS_URL, startE2e, type E2eCrawler } from '../__fixtures__/e2e.js';
 
 const SECRETS = ['dcUser', 'dcPa55', 'resUser', 'resPa55', 'sockUser', 'sockPa55'];
@@ -20,6 +22,7 @@ let ranged: SimSite;
 let open: SimSite;
 let crawler: E2eCrawler;
 const logLines: string[] = [];
+let metrics: PrometheusPipelineMetrics;
 
 beforeAll(async () => {
   dc = await startForwardProxy({ localAddress: '127.0.2.1', auth: { user: 'dcUser', pass: 'dcPa55' } });
@@ -49,7 +52,7 @@ beforeAll(async () => {
       // Every route asks the store, so the learned arm shows as `learned` rather than as a reused decision.
       ROUTER_DECISION_CACHE_MS: '0',
     },
-    { logger: pino({ level: 'debug' }, sink) },
+    { logger: pino({ level: 'debug' }, sink), metrics: (metrics = createPipelineMetrics(new Registry())) },
   );
   crawler.runtime.startWorkers();
 }, 60_000);
@@ -126,8 +129,21 @@ describe('end to end: exit tiers', () => {
     expect(logLines.some((l) => l.includes('proxy unhealthy'))).toBe(true);
   }, 60_000);
 
+  it('counts requests, bytes, blocks and cost per tier in /metrics', async () => {
+    const body = await metrics.registry.metrics();
+    const value = (name: string, labels: string) => Number(new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(body)?.[1] ?? 'NaN');
+    expect(value('crawler_exit_requests_total', 'tier="residential"')).toBeGreaterThanOrEqual(17);
+    expect(value('crawler_exit_cost_units_total', 'tier="residential"')).toBe(10 * value('crawler_exit_requests_total', 'tier="residential"'));
+    expect(value('crawler_exit_bytes_total', 'tier="residential"')).toBeGreaterThan(0);
+    expect(value('crawler_exit_blocks_total', 'tier="datacenter"')).toBeGreaterThan(0);
+    expect(value('crawler_exit_requests_total', 'tier="direct"')).toBeGreaterThan(0);
+    expect(Number.isNaN(value('crawler_exit_cost_units_total', 'tier="direct"'))).toBe(true);
+    expect(value('crawler_exit_proxy_failures_total', `tier="residential",proxy="http://\\*\\*\\*@127.0.0.1:${res1.port}"`)).toBeGreaterThanOrEqual(1);
+  });
+
   it('never shows a proxy credential in logs, attempts, links or metrics', async () => {
     const text = [
+      await metrics.registry.metrics(),
       logLines.join(''),
       JSON.stringify(await crawler.db.prisma.fetcherAttempt.findMany({ select: { errorType: true, responseHeaders: true, selectionSource: true, fetcher: true, exitTier: true } })),
       JSON.stringify(await crawler.db.prisma.link.findMany({ select: { lastError: true, lastErrorType: true, fetcher: true } })),

@@ -9,6 +9,7 @@ import {
   domainOf,
   errorTypeOf,
   extractUrlHeuristics,
+  maskProxyUrl,
   isUrlPolicyError,
   retryAfterMsOf,
   safeResponseHeaders,
@@ -317,7 +318,7 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, headers, exit);
     if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) return attempt;
     tried.add(exit.proxyUrl);
-    deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true });
+    deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
     await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
   }
 }
