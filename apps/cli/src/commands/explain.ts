@@ -58,7 +58,8 @@ function explainArms(scores: BestFetcherResult['scores'], config: CrawlerConfig)
       cost: Number.isFinite(cost) ? cost : -1, expectedCost: Number.isFinite(expected) ? expected : null, confident: isConfident(s, config.confidenceThreshold),
       runnable: runnableArm({ known, confidenceThreshold: config.confidenceThreshold, exitTiers: config.exitTiers }, armKey(arm)) !== null,
     };
-  }).sort((a, b) => (a.expectedCost ?? Infinity) - (b.expectedCost ?? Infinity));
+  // The router's order: arms that clear the threshold first, each group cheapest per page first.
+  }).sort((a, b) => Number(b.confident) - Number(a.confident) || (a.expectedCost ?? Infinity) - (b.expectedCost ?? Infinity));
 }
 
 /** The router's decision procedure (the pipeline's chooseLearned), minus the probe itself, which would make a request. */
