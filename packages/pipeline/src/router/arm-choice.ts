@@ -49,19 +49,22 @@ export function runnableArm(s: ArmSettings, key: string | null | undefined): Arm
 }
 
 /**
- * The store's arm-keyed scores as the learned step reads them. With proxied tiers, the cost rule (core rankArms):
+ * The store's arm-keyed scores as the learned step reads them. With proxied tiers, the cost rule (core rankArms), without the `avoid` arm:
  * `best` is the confident arm with the lowest expected cost per success, (fetcher cost + tier cost) / P(success). With
  * the direct tier alone, the choice stays the most confident fetcher, over the direct arms only. Arms the fleet
  * cannot run (a tier no longer configured, a browser on a proxied tier) are left out either way.
  */
-export function armView(learned: BestFetcherResult, s: ArmSettings): { learned: BestFetcherResult; ranking: ArmRanking | null } {
+export function armView(learned: BestFetcherResult, s: ArmSettings, avoid: string | null = null): { learned: BestFetcherResult; ranking: ArmRanking | null } {
   if (!hasProxiedTiers(s)) {
     const scores = learned.scores.filter((sc) => parseArmKey(sc.fetcher).tier === DIRECT_TIER);
     const bestIsDirect = learned.best !== null && parseArmKey(learned.best.fetcher).tier === DIRECT_TIER;
     const best = bestIsDirect ? learned.best : scores[0]?.eligible ? scores[0] : null;
     return { learned: { best: best ?? null, scores }, ranking: null };
   }
-  const ranking = rankArms(learned.scores, tiersOf(s), { confidenceThreshold: s.confidenceThreshold, runs: (arm) => runsArm(s, { fetcher: canonicalFetcherName(arm.fetcher), tier: arm.tier }) });
+  // The arm a link was just refused on is left out, so the next cheapest confident arm (plain HTTP from another
+  // address) is taken rather than a probe from the address that was refused.
+  const scores = avoid ? learned.scores.filter((sc) => canonicalFetcherName(sc.fetcher) !== avoid) : learned.scores;
+  const ranking = rankArms(scores, tiersOf(s), { confidenceThreshold: s.confidenceThreshold, runs: (arm) => runsArm(s, { fetcher: canonicalFetcherName(arm.fetcher), tier: arm.tier }) });
   return { learned: { best: ranking.best?.score ?? null, scores: ranking.arms.map((a) => a.score) }, ranking };
 }
 

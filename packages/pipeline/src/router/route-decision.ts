@@ -154,7 +154,7 @@ export function decideRoute(f: RouteFacts): RouteStep {
   if (f.cached) return checked(f, f.cached);
   if (f.learned === undefined) return { kind: 'need', what: 'learned' };
   const choice = chooseLearned({
-    learned: armView(f.learned.learned, settings).learned,
+    learned: armView(f.learned.learned, settings, avoid).learned,
     recent: f.learned.recent,
     now,
     avoid,
