@@ -3,7 +3,7 @@ import { answer, learnedStrategy, mixedWeb, oracleArm, runExitModel, type ExitSi
 import { runRoutingExits } from './routing-exits.js';
 
 describe('the exit-routing model', () => {
-  it('answers by the site\'s range rule, browsers direct only', () => {
+  it('answers by the site\'s range rule, browsers included', () => {
     const res: ExitSite = { name: 'r', kind: 'static', minTier: 2 };
     expect(answer(res, { fetcher: 'simple_http', tier: 'direct' }, 0)).toBe('block');
     expect(answer(res, { fetcher: 'simple_http', tier: 'datacenter' }, 0)).toBe('block');
@@ -11,6 +11,8 @@ describe('the exit-routing model', () => {
     expect(oracleArm(res, 0)).toEqual({ fetcher: 'simple_http', tier: 'residential' });
     expect(oracleArm({ name: 'w', kind: 'wall', minTier: 0 }, 0)).toEqual({ fetcher: 'playwright_stealth', tier: 'direct' });
     expect(oracleArm({ name: 's', kind: 'spa', minTier: 0 }, 0)).toEqual({ fetcher: 'playwright', tier: 'direct' });
+    expect(answer({ name: 'w2', kind: 'wall', minTier: 1 }, { fetcher: 'playwright_stealth', tier: 'direct' }, 0)).toBe('block');
+    expect(oracleArm({ name: 'w2', kind: 'wall', minTier: 1 }, 0)).toEqual({ fetcher: 'playwright_stealth', tier: 'datacenter' });
   });
 
   it('learns a residential-only site and moves it back down after it lifts its block', () => {

@@ -40,19 +40,19 @@ const FETCHER_NAMES = [FETCHERS.simpleHttp, FETCHERS.playwright, FETCHERS.playwr
 /** How the web answers one request. */
 export type Answer = 'page' | 'block' | 'wrong_tool';
 
-/** The site's answer to `arm` in `round`. Browsers leave direct only (as the crawler's do). */
+/** The site's answer to `arm` in `round`: a refused range refuses every client, browsers included. */
 export function answer(site: ExitSite, arm: Arm, round: number): Answer {
   const minTier = site.change && round >= site.change.round ? site.change.to : site.minTier;
   const tierIndex = MODEL_TIERS.findIndex((t) => t.name === arm.tier);
-  if (site.kind === 'wall') return arm.fetcher === FETCHERS.playwrightStealth ? 'page' : 'block';
   if (tierIndex < minTier) return 'block';
+  if (site.kind === 'wall') return arm.fetcher === FETCHERS.playwrightStealth ? 'page' : 'block';
   if (site.kind === 'spa' && arm.fetcher === FETCHERS.simpleHttp) return 'wrong_tool';
   return 'page';
 }
 
 /** The cheapest arm that gets the site's pages in `round`: the oracle. */
 export function oracleArm(site: ExitSite, round: number): Arm {
-  const arms = FETCHER_NAMES.flatMap((fetcher) => MODEL_TIERS.map((t) => ({ fetcher, tier: t.name }))).filter((a) => a.tier === DIRECT_TIER || a.fetcher === FETCHERS.simpleHttp);
+  const arms = FETCHER_NAMES.flatMap((fetcher) => MODEL_TIERS.map((t) => ({ fetcher, tier: t.name })));
   return arms.filter((a) => answer(site, a, round) === 'page').sort((a, b) => armCost(a, MODEL_TIERS) - armCost(b, MODEL_TIERS))[0]!;
 }
 
@@ -70,8 +70,9 @@ function random(seed: number): () => number {
 
 /**
  * The mixed web: 40% of sites open to all, 20% refusing the worker's range (datacenter serves), 20% refusing
- * datacenter ranges too (residential serves), 10% JavaScript apps, 10% bot walls; a tenth of the open sites start
- * refusing the worker's range half-way, and a tenth of the residential-only sites lift their block half-way.
+ * datacenter ranges too (residential serves), 10% JavaScript apps (half of them refusing the worker's range too, so a
+ * browser through datacenter), 10% bot walls; a quarter of the open sites start refusing the worker's range
+ * half-way, and a quarter of the residential-only sites lift their block half-way.
  */
 export function mixedWeb(sites: number, rounds: number, seed = 7): ExitSite[] {
   const rnd = random(seed);
@@ -82,7 +83,7 @@ export function mixedWeb(sites: number, rounds: number, seed = 7): ExitSite[] {
     if (r < 0.4) out.push({ name: `open-${i}`, kind: 'static', minTier: 0, ...(rnd() < 0.25 ? { change: { round: half, to: 1 } } : {}) });
     else if (r < 0.6) out.push({ name: `dc-${i}`, kind: 'static', minTier: 1 });
     else if (r < 0.8) out.push({ name: `res-${i}`, kind: 'static', minTier: 2, ...(rnd() < 0.25 ? { change: { round: half, to: 0 } } : {}) });
-    else if (r < 0.9) out.push({ name: `spa-${i}`, kind: 'spa', minTier: 0 });
+    else if (r < 0.9) out.push({ name: `spa-${i}`, kind: 'spa', minTier: i % 2 });
     else out.push({ name: `wall-${i}`, kind: 'wall', minTier: 0 });
   }
   return out;
@@ -102,8 +103,8 @@ export interface ExitStrategy {
 const LADDER = escalationLadder(FETCHER_NAMES, MODEL_TIERS);
 const HTTP_DIRECT: Arm = { fetcher: FETCHERS.simpleHttp, tier: DIRECT_TIER };
 const BROWSER: Arm = { fetcher: FETCHERS.playwright, tier: DIRECT_TIER };
-/** The model's answer to a wrong tool: the browser (as the retry policy's switch). */
-const afterWrongTool = (arm: Arm): Arm | null => (arm.fetcher === FETCHERS.simpleHttp ? BROWSER : null);
+/** The model's answer to a wrong tool: the browser on the same exit (as the retry policy's switch). */
+const afterWrongTool = (arm: Arm): Arm | null => (arm.fetcher === FETCHERS.simpleHttp ? { ...BROWSER, tier: arm.tier } : null);
 
 /** The cheapest working arm, known in advance. */
 export function oracleStrategy(round: () => number): ExitStrategy {
@@ -115,13 +116,13 @@ export function oracleStrategy(round: () => number): ExitStrategy {
   };
 }
 
-/** Every request through the most expensive tier: plain HTTP via residential, then the browsers (direct). */
+/** Every request through the most expensive tier: plain HTTP via residential, then the stealth browser via residential. */
 export function topTierStrategy(): ExitStrategy {
   const top = MODEL_TIERS[MODEL_TIERS.length - 1]!.name;
   return {
     id: 'always-top-tier',
     first: () => ({ fetcher: FETCHERS.simpleHttp, tier: top }),
-    next: (_s, arm, result) => (result === 'wrong_tool' ? afterWrongTool(arm) : nextArm(LADDER, arm, MODEL_TIERS)),
+    next: (_s, arm, result) => (arm.fetcher === FETCHERS.simpleHttp ? (result === 'wrong_tool' ? { fetcher: FETCHERS.playwright, tier: top } : { fetcher: FETCHERS.playwrightStealth, tier: top }) : arm.fetcher === FETCHERS.playwright ? { fetcher: FETCHERS.playwrightStealth, tier: top } : null),
     record: () => {},
   };
 }

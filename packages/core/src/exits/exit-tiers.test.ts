@@ -97,20 +97,22 @@ describe('arms and costs', () => {
     expect(expectedCostPerSuccess(2, 0)).toBe(Number.POSITIVE_INFINITY);
   });
 
-  it('keeps browsers on direct unless told they may be proxied', () => {
+  it('puts every fetcher on every tier, cheapest first, unless browsers are held to direct', () => {
     const arms = armsOf([HTTP, STEALTH], tiers()).map(armKey);
-    expect(arms).toEqual(['simple_http', 'simple_http@datacenter', 'playwright_stealth', 'simple_http@residential']);
-    expect(armsOf([HTTP, STEALTH], tiers(), { browsersProxied: true }).map(armKey)).toContain('playwright_stealth@residential');
+    expect(arms).toEqual(['simple_http', 'simple_http@datacenter', 'playwright_stealth', 'playwright_stealth@datacenter', 'simple_http@residential', 'playwright_stealth@residential']);
+    expect(armsOf([HTTP, STEALTH], tiers(), { browsersProxied: false }).map(armKey)).toEqual(['simple_http', 'simple_http@datacenter', 'playwright_stealth', 'simple_http@residential']);
   });
 
-  it('climbs plain HTTP through the tiers before a browser, and never down', () => {
+  it('climbs plain HTTP through the tiers, then the stealth browser through them, and never down', () => {
     const ladder = escalationLadder([HTTP, PW, STEALTH], tiers());
-    expect(ladder.map(armKey)).toEqual(['simple_http', 'simple_http@datacenter', 'simple_http@residential', 'playwright_stealth', 'playwright']);
+    expect(ladder.map(armKey)).toEqual(['simple_http', 'simple_http@datacenter', 'simple_http@residential', 'playwright_stealth', 'playwright_stealth@datacenter', 'playwright_stealth@residential']);
     expect(nextArm(ladder, { fetcher: HTTP, tier: DIRECT_TIER }, tiers())).toEqual({ fetcher: HTTP, tier: 'datacenter' });
     expect(nextArm(ladder, { fetcher: HTTP, tier: 'residential' }, tiers())).toEqual({ fetcher: STEALTH, tier: DIRECT_TIER });
-    expect(nextArm(ladder, { fetcher: PW, tier: DIRECT_TIER }, tiers())).toBeNull();
-    const proxied = escalationLadder([HTTP, STEALTH], tiers(), { browsersProxied: true });
-    expect(proxied.map(armKey).at(-1)).toBe('playwright_stealth@residential');
+    expect(nextArm(ladder, { fetcher: STEALTH, tier: 'residential' }, tiers())).toBeNull();
+    // The ordinary browser blocked goes to stealth on its own tier, not to plain HTTP through residential.
+    expect(nextArm(ladder, { fetcher: PW, tier: DIRECT_TIER }, tiers())).toEqual({ fetcher: STEALTH, tier: DIRECT_TIER });
+    expect(nextArm(ladder, { fetcher: PW, tier: 'datacenter' }, tiers())).toEqual({ fetcher: STEALTH, tier: 'datacenter' });
+    expect(escalationLadder([HTTP, PW], tiers(), { browsersProxied: false }).map(armKey)).toEqual(['simple_http', 'simple_http@datacenter', 'simple_http@residential', 'playwright']);
   });
 });
 

@@ -147,15 +147,15 @@ export function expectedCostPerSuccess(cost: number, successRate: number): numbe
   return successRate > 0 ? cost / successRate : Number.POSITIVE_INFINITY;
 }
 
-/** Which fetchers may leave through a proxied tier (browsers may be held to `direct`, see {@link armsOf}). */
+/** Which fetchers may leave through a proxied tier. */
 export interface ArmOptions {
-  /** Browsers use proxied tiers too. @defaultValue false (browsers leave direct only) */
+  /** Browsers use proxied tiers too (a context per exit). `false` holds them to `direct`. @defaultValue true */
   browsersProxied?: boolean;
 }
 
 /** Whether `fetcher` may use `tier`. */
 export function armAllowed(arm: Arm, opts: ArmOptions = {}): boolean {
-  return arm.tier === DIRECT_TIER || arm.fetcher === FETCHERS.simpleHttp || opts.browsersProxied === true;
+  return arm.tier === DIRECT_TIER || arm.fetcher === FETCHERS.simpleHttp || opts.browsersProxied !== false;
 }
 
 /** Every arm the fleet can run: each fetcher on each tier it may use, cheapest first. */
@@ -167,29 +167,33 @@ export function armsOf(fetchers: readonly string[], tiers: readonly ExitTier[], 
 
 /**
  * The ladder a blocked link climbs: plain HTTP on each tier, cheapest first (a site that blocks a datacenter range
- * usually serves a residential address the same pages, no browser needed), then the stealth browser on the most
- * expensive tier it may use, then the ordinary browser there. Only arms of configured fetchers and tiers appear.
+ * usually serves a residential address the same pages, no browser needed), then the stealth browser on each tier it
+ * may use, cheapest first (a wall that refuses every plain client often lets a stealth browser through from the
+ * worker's own address). The ordinary browser stands in for stealth when stealth is not run: a block is never an
+ * answer to a lighter browser. Only arms of configured fetchers and tiers appear.
  */
 export function escalationLadder(fetchers: readonly string[], tiers: readonly ExitTier[], opts: ArmOptions = {}): Arm[] {
   const byCost = [...tiers].sort((a, b) => a.cost - b.cost);
   const ladder: Arm[] = [];
   if (fetchers.includes(FETCHERS.simpleHttp)) for (const t of byCost) ladder.push({ fetcher: FETCHERS.simpleHttp, tier: t.name });
-  for (const browser of [FETCHERS.playwrightStealth, FETCHERS.playwright]) {
-    if (!fetchers.includes(browser)) continue;
-    const usable = byCost.filter((t) => armAllowed({ fetcher: browser, tier: t.name }, opts));
-    const top = usable[usable.length - 1];
-    if (top) ladder.push({ fetcher: browser, tier: top.name });
-  }
+  const browser = fetchers.includes(FETCHERS.playwrightStealth) ? FETCHERS.playwrightStealth : fetchers.includes(FETCHERS.playwright) ? FETCHERS.playwright : null;
+  if (browser) for (const t of byCost) if (armAllowed({ fetcher: browser, tier: t.name }, opts)) ladder.push({ fetcher: browser, tier: t.name });
   return ladder;
 }
 
 /**
- * The arm after `current` on the ladder when `current` was blocked; null at the top. An arm not on the ladder (a
- * browser on a cheap tier) goes to the first rung that costs more than it, so a block never moves a link down.
+ * The arm after `current` on the ladder when `current` was blocked; null at the top. A browser not on the ladder (the
+ * ordinary one) goes to the ladder's browser on the same tier or the next dearer one; any other arm not on it to the
+ * first rung that costs more. A block never moves a link down.
  */
 export function nextArm(ladder: readonly Arm[], current: Arm, tiers: readonly ExitTier[]): Arm | null {
   const i = ladder.findIndex((a) => a.fetcher === current.fetcher && a.tier === current.tier);
   if (i >= 0) return ladder[i + 1] ?? null;
+  const tierCost = (name: string) => tiers.find((t) => t.name === name)?.cost ?? Number.POSITIVE_INFINITY;
+  if (current.fetcher !== FETCHERS.simpleHttp) {
+    const browserRung = ladder.find((a) => a.fetcher !== FETCHERS.simpleHttp && tierCost(a.tier) >= tierCost(current.tier));
+    if (browserRung) return browserRung;
+  }
   const cost = armCost(current, tiers);
   return ladder.find((a) => armCost(a, tiers) > cost) ?? null;
 }

@@ -35,7 +35,7 @@ export function hasProxiedTiers(s: ArmSettings): boolean {
   return tiersOf(s).some((t) => t.name !== DIRECT_TIER);
 }
 
-/** Whether the fleet can run `arm`: a known fetcher, a configured tier, and (browsers leave direct only) allowed. */
+/** Whether the fleet can run `arm`: a known fetcher on a configured tier. */
 export function runsArm(s: ArmSettings, arm: Arm): boolean {
   return s.known.has(canonicalFetcherName(arm.fetcher)) && tiersOf(s).some((t) => t.name === arm.tier) && armAllowed(arm);
 }
@@ -52,7 +52,7 @@ export function runnableArm(s: ArmSettings, key: string | null | undefined): Arm
  * The store's arm-keyed scores as the learned step reads them. With proxied tiers, the cost rule (core rankArms), without the `avoid` arm:
  * `best` is the confident arm with the lowest expected cost per success, (fetcher cost + tier cost) / P(success). With
  * the direct tier alone, the choice stays the most confident fetcher, over the direct arms only. Arms the fleet
- * cannot run (a tier no longer configured, a browser on a proxied tier) are left out either way.
+ * cannot run (a fetcher it does not run, a tier no longer configured) are left out either way.
  */
 export function armView(learned: BestFetcherResult, s: ArmSettings, avoid: string | null = null): { learned: BestFetcherResult; ranking: ArmRanking | null } {
   if (!hasProxiedTiers(s)) {
@@ -69,7 +69,7 @@ export function armView(learned: BestFetcherResult, s: ArmSettings, avoid: strin
 }
 
 /**
- * Where a blocked arm goes next: the next rung of the ladder (plain HTTP up the tiers, then the browsers) when proxied
+ * Where a blocked arm goes next: the next rung of the ladder (plain HTTP up the tiers, then stealth up them) when proxied
  * tiers are configured, else null (the retry policy's tool escalation stands).
  */
 export function escalatedArm(s: ArmSettings, blocked: Arm): Arm | null {

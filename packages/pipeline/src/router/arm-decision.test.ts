@@ -52,9 +52,15 @@ describe('decideRoute over arms', () => {
     expect(armView(learned(score('simple_http@residential', 1)), { known: KNOWN, confidenceThreshold: 0.6 }).learned).toEqual({ best: null, scores: [] });
   });
 
-  it('never chooses a browser on a proxied tier (browsers leave direct only)', () => {
-    const s = decideRoute(facts({ learned: { learned: learned(score('playwright_stealth@residential', 1), score('simple_http@residential', 0.7)), recent: [] } }));
-    expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'simple_http', exitTier: 'residential' } });
+  it('chooses a browser through a proxy when that is the cheapest arm that works', () => {
+    // stealth through datacenter 2.5 / 1 per page; plain HTTP through residential 10.01 / 0.9.
+    const s = decideRoute(facts({ learned: { learned: learned(score('playwright_stealth@datacenter', 1), score('simple_http@residential', 0.9)), recent: [] } }));
+    expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'playwright_stealth', exitTier: 'datacenter', source: 'learned' } });
+    // A fleet that runs no browser never gets one, whatever the score.
+    const httpOnly = { ...SETTINGS, known: new Set(['simple_http']) };
+    expect(decideRoute(facts({ settings: httpOnly, learned: { learned: learned(score('playwright_stealth@datacenter', 1), score('simple_http@residential', 0.9)), recent: [] } }))).toMatchObject({
+      kind: 'route', decision: { fetcher: 'simple_http', exitTier: 'residential' },
+    });
   });
 
   it('re-routes a blocked link to the next arm the retry policy named, and keeps it from the refused arm only', () => {
@@ -88,7 +94,7 @@ describe('decideRoute over arms', () => {
 });
 
 describe('escalatedArm', () => {
-  it('climbs plain HTTP through the tiers, then the browsers on direct; nothing without proxied tiers', () => {
+  it('climbs plain HTTP through the tiers, then the stealth browser from direct up; nothing without proxied tiers', () => {
     const s = { known: KNOWN, confidenceThreshold: 0.6, exitTiers: TIERS };
     expect(escalatedArm(s, { fetcher: 'simple_http', tier: 'direct' })).toEqual({ fetcher: 'simple_http', tier: 'datacenter' });
     expect(escalatedArm(s, { fetcher: 'simple_http', tier: 'residential' })).toEqual({ fetcher: 'playwright_stealth', tier: 'direct' });
