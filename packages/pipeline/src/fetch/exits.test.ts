@@ -61,6 +61,14 @@ describe('fetch processor with exit tiers', () => {
     expect(h.routeJobs[0]!.input).not.toHaveProperty('blockedFetcher');
   });
 
+  it('switches a page that needs a browser to the browser on the same exit', async () => {
+    const { h, proc } = setup((req) => response(req.url, { html: '<html><head><script src="/app.js"></script></head><body><div id="root"></div></body></html>' }));
+    const link = h.links.add('https://app.example/x', { status: 'fetching' });
+    const out = await proc(job(link.id, link.url, { exitTier: 'datacenter' }));
+    expect(out).toMatchObject({ outcome: 'switched' });
+    expect(h.fetchJobs[0]).toMatchObject({ fetcher: 'playwright', exitTier: 'datacenter', selectionSource: 'retry' });
+  });
+
   it("fails over to the tier's next proxy when one is down, logs no attempt for it, and leaves it out afterwards", async () => {
     const { h, exits, pool, proc } = setup((req) => (req.exit?.proxyUrl === URL1 ? new CrawlerError('proxy_unavailable', 'proxy http://***@res1.example:8000 unavailable: ECONNREFUSED') : response(req.url, { html: STATIC_HTML })));
     const link = h.links.add('https://ranges.example/c', { status: 'fetching' });

@@ -92,7 +92,8 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       const applied = await write(deps, ctx, { status: LINK_STATUSES.fetching, fetcher: next, selectionSource: SELECTION_SOURCES.retry, lastErrorType: decision.errorType });
       if (applied.linkUpdated) {
         await deps.enqueueFetch({
-          linkId: ctx.link.id, url: data.url, fetcher: next, selectionSource: SELECTION_SOURCES.retry, generation: data.generation,
+          // The other tool leaves from the same exit: the address was not what failed.
+          linkId: ctx.link.id, url: data.url, fetcher: next, ...(ctx.exitTier !== 'direct' ? { exitTier: ctx.exitTier } : {}), selectionSource: SELECTION_SOURCES.retry, generation: data.generation,
           attemptsBefore: ctx.link.attemptCount + attempts, retryOf: { fetcher, errorType: decision.errorType ?? ERROR_TYPES.wrongTool }, priority: data.priority,
         });
       }
