@@ -61,6 +61,17 @@ describe('fetch processor with exit tiers', () => {
     expect(h.routeJobs[0]!.input).not.toHaveProperty('blockedFetcher');
   });
 
+  it('retires the session a site blocked, for that site: its next request leaves as the tier\'s other identity', async () => {
+    let blocks = 1;
+    const { h, exits, pool, proc } = setup((req) => (blocks-- > 0 ? response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' }) : response(req.url, { html: STATIC_HTML })));
+    const link = h.links.add('https://ranges.example/s', { status: 'fetching' });
+    await proc(job(link.id, link.url, { exitTier: 'residential' }));
+    expect(exits).toEqual([URL1]);
+    for (let i = 0; i < 3; i++) expect((await pool.pick('residential', new Set(), 'ranges.example'))?.proxyUrl).toBe(URL2);
+    const other = new Set([(await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl, (await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl]);
+    expect(other).toEqual(new Set([URL1, URL2]));
+  });
+
   it('switches a page that needs a browser to the browser on the same exit', async () => {
     const { h, proc } = setup((req) => response(req.url, { html: '<html><head><script src="/app.js"></script></head><body><div id="root"></div></body></html>' }));
     const link = h.links.add('https://app.example/x', { status: 'fetching' });

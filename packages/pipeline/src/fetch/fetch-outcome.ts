@@ -1,5 +1,6 @@
 import { ERROR_TYPES, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
 import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
+import type { FetchExit } from '@crawler/fetchers';
 import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '../ports.js';
 import type { JobHandle } from '../job-control.js';
 import type { RevisitValidators } from '@crawler/db';
@@ -21,6 +22,8 @@ export interface FetchJobContext {
   fetcher: string;
   /** The exit tier the job's requests leave from (FetchJob.exitTier, `direct` when none). */
   exitTier: string;
+  /** The exit (proxy URL of the tier) the job's latest request used; unset for direct. */
+  exitUsed?: FetchExit | null;
   /** The link as read when the job started. */
   link: LinkRecord;
   log: Logger;

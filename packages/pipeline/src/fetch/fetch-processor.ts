@@ -227,6 +227,7 @@ async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe
     const attempt = await fetchThroughExit(deps, ctx, conditional);
     if ('wait' in attempt) return attempt;
     const decision = analyseAndDecide(deps, ctx, attempt);
+    await retireBlockedSession(deps, ctx, decision);
     await pauseDomainOnPushback(deps, ctx, decision);
     return { attempt, decision };
   } finally {
@@ -310,7 +311,8 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
   }
   const tried = new Set<string>();
   for (;;) {
-    const exit = await deps.exits.pick(ctx.exitTier, tried);
+    const exit = await deps.exits.pick(ctx.exitTier, tried, ctx.domain);
+    ctx.exitUsed = exit;
     if (!exit) {
       deps.metrics.exitObserved?.(ctx.exitTier, { unavailable: true });
       return { wait: true, retryInMs: deps.settings.proxyUnhealthyMs ?? 60_000, reason: ERROR_TYPES.proxyUnavailable };
@@ -321,6 +323,17 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
     await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
   }
+}
+
+/**
+ * The site refused the exit session this request used (a block, not a rate limit): the session is retired for the
+ * site, fleet-wide, so the next request there leaves as another identity (another URL of the tier, or a new sticky
+ * session) while other sites keep using it.
+ */
+async function retireBlockedSession(deps: FetchDeps, ctx: FetchJobContext, decision: Decision): Promise<void> {
+  const proxyUrl = ctx.exitUsed?.proxyUrl;
+  if (!deps.exits || !proxyUrl || !decision.isBanned || decision.errorType === ERROR_TYPES.rateLimited) return;
+  await deps.exits.retireSession(ctx.domain, proxyUrl);
 }
 
 async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>, exit?: FetchExit): Promise<Try> {
