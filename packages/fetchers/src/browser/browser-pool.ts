@@ -17,9 +17,15 @@ export interface ContextFactory {
   newContext(browser: Browser, site: string, exit?: ContextExit): Promise<BrowserContext>;
 }
 
-/** A context's exit: Playwright's per-context `proxy`. */
+/** A context's exit: Playwright's per-context `proxy`, and the exit's id (a hash of its URL, no credential). */
 export interface ContextExit {
   server: string;
+  id: string;
+}
+
+/** The id of an exit (a proxy URL) that may be shown or stored: a hash, never the URL. */
+export function exitIdOf(proxyUrl: string): string {
+  return createHash('sha256').update(proxyUrl).digest('hex').slice(0, 16);
 }
 
 /** Playwright's per-context proxy for an exit: loopback not bypassed, so every request meets the egress guard. */
@@ -157,7 +163,7 @@ export class BrowserPool {
       const browser = await browserEntry.browser;
       // A proxied exit gets contexts of its own (cookies a site gave one address stay with it), leaving through the
       // egress proxy's listener for that upstream.
-      const exit = proxyUrl ? { server: await (await this.#egressProxy()).exitUrl(proxyUrl), id: createHash('sha256').update(proxyUrl).digest('hex').slice(0, 16) } : null;
+      const exit = proxyUrl ? { server: await (await this.#egressProxy()).exitUrl(proxyUrl), id: exitIdOf(proxyUrl) } : null;
       ctxEntry = this.#contextEntry(site, factory, browserEntry.generation, browser, exit);
       ctxEntry.inFlight++;
       ctxEntry.pages++;
@@ -254,7 +260,7 @@ export class BrowserPool {
     const entry: ContextEntry = {
       key,
       generation,
-      context: factory.newContext(browser, site, exit ? { server: exit.server } : undefined).then(async (context) => {
+      context: factory.newContext(browser, site, exit ?? undefined).then(async (context) => {
         // Our pages have no opener; anything else is a popup that got past the blocker: closed on sight.
         context.on('page', (p) => void p.opener().then((opener) => (opener ? p.close() : undefined)).catch(() => undefined));
         await this.#closing.get(key);

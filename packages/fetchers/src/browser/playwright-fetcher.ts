@@ -6,7 +6,7 @@ import { FetchError } from '../errors.js';
 import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { isTextualType, mimeTypeOf } from '../http/decode.js';
 import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
-import { BrowserPool, contextProxyOf, samePolicy, type ContextExit, type ContextFactory } from './browser-pool.js';
+import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
@@ -97,7 +97,8 @@ export class PlaywrightFetcher extends BaseFetcher {
         if (requests.guard) await installBackgroundNavigationGuard(context, policy, log);
         // Clearance another browser of the fleet (or this process's previous Chromium) earned on this site.
         if (clearance) {
-          const cookies = await clearance.load(site, flavour).catch((err: unknown) => {
+          // Clearance stays with the exit that earned it: a wall cleared from one address is not another's.
+          const cookies = await clearance.load(site, exit ? `${flavour}@${exit.id}` : flavour).catch((err: unknown) => {
             log.warn({ err, site }, 'could not load shared clearance');
             return [];
           });
@@ -229,7 +230,8 @@ export class PlaywrightFetcher extends BaseFetcher {
     if (!this.#clearance) return;
     const site = siteOf(req.url);
     try {
-      await this.#clearance.save(site, this.name, await page.context().cookies());
+      const proxyUrl = req.request.exit?.proxyUrl;
+      await this.#clearance.save(site, proxyUrl ? `${this.name}@${exitIdOf(proxyUrl)}` : this.name, await page.context().cookies());
     } catch (err) {
       this.log.warn({ err, site }, 'could not share clearance');
     }

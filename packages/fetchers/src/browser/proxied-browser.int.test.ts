@@ -67,6 +67,21 @@ describe('browsers through an exit', () => {
     expect(other.hits()).toBe(0);
   }, 60_000);
 
+  it('keeps shared clearance per exit: a context through a proxy loads the clearance of that exit only', async () => {
+    const loads: string[] = [];
+    const clearance = { load: async (_site: string, flavour: string) => (loads.push(flavour), []), save: async () => undefined };
+    const f = createPlaywrightFetcher({ allowPrivateNetworks: true }, { clearance });
+    try {
+      await f.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: res.authUrl } });
+      await f.fetch({ url: site.url('/') });
+    } finally {
+      await f.close();
+    }
+    expect(loads).toHaveLength(2);
+    expect(loads[0]).toMatch(/^playwright@[0-9a-f]{16}$/);
+    expect(loads[1]).toBe('playwright');
+  }, 60_000);
+
   it('calls a dead upstream proxy proxy_unavailable, naming no credential', async () => {
     const dead = await startForwardProxy({ auth: { user: 'deadUser', pass: 'deadPa55' } });
     const url = dead.authUrl;
