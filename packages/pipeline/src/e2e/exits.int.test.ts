@@ -153,3 +153,41 @@ describe('end to end: exit tiers', () => {
     for (const s of SECRETS) expect(text).not.toContain(s);
   });
 });
+
+describe('end to end: PROXY_DIRECT=false', () => {
+  it('sends nothing from the worker\'s own address: robots.txt, the probe and the fetch all leave through the cheapest tier', async () => {
+    const seen: string[] = [];
+    const { startTestServer, staticArticle } = await import('@crawler/testkit');
+    const site = await startTestServer(
+      {
+        '/robots.txt': (req, res) => {
+          seen.push(`${req.socket.remoteAddress} /robots.txt`);
+          res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow:\n');
+        },
+        '*': (req, res) => {
+          seen.push(`${req.socket.remoteAddress} ${req.url}`);
+          res.writeHead(200, { 'content-type': 'text/html' }).end(staticArticle({ title: `page ${req.url}` }));
+        },
+      },
+      { host: '127.0.1.13' },
+    );
+    const only = await startForwardProxy({ localAddress: '127.0.3.9' });
+    const c = await startE2e('exits_nodirect', { PROXY_TIERS: JSON.stringify([{ name: 'residential', cost: 10, urls: [only.url] }]), PROXY_DIRECT: 'false' });
+    try {
+      const { accepted } = await c.runtime.enqueue([site.url('/a'), site.url('/b')]);
+      c.runtime.startWorkers();
+      await c.runtime.waitUntilIdle();
+      const links = await c.db.prisma.link.findMany({ where: { id: { in: accepted.map((a) => a.linkId) } } });
+      expect(links.map((l) => l.status)).toEqual(['done', 'done']);
+      const attempts = await c.db.prisma.fetcherAttempt.findMany({ where: { linkId: { in: accepted.map((a) => a.linkId) } } });
+      expect(attempts.map((a) => a.exitTier)).toEqual(attempts.map(() => 'residential'));
+      expect(seen.length).toBeGreaterThanOrEqual(3);
+      expect(seen.some((s) => s.endsWith('/robots.txt'))).toBe(true);
+      expect(seen.filter((s) => !s.startsWith('127.0.3.9 '))).toEqual([]);
+    } finally {
+      await c.cleanup();
+      await only.close();
+      await site.close();
+    }
+  }, 60_000);
+});

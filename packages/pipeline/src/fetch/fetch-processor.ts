@@ -301,13 +301,16 @@ function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): 
  * wait; its permit is released meanwhile.
  */
 async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?: Record<string, string>): Promise<Try | Wait> {
+  // PROXY_DIRECT=false: nothing leaves from the worker's own address; a job without a tier takes the cheapest one.
+  if (deps.exits && ctx.exitTier === DIRECT_TIER && !deps.exits.has(DIRECT_TIER)) ctx.exitTier = deps.exits.tiers[0]?.name ?? DIRECT_TIER;
   if (!deps.exits || ctx.exitTier === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
   if (!deps.exits.has(ctx.exitTier)) {
-    // A tier this worker does not know (configurations out of step across the fleet): the request leaves direct,
-    // where a block climbs this worker's own ladder, rather than the link waiting for a tier that never comes.
-    ctx.log.warn({ exitTier: ctx.exitTier }, 'exit tier not configured here: leaving direct');
-    ctx.exitTier = DIRECT_TIER;
-    return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
+    // A tier this worker does not know (configurations out of step across the fleet): the request takes this
+    // worker's cheapest tier, where a block climbs its own ladder, rather than the link waiting for a tier that never comes.
+    const cheapest = deps.exits.tiers[0]?.name ?? DIRECT_TIER;
+    ctx.log.warn({ exitTier: ctx.exitTier, instead: cheapest }, 'exit tier not configured here: leaving from the cheapest tier');
+    ctx.exitTier = cheapest;
+    if (cheapest === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
   }
   const tried = new Set<string>();
   for (;;) {

@@ -78,9 +78,10 @@ export function escalatedArm(s: ArmSettings, blocked: Arm): Arm | null {
   return nextArm(ladder, blocked, tiersOf(s));
 }
 
-/** The arm a probe that met a wall sends the domain to: one rung above plain HTTP direct, when tiers are configured. */
+/** The arm a probe that met a wall sends the domain to: one rung above plain HTTP on the probe's (cheapest) tier. */
 export function wallArm(s: ArmSettings, probeChoice: string): Arm {
-  return escalatedArm(s, { fetcher: FETCHERS.simpleHttp, tier: DIRECT_TIER }) ?? { fetcher: canonicalFetcherName(probeChoice), tier: DIRECT_TIER };
+  const probed = tiersOf(s)[0]!.name;
+  return escalatedArm(s, { fetcher: FETCHERS.simpleHttp, tier: probed }) ?? { fetcher: canonicalFetcherName(probeChoice), tier: probed };
 }
 
 export { armKey };

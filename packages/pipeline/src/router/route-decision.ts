@@ -20,7 +20,7 @@ import type { LinkChange, LinkRecord } from '../ports.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
 import { unreachableDecision, unreachableFailure, type PauseSettings } from '../fetch/site-pause.js';
 import { chooseLearned } from './learned-choice.js';
-import { armKey, armView, runnableArm, wallArm, type ArmSettings } from './arm-choice.js';
+import { armKey, armView, runnableArm, tiersOf, wallArm, type ArmSettings } from './arm-choice.js';
 import type { WallSighting } from './probe-walls.js';
 
 /** A routing decision: the fetcher, why, and the stored probe body the fetch may reuse. */
@@ -235,7 +235,9 @@ function decideAfterProbe(f: RouteFacts, probe: NonNullable<RouteFacts['probe']>
   const blocked = verdict.reason.startsWith('blocked');
   // With proxied tiers, a wall in front of the worker's own address is first tried from another address with plain
   // HTTP (a site that blocks a range usually serves the same page to another), not with a browser.
-  const next = blocked ? wallArm(f.settings, verdict.fetcher) : { fetcher: verdict.fetcher, tier: 'direct' };
+  // The probe left from the cheapest tier (the worker's own address unless PROXY_DIRECT=false).
+  const probedTier = tiersOf(f.settings)[0]!.name;
+  const next = blocked ? wallArm(f.settings, verdict.fetcher) : { fetcher: verdict.fetcher, tier: probedTier };
   // Remembered before the permit goes, so a probe waiting for it finds the wall already known.
   if (blocked) effects.push({ kind: 'recordWall', fetcher: armKey(next), reason: verdict.reason });
   if (verdict.reason === ERROR_TYPES.rateLimited) {
@@ -257,8 +259,8 @@ function decideAfterProbe(f: RouteFacts, probe: NonNullable<RouteFacts['probe']>
     );
     return { kind: 'delay', delayMs: limited.pauseMs, why: 'probe_rate_limited', effects };
   }
-  if (verdict.reuse && next.tier === 'direct') effects.push({ kind: 'saveProbe' });
-  return checked(f, armDecision(next.fetcher, next.tier, SELECTION_SOURCES.probe), effects, verdict.reuse && next.tier === 'direct' ? 'stored' : 'discarded');
+  if (verdict.reuse && next.tier === probedTier) effects.push({ kind: 'saveProbe' });
+  return checked(f, armDecision(next.fetcher, next.tier, SELECTION_SOURCES.probe), effects, verdict.reuse && next.tier === probedTier ? 'stored' : 'discarded');
 }
 
 /** A decision for an arm: the exit tier is named only when it is not `direct` (the payloads stay as they were). */
