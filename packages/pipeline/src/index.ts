@@ -129,3 +129,4 @@ export * from './schedule/revisit-scheduler.js';
 export * from './pauses/domain-pauses.js';
 export { ExitPool, proxyId, type ExitPoolShared } from './exits/exit-pool.js';
 export { armView, escalatedArm, hasProxiedTiers, runnableArm, tiersOf, wallArm, type ArmSettings } from './router/arm-choice.js';
+export { SessionJars, type SessionJarsShared } from './exits/session-jars.js';

@@ -20,3 +20,4 @@ export {
   type ExitTier,
 } from './exit-tiers.js';
 export { rankArms, type ArmScore, type ArmRanking } from './choose-arm.js';
+export { applySetCookie, cookieHeaderOf, parseJar, SESSION_COOKIE_TTL_MS, MAX_JAR_COOKIES, MAX_COOKIE_VALUE_CHARS, type CookieJar, type JarCookie } from './session-cookies.js';

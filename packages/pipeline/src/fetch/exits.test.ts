@@ -4,6 +4,7 @@ import { CrawlerError, ManualClock, parseProxyTiers } from '@crawler/core';
 import type { FetchRequest } from '@crawler/fetchers';
 import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
 import { ExitPool } from '../exits/exit-pool.js';
+import { SessionJars } from '../exits/session-jars.js';
 import { STATIC_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
 
 const URL1 = 'http://u1:p1@res1.example:8000';
@@ -24,21 +25,24 @@ const settings: FetchSettings = {
 function setup(answer: (req: FetchRequest) => ReturnType<typeof response> | Error) {
   const h = makeHarness();
   const exits: Array<string | null> = [];
+  const cookies: Array<string | undefined> = [];
   const pool = new ExitPool(TIERS, { unhealthyMs: 30_000, clock: h.clock as ManualClock });
+  const jars = new SessionJars({ clock: h.clock });
   const fetchers = {
     get: (name: string) => ({
       name,
       close: async () => {},
       fetch: async (req: FetchRequest) => {
         exits.push(req.exit?.proxyUrl ?? null);
+        cookies.push(req.headers?.cookie);
         const r = answer(req);
         if (r instanceof Error) throw r;
         return { ...r, fetcher: name };
       },
     }),
   };
-  const proc = createFetchProcessor({ ...h.common, settings, enqueueRoute: h.enqueueRoute, fetchers, probeStore: h.probeStore, outcomes: h.outcomes, exits: pool });
-  return { h, exits, pool, proc };
+  const proc = createFetchProcessor({ ...h.common, settings, enqueueRoute: h.enqueueRoute, fetchers, probeStore: h.probeStore, outcomes: h.outcomes, exits: pool, jars });
+  return { h, exits, cookies, pool, proc };
 }
 
 const job = (linkId: string, url: string, extra: Record<string, unknown> = {}) => fakeJob({ linkId, url, fetcher: 'simple_http', selectionSource: 'learned', ...extra }, 'fetch-simple_http');
@@ -70,6 +74,24 @@ describe('fetch processor with exit tiers', () => {
     for (let i = 0; i < 3; i++) expect((await pool.pick('residential', new Set(), 'ranges.example'))?.proxyUrl).toBe(URL2);
     const other = new Set([(await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl, (await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl]);
     expect(other).toEqual(new Set([URL1, URL2]));
+  });
+
+  it('keeps a cookie jar per session and site: sent back through the session that got it, dropped when it is retired', async () => {
+    let n = 0;
+    const { h, exits, cookies, proc } = setup((req) =>
+      n++ === 3 ? response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' }) : response(req.url, { html: STATIC_HTML, headers: { 'content-type': 'text/html', 'set-cookie': `sid=${n}; Path=/` } }),
+    );
+    for (const path of ['a', 'b', 'c', 'd', 'e']) {
+      const link = h.links.add(`https://jar.example/${path}`, { status: 'fetching' });
+      await proc(job(link.id, link.url, { exitTier: 'residential' }));
+    }
+    // Round robin over the two sessions: each sends back only what it was given; the 4th request (URL2) is blocked,
+    // its session retired for the site with its jar, so the 5th leaves through URL1 with URL1's cookie.
+    expect(exits).toEqual([URL1, URL2, URL1, URL2, URL1]);
+    expect(cookies).toEqual([undefined, undefined, 'sid=1', 'sid=2', 'sid=3']);
+    const other = h.links.add('https://other.example/a', { status: 'fetching' });
+    await proc(job(other.id, other.url, { exitTier: 'residential' }));
+    expect(cookies.at(-1)).toBeUndefined();
   });
 
   it('switches a page that needs a browser to the browser on the same exit', async () => {

@@ -1,6 +1,7 @@
 import {
   DIRECT_TIER,
   ERROR_TYPES,
+  FETCHERS,
   LINK_STATUSES,
   SKIP_REASONS,
   SELECTION_SOURCES,
@@ -24,6 +25,7 @@ import {
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
 import type { FetchExit, FetchResult } from '@crawler/fetchers';
 import type { ExitPool } from '../exits/exit-pool.js';
+import type { SessionJars } from '../exits/session-jars.js';
 import type { LinkRepo } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
@@ -81,6 +83,8 @@ export interface FetchDeps {
   revisits?: RevisitSource;
   /** The exits of the configured tiers and their fleet-wide health. Absent: every request leaves direct. */
   exits?: ExitPool;
+  /** Plain HTTP's cookie jars per exit session and site. Absent: plain HTTP through a proxy sends no cookies. */
+  jars?: SessionJars;
 }
 
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
@@ -320,7 +324,11 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
       deps.metrics.exitObserved?.(ctx.exitTier, { unavailable: true });
       return { wait: true, retryInMs: deps.settings.proxyUnhealthyMs ?? 60_000, reason: ERROR_TYPES.proxyUnavailable };
     }
-    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, headers, exit);
+    // Plain HTTP through a session sends what the site set through that session before (the browsers keep a context
+    // per site and exit for the same reason).
+    const jar = deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp ? await deps.jars.cookieHeader(ctx.domain, exit.proxyUrl) : undefined;
+    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, jar ? { cookie: jar, ...headers } : headers, exit);
+    if (deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp && attempt.response) await deps.jars.remember(ctx.domain, exit.proxyUrl, attempt.response.headers['set-cookie']);
     if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) return attempt;
     tried.add(exit.proxyUrl);
     deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
@@ -337,6 +345,7 @@ async function retireBlockedSession(deps: FetchDeps, ctx: FetchJobContext, decis
   const proxyUrl = ctx.exitUsed?.proxyUrl;
   if (!deps.exits || !proxyUrl || !decision.isBanned || decision.errorType === ERROR_TYPES.rateLimited) return;
   await deps.exits.retireSession(ctx.domain, proxyUrl);
+  await deps.jars?.forget(ctx.domain, proxyUrl);
 }
 
 async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>, exit?: FetchExit): Promise<Try> {

@@ -1,4 +1,5 @@
 import { ExitPool } from '../exits/exit-pool.js';
+import { SessionJars } from '../exits/session-jars.js';
 import type { Redis } from 'ioredis';
 import { DIRECT_TIER, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, shardOfDomain } from '@crawler/queue';
@@ -170,6 +171,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     },
     fetchDeps: {
       exits,
+      jars: new SessionJars({ clock, shared: { redis, prefix: config.queuePrefix }, logger: logger.child({ component: 'exits' }) }),
       links,
       enqueueFetch: (input) => queues.enqueueFetch(input),
       enqueueRoute: (input, opts) => queues.enqueueRoute(input, opts),
