@@ -29,7 +29,7 @@ export interface ExitEvent {
   blocked?: boolean;
   cost?: number;
   proxyFailed?: boolean;
-  /** The failed proxy as `scheme://host:port` (core maskProxyUrl): never its credentials. */
+  /** The request's (or the failed) proxy as `scheme://***@host:port` (core maskProxyUrl): never its credentials. */
   proxy?: string;
   unavailable?: boolean;
 }

@@ -139,6 +139,9 @@ describe('end to end: exit tiers', () => {
     expect(value('crawler_exit_requests_total', 'tier="direct"')).toBeGreaterThan(0);
     expect(Number.isNaN(value('crawler_exit_cost_units_total', 'tier="direct"'))).toBe(true);
     expect(value('crawler_exit_proxy_failures_total', `tier="residential",proxy="http://\\*\\*\\*@127.0.0.1:${res1.port}"`)).toBeGreaterThanOrEqual(1);
+    // Per proxy: both residential proxies carried requests, and the datacenter one met the blocks.
+    expect(value('crawler_exit_proxy_requests_total', `tier="residential",proxy="socks5://\\*\\*\\*@127.0.0.1:${res2.port}"`)).toBeGreaterThan(0);
+    expect(value('crawler_exit_proxy_blocks_total', `tier="datacenter",proxy="http://\\*\\*\\*@127.0.0.1:${dc.port}"`)).toBeGreaterThan(0);
   });
 
   it('never shows a proxy credential in logs, attempts, links or metrics', async () => {

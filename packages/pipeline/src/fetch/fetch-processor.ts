@@ -291,7 +291,12 @@ function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): 
   });
   deps.metrics.fetchObserved(ctx.fetcher, attempt.durationMs, decision.errorType ?? 'success');
   const tierCost = deps.exits?.tiers.find((t) => t.name === ctx.exitTier)?.cost ?? 0;
-  deps.metrics.exitObserved?.(ctx.exitTier, { bytes: attempt.response?.body.byteLength ?? 0, blocked: decision.isBanned && decision.errorType !== ERROR_TYPES.rateLimited, cost: tierCost });
+  deps.metrics.exitObserved?.(ctx.exitTier, {
+    bytes: attempt.response?.body.byteLength ?? 0,
+    blocked: decision.isBanned && decision.errorType !== ERROR_TYPES.rateLimited,
+    cost: tierCost,
+    ...(ctx.exitUsed?.proxyUrl ? { proxy: maskProxyUrl(ctx.exitUsed.proxyUrl) } : {}),
+  });
   // The tool the router chose did not do (wrong tool, block, rate limit): its cached choice for the domain goes.
   if (decision.kind === 'switch_fetcher' || decision.kind === 'pause' || decision.isBanned) deps.setbacks?.record(ctx.domain);
   ctx.log.info({ kind: decision.kind, errorType: decision.errorType, status: attempt.response?.status, reason: decision.reason }, 'attempt');

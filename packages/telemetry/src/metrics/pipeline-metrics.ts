@@ -87,6 +87,9 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
   const exitBlocks = once(registry, 'crawler_exit_blocks_total', () => new Counter({ name: 'crawler_exit_blocks_total', help: 'Requests a site blocked (challenge, 403), by exit tier.', labelNames: ['tier'], registers }));
   const exitCost = once(registry, 'crawler_exit_cost_units_total', () => new Counter({ name: 'crawler_exit_cost_units_total', help: 'Cost units spent on each exit tier (PROXY_TIERS cost per request).', labelNames: ['tier'], registers }));
   const proxyFailures = once(registry, 'crawler_exit_proxy_failures_total', () => new Counter({ name: 'crawler_exit_proxy_failures_total', help: 'Proxies that refused, answered 407 or timed out, by tier and proxy (host:port).', labelNames: ['tier', 'proxy'], registers }));
+  const proxyRequests = once(registry, 'crawler_exit_proxy_requests_total', () => new Counter({ name: 'crawler_exit_proxy_requests_total', help: 'Requests through each proxy (host:port, credentials masked), by tier.', labelNames: ['tier', 'proxy'], registers }));
+  const proxyBytes = once(registry, 'crawler_exit_proxy_bytes_total', () => new Counter({ name: 'crawler_exit_proxy_bytes_total', help: 'Response body bytes through each proxy, by tier.', labelNames: ['tier', 'proxy'], registers }));
+  const proxyBlocks = once(registry, 'crawler_exit_proxy_blocks_total', () => new Counter({ name: 'crawler_exit_proxy_blocks_total', help: 'Requests a site blocked, by tier and proxy.', labelNames: ['tier', 'proxy'], registers }));
   const exitUnavailable = once(registry, 'crawler_exit_unavailable_total', () => new Counter({ name: 'crawler_exit_unavailable_total', help: 'Jobs that found every proxy of their tier down and waited.', labelNames: ['tier'], registers }));
 
   let getCounts: (() => Promise<QueueDepths>) | undefined;
@@ -138,6 +141,11 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
         if (e.bytes) exitBytes.inc({ tier }, e.bytes);
         if (e.blocked) exitBlocks.inc({ tier });
         if (e.cost) exitCost.inc({ tier }, e.cost);
+        if (e.proxy) {
+          proxyRequests.inc({ tier, proxy: e.proxy });
+          if (e.bytes) proxyBytes.inc({ tier, proxy: e.proxy }, e.bytes);
+          if (e.blocked) proxyBlocks.inc({ tier, proxy: e.proxy });
+        }
       }
     },
   };
