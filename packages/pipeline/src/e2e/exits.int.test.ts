@@ -158,7 +158,7 @@ describe('end to end: exit tiers', () => {
 });
 
 describe('end to end: PROXY_DIRECT=false', () => {
-  it('sends nothing from the worker\'s own address: robots.txt, the probe and the fetch all leave through the cheapest tier', async () => {
+  it('sends nothing from the worker\'s own address: robots.txt, sitemaps, the probe and the fetch all leave through the cheapest tier', async () => {
     const seen: string[] = [];
     const { startTestServer, staticArticle } = await import('@crawler/testkit');
     const site = await startTestServer(
@@ -166,6 +166,10 @@ describe('end to end: PROXY_DIRECT=false', () => {
         '/robots.txt': (req, res) => {
           seen.push(`${req.socket.remoteAddress} /robots.txt`);
           res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow:\n');
+        },
+        '/sitemap.xml': (req, res) => {
+          seen.push(`${req.socket.remoteAddress} /sitemap.xml`);
+          res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://127.0.1.13:${(req.socket.localPort ?? 0)}/c</loc></url></urlset>`);
         },
         '*': (req, res) => {
           seen.push(`${req.socket.remoteAddress} ${req.url}`);
@@ -178,6 +182,8 @@ describe('end to end: PROXY_DIRECT=false', () => {
     const c = await startE2e('exits_nodirect', { PROXY_TIERS: JSON.stringify([{ name: 'residential', cost: 10, urls: [only.url] }]), PROXY_DIRECT: 'false' });
     try {
       const { accepted } = await c.runtime.enqueue([site.url('/a'), site.url('/b')]);
+      // A link-following crawl reads the site's sitemap: through the tier too.
+      await c.runtime.crawls.create({ seeds: [site.url('/seed')], scope: 'same-site', sitemaps: true, maxDepth: 0 });
       c.runtime.startWorkers();
       await c.runtime.waitUntilIdle();
       const links = await c.db.prisma.link.findMany({ where: { id: { in: accepted.map((a) => a.linkId) } } });
@@ -186,6 +192,7 @@ describe('end to end: PROXY_DIRECT=false', () => {
       expect(attempts.map((a) => a.exitTier)).toEqual(attempts.map(() => 'residential'));
       expect(seen.length).toBeGreaterThanOrEqual(3);
       expect(seen.some((s) => s.endsWith('/robots.txt'))).toBe(true);
+      expect(seen.some((s) => s.endsWith('/sitemap.xml'))).toBe(true);
       expect(seen.filter((s) => !s.startsWith('127.0.3.9 '))).toEqual([]);
     } finally {
       await c.cleanup();

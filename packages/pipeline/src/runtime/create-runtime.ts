@@ -216,13 +216,16 @@ export function createCrawlFrontier(o: {
     ? null
     : createDefaultRegistry({ allowPrivateNetworks: config.allowPrivateNetworks, allowHosts: config.fetchAllowHosts, chromiumPath: config.chromiumPath, maxBytes: config.fetchMaxBytes, timeoutMs: config.fetchTimeoutMs, logger: o.logger.child({ component: 'fetchers' }) });
   const fetchers: FetcherSource = o.fetchers ?? own!;
+  // With PROXY_DIRECT=false sitemaps too leave through the cheapest tier (proxy health shared with the fetchers').
+  const exits = new ExitPool(config.exitTiers, { unhealthyMs: config.proxyUnhealthyMs, clock: systemClock, shared: { redis: o.redis, prefix: config.queuePrefix } });
   const store = new CrawlStore(o.prisma);
   const frontier = new CrawlFrontier({
     store,
     enqueueRoutes: (inputs) => o.queues.enqueueRoutes(inputs),
     // Sitemaps come through plain HTTP with its SSRF guard and size cap; a .xml.gz arrives as the gzip bytes.
     fetchSitemap: async (url) => {
-      const res = await fetchers.get(FETCHERS.simpleHttp).fetch({ url, timeoutMs: config.fetchTimeoutMs, maxBytes: config.sitemapMaxBytes ?? config.fetchMaxBytes });
+      const exit = exits.has(DIRECT_TIER) ? null : await exits.pick(exits.tiers[0]!.name);
+      const res = await fetchers.get(FETCHERS.simpleHttp).fetch({ url, timeoutMs: config.fetchTimeoutMs, maxBytes: config.sitemapMaxBytes ?? config.fetchMaxBytes, ...(exit ? { exit } : {}) });
       return { status: res.status, body: res.body };
     },
     sitemapLimits: { maxFiles: config.sitemapMaxFiles, maxUrls: config.sitemapMaxUrls, maxBytes: config.sitemapMaxBytes },
