@@ -126,3 +126,4 @@ export {
   type ConfigIssue,
 } from './config/env.js';
 export * from './schedule/revisit-policy.js';
+export * from './exits/index.js';

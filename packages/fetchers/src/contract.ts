@@ -11,6 +11,15 @@ export interface FetchRequest {
   headers?: Record<string, string>;
   /** Abort from outside (worker shutdown, job cancelled). */
   signal?: AbortSignal;
+  /** Where the request leaves from. @defaultValue the worker's own address (tier `direct`) */
+  exit?: FetchExit;
+}
+
+/** An exit: a tier and, unless it is `direct`, the one proxy URL of that tier this request goes through. */
+export interface FetchExit {
+  tier: string;
+  /** `http://`, `https://` or `socks5://`, credentials included; null for the worker's own address. */
+  proxyUrl: string | null;
 }
 
 /** Timings of one fetch, in epoch and elapsed milliseconds. */
@@ -50,6 +59,8 @@ export interface FetchResult {
    */
   challenge?: ChallengeEncounter;
   timings: FetchTimings;
+  /** The exit tier the response came through. @defaultValue 'direct' */
+  exitTier?: string;
 }
 
 /** One way of getting a page. Implementations translate their library's failures into {@link FetchError}s. */

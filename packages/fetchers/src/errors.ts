@@ -21,6 +21,8 @@ export const FETCH_ERROR_CODES = [
   'browser_error',
   /** A browser handed a file (Chromium's "Download is starting"): plain HTTP is the tool for it. */
   'wrong_tool',
+  /** The exit (a proxy) failed: refused, 407 or timed out. Another URL of the tier is tried; no attempt is logged. */
+  'proxy_unavailable',
 ] as const satisfies readonly ErrorCode[];
 
 export type FetchErrorCode = (typeof FETCH_ERROR_CODES)[number];

@@ -127,3 +127,6 @@ export { onShutdownSignal, exitOnSignals } from './runtime/shutdown-signals.js';
 export { IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDeps } from './runtime/idle-check.js';
 export * from './schedule/revisit-scheduler.js';
 export * from './pauses/domain-pauses.js';
+export { ExitPool, proxyId, type ExitPoolShared } from './exits/exit-pool.js';
+export { armView, escalatedArm, hasProxiedTiers, runnableArm, tiersOf, wallArm, type ArmSettings } from './router/arm-choice.js';
+export { SessionJars, type SessionJarsShared } from './exits/session-jars.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { systemClock, type Clock } from '@crawler/core';
-import { jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { clearanceOf, interstitialPage, newClearanceToken } from './interstitial.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
@@ -15,10 +15,16 @@ export interface SiteSpec {
   name?: string;
   /** How long a wall's interstitial script waits before it sets the clearance cookie and reloads. @defaultValue 1000 */
   challengeDelayMs?: number;
+  /**
+   * Client address ranges the site refuses, as real sites refuse datacenter ranges: a page request from an address
+   * starting with one of these (`127.0.0.`, `127.0.2.`) gets a 403 challenge it cannot pass, whatever the client.
+   * @defaultValue [] (every address is served)
+   */
+  blockedAddresses?: string[];
 }
 
 /** What the site did with one request. */
-export type RequestOutcome = 'served' | 'shell' | 'challenge' | 'rate_limited' | 'not_found';
+export type RequestOutcome = 'served' | 'shell' | 'challenge' | 'rate_limited' | 'not_found' | 'address_blocked';
 
 /** One page request, as the site saw it. */
 export interface SiteRequest {
@@ -30,6 +36,8 @@ export interface SiteRequest {
   atMs: number;
   /** The site's kind when it answered. */
   kind: SiteKind;
+  /** The client's address as the site's socket saw it (IPv4-mapped prefixes removed). */
+  address: string;
   /**
    * `served`: the client got the page (for JS-rendered pages: the page's script reported that it ran; behind a wall:
    * the request carried a clearance cookie the site issued); `shell`: an SPA shell nobody rendered; `challenge`: the
@@ -130,10 +138,16 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
     const nowMs = clock.now().getTime();
     const kind = kindNow(nowMs);
     const client = classifyClient(req.rawHeaders);
-    const entry: SiteRequest = { seq: log.length + 1, path: url.pathname, client, atMs: nowMs, kind, outcome: 'served' };
+    const address = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    const entry: SiteRequest = { seq: log.length + 1, path: url.pathname, client, atMs: nowMs, kind, address, outcome: 'served' };
     log.push(entry);
     const n = Number(/(\d+)(?:\.pdf)?$/.exec(url.pathname)?.[1] ?? 0);
     const title = `${name} page ${n}`;
+    if ((spec.blockedAddresses ?? []).some((prefix) => address.startsWith(prefix))) {
+      entry.outcome = 'address_blocked';
+      res.writeHead(403, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(challengePage('cloudflare'));
+      return;
+    }
 
     if (limiter) {
       const verdict = limiter.take(nowMs);
@@ -196,7 +210,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       for (const r of log) {
         requests[r.client] += 1;
         if (r.outcome === 'served') served += 1;
-        else if (r.outcome === 'rate_limited' || r.outcome === 'challenge') blocked += 1;
+        else if (r.outcome === 'rate_limited' || r.outcome === 'challenge' || r.outcome === 'address_blocked') blocked += 1;
       }
       return { name, domain: opts.host, kind: current, initialKind: spec.kind, requests, pageRequests: log.length, blocked, served, changes: seen.map((c) => ({ ...c })) };
     },

@@ -8,3 +8,4 @@ export * from './revisit-site.js';
 export * from './private-cluster.js';
 export * from './hostile.js';
 export * from './shared-services.js';
+export * from './forward-proxy.js';

@@ -11,6 +11,7 @@
 -- partition's ordered index scan, which stops after `p_limit` entries (plus one per partition). The final 200-row
 -- ORDER BY still sorts (every plan has that sort, so pricing it out changes nothing there). The probe stays a LATERAL
 -- subquery with OFFSET 0 on the primary key (id, attempted_at): one partition's index per row, never a hash join.
+-- The fetcher it returns is the attempt's arm (attempt_arm, 20261129000100): `fetcher` direct, `fetcher@tier` proxied.
 CREATE FUNCTION "domain_recent_attempts"("p_domain" TEXT, "p_limit" INTEGER)
 RETURNS TABLE("fetcher" TEXT, "success" BOOLEAN, "is_banned" BOOLEAN, "error_type" TEXT, "selection_source" TEXT, "attempted_at" TIMESTAMPTZ)
 LANGUAGE plpgsql STABLE
@@ -27,7 +28,7 @@ BEGIN
     LIMIT "p_limit"
   ) AS recent
   CROSS JOIN LATERAL (
-    SELECT f."id", f."fetcher", f."success", f."is_banned", f."error_type", f."selection_source", f."attempted_at"
+    SELECT f."id", attempt_arm(f."fetcher", f."exit_tier") AS "fetcher", f."success", f."is_banned", f."error_type", f."selection_source", f."attempted_at"
     FROM "fetcher_attempts" AS f WHERE f."id" = recent."attempt" AND f."attempted_at" = recent."attempted_at"
     OFFSET 0
   ) AS fa

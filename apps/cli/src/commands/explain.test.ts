@@ -18,6 +18,25 @@ describe('explainUrl', () => {
     expect(text).toContain('decision   learned → playwright');
   });
 
+  it('with proxied tiers, takes the cheapest confident arm and shows every arm with its cost, never a proxy URL', async () => {
+    const tiered = loadConfig({
+      DATABASE_URL: 'postgresql://postgres@127.0.0.1/x',
+      PROXY_TIERS: JSON.stringify([{ name: 'datacenter', cost: 1, urls: ['http://alice:s3cret@dc.example:3128'] }, { name: 'residential', cost: 10, urls: ['socks5://bob:hunter2@res.example:1080'] }]),
+    });
+    const scores = [score('playwright_stealth', 10, 0.95), score('simple_http@residential', 10, 0.9), score('simple_http@datacenter', 10, 0.8), score('simple_http', 10, 0.1)];
+    const e = await explainUrl('https://ranges.example/a', tiered, { attempts: { findBestFetcher: async () => ({ best: scores[0]!, scores }) }, routes: { get: async () => null } });
+    // datacenter HTTP: 1.01 / 0.8 ≈ 1.26 per page beats the stealth browser's 1.5 / 0.95 ≈ 1.58.
+    expect(e.decision).toMatchObject({ action: 'learned', fetcher: 'simple_http@datacenter' });
+    expect(e.arms.map((a) => a.arm)).toEqual(['simple_http@datacenter', 'playwright_stealth', 'simple_http@residential', 'simple_http']);
+    expect(e.arms.find((a) => a.arm === 'simple_http@residential')).toMatchObject({ tier: 'residential', cost: 10.01, confident: true, runnable: true });
+    const text = formatExplanation(e);
+    expect(text).toMatch(/\* simple_http@datacenter\s+conf 0\.800\s+cost 1\.01\s+per page 1\.26/);
+    for (const secret of ['alice', 's3cret', 'bob', 'hunter2', 'dc.example', 'res.example']) {
+      expect(text).not.toContain(secret);
+      expect(JSON.stringify(e)).not.toContain(secret);
+    }
+  });
+
   it('probes below the threshold, and in legacy mode follows the route table or fails', async () => {
     const weak = score('playwright', 5, 0.5);
     const stores = { attempts: { findBestFetcher: async () => ({ best: weak, scores: [weak] }) }, routes: { get: async (d: string) => (d === 'routed.example' ? { domain: d, fetcher: 'playwright_stealth' } : null) } };

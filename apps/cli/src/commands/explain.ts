@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { CrawlerError, FETCHERS, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
+import { CrawlerError, FETCHERS, armCost, armKey, canonicalFetcherName, expectedCostPerSuccess, isConfident, parseArmKey, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
 import { AttemptStore, DomainStateStore, RouteStore, VersionStore, createPrismaClient, type RevisitValidators } from '@crawler/db';
-import { DomainPauses, chooseLearned, type CrawlerConfig } from '@crawler/pipeline';
+import { DomainPauses, armView, chooseLearned, runnableArm, tiersOf, type CrawlerConfig } from '@crawler/pipeline';
 import { closeRedisConnection, createRedisConnection } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
 import { configFrom } from '../crawler/cli-context.js';
@@ -17,11 +17,49 @@ export interface Explanation {
   /** The heuristics the router's learned query uses (ROUTING_HEURISTIC_TYPES); the rest are logged, not queried. */
   queried: Heuristic[];
   scores: BestFetcherResult['scores'];
+  /**
+   * Every scored (fetcher, exit tier) arm with its price: cost units per request (fetcher CPU + tier) and per page got
+   * (cost / success rate). With proxied tiers the router takes the confident arm with the lowest expected cost.
+   */
+  arms: ExplainedArm[];
   threshold: number;
   minSampleSize: number;
   decision: { action: 'learned' | 'domain_memory' | 'revisit' | 'probe' | 'hard_coded' | 'default' | 'fail'; fetcher: string | null; reason: string };
   /** The domain's fleet-wide pause, when one is running: the decision only applies once it ends. */
   pause: { reason: string; until: string } | null;
+}
+
+/** One arm as `crawl explain` shows it (tier names only: no proxy URL ever reaches it). */
+export interface ExplainedArm {
+  arm: string;
+  fetcher: string;
+  tier: string;
+  sampleSize: number;
+  successRate: number;
+  confidence: number;
+  /** Cost units per request. */
+  cost: number;
+  /** Cost units per page got (null: it never worked). */
+  expectedCost: number | null;
+  confident: boolean;
+  /** The fleet can run it (its fetcher configured, its tier configured, browsers direct only). */
+  runnable: boolean;
+}
+
+function explainArms(scores: BestFetcherResult['scores'], config: CrawlerConfig): ExplainedArm[] {
+  const tiers = tiersOf({ known: new Set(config.fetchers.map((f) => f.name)), confidenceThreshold: config.confidenceThreshold, exitTiers: config.exitTiers });
+  const known = new Set(config.fetchers.map((f) => f.name));
+  return scores.map((s) => {
+    const arm = parseArmKey(canonicalFetcherName(s.fetcher));
+    const cost = armCost(arm, tiers);
+    const expected = expectedCostPerSuccess(cost, s.successRate);
+    return {
+      arm: armKey(arm), fetcher: arm.fetcher, tier: arm.tier, sampleSize: s.sampleSize, successRate: s.successRate, confidence: s.confidence,
+      cost: Number.isFinite(cost) ? cost : -1, expectedCost: Number.isFinite(expected) ? expected : null, confident: isConfident(s, config.confidenceThreshold),
+      runnable: runnableArm({ known, confidenceThreshold: config.confidenceThreshold, exitTiers: config.exitTiers }, armKey(arm)) !== null,
+    };
+  // The router's order: arms that clear the threshold first, each group cheapest per page first.
+  }).sort((a, b) => Number(b.confident) - Number(a.confident) || (a.expectedCost ?? Infinity) - (b.expectedCost ?? Infinity));
 }
 
 /** The router's decision procedure (the pipeline's chooseLearned), minus the probe itself, which would make a request. */
@@ -61,9 +99,11 @@ async function explainDecision(
     stores.attempts.findBestFetcher(queried, { minSampleSize: config.minSampleSize, now }),
     domainMemory ? stores.domainState!.recentDomainAttempts(domain) : Promise.resolve([]),
   ]);
-  const base = { url, domain, learningMode, heuristics, queried, scores: result.scores, threshold: config.confidenceThreshold, minSampleSize: config.minSampleSize };
+  const base = { url, domain, learningMode, heuristics, queried, scores: result.scores, arms: explainArms(result.scores, config), threshold: config.confidenceThreshold, minSampleSize: config.minSampleSize };
   if (learningMode) {
-    const choice = chooseLearned({ learned: result, recent, now, confidenceThreshold: config.confidenceThreshold, domainMemory, plainHttpMemoryMs: config.plainHttpMemoryMs });
+    const known = new Set(config.fetchers.map((f) => f.name));
+    const viewed = armView(result, { known, confidenceThreshold: config.confidenceThreshold, exitTiers: config.exitTiers }).learned;
+    const choice = chooseLearned({ learned: viewed, recent, now, confidenceThreshold: config.confidenceThreshold, domainMemory, plainHttpMemoryMs: config.plainHttpMemoryMs });
     if (choice.kind === 'learned') {
       return { ...base, decision: { action: 'learned', fetcher: choice.fetcher, reason: `confidence ${choice.confidence.toFixed(3)} > ${config.confidenceThreshold}` } };
     }
@@ -98,6 +138,12 @@ export function formatExplanation(e: Explanation): string {
   out.push(`  ${'fetcher'.padEnd(20)} ${'samples'.padStart(7)} ${'decayed'.padStart(8)} ${'rate'.padStart(6)} ${'conf'.padStart(6)}`);
   for (const s of e.scores) {
     out.push(`  ${s.fetcher.padEnd(20)} ${String(s.sampleSize).padStart(7)} ${s.decayedSuccesses.toFixed(2).padStart(8)} ${s.successRate.toFixed(3).padStart(6)} ${s.confidence.toFixed(3).padStart(6)}${s.eligible ? '' : '  (too few samples)'}`);
+  }
+  if (e.arms.length > 0) {
+    out.push(`arms       (fetcher@tier; cost units per request and per page got; * = clears the threshold)`);
+    for (const a of e.arms) {
+      out.push(`  ${a.confident ? '*' : ' '} ${a.arm.padEnd(30)} conf ${a.confidence.toFixed(3)}  cost ${a.cost < 0 ? 'n/a' : a.cost.toFixed(2)}  per page ${a.expectedCost === null ? 'never worked' : a.expectedCost.toFixed(2)}${a.runnable ? '' : '  (not runnable here)'}`);
+    }
   }
   if (e.pause) out.push(`paused     ${e.domain} until ${e.pause.until} (${e.pause.reason}): its links wait until then (crawl pauses lift ${e.domain} ends it); then:`);
   out.push(`decision   ${e.decision.action}${e.decision.fetcher ? ` → ${e.decision.fetcher}` : ''}: ${e.decision.reason}`);

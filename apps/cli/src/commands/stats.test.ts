@@ -20,6 +20,16 @@ describe('buildStatsReport', () => {
     expect(r.velocity.map((b) => b.probesSaved)).toEqual([0, 6]);
   });
 
+  it('prices each exit tier: attempts × the tier cost', () => {
+    const t = (key: string, attempts: number) => ({ key, attempts, successes: attempts, banned: 0, successRate: 1, banRate: 0 });
+    const tiers = [{ name: 'direct', cost: 0, urls: [] }, { name: 'residential', cost: 10, urls: ['http://u:p@h:1'] }];
+    const r = buildStatsReport({ sinceDays: 7, velocityHours: 24, byFetcher: [], byDomain: [], byTier: [t('direct', 5), t('residential', 3), t('retired', 2)], tiers, queues: {}, velocity: [] });
+    expect(r.byTier.map((x) => [x.key, x.costUnits])).toEqual([['direct', 0], ['residential', 30], ['retired', null]]);
+    const text = formatStatsReport(r);
+    expect(text).toMatch(/By exit tier.*\n.*\n.*\ndirect\s+5\s+100\.0%\s+0\.0%\s+0\nresidential\s+3\s+100\.0%\s+0\.0%\s+30\nretired\s+2\s+100\.0%\s+0\.0%\s+n\/a/);
+    expect(text).not.toContain('u:p');
+  });
+
   it('reports a zero share, not NaN, without attempts', () => {
     const r = buildStatsReport({ sinceDays: 1, velocityHours: 1, byFetcher: [], byDomain: [], queues: {}, velocity: [] });
     expect(r.decisions.learnedShare).toBe(0);

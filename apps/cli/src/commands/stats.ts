@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { ExitTier } from '@crawler/core';
 import { AttemptStore, createPrismaClient, type AttemptStats, type VelocityBucket } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { DomainPauses, type DomainPauseView } from '@crawler/pipeline';
@@ -15,11 +16,19 @@ export interface VelocityRow extends VelocityBucket {
   probesSaved: number;
 }
 
+/** One exit tier's attempts and what they cost. */
+export interface TierStats extends AttemptStats {
+  /** Cost units spent: attempts × the tier's cost (null: the tier is not configured any more). */
+  costUnits: number | null;
+}
+
 /** Everything `crawl stats` shows. */
 export interface StatsReport {
   sinceDays: number;
   byFetcher: AttemptStats[];
   byDomain: AttemptStats[];
+  /** Per exit tier, with the cost units its requests cost (attempts × the tier's PROXY_TIERS cost). */
+  byTier: TierStats[];
   queues: Record<string, QueueDepth>;
   /** Over the velocity window: how attempts were routed. */
   decisions: { attempts: number; learned: number; probes: number; learnedShare: number; probesSaved: number };
@@ -30,7 +39,17 @@ export interface StatsReport {
 }
 
 /** Assemble the report from what the stores and queues returned (pure, so it is unit-tested without a database). */
-export function buildStatsReport(input: { sinceDays: number; velocityHours: number; byFetcher: AttemptStats[]; byDomain: AttemptStats[]; queues: Record<string, QueueDepth>; velocity: VelocityBucket[]; paused?: DomainPauseView[] }): StatsReport {
+export function buildStatsReport(input: {
+  sinceDays: number;
+  velocityHours: number;
+  byFetcher: AttemptStats[];
+  byDomain: AttemptStats[];
+  byTier?: AttemptStats[];
+  tiers?: readonly ExitTier[];
+  queues: Record<string, QueueDepth>;
+  velocity: VelocityBucket[];
+  paused?: DomainPauseView[];
+}): StatsReport {
   const velocity = input.velocity.map((b) => ({ ...b, probesSaved: b.learned }));
   const attempts = velocity.reduce((n, b) => n + b.attempts, 0);
   const learned = velocity.reduce((n, b) => n + b.learned, 0);
@@ -39,6 +58,10 @@ export function buildStatsReport(input: { sinceDays: number; velocityHours: numb
     sinceDays: input.sinceDays,
     byFetcher: input.byFetcher,
     byDomain: input.byDomain,
+    byTier: (input.byTier ?? []).map((t) => {
+      const tier = input.tiers?.find((x) => x.name === t.key);
+      return { ...t, costUnits: tier ? t.attempts * tier.cost : null };
+    }),
     queues: input.queues,
     decisions: { attempts, learned, probes, learnedShare: attempts ? learned / attempts : 0, probesSaved: learned },
     velocityHours: input.velocityHours,
@@ -67,6 +90,9 @@ export function formatStatsReport(r: StatsReport): string {
   const parts = [
     rateTable(`By fetcher (last ${r.sinceDays} days)`, 'fetcher', r.byFetcher),
     rateTable(`By domain (last ${r.sinceDays} days, busiest first)`, 'domain', r.byDomain),
+    r.byTier.length === 0
+      ? `By exit tier (last ${r.sinceDays} days)\n  (no attempts)`
+      : `By exit tier (last ${r.sinceDays} days; cost units = attempts × tier cost)\n${formatTable(['tier', 'attempts', 'success', 'banned', 'cost units'], r.byTier.map((t) => [t.key, t.attempts, pct(t.successRate), pct(t.banRate), t.costUnits === null ? 'n/a' : String(Math.round(t.costUnits * 100) / 100)]))}`,
     r.paused.length === 0
       ? 'Paused domains\n  (none)'
       : `Paused domains (crawl pauses lift <domain> ends one)\n${formatTable(['domain', 'reason', 'until', 'paused links'], r.paused.map((p) => [p.domain, p.reason ?? '-', p.until, p.pausedLinks]))}`,
@@ -115,6 +141,8 @@ const command: Command = {
         velocityHours,
         byFetcher: await store.statsByFetcher({ sinceDays }),
         byDomain: await store.statsByDomain({ sinceDays, limit: domainLimit }),
+        byTier: await store.statsByTier({ sinceDays }),
+        tiers: config.exitTiers,
         queues: depths,
         velocity: await store.learningVelocity({ sinceHours: velocityHours, bucket: 'hour' }),
         paused: await new DomainPauses({ redis, prisma, config }).list(),

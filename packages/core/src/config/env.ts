@@ -53,6 +53,8 @@ const SECRET_NAME = /PASSWORD|SECRET|TOKEN|API_KEYS?$|PRIVATE_KEY/;
 export function showEnvValue(name: string, value: string | undefined): string {
   if (value === undefined) return '(unset)';
   if (SECRET_NAME.test(name)) return '(hidden)';
+  // Proxy lists carry many URLs, each with its own credentials (and sticky-session usernames name the account).
+  if (name.includes('PROXY')) return JSON.stringify(value.replace(/\/\/[^/@\s"'<>]+@/g, '//***@'));
   return JSON.stringify(maskUrlPassword(value));
 }
 

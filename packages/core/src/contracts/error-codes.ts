@@ -21,6 +21,12 @@ export const ERROR_TYPES = {
   /** The body could not be decompressed as its Content-Encoding says. */
   decodeError: 'decode_error',
   browserError: 'browser_error',
+  /**
+   * The exit failed, not the site: the proxy refused the connection, answered 407 or timed out. The proxy URL is
+   * marked unhealthy fleet-wide and the fetch goes out through another URL of the tier; never a fetcher's failure
+   * or a site's block.
+   */
+  proxyUnavailable: 'proxy_unavailable',
   // Responses that came back but are not the page.
   blockedCaptcha: 'blocked_captcha',
   blocked403: 'blocked_403',
@@ -134,6 +140,8 @@ export const ERROR_POLICY: { readonly [C in ErrorCode]: ErrorCodePolicy } = {
   protocol_error: RETRY,
   decode_error: FAIL,
   browser_error: RETRY,
+  // The exit's fault: no page was asked of the site, so no attempt is logged and nothing is learned from it.
+  proxy_unavailable: policy('retry_now', { toolEvidence: false, loggedAsAttempt: false }),
   blocked_captcha: BLOCKED,
   blocked_403: BLOCKED,
   rate_limited: policy('pause', { banRisk: true, toolEvidence: false }),

@@ -15,6 +15,23 @@ export interface PipelineMetrics {
   pause(domain: string, errorType: string): void;
   /** An attempt was marked is_banned. */
   ban(domain: string): void;
+  /**
+   * One event of exit tier `tier` (a tier name, never a proxy URL): a request's `bytes`, whether the site `blocked` it
+   * and its `cost` units; a proxy of the tier that failed (`proxyFailed`); or the tier with no healthy proxy left
+   * (`unavailable`). Optional: a sink without exits ignores it.
+   */
+  exitObserved?(tier: string, event: ExitEvent): void;
+}
+
+/** What {@link PipelineMetrics.exitObserved} reports. */
+export interface ExitEvent {
+  bytes?: number;
+  blocked?: boolean;
+  cost?: number;
+  proxyFailed?: boolean;
+  /** The request's (or the failed) proxy as `scheme://***@host:port` (core maskProxyUrl): never its credentials. */
+  proxy?: string;
+  unavailable?: boolean;
 }
 
 export const noopMetrics: PipelineMetrics = {

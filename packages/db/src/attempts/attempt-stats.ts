@@ -57,6 +57,19 @@ export async function fetcherStats(prisma: PrismaClient, since: Date): Promise<A
   return toStats(rows, true);
 }
 
+/** The same per exit tier (`direct` or a PROXY_TIERS name) since `since`; synthetic priors are left out. */
+export async function tierStats(prisma: PrismaClient, since: Date): Promise<AttemptStats[]> {
+  const rows = await prisma.$queryRawUnsafe<StatsRow[]>(
+    `SELECT exit_tier AS key, count(*)::int AS attempts, count(*) FILTER (WHERE success)::int AS successes,
+            count(*) FILTER (WHERE is_banned)::int AS banned
+     FROM fetcher_attempts
+     WHERE attempted_at >= $1::timestamptz AND selection_source IS DISTINCT FROM 'prior'
+     GROUP BY exit_tier`,
+    since.toISOString(),
+  );
+  return toStats(rows, false);
+}
+
 /** The same per domain (from the `domain` heuristic), busiest first, at most `limit`. */
 export async function domainStats(prisma: PrismaClient, since: Date, limit: number): Promise<AttemptStats[]> {
   const rows = await prisma.$queryRawUnsafe<StatsRow[]>(

@@ -1,7 +1,7 @@
 import { CrawlerError, DAY_MS, silentLogger, systemClock, type BestFetcherResult, type Clock, type Heuristic, type Logger } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { DB_ERROR_CODES, translateDbError, withDbErrors } from '../errors.js';
-import { domainBanRate, domainStats, fetcherStats, pruneBefore, velocity } from './attempt-stats.js';
+import { domainBanRate, domainStats, fetcherStats, pruneBefore, tierStats, velocity } from './attempt-stats.js';
 import { queryBestFetcher } from './find-best-fetcher.js';
 import { AttemptBatchError, INVALID_ATTEMPT, insertAttempts } from './log-attempts.js';
 import type { AttemptInput, AttemptStats, FindBestFetcherOptions, PruneResult, StoreDeps, VelocityBucket } from './types.js';
@@ -83,6 +83,12 @@ export class AttemptStore {
   async statsByFetcher(options: { sinceDays?: number } = {}): Promise<AttemptStats[]> {
     const since = new Date(this.#clock.now().getTime() - (options.sinceDays ?? 7) * DAY_MS);
     return withDbErrors('stats by fetcher', () => fetcherStats(this.#prisma, since));
+  }
+
+  /** Attempts, success and ban rates per exit tier over the last `sinceDays` (default 7). */
+  async statsByTier(options: { sinceDays?: number } = {}): Promise<AttemptStats[]> {
+    const since = new Date(this.#clock.now().getTime() - (options.sinceDays ?? 7) * DAY_MS);
+    return withDbErrors('stats by exit tier', () => tierStats(this.#prisma, since));
   }
 
   /** The same per domain, busiest first. */

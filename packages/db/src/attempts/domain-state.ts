@@ -18,6 +18,8 @@ export const DOMAIN_STATE_WINDOW = 200;
 //   attempts (4 ms per read at 20k).
 // - the probe names the attempt's attempted_at too (the heuristics index carries it): the log is partitioned by day,
 //   and with the partition key the probe reads one partition's primary key instead of every day's.
+// The fetcher read is the attempt's arm (attempt_arm: the fetcher alone for the direct tier, `fetcher@tier` through a
+// proxy), so the domain's memory tells "plain HTTP is blocked here" from "plain HTTP through residential works here".
 export function domainStateSql(limit: number): string {
   return `
 SELECT fa.fetcher, fa.success, fa.is_banned, fa.error_type, fa.selection_source, fa.attempted_at
@@ -28,7 +30,7 @@ FROM (
   LIMIT ${Number.isFinite(limit) ? Math.max(1, Math.floor(limit)) : DOMAIN_STATE_WINDOW}
 ) AS recent
 CROSS JOIN LATERAL (
-  SELECT f.id, f.fetcher, f.success, f.is_banned, f.error_type, f.selection_source, f.attempted_at
+  SELECT f.id, attempt_arm(f.fetcher, f.exit_tier) AS fetcher, f.success, f.is_banned, f.error_type, f.selection_source, f.attempted_at
   FROM fetcher_attempts f WHERE f.id = recent.attempt AND f.attempted_at = recent.attempted_at
   OFFSET 0
 ) AS fa

@@ -1,4 +1,4 @@
-import { canonicalFetcherName, CrawlerError, ERROR_TYPES } from '@crawler/core';
+import { canonicalFetcherName, CrawlerError, DIRECT_TIER, ERROR_TYPES } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import type { AttemptInput } from './types.js';
 import { sqlOf } from '../sql.js';
@@ -33,6 +33,15 @@ function intOrNull(v: number | null | undefined): number | null {
   return v === null || v === undefined || !Number.isFinite(v) ? null : Math.round(v);
 }
 
+const TIER_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/** The exit tier as stored: `direct` when none is named. */
+function exitTierOf(tier: unknown, index: number, input: AttemptInput): string {
+  if (tier === undefined || tier === null || tier === DIRECT_TIER) return DIRECT_TIER;
+  if (typeof tier !== 'string' || !TIER_NAME.test(tier)) throw invalid(index, 'exitTier is not a tier name', input);
+  return tier;
+}
+
 /** The JSON row one attempt becomes; validated so bad input fails with a typed error before touching the db. */
 export function toAttemptRow(input: AttemptInput, index: number, now: Date): Record<string, unknown> {
   if (typeof input !== 'object' || input === null) throw invalid(index, 'not an object', {});
@@ -63,13 +72,15 @@ export function toAttemptRow(input: AttemptInput, index: number, now: Date): Rec
     duration_ms: intOrNull(input.durationMs),
     attempted_at: attemptedAt.toISOString(),
     selection_source: input.selectionSource ?? null,
+    exit_tier: exitTierOf(input.exitTier, index, input),
     heuristics,
   };
 }
 
 // One statement for the whole batch: ids are drawn from the sequence up front so heuristics can reference their
 // attempt in the same statement (FK checks run at statement end), and the statement is atomic on its own.
-// fetcher/success/attempted_at are copied onto each heuristic row for the covering index findBestFetcher reads.
+// fetcher/success/attempted_at are copied onto each heuristic row for the covering index findBestFetcher reads; the
+// fetcher there and in the rollups is the attempt's arm, attempt_arm(fetcher, exit_tier) (migration 20261129000100).
 // $1 is the JSON array of toAttemptRow rows, $2 the heuristics' created_at. The outcome statement (OutcomeStore)
 // starts with the same CTEs, so a page's outcome and its attempts are one write.
 //
@@ -86,7 +97,7 @@ input AS MATERIALIZED (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
       i int, link uuid, url text, fetcher text, success boolean, is_banned boolean, error_type text,
       http_status int, response_headers jsonb, duration_ms int, attempted_at timestamptz, selection_source text,
-      heuristics jsonb)
+      exit_tier text, heuristics jsonb)
     ORDER BY i
   ) x
 ),
@@ -101,22 +112,22 @@ keyed AS MATERIALIZED (
 ),
 attempts AS (
   INSERT INTO fetcher_attempts (id, link, url, fetcher, success, is_banned, error_type, http_status,
-    response_headers, duration_ms, attempted_at, selection_source, rollup_keys)
+    response_headers, duration_ms, attempted_at, selection_source, exit_tier, rollup_keys)
   SELECT input.id, link, url, fetcher, success, is_banned, error_type, http_status,
-    response_headers, duration_ms, attempted_at, selection_source, keyed.keys
+    response_headers, duration_ms, attempted_at, selection_source, exit_tier, keyed.keys
   FROM input JOIN keyed ON keyed.id = input.id
 ),
 heuristics AS (
   INSERT INTO attempt_heuristics (attempt, heuristic_type, heuristic_value, importance_score, created_at,
     fetcher, success, attempted_at)
-  SELECT input.id, h.t, h.v, h.s, $2::timestamptz, input.fetcher, input.success, input.attempted_at
+  SELECT input.id, h.t, h.v, h.s, $2::timestamptz, attempt_arm(input.fetcher, input.exit_tier), input.success, input.attempted_at
   FROM input CROSS JOIN LATERAL jsonb_to_recordset(input.heuristics) AS h(t text, v text, s float8)
 ),
 rolled AS (
   -- rollup_apply's upsert (migration 20261124000100) for the new attempts, inline so the prepared statement plans it
   -- once (a SQL function is planned on every call): each subset of an attempt's keys, in its shard (id % 16).
   INSERT INTO heuristic_rollups AS r (subset_key, fetcher, shard, attempts, success_weight, max_attempted_at)
-  SELECT s.subset_key, input.fetcher, (input.id % 16)::smallint, count(*), sum(rollup_weight(input.success, input.attempted_at)),
+  SELECT s.subset_key, attempt_arm(input.fetcher, input.exit_tier), (input.id % 16)::smallint, count(*), sum(rollup_weight(input.success, input.attempted_at)),
          max(input.attempted_at)
   FROM input JOIN keyed ON keyed.id = input.id
   CROSS JOIN LATERAL (

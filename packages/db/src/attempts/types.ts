@@ -33,6 +33,8 @@ export interface AttemptInput {
   attemptedAt?: Date;
   /** learned | probe | hard_coded | retry | prior | default */
   selectionSource?: string | null;
+  /** The exit tier the request left from (core DIRECT_TIER, or a PROXY_TIERS name). @defaultValue 'direct' */
+  exitTier?: string | null;
   heuristics: readonly LoggedHeuristic[];
 }
 

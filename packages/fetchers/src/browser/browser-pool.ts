@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Browser, BrowserContext, Cookie, Page } from 'playwright-core';
 import type { Logger } from '@crawler/core';
 import { FetchError } from '../errors.js';
@@ -12,7 +13,24 @@ import { Semaphore } from './semaphore.js';
 export interface ContextFactory {
   /** Contexts of different profiles are never shared, even for the same site. */
   readonly profile: string;
-  newContext(browser: Browser, site: string): Promise<BrowserContext>;
+  /** `exit`: the context leaves through this proxy server (the egress proxy's listener for its upstream). */
+  newContext(browser: Browser, site: string, exit?: ContextExit): Promise<BrowserContext>;
+}
+
+/** A context's exit: Playwright's per-context `proxy`, and the exit's id (a hash of its URL, no credential). */
+export interface ContextExit {
+  server: string;
+  id: string;
+}
+
+/** The id of an exit (a proxy URL) that may be shown or stored: a hash, never the URL. */
+export function exitIdOf(proxyUrl: string): string {
+  return createHash('sha256').update(proxyUrl).digest('hex').slice(0, 16);
+}
+
+/** Playwright's per-context proxy for an exit: loopback not bypassed, so every request meets the egress guard. */
+export function contextProxyOf(exit: ContextExit | undefined): { proxy?: { server: string; bypass: string } } {
+  return exit ? { proxy: { server: exit.server, bypass: '<-loopback>' } } : {};
 }
 
 interface ContextEntry {
@@ -130,7 +148,7 @@ export class BrowserPool {
    * Run `fn` with a fresh page in `site`'s context. The page is closed afterwards whatever happens; `signal`
    * aborts waiting for a slot and closes the page mid-work.
    */
-  async withPage<T>(site: string, factory: ContextFactory, signal: AbortSignal, fn: (page: Page) => Promise<T>): Promise<T> {
+  async withPage<T>(site: string, factory: ContextFactory, signal: AbortSignal, fn: (page: Page) => Promise<T>, proxyUrl: string | null = null): Promise<T> {
     if (this.#closed) throw new FetchError('browser_error', 'browser pool is closed');
     await this.#slots.acquire(signal);
     let browserEntry: BrowserEntry | undefined;
@@ -143,7 +161,10 @@ export class BrowserPool {
       browserEntry.pages++;
       if (browserEntry.pages >= this.#opts.browser.maxPagesPerBrowser) browserEntry.retired = true;
       const browser = await browserEntry.browser;
-      ctxEntry = this.#contextEntry(site, factory, browserEntry.generation, browser);
+      // A proxied exit gets contexts of its own (cookies a site gave one address stay with it), leaving through the
+      // egress proxy's listener for that upstream.
+      const exit = proxyUrl ? { server: await (await this.#egressProxy()).exitUrl(proxyUrl), id: exitIdOf(proxyUrl) } : null;
+      ctxEntry = this.#contextEntry(site, factory, browserEntry.generation, browser, exit);
       ctxEntry.inFlight++;
       ctxEntry.pages++;
       if (ctxEntry.pages >= this.#opts.browser.maxPagesPerContext) ctxEntry.retired = true;
@@ -230,8 +251,8 @@ export class BrowserPool {
     return browser;
   }
 
-  #contextEntry(site: string, factory: ContextFactory, generation: number, browser: Browser): ContextEntry {
-    const key = `${factory.profile}|${site}`;
+  #contextEntry(site: string, factory: ContextFactory, generation: number, browser: Browser, exit: { server: string; id: string } | null = null): ContextEntry {
+    const key = `${factory.profile}|${site}${exit ? `|exit:${exit.id}` : ''}`;
     const existing = this.#contexts.get(key);
     if (existing && !existing.retired && existing.generation === generation) return existing;
     if (existing && existing.inFlight === 0) void this.#closeContext(existing);
@@ -239,7 +260,7 @@ export class BrowserPool {
     const entry: ContextEntry = {
       key,
       generation,
-      context: factory.newContext(browser, site).then(async (context) => {
+      context: factory.newContext(browser, site, exit ?? undefined).then(async (context) => {
         // Our pages have no opener; anything else is a popup that got past the blocker: closed on sight.
         context.on('page', (p) => void p.opener().then((opener) => (opener ? p.close() : undefined)).catch(() => undefined));
         await this.#closing.get(key);

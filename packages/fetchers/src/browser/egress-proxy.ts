@@ -4,7 +4,8 @@ import { connect as netConnect, isIP, type AddressInfo, type Socket } from 'node
 import type { Duplex } from 'node:stream';
 import type { Logger } from '@crawler/core';
 import { FetchError, isFetchErrorCode } from '../errors.js';
-import { AddressRefusedError, checkAddress, createGuardedLookup, type AddressPolicy } from '../http/ssrf.js';
+import { AddressRefusedError, assertAllowedTarget, checkAddress, createGuardedLookup, type AddressPolicy } from '../http/ssrf.js';
+import { ProxyExitError, createProxyConnector } from '../http/proxy-connector.js';
 
 /** Settings of the browsers' egress proxy. */
 export interface EgressProxyOptions {
@@ -66,6 +67,8 @@ export class EgressProxy {
   readonly #stats: EgressStats = { allowed: 0, refused: 0, failed: 0, cut: 0 };
   // Marks the proxy's own answers: a site cannot forge one to make us misreport it.
   readonly #token = randomBytes(8).toString('hex');
+  /** One loopback listener per upstream proxy (a browser context's exit), made on first use. */
+  readonly #exits = new Map<string, Promise<{ server: Server; url: string }>>();
   #closed: Promise<void> | undefined;
 
   private constructor(opts: EgressProxyOptions) {
@@ -102,6 +105,35 @@ export class EgressProxy {
     return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
   }
 
+  /**
+   * The loopback address a browser context uses to leave through `proxyUrl` (its Playwright `proxy.server`): a
+   * listener of this proxy whose connections go on through that upstream proxy. Every target is still checked here
+   * first, names resolved by this process: the upstream proxy resolves them again, so only public answers pass.
+   */
+  exitUrl(proxyUrl: string): Promise<string> {
+    let started = this.#exits.get(proxyUrl);
+    if (!started) {
+      const server = createServer((req, res) => this.#forward(req, res, proxyUrl));
+      server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#tunnel(req, socket, head, proxyUrl));
+      server.on('upgrade', (_req: IncomingMessage, socket: Duplex) => socket.end('HTTP/1.1 501 Not Implemented\r\ncontent-length: 0\r\n\r\n'));
+      server.on('connection', (s: Socket) => this.#track(s));
+      server.on('clientError', (_err, socket) => socket.destroy());
+      started = new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+      });
+      this.#exits.set(proxyUrl, started);
+    }
+    return started.then((e) => e.url);
+  }
+
+  /** A connection to `host:port` through `proxyUrl`, after the target passed the guard. */
+  async #viaUpstream(proxyUrl: string, host: string, port: number): Promise<Duplex> {
+    await assertAllowedTarget(new URL(`http://${isIP(host) === 6 ? `[${host}]` : host}:${port}/`), this.#policy, { resolve: true });
+    const connect = createProxyConnector(proxyUrl, { timeoutMs: this.#connectTimeoutMs });
+    return new Promise((resolve, reject) => connect({ hostname: host, port: String(port), protocol: 'http:' }, (err, socket) => (err || !socket ? reject(err) : resolve(socket))));
+  }
+
   stats(): EgressStats {
     return { ...this.#stats };
   }
@@ -130,7 +162,10 @@ export class EgressProxy {
   /** Stop listening and cut every open tunnel. Idempotent. */
   close(): Promise<void> {
     this.#closed ??= new Promise<void>((resolve) => {
-      this.#server.close(() => resolve());
+      const exits = [...this.#exits.values()];
+      void Promise.allSettled(exits.map((e) => e.then(({ server }) => new Promise<void>((r) => server.close(() => r())))))
+        .then(() => new Promise<void>((r) => this.#server.close(() => r())))
+        .then(resolve);
       for (const s of this.#sockets) s.destroy();
       this.#agent.destroy();
     });
@@ -179,7 +214,7 @@ export class EgressProxy {
     source.on('data', onData);
   }
 
-  #tunnel(req: IncomingMessage, client: Duplex, head: Buffer): void {
+  #tunnel(req: IncomingMessage, client: Duplex, head: Buffer, proxyUrl?: string): void {
     this.#track(client);
     client.on('error', () => undefined);
     const target = parseAuthority(req.url ?? '');
@@ -196,6 +231,16 @@ export class EgressProxy {
     };
     const refused = this.#literalRefusal(target.host);
     if (refused) return fail(refused);
+    if (proxyUrl) {
+      this.#viaUpstream(proxyUrl, target.host, target.port).then(
+        (upstream) => {
+          this.#track(upstream);
+          this.#relay(client, upstream, head, authority);
+        },
+        (err: unknown) => fail(asFetchError(err, authority)),
+      );
+      return;
+    }
     const upstream = netConnect({ host: target.host, port: target.port, lookup: this.#lookup, timeout: this.#connectTimeoutMs });
     this.#track(upstream);
     let connected = false;
@@ -211,23 +256,29 @@ export class EgressProxy {
     });
     upstream.once('connect', () => {
       connected = true;
-      this.#stats.allowed++;
-      this.#failures.delete(authority);
-      upstream.setTimeout(this.#idleTimeoutMs, () => upstream.destroy());
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      this.#capped(upstream, authority, `tunnel to ${authority}`, () => {
-        upstream.destroy();
-        client.destroy();
-      });
-      upstream.pipe(client);
-      client.pipe(upstream);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+      this.#relay(client, upstream, head, authority);
     });
   }
 
-  #forward(req: IncomingMessage, res: ServerResponse): void {
+  /** A tunnel is open: tell Chromium, then relay both ways, capped. */
+  #relay(client: Duplex, upstream: Duplex, head: Buffer, authority: string): void {
+    this.#stats.allowed++;
+    this.#failures.delete(authority);
+    upstream.on('error', () => client.destroy());
+    if ('setTimeout' in upstream && typeof upstream.setTimeout === 'function') (upstream as Socket).setTimeout(this.#idleTimeoutMs, () => upstream.destroy());
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) upstream.write(head);
+    this.#capped(upstream, authority, `tunnel to ${authority}`, () => {
+      upstream.destroy();
+      client.destroy();
+    });
+    upstream.pipe(client);
+    client.pipe(upstream);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  }
+
+  #forward(req: IncomingMessage, res: ServerResponse, proxyUrl?: string): void {
     let target: URL;
     try {
       target = new URL(req.url ?? '');
@@ -265,14 +316,31 @@ export class EgressProxy {
       req.resume();
       return fail(refused);
     }
+    if (proxyUrl) {
+      // Through the upstream proxy: the target checked (and resolved) here first, then one tunnel per request.
+      req.pause();
+      this.#viaUpstream(proxyUrl, host, port).then(
+        (socket) => this.#send(req, res, target, authority, fail, { createConnection: () => socket as Socket }),
+        (err: unknown) => {
+          req.resume();
+          fail(asFetchError(err, authority));
+        },
+      );
+      return;
+    }
+    this.#send(req, res, target, authority, fail, { lookup: this.#lookup, agent: this.#agent });
+  }
+
+  #send(req: IncomingMessage, res: ServerResponse, target: URL, authority: string, fail: (err: FetchError) => void, how: { lookup?: ReturnType<typeof createGuardedLookup>; agent?: Agent; createConnection?: () => Socket }): void {
+    const host = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
+    const port = Number(target.port || 80);
     const upstream = httpRequest({
       host,
       port,
       method: req.method,
       path: target.pathname + target.search,
       headers: forwardableHeaders(req.rawHeaders),
-      lookup: this.#lookup,
-      agent: this.#agent,
+      ...how,
       timeout: this.#connectTimeoutMs,
     });
     let answered = false;
@@ -336,6 +404,8 @@ function forwardableHeaders(raw: string[]): string[] {
 /** The guarded lookup's refusal, or a network failure with a stable code. */
 function asFetchError(err: unknown, authority: string): FetchError {
   if (err instanceof FetchError) return err;
+  // The upstream proxy failed, not the site (its message names it masked, never its credentials).
+  if (err instanceof ProxyExitError) return new FetchError('proxy_unavailable', err.message, { cause: err });
   const code = (err as { code?: string }).code;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new FetchError('dns_error', `cannot resolve ${authority}`, { cause: err });
   if (code === 'ETIMEDOUT') return new FetchError('timeout', `connect to ${authority} timed out`, { cause: err });

@@ -6,7 +6,7 @@ import { FetchError } from '../errors.js';
 import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { isTextualType, mimeTypeOf } from '../http/decode.js';
 import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
-import { BrowserPool, samePolicy, type ContextFactory } from './browser-pool.js';
+import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
@@ -39,8 +39,9 @@ const QUIET_WINDOW_MS = 250;
 export function plainHooks(options: ResolvedFetchersOptions): BrowserHooks {
   return {
     profile: 'plain',
-    newContext: (browser: Browser) =>
+    newContext: (browser: Browser, _site: string, exit?: ContextExit) =>
       browser.newContext({
+        ...contextProxyOf(exit),
         userAgent: options.userAgent,
         viewport: { width: 1366, height: 768 },
         locale: 'en-US',
@@ -89,14 +90,15 @@ export class PlaywrightFetcher extends BaseFetcher {
     const flavour = this.name;
     this.#contexts = {
       profile: `${hooks.profile}|${policyKey(requests)}`,
-      async newContext(browser, site) {
-        const context = await hooks.newContext(browser, site);
+      async newContext(browser, site, exit) {
+        const context = await hooks.newContext(browser, site, exit);
         await installRequestPolicy(context, requests);
         // Registered last, so it sees a navigation before the resource policy does.
         if (requests.guard) await installBackgroundNavigationGuard(context, policy, log);
         // Clearance another browser of the fleet (or this process's previous Chromium) earned on this site.
         if (clearance) {
-          const cookies = await clearance.load(site, flavour).catch((err: unknown) => {
+          // Clearance stays with the exit that earned it: a wall cleared from one address is not another's.
+          const cookies = await clearance.load(site, exit ? `${flavour}@${exit.id}` : flavour).catch((err: unknown) => {
             log.warn({ err, site }, 'could not load shared clearance');
             return [];
           });
@@ -115,7 +117,8 @@ export class PlaywrightFetcher extends BaseFetcher {
   protected async fetchPrepared(req: PreparedRequest): Promise<FetchResult> {
     await assertAllowedTarget(req.url, this.#policy, { resolve: true });
     const site = siteOf(req.url);
-    return this.#pool.withPage(site, this.#contexts, req.signal, (page) => this.#render(page, req));
+    const result = await this.#pool.withPage(site, this.#contexts, req.signal, (page) => this.#render(page, req), req.request.exit?.proxyUrl ?? null);
+    return req.request.exit ? { ...result, exitTier: req.request.exit.tier } : result;
   }
 
   async #render(page: Page, req: PreparedRequest): Promise<FetchResult> {
@@ -227,7 +230,8 @@ export class PlaywrightFetcher extends BaseFetcher {
     if (!this.#clearance) return;
     const site = siteOf(req.url);
     try {
-      await this.#clearance.save(site, this.name, await page.context().cookies());
+      const proxyUrl = req.request.exit?.proxyUrl;
+      await this.#clearance.save(site, proxyUrl ? `${this.name}@${exitIdOf(proxyUrl)}` : this.name, await page.context().cookies());
     } catch (err) {
       this.log.warn({ err, site }, 'could not share clearance');
     }

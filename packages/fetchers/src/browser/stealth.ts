@@ -4,6 +4,7 @@ import type { FingerprintInjector } from 'fingerprint-injector';
 import { FETCHERS } from '@crawler/core';
 import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { PlaywrightFetcher, type BrowserHooks, type PlaywrightFetcherDeps } from './playwright-fetcher.js';
+import { contextProxyOf, type ContextExit } from './browser-pool.js';
 
 // Sites remember visitors: the same site sees the same generated "person" across context replacements.
 const MAX_REMEMBERED_SITES = 1000;
@@ -82,11 +83,12 @@ export function createStealthHooks(_options?: ResolvedFetchersOptions): BrowserH
   };
   return {
     profile: 'stealth',
-    async newContext(browser: Browser, site: string) {
+    async newContext(browser: Browser, site: string, exit?: ContextExit) {
       const { generator, injector } = await loadTools();
       const fp = fingerprintFor(generator, site, browser.version());
       const { screen, navigator } = fp.fingerprint;
       const context = await browser.newContext({
+        ...contextProxyOf(exit),
         userAgent: navigator.userAgent,
         locale: navigator.language,
         viewport: { width: Math.min(screen.availWidth || screen.width, 1920), height: Math.min(screen.availHeight || screen.height, 1080) },

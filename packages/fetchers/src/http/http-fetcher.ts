@@ -10,6 +10,7 @@ import { browserLikeHeaders } from './browser-headers.js';
 import { createDecoder, decodeText, isTextualType, mimeTypeOf, sniffCharset } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
 import { translateUndiciError } from './translate-error.js';
+import { ProxyExitError, createProxyConnector } from './proxy-connector.js';
 
 /** A plain-HTTP request may tighten the per-phase timeouts (the 3 s probe does). */
 export interface HttpFetchRequest extends FetchRequest {
@@ -30,6 +31,8 @@ const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 export class HttpFetcher extends BaseFetcher {
   readonly name: string = FETCHERS.simpleHttp;
   readonly #agent: Agent;
+  /** One keep-alive pool per proxy URL, made on first use. */
+  readonly #proxyAgents = new Map<string, Agent>();
   readonly #policy: AddressPolicy;
   readonly #defaultHeaders: Record<string, string>;
   #closed: Promise<void> | undefined;
@@ -59,11 +62,16 @@ export class HttpFetcher extends BaseFetcher {
     const phases = req.request as HttpFetchRequest;
     let url: URL = req.url;
     let headers = { ...this.#defaultHeaders, ...lowerCaseKeys(req.headers) };
+    const proxyUrl = req.request.exit?.proxyUrl ?? null;
+    const agent = proxyUrl ? this.#proxyAgent(proxyUrl) : this.#agent;
     const chain: string[] = [];
     const seen = new Set<string>([withoutHash(url)]);
     for (;;) {
-      await assertAllowedTarget(url, this.#policy, { resolve: false });
-      const res = await this.#agent.request({
+      // Through a proxy the proxy resolves the name, so the connect-time lookup cannot guard it: every hop's name is
+      // resolved here and refused if any answer is not public (a rebinding between this and the proxy's own lookup
+      // is the residual risk of any forward proxy).
+      await assertAllowedTarget(url, this.#policy, { resolve: proxyUrl !== null });
+      const res = await agent.request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'GET',
@@ -111,16 +119,37 @@ export class HttpFetcher extends BaseFetcher {
         text,
         redirectChain: chain,
         timings: { startedAt: req.startedAt, headersMs, totalMs: Date.now() - req.startedAt },
+        ...(req.request.exit ? { exitTier: req.request.exit.tier } : {}),
       };
     }
   }
 
+  #proxyAgent(proxyUrl: string): Agent {
+    let agent = this.#proxyAgents.get(proxyUrl);
+    if (!agent) {
+      agent = new Agent({
+        connections: this.options.connectionsPerOrigin,
+        keepAliveTimeout: 10_000,
+        headersTimeout: this.options.headersTimeoutMs,
+        bodyTimeout: this.options.bodyTimeoutMs,
+        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs }) as never,
+      });
+      this.#proxyAgents.set(proxyUrl, agent);
+    }
+    return agent;
+  }
+
   protected override translateError(err: unknown, req: PreparedRequest): FetchError {
+    for (let e: unknown = err, n = 0; e && n < 8; e = (e as { cause?: unknown }).cause, n++) {
+      if (e instanceof ProxyExitError) return new FetchError('proxy_unavailable', e.message, { url: req.originalUrl, fetcher: this.name });
+    }
     return translateUndiciError(err, { url: req.originalUrl, fetcher: this.name, signal: req.signal }) ?? super.translateError(err, req);
   }
 
   close(): Promise<void> {
-    this.#closed ??= this.#agent.close().catch(() => this.#agent.destroy());
+    this.#closed ??= Promise.all(
+      [this.#agent, ...this.#proxyAgents.values()].map((a) => a.close().catch(() => a.destroy())),
+    ).then(() => undefined);
     return this.#closed;
   }
 }

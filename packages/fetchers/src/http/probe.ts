@@ -1,4 +1,4 @@
-import type { FetchResult, Fetcher } from '../contract.js';
+import type { FetchExit, FetchResult, Fetcher } from '../contract.js';
 import type { HttpFetchRequest } from './http-fetcher.js';
 
 export interface ProbeOptions {
@@ -8,6 +8,8 @@ export interface ProbeOptions {
   maxBytes?: number;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** Where the probe leaves from. @defaultValue the worker's own address */
+  exit?: FetchExit;
 }
 
 /**
@@ -25,6 +27,7 @@ export function probe(httpFetcher: Fetcher, url: string, opts: ProbeOptions = {}
     ...(opts.maxBytes !== undefined ? { maxBytes: opts.maxBytes } : {}),
     ...(opts.headers ? { headers: opts.headers } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.exit ? { exit: opts.exit } : {}),
   };
   return httpFetcher.fetch(req);
 }

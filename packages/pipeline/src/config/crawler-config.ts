@@ -8,6 +8,7 @@
  * variable's name and value, secrets masked by name (core `config/env.ts`). Document it in this package's README.
  * A variable only one process kind reads goes into that app's `env.ts` instead, the same way.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import {
   BLOCK_BASE_PAUSE_MS,
@@ -23,6 +24,8 @@ import {
   canonicalFetcherName,
   envGroup,
   envSchema,
+  parseProxyTiers,
+  type ExitTier,
   fractionVar,
   intVar,
   logLevelVar,
@@ -241,6 +244,39 @@ export const FETCHERS_ENV = {
   CHALLENGE_WAIT_MS: intVar(15_000, 0),
 };
 
+/**
+ * Exit tiers: where requests leave from (README "Proxies (exit tiers)"). The tiers' JSON is checked here, once; the
+ * parsed tiers are `config.exitTiers`. Credentials in proxy URLs are masked in every message.
+ */
+export const EXITS_ENV = {
+  /**
+   * Proxied exit tiers, a JSON array of `{"name": "datacenter", "cost": 1, "urls": ["http://user:pass@host:port"]}`
+   * (`http://`, `https://`, `socks5://`); cost is in cost units per request. @defaultValue none (direct only)
+   */
+  PROXY_TIERS: z.string().optional(),
+  /** A file holding the same JSON as PROXY_TIERS (not both). @defaultValue unset */
+  PROXY_TIERS_FILE: parsedVar((path) => {
+    if (path.trim() === '') return undefined;
+    try {
+      return readFileSync(path.trim(), 'utf8');
+    } catch (err) {
+      throw new Error(`cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }),
+  /** The implicit `direct` tier (the worker's own address, cost 0). @defaultValue true */
+  PROXY_DIRECT: boolVar(true),
+  /**
+   * How long a proxy URL that refused a connection, answered 407 or timed out is left out, fleet-wide (shared through
+   * Redis), before it is tried again. @defaultValue 60000
+   */
+  PROXY_UNHEALTHY_MS: intVar(60_000, 1_000),
+};
+
+/** The exit tiers of a parsed environment, or the parser's error. */
+function exitTiersOf(tiersJson: string | undefined, fileJson: string | undefined, direct: boolean): ExitTier[] {
+  return parseProxyTiers(tiersJson ?? fileJson ?? '', { direct });
+}
+
 /** Politeness: robots.txt and the per-domain gate. */
 export const POLITENESS_ENV = {
   /** Obey robots.txt. @defaultValue true */
@@ -368,6 +404,7 @@ export const CRAWLER_ENV = {
   ...CRAWL_ENV,
   ...EVENTS_ENV,
   ...VERSIONS_ENV,
+  ...EXITS_ENV,
   /** pino level. @defaultValue 'info' */
   LOG_LEVEL: logLevelVar('info'),
 };
@@ -384,9 +421,21 @@ export const CRAWLER = envGroup(
     redisTarget: { url: c.redisUrl, clusterNodes: c.redisClusterNodes },
     /** Link events: webhooks, retries, the Redis stream, whether router processes dispatch. */
     events: eventsConfigOf(c, c.queuePrefix),
+    /** Exit tiers, cheapest first (`direct` first unless PROXY_DIRECT=false). */
+    exitTiers: exitTiersOf(c.proxyTiers, c.proxyTiersFile, c.proxyDirect),
   }),
   (e, ctx) => {
     checkEventsEnv(e, ctx);
+    const tiersVar = e.PROXY_TIERS !== undefined ? 'PROXY_TIERS' : 'PROXY_TIERS_FILE';
+    if (e.PROXY_TIERS !== undefined && typeof e.PROXY_TIERS_FILE === 'string') {
+      ctx.addIssue({ code: 'custom', path: ['PROXY_TIERS'], message: 'set PROXY_TIERS or PROXY_TIERS_FILE, not both' });
+    } else if (typeof e.PROXY_DIRECT === 'boolean') {
+      try {
+        exitTiersOf(e.PROXY_TIERS, typeof e.PROXY_TIERS_FILE === 'string' ? e.PROXY_TIERS_FILE : undefined, e.PROXY_DIRECT);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: [tiersVar], message: (err as Error).message });
+      }
+    }
     const bad = (e.QUEUE_SHARDS_CONSUMED ?? []).filter((n) => n >= e.QUEUE_SHARDS);
     if (bad.length > 0) ctx.addIssue({ code: 'custom', path: ['QUEUE_SHARDS_CONSUMED'], message: `shard ${bad.join(', ')} does not exist (QUEUE_SHARDS=${e.QUEUE_SHARDS}: 0..${e.QUEUE_SHARDS - 1})` });
   },

@@ -1,11 +1,13 @@
 import { ERROR_TYPES, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
 import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
+import type { FetchExit } from '@crawler/fetchers';
 import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '../ports.js';
 import type { JobHandle } from '../job-control.js';
 import type { RevisitValidators } from '@crawler/db';
 import { isNotModified, revisitedPageText } from './conditional.js';
 import type { FetchDeps, Try } from './fetch-processor.js';
 import { domainPauseReason } from './site-pause.js';
+import { armKey, escalatedArm, hasProxiedTiers } from '../router/arm-choice.js';
 
 /** The retry policy's decision for one attempt. */
 export type Decision = ReturnType<typeof decideOutcome>;
@@ -18,6 +20,10 @@ export interface FetchJobContext {
   data: FetchJob;
   /** Canonical name of the job's fetcher. */
   fetcher: string;
+  /** The exit tier the job's requests leave from (FetchJob.exitTier, `direct` when none). */
+  exitTier: string;
+  /** The exit (proxy URL of the tier) the job's latest request used; unset for direct. */
+  exitUsed?: FetchExit | null;
   /** The link as read when the job started. */
   link: LinkRecord;
   log: Logger;
@@ -89,7 +95,8 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       const applied = await write(deps, ctx, { status: LINK_STATUSES.fetching, fetcher: next, selectionSource: SELECTION_SOURCES.retry, lastErrorType: decision.errorType });
       if (applied.linkUpdated) {
         await deps.enqueueFetch({
-          linkId: ctx.link.id, url: data.url, fetcher: next, selectionSource: SELECTION_SOURCES.retry, generation: data.generation,
+          // The other tool leaves from the same exit: the address was not what failed.
+          linkId: ctx.link.id, url: data.url, fetcher: next, ...(ctx.exitTier !== 'direct' ? { exitTier: ctx.exitTier } : {}), selectionSource: SELECTION_SOURCES.retry, generation: data.generation,
           attemptsBefore: ctx.link.attemptCount + attempts, retryOf: { fetcher, errorType: decision.errorType ?? ERROR_TYPES.wrongTool }, priority: data.priority,
         });
       }
@@ -111,7 +118,7 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
         // hand back the fetcher the site just blocked. A rate limit names the same fetcher (pace, not the tool),
         // which is not a refused one.
         const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
-        const escalation = next ? { nextFetcher: next, ...(next !== fetcher ? { blockedFetcher: fetcher } : {}) } : {};
+        const escalation = exitEscalation(deps, known, ctx, decision) ?? (next ? { nextFetcher: next, ...(next !== fetcher ? { blockedFetcher: fetcher } : {}) } : {});
         await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', priority: data.priority, ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
       }
       await dropProbe(deps, ctx);
@@ -122,6 +129,21 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
     case 'retry_now':
       throw new Error('retry_now is handled by the fetch loop, not applied');
   }
+}
+
+/**
+ * With proxied tiers, the re-route of a paused link names arms: a rate limit resumes on the same arm (pace, not
+ * another exit); a block climbs the exit ladder (plain HTTP up the tiers, then the browsers) and names the refused arm.
+ * Null without proxied tiers or for other pauses: the retry policy's tool escalation stands.
+ */
+function exitEscalation(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, decision: Decision): { nextFetcher?: string; blockedFetcher?: string } | null {
+  const settings = { known, confidenceThreshold: 1, exitTiers: deps.settings.exitTiers };
+  if (!hasProxiedTiers(settings)) return null;
+  const arm = { fetcher: ctx.fetcher, tier: ctx.exitTier };
+  if (decision.errorType === ERROR_TYPES.rateLimited) return { nextFetcher: armKey(arm) };
+  if (!decision.isBanned) return null;
+  const next = escalatedArm(settings, arm);
+  return next ? { nextFetcher: armKey(next), blockedFetcher: armKey(arm) } : { blockedFetcher: armKey(arm) };
 }
 
 /** Fail the link (with this job's attempts) and say so in the log. */

@@ -1,5 +1,7 @@
 import {
+  DIRECT_TIER,
   ERROR_TYPES,
+  FETCHERS,
   LINK_STATUSES,
   SKIP_REASONS,
   SELECTION_SOURCES,
@@ -8,18 +10,22 @@ import {
   domainOf,
   errorTypeOf,
   extractUrlHeuristics,
+  maskProxyUrl,
   isUrlPolicyError,
   retryAfterMsOf,
   safeResponseHeaders,
   type Clock,
   type ErrorCode,
+  type ExitTier,
   type Logger,
   type PipelineMetrics,
   type PolitenessGate,
   type RobotsPolicy,
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
-import type { FetchResult } from '@crawler/fetchers';
+import type { FetchExit, FetchResult } from '@crawler/fetchers';
+import type { ExitPool } from '../exits/exit-pool.js';
+import type { SessionJars } from '../exits/session-jars.js';
 import type { LinkRepo } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
@@ -41,6 +47,10 @@ export interface FetchSettings {
   pause?: PauseSettings;
   fetchTimeoutMs: number;
   fetchMaxBytes: number;
+  /** Exit tiers, cheapest first (config.exitTiers): a block climbs their ladder. @defaultValue direct only */
+  exitTiers?: readonly ExitTier[];
+  /** How long a job waits when every proxy of its tier is down (PROXY_UNHEALTHY_MS). @defaultValue 60000 */
+  proxyUnhealthyMs?: number;
 }
 
 export interface FetchDeps {
@@ -71,6 +81,10 @@ export interface FetchDeps {
    * confirms it. Absent: every fetch is unconditional.
    */
   revisits?: RevisitSource;
+  /** The exits of the configured tiers and their fleet-wide health. Absent: every request leaves direct. */
+  exits?: ExitPool;
+  /** Plain HTTP's cookie jars per exit session and site. Absent: plain HTTP through a proxy sends no cookies. */
+  jars?: SessionJars;
 }
 
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
@@ -134,7 +148,8 @@ async function openJob(deps: FetchDeps, job: JobHandle & { queueName?: string },
   if (!link) return { outcome: 'skipped', fetcher, attempts: 0, skipReason: SKIP_REASONS.linkMissing };
   return {
     job, token, queue, data, fetcher, link,
-    log: deps.logger.child({ jobId: job.id, queue, linkId: data.linkId, url: data.url, fetcher }),
+    exitTier: data.exitTier ?? DIRECT_TIER,
+    log: deps.logger.child({ jobId: job.id, queue, linkId: data.linkId, url: data.url, fetcher, ...(data.exitTier ? { exitTier: data.exitTier } : {}) }),
     domain: domainOf(data.url),
     urlHeuristics: extractUrlHeuristics(data.url),
     attempts: [],
@@ -213,8 +228,10 @@ async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe
   const gate = await deps.gate.acquire(ctx.domain);
   if (!gate.granted) return { wait: true, retryInMs: gate.retryInMs, reason: gate.reason };
   try {
-    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, conditional);
+    const attempt = await fetchThroughExit(deps, ctx, conditional);
+    if ('wait' in attempt) return attempt;
     const decision = analyseAndDecide(deps, ctx, attempt);
+    await retireBlockedSession(deps, ctx, decision);
     await pauseDomainOnPushback(deps, ctx, decision);
     return { attempt, decision };
   } finally {
@@ -269,20 +286,78 @@ function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): 
     durationMs: Math.round(attempt.durationMs),
     attemptedAt: now,
     selectionSource: ctx.attempts.length > 0 ? SELECTION_SOURCES.retry : ctx.data.selectionSource,
+    exitTier: ctx.exitTier,
     heuristics: [...ctx.urlHeuristics, ...heuristics],
   });
   deps.metrics.fetchObserved(ctx.fetcher, attempt.durationMs, decision.errorType ?? 'success');
+  const tierCost = deps.exits?.tiers.find((t) => t.name === ctx.exitTier)?.cost ?? 0;
+  deps.metrics.exitObserved?.(ctx.exitTier, {
+    bytes: attempt.response?.body.byteLength ?? 0,
+    blocked: decision.isBanned && decision.errorType !== ERROR_TYPES.rateLimited,
+    cost: tierCost,
+    ...(ctx.exitUsed?.proxyUrl ? { proxy: maskProxyUrl(ctx.exitUsed.proxyUrl) } : {}),
+  });
   // The tool the router chose did not do (wrong tool, block, rate limit): its cached choice for the domain goes.
   if (decision.kind === 'switch_fetcher' || decision.kind === 'pause' || decision.isBanned) deps.setbacks?.record(ctx.domain);
   ctx.log.info({ kind: decision.kind, errorType: decision.errorType, status: attempt.response?.status, reason: decision.reason }, 'attempt');
   return decision;
 }
 
-async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>): Promise<Try> {
+/**
+ * One request through the job's exit tier. A proxy that fails (refused, 407, timed out) is marked down fleet-wide and
+ * the request goes out through the tier's next URL: no attempt is logged for it, so it is neither the fetcher's
+ * failure nor the site's block. With every URL of the tier down, the job waits (PROXY_UNHEALTHY_MS) like a politeness
+ * wait; its permit is released meanwhile.
+ */
+async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?: Record<string, string>): Promise<Try | Wait> {
+  // PROXY_DIRECT=false: nothing leaves from the worker's own address; a job without a tier takes the cheapest one.
+  if (deps.exits && ctx.exitTier === DIRECT_TIER && !deps.exits.has(DIRECT_TIER)) ctx.exitTier = deps.exits.tiers[0]?.name ?? DIRECT_TIER;
+  if (!deps.exits || ctx.exitTier === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
+  if (!deps.exits.has(ctx.exitTier)) {
+    // A tier this worker does not know (configurations out of step across the fleet): the request takes this
+    // worker's cheapest tier, where a block climbs its own ladder, rather than the link waiting for a tier that never comes.
+    const cheapest = deps.exits.tiers[0]?.name ?? DIRECT_TIER;
+    ctx.log.warn({ exitTier: ctx.exitTier, instead: cheapest }, 'exit tier not configured here: leaving from the cheapest tier');
+    ctx.exitTier = cheapest;
+    if (cheapest === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
+  }
+  const tried = new Set<string>();
+  for (;;) {
+    const exit = await deps.exits.pick(ctx.exitTier, tried, ctx.domain);
+    ctx.exitUsed = exit;
+    if (!exit) {
+      deps.metrics.exitObserved?.(ctx.exitTier, { unavailable: true });
+      return { wait: true, retryInMs: deps.settings.proxyUnhealthyMs ?? 60_000, reason: ERROR_TYPES.proxyUnavailable };
+    }
+    // Plain HTTP through a session sends what the site set through that session before (the browsers keep a context
+    // per site and exit for the same reason).
+    const jar = deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp ? await deps.jars.cookieHeader(ctx.domain, exit.proxyUrl) : undefined;
+    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, jar ? { cookie: jar, ...headers } : headers, exit);
+    if (deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp && attempt.response) await deps.jars.remember(ctx.domain, exit.proxyUrl, attempt.response.headers['set-cookie']);
+    if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) return attempt;
+    tried.add(exit.proxyUrl);
+    deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
+    await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
+  }
+}
+
+/**
+ * The site refused the exit session this request used (a block, not a rate limit): the session is retired for the
+ * site, fleet-wide, so the next request there leaves as another identity (another URL of the tier, or a new sticky
+ * session) while other sites keep using it.
+ */
+async function retireBlockedSession(deps: FetchDeps, ctx: FetchJobContext, decision: Decision): Promise<void> {
+  const proxyUrl = ctx.exitUsed?.proxyUrl;
+  if (!deps.exits || !proxyUrl || !decision.isBanned || decision.errorType === ERROR_TYPES.rateLimited) return;
+  await deps.exits.retireSession(ctx.domain, proxyUrl);
+  await deps.jars?.forget(ctx.domain, proxyUrl);
+}
+
+async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>, exit?: FetchExit): Promise<Try> {
   const started = performance.now();
   try {
     const fetcher = deps.fetchers.get(fetcherName);
-    const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal, ...(headers ? { headers } : {}) });
+    const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal, ...(headers ? { headers } : {}), ...(exit ? { exit } : {}) });
     return { response, errorType: null, durationMs: response.timings?.totalMs ?? performance.now() - started };
   } catch (err) {
     return { response: null, errorType: errorTypeOf(err), durationMs: performance.now() - started };

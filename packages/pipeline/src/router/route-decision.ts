@@ -20,18 +20,21 @@ import type { LinkChange, LinkRecord } from '../ports.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
 import { unreachableDecision, unreachableFailure, type PauseSettings } from '../fetch/site-pause.js';
 import { chooseLearned } from './learned-choice.js';
+import { armKey, armView, runnableArm, tiersOf, wallArm, type ArmSettings } from './arm-choice.js';
 import type { WallSighting } from './probe-walls.js';
 
 /** A routing decision: the fetcher, why, and the stored probe body the fetch may reuse. */
 export interface Decision {
   fetcher: string;
+  /** The exit tier the fetch leaves from. @defaultValue 'direct' */
+  exitTier?: string;
   source: string;
   confidence?: number;
   probe?: ProbeRef;
 }
 
 /** The settings the decision reads (RouterSettings, with the fleet's fetchers as canonical names). */
-export interface DecisionSettings {
+export interface DecisionSettings extends ArmSettings {
   learningModeEnabled: boolean;
   defaultFetcher?: string;
   /** Canonical names of the fetchers the fleet runs. */
@@ -140,16 +143,18 @@ export function decideRoute(f: RouteFacts): RouteStep {
     if (settings.defaultFetcher) return checked(f, { fetcher: settings.defaultFetcher, source: SELECTION_SOURCES.default });
     return { kind: 'fail', errorType: ERROR_TYPES.noRoute, message: `no route for domain ${f.domain} and no DEFAULT_FETCHER configured` };
   }
-  const escalateTo = f.escalateTo ? canonicalFetcherName(f.escalateTo) : null;
-  // A blocked link's re-route: the retry policy already chose the next tool (e.g. stealth after a challenge).
-  if (escalateTo && settings.known.has(escalateTo)) return checked(f, { fetcher: escalateTo, source: SELECTION_SOURCES.retry });
-  const avoid = f.avoid ? canonicalFetcherName(f.avoid) : null;
+  // A blocked link's re-route: the retry policy already chose the next tool (e.g. stealth after a challenge), or the
+  // next arm of the exit ladder (`simple_http@residential`).
+  const escalateTo = runnableArm(settings, f.escalateTo);
+  if (escalateTo) return checked(f, armDecision(escalateTo.fetcher, escalateTo.tier, SELECTION_SOURCES.retry));
+  // An arm key: a link blocked on plain HTTP direct is not kept from plain HTTP through a proxy.
+  const avoid = f.avoid ? armKey(runnableArm(settings, f.avoid) ?? { fetcher: canonicalFetcherName(f.avoid), tier: 'direct' }) : null;
 
   if (f.cached === undefined) return { kind: 'need', what: 'cached' };
   if (f.cached) return checked(f, f.cached);
   if (f.learned === undefined) return { kind: 'need', what: 'learned' };
   const choice = chooseLearned({
-    learned: f.learned.learned,
+    learned: armView(f.learned.learned, settings, avoid).learned,
     recent: f.learned.recent,
     now,
     avoid,
@@ -158,14 +163,15 @@ export function decideRoute(f: RouteFacts): RouteStep {
     plainHttpMemoryMs: settings.plainHttpMemoryMs,
   });
   if (choice.kind !== 'probe') {
-    const decided: Decision = choice.kind === 'learned' ? { fetcher: choice.fetcher, source: choice.source, confidence: choice.confidence } : { fetcher: choice.fetcher, source: choice.source };
+    const arm = runnableArm(settings, choice.fetcher) ?? { fetcher: choice.fetcher, tier: 'direct' };
+    const decided: Decision = choice.kind === 'learned' ? { ...armDecision(arm.fetcher, arm.tier, choice.source), confidence: choice.confidence } : armDecision(arm.fetcher, arm.tier, choice.source);
     return checked(f, decided, [{ kind: 'cacheDecision', decision: decided }]);
   }
   // A probe of this domain just met a bot wall: another probe would only be refused too (one more block in the site's
   // log). The domain's pages go to the tool that probe chose until a browser result is learned.
   if (f.wall === undefined) return { kind: 'need', what: 'wall' };
-  const wallFetcher = f.wall ? canonicalFetcherName(f.wall.fetcher) : null;
-  if (wallFetcher && settings.known.has(wallFetcher) && wallFetcher !== avoid) return checked(f, { fetcher: wallFetcher, source: DOMAIN_MEMORY_SOURCE });
+  const wall = f.wall ? runnableArm(settings, f.wall.fetcher) : null;
+  if (wall && armKey(wall) !== avoid) return checked(f, armDecision(wall.fetcher, wall.tier, DOMAIN_MEMORY_SOURCE));
 
   // A revisit of a page plain HTTP stored with an ETag or Last-Modified: its conditional request is the probe. A 304
   // or the page ends it in one request; a wall or an app shell switches the tool as a probe's verdict would. (A first
@@ -226,8 +232,14 @@ function decideAfterProbe(f: RouteFacts, probe: NonNullable<RouteFacts['probe']>
     return checked(f, { fetcher: verdict.fetcher, source: SELECTION_SOURCES.probe }, [], 'failed');
   }
   const effects: RouteEffect[] = [];
+  const blocked = verdict.reason.startsWith('blocked');
+  // With proxied tiers, a wall in front of the worker's own address is first tried from another address with plain
+  // HTTP (a site that blocks a range usually serves the same page to another), not with a browser.
+  // The probe left from the cheapest tier (the worker's own address unless PROXY_DIRECT=false).
+  const probedTier = tiersOf(f.settings)[0]!.name;
+  const next = blocked ? wallArm(f.settings, verdict.fetcher) : { fetcher: verdict.fetcher, tier: probedTier };
   // Remembered before the permit goes, so a probe waiting for it finds the wall already known.
-  if (verdict.reason.startsWith('blocked')) effects.push({ kind: 'recordWall', fetcher: verdict.fetcher, reason: verdict.reason });
+  if (blocked) effects.push({ kind: 'recordWall', fetcher: armKey(next), reason: verdict.reason });
   if (verdict.reason === ERROR_TYPES.rateLimited) {
     // The site asked for pace: the link and the domain wait (never less than Retry-After) before anyone asks again,
     // measured from the answer. The route job comes back after the pause and probes afresh; a probe is no attempt.
@@ -247,8 +259,13 @@ function decideAfterProbe(f: RouteFacts, probe: NonNullable<RouteFacts['probe']>
     );
     return { kind: 'delay', delayMs: limited.pauseMs, why: 'probe_rate_limited', effects };
   }
-  if (verdict.reuse) effects.push({ kind: 'saveProbe' });
-  return checked(f, { fetcher: verdict.fetcher, source: SELECTION_SOURCES.probe }, effects, verdict.reuse ? 'stored' : 'discarded');
+  if (verdict.reuse && next.tier === probedTier) effects.push({ kind: 'saveProbe' });
+  return checked(f, armDecision(next.fetcher, next.tier, SELECTION_SOURCES.probe), effects, verdict.reuse && next.tier === probedTier ? 'stored' : 'discarded');
+}
+
+/** A decision for an arm: the exit tier is named only when it is not `direct` (the payloads stay as they were). */
+function armDecision(fetcher: string, tier: string, source: string): Decision {
+  return tier === 'direct' ? { fetcher, source } : { fetcher, exitTier: tier, source };
 }
 
 /** A decision naming a fetcher the fleet does not run fails the link with `unknown_fetcher`; a route carries the job's priority. */

@@ -10,6 +10,7 @@ import {
   selectRoutingHeuristics,
   type Clock,
   type DomainAttempt,
+  type ExitTier,
   type DomainPermit,
   type Logger,
   type PipelineMetrics,
@@ -50,6 +51,8 @@ export interface RouterSettings {
   maxAttempts?: number;
   /** Pause bases and the Retry-After floor. @defaultValue core's */
   pause?: PauseSettings;
+  /** Exit tiers, cheapest first (config.exitTiers): arms of (fetcher, tier) are scored and priced. @defaultValue direct only */
+  exitTiers?: readonly ExitTier[];
 }
 
 /** A domain's latest attempts, newest first (@crawler/db DomainStateStore). */
@@ -101,6 +104,7 @@ export function createRouteProcessor(deps: RouterDeps) {
     pauseMaxMs: deps.settings.pauseMaxMs,
     pause: deps.settings.pause,
     maxAttempts: deps.settings.maxAttempts,
+    exitTiers: deps.settings.exitTiers,
     // RouterDeps.revisits is given only while CONDITIONAL_REQUESTS is on (create-runtime).
     conditionalRevisits: deps.revisits !== undefined,
   };
@@ -279,6 +283,7 @@ async function finish(
     linkId: link!.id,
     url: link!.url,
     fetcher,
+    ...(decision.exitTier ? { exitTier: decision.exitTier } : {}),
     selectionSource: decision.source,
     confidence: decision.confidence,
     // The link's generation, not this job's: two route jobs of one link (a resubmission racing a resume) share the
@@ -291,8 +296,9 @@ async function finish(
   });
   deps.metrics.decision(decision.source, fetcher);
   deps.metrics.jobFinished(ROUTE_QUEUE, 'routed');
-  log.info({ fetcher, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined }, 'routed');
-  return { kind: 'routed', fetcher, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined };
+  const exitTier = decision.exitTier ?? 'direct';
+  log.info({ fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined }, 'routed');
+  return { kind: 'routed', fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined };
 }
 
 function skipped(deps: RouterDeps, reason: SkipReason): RouteResult {

@@ -181,6 +181,7 @@ export class CrawlerRuntime {
           pauseMaxMs: config.pauseMaxMs,
           maxAttempts: config.maxAttempts,
           pause: pauseSettingsOf(config),
+          exitTiers: config.exitTiers,
         },
       });
       const route = this.#workers.guard((job: Job, token?: string) => processRoute(job, token));
@@ -199,6 +200,8 @@ export class CrawlerRuntime {
         pause: pauseSettingsOf(config),
         fetchTimeoutMs: config.fetchTimeoutMs,
         fetchMaxBytes: config.fetchMaxBytes,
+        exitTiers: config.exitTiers,
+        proxyUnhealthyMs: config.proxyUnhealthyMs,
       },
     });
     const fetch = this.#workers.guard((job: Job, token?: string) => processFetch(job, token));

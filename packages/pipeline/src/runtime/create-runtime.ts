@@ -1,8 +1,10 @@
+import { ExitPool } from '../exits/exit-pool.js';
+import { SessionJars } from '../exits/session-jars.js';
 import type { Redis } from 'ioredis';
-import { isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
+import { DIRECT_TIER, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, shardOfDomain } from '@crawler/queue';
 import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
-import { createDefaultRegistry, probe as probeWith, RedisClearanceStore } from '@crawler/fetchers';
+import { createDefaultRegistry, probe as probeWith, RedisClearanceStore, type FetchExit } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import { ProbeStore } from '../probe/probe-store.js';
@@ -79,8 +81,12 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       // Clearance a browser earns on a wall is the fleet's: every worker's browsers start their site contexts with it.
       clearance: new RedisClearanceStore({ redis, prefix: config.queuePrefix, logger: logger.child({ component: 'clearance' }) }),
     });
+  // Proxy health is shared by the fleet: one worker's dead proxy is every worker's.
+  const exits = new ExitPool(config.exitTiers, { unhealthyMs: config.proxyUnhealthyMs, clock, shared: { redis, prefix: config.queuePrefix }, logger: logger.child({ component: 'exits' }) });
+  // With PROXY_DIRECT=false nothing leaves from the worker's own address: the probe and robots.txt take the cheapest tier.
+  const housekeepingExit = async (): Promise<FetchExit | undefined> => (exits.has(DIRECT_TIER) ? undefined : ((await exits.pick(exits.tiers[0]!.name)) ?? undefined));
   const probe: ProbeFn =
-    o.probe ?? ((url, signal) => probeWith(registry.get(FETCHERS.simpleHttp), url, { timeoutMs: config.probeTimeoutMs, maxBytes: config.probeMaxBytes, signal }));
+    o.probe ?? (async (url, signal) => probeWith(registry.get(FETCHERS.simpleHttp), url, { timeoutMs: config.probeTimeoutMs, maxBytes: config.probeMaxBytes, signal, exit: await housekeepingExit() }));
 
   // One gate per shard, each under its shard's hash tag: a domain's politeness keys sit in the slot of its jobs.
   const shardGates = queues.prefixes.map(
@@ -108,7 +114,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
           logger: logger.child({ component: 'robots' }),
           fetchRobots: async (origin) => {
             try {
-              const res = await registry.get(FETCHERS.simpleHttp).fetch({ url: `${origin}/robots.txt`, timeoutMs: 10_000, maxBytes: 512 * 1024 });
+              const exit = await housekeepingExit();
+              const res = await registry.get(FETCHERS.simpleHttp).fetch({ url: `${origin}/robots.txt`, timeoutMs: 10_000, maxBytes: 512 * 1024, ...(exit ? { exit } : {}) });
               return { status: res.status, body: res.text ?? '' };
             } catch (err) {
               if (isUrlPolicyError(err)) throw err; // the origin itself is refused: not an unreachable robots.txt
@@ -163,6 +170,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       revisits,
     },
     fetchDeps: {
+      exits,
+      jars: new SessionJars({ clock, shared: { redis, prefix: config.queuePrefix }, logger: logger.child({ component: 'exits' }) }),
       links,
       enqueueFetch: (input) => queues.enqueueFetch(input),
       enqueueRoute: (input, opts) => queues.enqueueRoute(input, opts),
@@ -207,13 +216,16 @@ export function createCrawlFrontier(o: {
     ? null
     : createDefaultRegistry({ allowPrivateNetworks: config.allowPrivateNetworks, allowHosts: config.fetchAllowHosts, chromiumPath: config.chromiumPath, maxBytes: config.fetchMaxBytes, timeoutMs: config.fetchTimeoutMs, logger: o.logger.child({ component: 'fetchers' }) });
   const fetchers: FetcherSource = o.fetchers ?? own!;
+  // With PROXY_DIRECT=false sitemaps too leave through the cheapest tier (proxy health shared with the fetchers').
+  const exits = new ExitPool(config.exitTiers, { unhealthyMs: config.proxyUnhealthyMs, clock: systemClock, shared: { redis: o.redis, prefix: config.queuePrefix } });
   const store = new CrawlStore(o.prisma);
   const frontier = new CrawlFrontier({
     store,
     enqueueRoutes: (inputs) => o.queues.enqueueRoutes(inputs),
     // Sitemaps come through plain HTTP with its SSRF guard and size cap; a .xml.gz arrives as the gzip bytes.
     fetchSitemap: async (url) => {
-      const res = await fetchers.get(FETCHERS.simpleHttp).fetch({ url, timeoutMs: config.fetchTimeoutMs, maxBytes: config.sitemapMaxBytes ?? config.fetchMaxBytes });
+      const exit = exits.has(DIRECT_TIER) ? null : await exits.pick(exits.tiers[0]!.name);
+      const res = await fetchers.get(FETCHERS.simpleHttp).fetch({ url, timeoutMs: config.fetchTimeoutMs, maxBytes: config.sitemapMaxBytes ?? config.fetchMaxBytes, ...(exit ? { exit } : {}) });
       return { status: res.status, body: res.body };
     },
     sitemapLimits: { maxFiles: config.sitemapMaxFiles, maxUrls: config.sitemapMaxUrls, maxBytes: config.sitemapMaxBytes },

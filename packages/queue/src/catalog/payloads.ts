@@ -24,11 +24,12 @@ export const RouteJobSchema = z.object({
   reason: z.enum(ROUTE_REASONS).default('enqueue'),
   /**
    * Set on the re-route of a blocked link: the fetcher the retry policy escalates to (core decideOutcome's
-   * `nextFetcher`, e.g. playwright → playwright_stealth after a challenge). The router uses it instead of asking the
-   * learned store again, which would hand back the fetcher that was just blocked.
+   * `nextFetcher`, e.g. playwright → playwright_stealth after a challenge), or the next arm of the exit ladder as
+   * core's armKey (`simple_http@residential`). The router uses it instead of asking the learned store again, which
+   * would hand back the fetcher that was just blocked.
    */
   nextFetcher: z.string().trim().min(1).optional(),
-  /** Set on the re-route of a blocked link: the fetcher the site just refused, which the router does not pick again. */
+  /** Set on the re-route of a blocked link: the fetcher (or arm key) the site just refused, which the router does not pick again. */
   blockedFetcher: z.string().trim().min(1).optional(),
   priority: PrioritySchema,
 });
@@ -57,6 +58,8 @@ export const FetchJobSchema = z.object({
   /** The link's attempt_count when this job was created: part of the job id, so duplicates collapse into one job. */
   attemptsBefore: z.number().int().min(0).default(0),
   probe: ProbeRefSchema.optional(),
+  /** The exit tier the request leaves from (a PROXY_TIERS name). @defaultValue 'direct' */
+  exitTier: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/).optional(),
   /** Set on a switched-fetcher retry (wrong tool): the error that caused it. */
   retryOf: z.object({ fetcher: z.string(), errorType: z.string() }).optional(),
   priority: PrioritySchema,
@@ -66,7 +69,7 @@ export type FetchJobInput = z.input<typeof FetchJobSchema>;
 
 /** What the router returns for a job (visible in Bull Board and job results). */
 export const RouteResultSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('routed'), fetcher: z.string(), source: z.string(), confidence: z.number().optional(), probeReused: z.boolean() }),
+  z.object({ kind: z.literal('routed'), fetcher: z.string(), exitTier: z.string().optional(), source: z.string(), confidence: z.number().optional(), probeReused: z.boolean() }),
   z.object({ kind: z.literal('skipped'), reason: SkipReasonSchema }),
   z.object({ kind: z.literal('failed'), errorType: z.string(), message: z.string() }),
 ]);

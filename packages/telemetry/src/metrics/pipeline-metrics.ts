@@ -80,6 +80,18 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
   const pauses = once(registry, 'crawler_pauses_total', () => new Counter({ name: 'crawler_pauses_total', help: 'Domain or link pauses after a block, by domain (bounded) and error type.', labelNames: ['domain', 'error_type'], registers }));
   const bans = once(registry, 'crawler_bans_total', () => new Counter({ name: 'crawler_bans_total', help: 'Attempts marked banned, by domain (bounded).', labelNames: ['domain'], registers }));
 
+  // Exit tiers: tier names come from configuration (a bounded set); a proxy is labelled host:port only, credentials
+  // masked by core maskProxyUrl before it gets here.
+  const exitRequests = once(registry, 'crawler_exit_requests_total', () => new Counter({ name: 'crawler_exit_requests_total', help: 'Requests that left through each exit tier.', labelNames: ['tier'], registers }));
+  const exitBytes = once(registry, 'crawler_exit_bytes_total', () => new Counter({ name: 'crawler_exit_bytes_total', help: 'Response body bytes received through each exit tier.', labelNames: ['tier'], registers }));
+  const exitBlocks = once(registry, 'crawler_exit_blocks_total', () => new Counter({ name: 'crawler_exit_blocks_total', help: 'Requests a site blocked (challenge, 403), by exit tier.', labelNames: ['tier'], registers }));
+  const exitCost = once(registry, 'crawler_exit_cost_units_total', () => new Counter({ name: 'crawler_exit_cost_units_total', help: 'Cost units spent on each exit tier (PROXY_TIERS cost per request).', labelNames: ['tier'], registers }));
+  const proxyFailures = once(registry, 'crawler_exit_proxy_failures_total', () => new Counter({ name: 'crawler_exit_proxy_failures_total', help: 'Proxies that refused, answered 407 or timed out, by tier and proxy (host:port).', labelNames: ['tier', 'proxy'], registers }));
+  const proxyRequests = once(registry, 'crawler_exit_proxy_requests_total', () => new Counter({ name: 'crawler_exit_proxy_requests_total', help: 'Requests through each proxy (host:port, credentials masked), by tier.', labelNames: ['tier', 'proxy'], registers }));
+  const proxyBytes = once(registry, 'crawler_exit_proxy_bytes_total', () => new Counter({ name: 'crawler_exit_proxy_bytes_total', help: 'Response body bytes through each proxy, by tier.', labelNames: ['tier', 'proxy'], registers }));
+  const proxyBlocks = once(registry, 'crawler_exit_proxy_blocks_total', () => new Counter({ name: 'crawler_exit_proxy_blocks_total', help: 'Requests a site blocked, by tier and proxy.', labelNames: ['tier', 'proxy'], registers }));
+  const exitUnavailable = once(registry, 'crawler_exit_unavailable_total', () => new Counter({ name: 'crawler_exit_unavailable_total', help: 'Jobs that found every proxy of their tier down and waited.', labelNames: ['tier'], registers }));
+
   let getCounts: (() => Promise<QueueDepths>) | undefined;
   const scrapeErrors = once(registry, 'crawler_queue_depth_errors_total', () => new Counter({ name: 'crawler_queue_depth_errors_total', help: 'Scrapes where queue depths could not be read.', registers }));
   once(
@@ -121,6 +133,21 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
     probe: (outcome) => probes.inc({ outcome }),
     pause: (domain, errorType) => pauses.inc({ domain: siteLabel(domain), error_type: errorType }),
     ban: (domain) => bans.inc({ domain: siteLabel(domain) }),
+    exitObserved: (tier, e) => {
+      if (e.proxyFailed) proxyFailures.inc({ tier, proxy: e.proxy ?? 'unknown' });
+      else if (e.unavailable) exitUnavailable.inc({ tier });
+      else {
+        exitRequests.inc({ tier });
+        if (e.bytes) exitBytes.inc({ tier }, e.bytes);
+        if (e.blocked) exitBlocks.inc({ tier });
+        if (e.cost) exitCost.inc({ tier }, e.cost);
+        if (e.proxy) {
+          proxyRequests.inc({ tier, proxy: e.proxy });
+          if (e.bytes) proxyBytes.inc({ tier, proxy: e.proxy }, e.bytes);
+          if (e.blocked) proxyBlocks.inc({ tier, proxy: e.proxy });
+        }
+      }
+    },
   };
 }
 

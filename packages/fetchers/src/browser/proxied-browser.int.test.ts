@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startForwardProxy, startTestServer, type ForwardProxy, type TestServer } from '@crawler/testkit';
+import { createPlaywrightFetcher, type PlaywrightFetcher } from './playwright-fetcher.js';
+import { createStealthFetcher } from './stealth.js';
+import { FetchError } from '../errors.js';
+
+/** The page shows the address the site saw, so the test reads which exit the browser left from. */
+const whoami = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end(`<!doctype html><html><head><title>who</title></head><body><article><h1>Client</h1><p id="addr">${req.socket.remoteAddress}</p><p>${'Words of an ordinary article page. '.repeat(20)}</p></article></body></html>`);
+};
+
+describe('browsers through an exit', () => {
+  let site: TestServer;
+  let other: TestServer;
+  let res: ForwardProxy;
+  let browser: PlaywrightFetcher;
+  let guarded: PlaywrightFetcher;
+
+  beforeAll(async () => {
+    site = await startTestServer({ '/': whoami }, { host: '127.0.1.31' });
+    other = await startTestServer({ '/': whoami }, { host: '127.0.1.32' });
+    res = await startForwardProxy({ localAddress: '127.0.3.1', auth: { user: 'resUser', pass: 'resPa55' } });
+    browser = createPlaywrightFetcher({ allowPrivateNetworks: true });
+    // The guard lets the site through and nothing else of loopback: a proxied context must not reach `other`.
+    guarded = createPlaywrightFetcher({ allowHosts: ['127.0.1.31'] });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([browser?.close(), guarded?.close(), res?.close(), site?.close(), other?.close()]);
+  });
+
+  it('leaves from the context\'s proxy (with its credentials), and direct without one', async () => {
+    const viaProxy = await browser.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: res.authUrl } });
+    expect(viaProxy.text).toContain('<p id="addr">127.0.3.1</p>');
+    expect(viaProxy.exitTier).toBe('residential');
+    const direct = await browser.fetch({ url: site.url('/') });
+    expect(direct.text).toContain('<p id="addr">127.0.0.1</p>');
+    expect(res.tunnels).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('leaves from the proxy with the stealth browser too', async () => {
+    const stealth = createStealthFetcher({ allowPrivateNetworks: true });
+    try {
+      const r = await stealth.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: res.authUrl } });
+      expect(r.text).toContain('<p id="addr">127.0.3.1</p>');
+    } finally {
+      await stealth.close();
+    }
+  }, 60_000);
+
+  it('keeps the egress guard on a proxied context: a target outside the policy never reaches the proxy', async () => {
+    const before = res.tunnels;
+    const ok = await guarded.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: res.authUrl } });
+    expect(ok.text).toContain('127.0.3.1');
+    const tunnelsAfterOk = res.tunnels;
+    expect(tunnelsAfterOk).toBeGreaterThan(before);
+    let err: unknown;
+    try {
+      await guarded.fetch({ url: other.url('/'), exit: { tier: 'residential', proxyUrl: res.authUrl } });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(FetchError);
+    expect((err as FetchError).code).toBe('blocked_address');
+    expect(res.tunnels).toBe(tunnelsAfterOk);
+    expect(other.hits()).toBe(0);
+  }, 60_000);
+
+  it('keeps shared clearance per exit: a context through a proxy loads the clearance of that exit only', async () => {
+    const loads: string[] = [];
+    const clearance = { load: async (_site: string, flavour: string) => (loads.push(flavour), []), save: async () => undefined };
+    const f = createPlaywrightFetcher({ allowPrivateNetworks: true }, { clearance });
+    try {
+      await f.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: res.authUrl } });
+      await f.fetch({ url: site.url('/') });
+    } finally {
+      await f.close();
+    }
+    expect(loads).toHaveLength(2);
+    expect(loads[0]).toMatch(/^playwright@[0-9a-f]{16}$/);
+    expect(loads[1]).toBe('playwright');
+  }, 60_000);
+
+  it('calls a dead upstream proxy proxy_unavailable, naming no credential', async () => {
+    const dead = await startForwardProxy({ auth: { user: 'deadUser', pass: 'deadPa55' } });
+    const url = dead.authUrl;
+    await dead.kill();
+    let err: unknown;
+    try {
+      await browser.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: url } });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(FetchError);
+    expect((err as FetchError).code).toBe('proxy_unavailable');
+    expect(`${(err as Error).message} ${JSON.stringify(err)}`).not.toMatch(/deadUser|deadPa55/);
+  }, 60_000);
+});

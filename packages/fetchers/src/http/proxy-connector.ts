@@ -1,0 +1,140 @@
+import net from 'node:net';
+import tls from 'node:tls';
+import type { Duplex } from 'node:stream';
+import { SocksClient } from 'socks';
+import { maskProxyUrl } from '@crawler/core';
+
+/**
+ * The exit failed, not the site: the proxy refused or dropped the connection, asked for credentials (407), or did not
+ * answer in time. Its message names the proxy masked (never its credentials).
+ */
+export class ProxyExitError extends Error {
+  override name = 'ProxyExitError';
+  readonly code = 'PROXY_EXIT';
+  constructor(
+    message: string,
+    /** The proxy URL as it may be shown (credentials masked). */
+    readonly proxy: string,
+    /** 407, or the socket error code (ECONNREFUSED, ETIMEDOUT, ...). */
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The target answered something other than a tunnel through a working proxy (CONNECT refused with 4xx/5xx other than
+ * 407, a SOCKS "host unreachable"): the site or the route to it failed, the proxy did its job.
+ */
+export class ProxyTargetError extends Error {
+  override name = 'ProxyTargetError';
+  readonly code = 'ECONNREFUSED';
+}
+
+/** What undici's connector is given (buildConnector.Options, the fields we read). */
+interface ConnectOptions {
+  hostname: string;
+  host?: string;
+  protocol: string;
+  port: string;
+  servername?: string;
+}
+type Callback = (err: Error | null, socket: Duplex | null) => void;
+
+/**
+ * An undici `connect` that reaches the target through one proxy: `http://` and `https://` proxies by CONNECT (every
+ * target, plain-HTTP ones too, so the proxy never sees a request it could rewrite), `socks5://` through the `socks`
+ * client. TLS to an https target runs end to end over the tunnel. The proxy's own address is operator configuration
+ * and is not checked by the SSRF guard; the target is, before the request (see HttpFetcher).
+ */
+export function createProxyConnector(proxyUrl: string, opts: { timeoutMs: number }): (options: ConnectOptions, callback: Callback) => void {
+  const proxy = new URL(proxyUrl);
+  const shown = maskProxyUrl(proxyUrl);
+  const user = decodeURIComponent(proxy.username);
+  const pass = decodeURIComponent(proxy.password);
+  const proxyPort = Number(proxy.port || (proxy.protocol === 'https:' ? 443 : proxy.protocol === 'socks5:' ? 1080 : 80));
+  const proxyHost = proxy.hostname.startsWith('[') ? proxy.hostname.slice(1, -1) : proxy.hostname;
+
+  return (options, callback) => {
+    const targetHost = options.hostname.startsWith('[') ? options.hostname.slice(1, -1) : options.hostname;
+    const targetPort = Number(options.port || (options.protocol === 'https:' ? 443 : 80));
+    const tunnel = proxy.protocol === 'socks5:' ? socksTunnel(targetHost, targetPort) : connectTunnel(targetHost, targetPort);
+    tunnel.then(
+      (socket) => {
+        if (options.protocol !== 'https:') return callback(null, socket);
+        const secure = tls.connect({ socket, servername: options.servername ?? (net.isIP(targetHost) ? undefined : targetHost), ALPNProtocols: ['http/1.1'] });
+        secure.once('secureConnect', () => callback(null, secure));
+        secure.once('error', (err) => callback(err, null));
+      },
+      (err: Error) => callback(err, null),
+    );
+  };
+
+  function exitError(reason: string, detail: string): ProxyExitError {
+    return new ProxyExitError(`proxy ${shown} unavailable: ${detail}`, shown, reason);
+  }
+
+  async function socksTunnel(host: string, port: number): Promise<Duplex> {
+    try {
+      const { socket } = await SocksClient.createConnection({
+        proxy: { host: proxyHost, port: proxyPort, type: 5, ...(user ? { userId: user, password: pass } : {}) },
+        command: 'connect',
+        destination: { host, port },
+        timeout: opts.timeoutMs,
+      });
+      return socket;
+    } catch (err) {
+      const message = (err as Error).message ?? '';
+      // SOCKS5 replies 3-5 (network/host unreachable, refused) are about the target; everything else is the proxy's.
+      if (/rejected connection - (HostUnreachable|NetworkUnreachable|ConnectionRefused|TTLExpired)/.test(message)) {
+        throw new ProxyTargetError(`target ${host}:${port} unreachable through the proxy`);
+      }
+      const code = (err as NodeJS.ErrnoException).code ?? (/timed? ?out/i.test(message) ? 'ETIMEDOUT' : /auth/i.test(message) ? '407' : 'EPROXY');
+      throw exitError(code, code === '407' ? 'authentication refused' : code);
+    }
+  }
+
+  function connectTunnel(host: string, port: number): Promise<Duplex> {
+    return new Promise((resolve, reject) => {
+      const socket: net.Socket | tls.TLSSocket =
+        proxy.protocol === 'https:' ? tls.connect({ host: proxyHost, port: proxyPort, servername: net.isIP(proxyHost) ? undefined : proxyHost }) : net.connect({ host: proxyHost, port: proxyPort });
+      let settled = false;
+      const fail = (err: Error) => {
+        if (settled) return;
+        settled = true;
+        socket.destroy();
+        reject(err);
+      };
+      socket.setTimeout(opts.timeoutMs, () => fail(exitError('ETIMEDOUT', 'no answer in time')));
+      socket.once('error', (err: NodeJS.ErrnoException) => fail(exitError(err.code ?? 'EPROXY', err.code ?? 'connection failed')));
+      const authority = net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+      socket.once(proxy.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+        const auth = user || pass ? `Proxy-Authorization: Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}\r\n` : '';
+        socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`);
+      });
+      let head = Buffer.alloc(0);
+      const onData = (chunk: Buffer) => {
+        head = Buffer.concat([head, chunk]);
+        const end = head.indexOf('\r\n\r\n');
+        if (end < 0) {
+          if (head.length > 16 * 1024) fail(exitError('EPROTO', 'oversized CONNECT answer'));
+          return;
+        }
+        socket.off('data', onData);
+        const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head.subarray(0, end).toString('latin1'))?.[1] ?? 0);
+        if (status === 200) {
+          settled = true;
+          socket.setTimeout(0);
+          socket.removeAllListeners('error');
+          const rest = head.subarray(end + 4);
+          if (rest.length > 0) socket.unshift(rest);
+          resolve(socket);
+        } else if (status === 407) fail(exitError('407', 'authentication required (407)'));
+        else if (status >= 400 && status < 600 && status !== 503) fail(new ProxyTargetError(`target ${authority} refused through the proxy (${status})`));
+        else fail(exitError(String(status || 'EPROTO'), `CONNECT answered ${status || 'garbage'}`));
+      };
+      socket.on('data', onData);
+      socket.once('close', () => fail(exitError('ECONNRESET', 'closed during CONNECT')));
+    });
+  }
+}

@@ -1,0 +1,99 @@
+import net, { type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startForwardProxy, startTestServer, staticArticle, type ForwardProxy, type TestServer } from '@crawler/testkit';
+import { createHttpFetcher, type HttpFetcher } from './http-fetcher.js';
+import { FetchError } from '../errors.js';
+
+async function failureOf(p: Promise<unknown>): Promise<FetchError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(FetchError);
+    return err as FetchError;
+  }
+  throw new Error('expected the fetch to fail');
+}
+
+describe('simple_http through an exit', () => {
+  let site: TestServer;
+  let dc: ForwardProxy;
+  let res: ForwardProxy;
+  let http: HttpFetcher;
+  let guarded: HttpFetcher;
+
+  beforeAll(async () => {
+    site = await startTestServer({
+      '/': { body: staticArticle({ title: 'Harbour news' }) },
+      // The client's address as the site sees it.
+      '/whoami': (req, out) => {
+        out.setHeader('content-type', 'text/plain');
+        out.end(req.socket.remoteAddress ?? '');
+      },
+    });
+    dc = await startForwardProxy({ localAddress: '127.0.2.1', auth: { user: 'alice', pass: 's3cret' } });
+    res = await startForwardProxy({ localAddress: '127.0.3.1', protocol: 'socks5', auth: { user: 'bob', pass: 'hunter2' } });
+    http = createHttpFetcher({ allowPrivateNetworks: true, connectTimeoutMs: 2_000 });
+    guarded = createHttpFetcher({ connectTimeoutMs: 2_000 });
+  });
+
+  afterAll(async () => {
+    await Promise.all([http?.close(), guarded?.close(), dc?.close(), res?.close(), site?.close()]);
+  });
+
+  it('leaves from the HTTP proxy (CONNECT with credentials) and reports the tier', async () => {
+    const r = await http.fetch({ url: site.url('/whoami'), exit: { tier: 'datacenter', proxyUrl: dc.authUrl } });
+    expect(r.text).toBe('127.0.2.1');
+    expect(r.exitTier).toBe('datacenter');
+    const page = await http.fetch({ url: site.url('/'), exit: { tier: 'datacenter', proxyUrl: dc.authUrl } });
+    expect(page.text).toContain('Harbour news');
+    expect(dc.tunnels).toBeGreaterThan(0);
+  });
+
+  it('leaves from the SOCKS5 proxy with credentials', async () => {
+    const r = await http.fetch({ url: site.url('/whoami'), exit: { tier: 'residential', proxyUrl: res.authUrl } });
+    expect(r.text).toBe('127.0.3.1');
+  });
+
+  it('leaves from the worker itself on direct', async () => {
+    const r = await http.fetch({ url: site.url('/whoami'), exit: { tier: 'direct', proxyUrl: null } });
+    expect(r.text).toBe('127.0.0.1');
+  });
+
+  it('calls refused credentials, a dead proxy and a silent proxy proxy_unavailable, never quoting credentials', async () => {
+    const wrongHttp = dc.authUrl.replace('s3cret', 'wrongpass');
+    const wrongSocks = res.authUrl.replace('hunter2', 'wrongpass');
+    const dead = await startForwardProxy();
+    const deadUrl = dead.url.replace('http://', 'http://carol:topsecret@');
+    await dead.kill();
+    // Accepts and never answers.
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentUrl = `socks5://dave:hidden@127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    for (const proxyUrl of [wrongHttp, wrongSocks, deadUrl, silentUrl]) {
+      const err = await failureOf(http.fetch({ url: site.url('/'), exit: { tier: 'datacenter', proxyUrl } }));
+      expect(err.code, proxyUrl).toBe('proxy_unavailable');
+      const shown = `${err.message} ${JSON.stringify(err)} ${String(err.stack)}`;
+      for (const secret of ['wrongpass', 'topsecret', 'hidden', 'alice', 'bob', 'carol', 'dave']) expect(shown).not.toContain(secret);
+    }
+    silent.close();
+  });
+
+  it('blames the site, not the proxy, when the target is down', async () => {
+    const gone = await startTestServer({});
+    const url = gone.url('/');
+    await gone.close();
+    const viaHttp = await failureOf(http.fetch({ url, exit: { tier: 'datacenter', proxyUrl: dc.authUrl } }));
+    expect(viaHttp.code).toBe('network_error');
+    const viaSocks = await failureOf(http.fetch({ url, exit: { tier: 'residential', proxyUrl: res.authUrl } }));
+    expect(viaSocks.code).toBe('network_error');
+  });
+
+  it('keeps the SSRF guard on the target through a proxy', async () => {
+    const before = dc.tunnels;
+    const err = await failureOf(guarded.fetch({ url: site.url('/'), exit: { tier: 'datacenter', proxyUrl: dc.authUrl } }));
+    expect(err.code).toBe('blocked_address');
+    const named = await failureOf(guarded.fetch({ url: `http://localhost:${site.port}/`, exit: { tier: 'datacenter', proxyUrl: dc.authUrl } }));
+    expect(named.code).toBe('blocked_address');
+    expect(dc.tunnels).toBe(before);
+  });
+});

@@ -1,0 +1,82 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { ManualClock, parseProxyTiers } from '@crawler/core';
+import { deleteRedisPrefix } from '@crawler/queue';
+import { REDIS_URL } from '@crawler/testkit';
+import { ExitPool } from './exit-pool.js';
+
+const A = 'http://ua:pa@a.example:8000';
+const B = 'http://ub:pb@b.example:8000';
+const STICKY = 'http://customer-acme-session-{session}:s3cret@gw.example:7000';
+const TIERS = parseProxyTiers(JSON.stringify([{ name: 'residential', cost: 10, urls: [A, B] }, { name: 'mobile', cost: 30, urls: [STICKY] }]), { direct: true });
+const prefix = `{crawler_test_exitpool_${process.pid}}`;
+const redis = new Redis(REDIS_URL);
+
+afterAll(async () => {
+  await deleteRedisPrefix(redis, prefix);
+  redis.disconnect();
+});
+
+function pool(clock = new ManualClock(Date.now()), shared = true, ids: string[] = []) {
+  return new ExitPool(TIERS, { unhealthyMs: 60_000, sessionRetireMs: 600_000, clock, ...(shared ? { shared: { redis, prefix } } : {}), newSessionId: () => ids.shift() ?? 'x' });
+}
+
+async function picks(p: ExitPool, tier: string, site: string, n: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (let i = 0; i < n; i++) out.add((await p.pick(tier, new Set(), site))?.proxyUrl ?? 'none');
+  return out;
+}
+
+describe('exit sessions', () => {
+  it('retires a session a site blocked for that site only, fleet-wide, until it has served its time', async () => {
+    const clock = new ManualClock(Date.now());
+    const one = pool(clock);
+    const two = pool(clock);
+    await one.retireSession('shop.example', A);
+    // Another worker of the fleet does not burn the same identity on that site, and other sites keep it.
+    expect(await picks(two, 'residential', 'shop.example', 4)).toEqual(new Set([B]));
+    expect(await picks(two, 'residential', 'news.example', 4)).toEqual(new Set([A, B]));
+    clock.advance(600_001);
+    expect(await picks(two, 'residential', 'shop.example', 4)).toEqual(new Set([A, B]));
+  });
+
+  it('gives each site its own sticky session, shared by the fleet, and a new one after a block', async () => {
+    const one = pool(undefined, true, ['s1', 's2', 's3']);
+    const two = pool(undefined, true, ['t1', 't2']);
+    const first = (await one.pick('mobile', new Set(), 'shop.example'))!.proxyUrl!;
+    expect(first).toBe('http://customer-acme-session-s1:s3cret@gw.example:7000');
+    // The other worker takes the same session for the site (it keeps the site's clearance), another for another site.
+    expect((await two.pick('mobile', new Set(), 'shop.example'))!.proxyUrl).toBe(first);
+    expect((await two.pick('mobile', new Set(), 'news.example'))!.proxyUrl).toBe('http://customer-acme-session-t2:s3cret@gw.example:7000');
+    await one.retireSession('shop.example', first);
+    const next = (await two.pick('mobile', new Set(), 'shop.example'))!.proxyUrl!;
+    expect(next).not.toBe(first);
+    expect(next).toMatch(/^http:\/\/customer-acme-session-[a-z0-9]+:s3cret@gw\.example:7000$/);
+  });
+
+  it('keeps credentials out of Redis keys and values', async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    expect(keys.length).toBeGreaterThan(0);
+    const values = await Promise.all(keys.map((k) => redis.get(k)));
+    for (const secret of ['ua', 'pa', 's3cret', 'acme', 'a.example', 'gw.example']) {
+      expect(keys.join(' ').replace(prefix, '')).not.toContain(secret);
+      expect(values.join(' ')).not.toContain(secret);
+    }
+  });
+
+  it('works on its own without Redis: retirement and health are this worker\'s', async () => {
+    const clock = new ManualClock(Date.now());
+    const alone = pool(clock, false);
+    await alone.markUnhealthy(B, 'proxy_unavailable');
+    expect(await picks(alone, 'residential', 'news.example', 3)).toEqual(new Set([A]));
+    await alone.markUnhealthy(A, 'proxy_unavailable');
+    expect(await alone.pick('residential', new Set(), 'news.example')).toBeNull();
+  });
+
+  it('uses a retired identity again rather than none when the site refused every one of the tier', async () => {
+    const p = pool(new ManualClock(Date.now()), false);
+    await p.retireSession('shop.example', A);
+    await p.retireSession('shop.example', B);
+    expect(await picks(p, 'residential', 'shop.example', 4)).toEqual(new Set([A, B]));
+  });
+});

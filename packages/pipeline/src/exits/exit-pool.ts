@@ -1,0 +1,201 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { DIRECT_TIER, maskProxyUrl, type Clock, type ExitTier, type Logger } from '@crawler/core';
+import type { FetchExit } from '@crawler/fetchers';
+
+/** Where the fleet shares which proxies are down: a key per proxy under the queue prefix, expiring with the verdict. */
+export interface ExitPoolShared {
+  redis: Pick<Redis, 'set' | 'mget' | 'get' | 'del'>;
+  prefix: string;
+}
+
+/** The placeholder a sticky-session proxy URL carries (`http://user-session-{session}:pass@gw.example:8000`). */
+export const SESSION_PLACEHOLDER = '{session}';
+
+/**
+ * The exits of the configured tiers and their health. A proxy URL that refused a connection, answered 407 or timed
+ * out is left out for `unhealthyMs`, by every worker of the fleet when `shared` (a Redis key per proxy, named by a
+ * hash of its URL so no credential reaches Redis); the tier's other URLs take its requests meanwhile, in turn. A Redis
+ * error only costs the fleet-wide view: this process's own verdicts still hold.
+ */
+export class ExitPool {
+  readonly #tiers: Map<string, ExitTier>;
+  /** This process's verdicts: proxy URL → clock time until which it is left out. */
+  readonly #down = new Map<string, number>();
+  readonly #turn = new Map<string, number>();
+  /** Sessions (site + proxy URL as configured) retired after a block: clock time until which they are not reused. */
+  readonly #retired = new Map<string, number>();
+  /** The current sticky-session id per site and configured URL. */
+  readonly #sessions = new Map<string, string>();
+
+  constructor(
+    tiers: readonly ExitTier[],
+    private readonly opts: {
+      unhealthyMs: number;
+      clock: Clock;
+      shared?: ExitPoolShared;
+      logger?: Logger;
+      /** How long a session a site blocked is not reused for that site. @defaultValue 1800000 (30 min) */
+      sessionRetireMs?: number;
+      /** Session ids for sticky-session URLs. @defaultValue random hex */
+      newSessionId?: () => string;
+    },
+  ) {
+    this.#tiers = new Map(tiers.map((t) => [t.name, t]));
+  }
+
+  /** The configured tiers, cheapest first. */
+  get tiers(): ExitTier[] {
+    return [...this.#tiers.values()].sort((a, b) => a.cost - b.cost);
+  }
+
+  /** Whether `tier` is configured. */
+  has(tier: string): boolean {
+    return this.#tiers.has(tier);
+  }
+
+  /**
+   * An exit of `tier` for one request: `direct` is the worker itself; a proxied tier gives its next healthy URL not in
+   * `exclude`, or null when every URL is down (or the tier is not configured).
+   */
+  async pick(tier: string, exclude: ReadonlySet<string> = new Set(), site?: string): Promise<FetchExit | null> {
+    if (tier === DIRECT_TIER) return this.#tiers.has(DIRECT_TIER) ? { tier, proxyUrl: null } : null;
+    const t = this.#tiers.get(tier);
+    if (!t) return null;
+    const now = this.opts.clock.now().getTime();
+    const up = t.urls.filter((u) => !exclude.has(u) && !((this.#down.get(u) ?? 0) > now));
+    if (up.length === 0) return null;
+    const { down, retired } = await this.#fleetVerdicts(up, site);
+    const healthy = up.filter((u) => !down.has(u));
+    if (healthy.length === 0) return null;
+    const fresh = healthy.filter((u) => !(site && !isSticky(u) && ((this.#retired.get(sessionKey(site, u)) ?? 0) > now || retired.has(u))));
+    // Every identity of the tier was refused by this site lately: the least bad choice is one of them again (the
+    // tier has no other), not no request at all.
+    const usable = fresh.length > 0 ? fresh : healthy;
+    const turn = this.#turn.get(tier) ?? 0;
+    this.#turn.set(tier, turn + 1);
+    const configured = usable[turn % usable.length]!;
+    return { tier, proxyUrl: isSticky(configured) ? await this.#stickyUrl(configured, site ?? '') : configured };
+  }
+
+  /**
+   * A session is an exit identity on one site: a proxy URL, or one sticky session of a URL carrying `{session}`.
+   * Blocked there, it is retired for that site (fleet-wide when shared): a plain URL is not picked for the site for
+   * `sessionRetireMs`, a sticky URL gets a new session id. Other sites keep using it.
+   */
+  async retireSession(site: string, proxyUrl: string): Promise<void> {
+    const configured = this.#configuredUrlOf(proxyUrl);
+    if (!configured) return;
+    const ttl = this.opts.sessionRetireMs ?? 1_800_000;
+    const until = this.opts.clock.now().getTime() + ttl;
+    const key = sessionKey(site, configured);
+    this.#retired.set(key, until);
+    if (isSticky(configured)) this.#sessions.delete(key);
+    this.opts.logger?.info({ site, proxy: maskProxyUrl(proxyUrl), retiredForMs: ttl }, 'exit session retired for the site after a block');
+    const shared = this.opts.shared;
+    if (!shared) return;
+    try {
+      if (isSticky(configured)) await shared.redis.del(this.#sessionKey(site, configured));
+      else await shared.redis.set(this.#retiredKey(site, configured), String(until), 'PX', ttl);
+    } catch (err) {
+      this.opts.logger?.warn({ err, site }, 'could not share a retired session; other workers may reuse it');
+    }
+  }
+
+  /** The configured URL a picked URL came from (a sticky URL's session id put back to the placeholder). */
+  #configuredUrlOf(proxyUrl: string): string | null {
+    for (const t of this.#tiers.values()) {
+      for (const u of t.urls) {
+        if (u === proxyUrl) return u;
+        if (isSticky(u)) {
+          const [head, tail] = u.split(SESSION_PLACEHOLDER) as [string, string];
+          if (proxyUrl.startsWith(head) && proxyUrl.endsWith(tail)) return u;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** The site's current session of a sticky URL, shared by the fleet (the first worker to ask names it). */
+  async #stickyUrl(configured: string, site: string): Promise<string> {
+    const key = sessionKey(site, configured);
+    let id = this.#sessions.get(key);
+    const shared = this.opts.shared;
+    if (shared) {
+      try {
+        const fresh = this.opts.newSessionId?.() ?? randomBytes(6).toString('hex');
+        const k = this.#sessionKey(site, configured);
+        await shared.redis.set(k, fresh, 'PX', this.opts.sessionRetireMs ?? 1_800_000, 'NX');
+        id = (await shared.redis.get(k)) ?? fresh;
+      } catch (err) {
+        this.opts.logger?.warn({ err, site }, "could not read the fleet's sticky session; using this worker's own");
+      }
+    }
+    id ??= this.opts.newSessionId?.() ?? randomBytes(6).toString('hex');
+    this.#sessions.set(key, id);
+    return configured.replace(SESSION_PLACEHOLDER, encodeURIComponent(id));
+  }
+
+  /** Leave `proxyUrl` out for `unhealthyMs`, here and (shared) fleet-wide. */
+  async markUnhealthy(picked: string, reason: string): Promise<void> {
+    // A sticky session's URL is its configured URL's: the proxy behind it is what is down.
+    const proxyUrl = this.#configuredUrlOf(picked) ?? picked;
+    const until = this.opts.clock.now().getTime() + this.opts.unhealthyMs;
+    this.#down.set(proxyUrl, until);
+    this.opts.logger?.warn({ proxy: maskProxyUrl(proxyUrl), reason, unhealthyMs: this.opts.unhealthyMs }, 'proxy unhealthy: failing over to another URL of its tier');
+    const shared = this.opts.shared;
+    if (!shared) return;
+    try {
+      await shared.redis.set(this.#key(proxyUrl), String(until), 'PX', this.opts.unhealthyMs);
+    } catch (err) {
+      this.opts.logger?.warn({ err, proxy: maskProxyUrl(proxyUrl) }, 'could not share a proxy verdict; other workers may still try it');
+    }
+  }
+
+  /** The fleet's verdicts on `urls`: proxies down, and (for `site`) sessions retired. */
+  async #fleetVerdicts(urls: readonly string[], site?: string): Promise<{ down: Set<string>; retired: Set<string> }> {
+    const down = new Set<string>();
+    const retired = new Set<string>();
+    const shared = this.opts.shared;
+    if (!shared) return { down, retired };
+    try {
+      const retirable = site ? urls.filter((u) => !isSticky(u)) : [];
+      const got = await shared.redis.mget(...urls.map((u) => this.#key(u)), ...retirable.map((u) => this.#retiredKey(site!, u)));
+      const now = this.opts.clock.now().getTime();
+      // Redis expires keys in real time; the injected clock is checked too (simulations jump days).
+      urls.forEach((u, i) => got[i] != null && Number(got[i]) > now && down.add(u));
+      retirable.forEach((u, i) => {
+        const v = got[urls.length + i];
+        if (v != null && Number(v) > now) retired.add(u);
+      });
+    } catch (err) {
+      this.opts.logger?.warn({ err }, "could not read the fleet's proxy verdicts; using this worker's own");
+    }
+    return { down, retired };
+  }
+
+  #key(proxyUrl: string): string {
+    return `${this.opts.shared!.prefix}:proxy-down:${proxyId(proxyUrl)}`;
+  }
+
+  #retiredKey(site: string, configured: string): string {
+    return `${this.opts.shared!.prefix}:session-retired:${proxyId(configured)}:${site}`;
+  }
+
+  #sessionKey(site: string, configured: string): string {
+    return `${this.opts.shared!.prefix}:session:${proxyId(configured)}:${site}`;
+  }
+}
+
+function isSticky(url: string): boolean {
+  return url.includes(SESSION_PLACEHOLDER);
+}
+
+function sessionKey(site: string, configured: string): string {
+  return `${site} ${configured}`;
+}
+
+/** A stable id of a proxy URL that reveals nothing of it (for Redis keys). */
+export function proxyId(proxyUrl: string): string {
+  return createHash('sha256').update(proxyUrl).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { DelayedError } from 'bullmq';
+import { CrawlerError, ManualClock, parseProxyTiers } from '@crawler/core';
+import type { FetchRequest } from '@crawler/fetchers';
+import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
+import { ExitPool } from '../exits/exit-pool.js';
+import { SessionJars } from '../exits/session-jars.js';
+import { STATIC_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
+
+const URL1 = 'http://u1:p1@res1.example:8000';
+const URL2 = 'socks5://u2:p2@res2.example:1080';
+const TIERS = parseProxyTiers(
+  JSON.stringify([
+    { name: 'datacenter', cost: 1, urls: ['http://u:p@dc.example:3128'] },
+    { name: 'residential', cost: 10, urls: [URL1, URL2] },
+  ]),
+  { direct: true },
+);
+const settings: FetchSettings = {
+  fetcherNames: ['simple_http', 'playwright', 'playwright_stealth'], maxAttempts: 6, pauseMaxMs: 24 * 3600_000, fetchTimeoutMs: 1000, fetchMaxBytes: 1 << 20,
+  exitTiers: TIERS, proxyUnhealthyMs: 30_000,
+};
+
+/** A harness whose fetcher answers by exit: `answer(req)` decides, and every request's exit is recorded. */
+function setup(answer: (req: FetchRequest) => ReturnType<typeof response> | Error) {
+  const h = makeHarness();
+  const exits: Array<string | null> = [];
+  const cookies: Array<string | undefined> = [];
+  const pool = new ExitPool(TIERS, { unhealthyMs: 30_000, clock: h.clock as ManualClock });
+  const jars = new SessionJars({ clock: h.clock });
+  const fetchers = {
+    get: (name: string) => ({
+      name,
+      close: async () => {},
+      fetch: async (req: FetchRequest) => {
+        exits.push(req.exit?.proxyUrl ?? null);
+        cookies.push(req.headers?.cookie);
+        const r = answer(req);
+        if (r instanceof Error) throw r;
+        return { ...r, fetcher: name };
+      },
+    }),
+  };
+  const proc = createFetchProcessor({ ...h.common, settings, enqueueRoute: h.enqueueRoute, fetchers, probeStore: h.probeStore, outcomes: h.outcomes, exits: pool, jars });
+  return { h, exits, cookies, pool, proc };
+}
+
+const job = (linkId: string, url: string, extra: Record<string, unknown> = {}) => fakeJob({ linkId, url, fetcher: 'simple_http', selectionSource: 'learned', ...extra }, 'fetch-simple_http');
+
+describe('fetch processor with exit tiers', () => {
+  it('climbs the exit ladder after a block: plain HTTP direct → plain HTTP through datacenter, the refused arm named', async () => {
+    const { h, proc } = setup((req) => response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
+    const link = h.links.add('https://ranges.example/a', { status: 'fetching' });
+    await proc(job(link.id, link.url));
+    expect(h.attempts[0]).toMatchObject({ fetcher: 'simple_http', exitTier: 'direct', isBanned: true });
+    expect(h.routeJobs[0]!.input).toMatchObject({ nextFetcher: 'simple_http@datacenter', blockedFetcher: 'simple_http' });
+  });
+
+  it('resumes a rate-limited arm on the same arm: a 429 is pace, not a wrong exit', async () => {
+    const { h, proc } = setup((req) => response(req.url, { status: 429, headers: { 'retry-after': '60', 'content-type': 'text/plain' }, contentType: 'text/plain', text: 'slow down' }));
+    const link = h.links.add('https://ranges.example/b', { status: 'fetching' });
+    await proc(job(link.id, link.url, { exitTier: 'residential' }));
+    expect(h.attempts[0]).toMatchObject({ exitTier: 'residential', errorType: 'rate_limited' });
+    expect(h.routeJobs[0]!.input).toMatchObject({ nextFetcher: 'simple_http@residential' });
+    expect(h.routeJobs[0]!.input).not.toHaveProperty('blockedFetcher');
+  });
+
+  it('retires the session a site blocked, for that site: its next request leaves as the tier\'s other identity', async () => {
+    let blocks = 1;
+    const { h, exits, pool, proc } = setup((req) => (blocks-- > 0 ? response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' }) : response(req.url, { html: STATIC_HTML })));
+    const link = h.links.add('https://ranges.example/s', { status: 'fetching' });
+    await proc(job(link.id, link.url, { exitTier: 'residential' }));
+    expect(exits).toEqual([URL1]);
+    for (let i = 0; i < 3; i++) expect((await pool.pick('residential', new Set(), 'ranges.example'))?.proxyUrl).toBe(URL2);
+    const other = new Set([(await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl, (await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl]);
+    expect(other).toEqual(new Set([URL1, URL2]));
+  });
+
+  it('keeps a cookie jar per session and site: sent back through the session that got it, dropped when it is retired', async () => {
+    let n = 0;
+    const { h, exits, cookies, proc } = setup((req) =>
+      n++ === 3 ? response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' }) : response(req.url, { html: STATIC_HTML, headers: { 'content-type': 'text/html', 'set-cookie': `sid=${n}; Path=/` } }),
+    );
+    for (const path of ['a', 'b', 'c', 'd', 'e']) {
+      const link = h.links.add(`https://jar.example/${path}`, { status: 'fetching' });
+      await proc(job(link.id, link.url, { exitTier: 'residential' }));
+    }
+    // Round robin over the two sessions: each sends back only what it was given; the 4th request (URL2) is blocked,
+    // its session retired for the site with its jar, so the 5th leaves through URL1 with URL1's cookie.
+    expect(exits).toEqual([URL1, URL2, URL1, URL2, URL1]);
+    expect(cookies).toEqual([undefined, undefined, 'sid=1', 'sid=2', 'sid=3']);
+    const other = h.links.add('https://other.example/a', { status: 'fetching' });
+    await proc(job(other.id, other.url, { exitTier: 'residential' }));
+    expect(cookies.at(-1)).toBeUndefined();
+  });
+
+  it('switches a page that needs a browser to the browser on the same exit', async () => {
+    const { h, proc } = setup((req) => response(req.url, { html: '<html><head><script src="/app.js"></script></head><body><div id="root"></div></body></html>' }));
+    const link = h.links.add('https://app.example/x', { status: 'fetching' });
+    const out = await proc(job(link.id, link.url, { exitTier: 'datacenter' }));
+    expect(out).toMatchObject({ outcome: 'switched' });
+    expect(h.fetchJobs[0]).toMatchObject({ fetcher: 'playwright', exitTier: 'datacenter', selectionSource: 'retry' });
+  });
+
+  it("fails over to the tier's next proxy when one is down, logs no attempt for it, and leaves it out afterwards", async () => {
+    const { h, exits, pool, proc } = setup((req) => (req.exit?.proxyUrl === URL1 ? new CrawlerError('proxy_unavailable', 'proxy http://***@res1.example:8000 unavailable: ECONNREFUSED') : response(req.url, { html: STATIC_HTML })));
+    const link = h.links.add('https://ranges.example/c', { status: 'fetching' });
+    const out = await proc(job(link.id, link.url, { exitTier: 'residential' }));
+    expect(out).toMatchObject({ outcome: 'done', attempts: 1 });
+    expect(exits).toEqual([URL1, URL2]);
+    expect(h.attempts.map((a) => [a.exitTier, a.success, a.errorType])).toEqual([['residential', true, null]]);
+    expect(await pool.pick('residential')).toEqual({ tier: 'residential', proxyUrl: URL2 });
+    expect(await pool.pick('residential')).toEqual({ tier: 'residential', proxyUrl: URL2 });
+    // The verdict ends with PROXY_UNHEALTHY_MS.
+    (h.clock as ManualClock).advance(30_001);
+    const both = new Set([(await pool.pick('residential'))?.proxyUrl, (await pool.pick('residential'))?.proxyUrl]);
+    expect(both).toEqual(new Set([URL1, URL2]));
+  });
+
+  it('waits, without an attempt, when every proxy of the tier is down', async () => {
+    const { h, exits, proc } = setup(() => new CrawlerError('proxy_unavailable', 'proxy unavailable: 407'));
+    const link = h.links.add('https://ranges.example/d', { status: 'fetching' });
+    await expect(proc(job(link.id, link.url, { exitTier: 'residential' }))).rejects.toBeInstanceOf(DelayedError);
+    expect(exits).toEqual([URL1, URL2]);
+    expect(h.attempts).toEqual([]);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', attemptCount: 0 });
+  });
+});
