@@ -306,8 +306,13 @@ export const RECONCILE_ENV = {
    * outcome. @defaultValue 32
    */
   OUTCOME_BATCH_MAX: intVar(32, 1, 1_000),
-  /** How long an outcome waits for others to share its statement, when no batch is being written. @defaultValue 5 */
+  /** How long an outcome (or a link write) waits for others to share its statement, when no batch is being written. @defaultValue 5 */
   OUTCOME_BATCH_WAIT_MS: intVar(5, 0, 1_000),
+  /**
+   * The router's link writes (its decision, `routing` while a probe runs) go the same way: up to this many in one
+   * multi-row `UPDATE`, each route job completing after its write committed. 1: one statement per write. @defaultValue 32
+   */
+  LINK_WRITE_BATCH_MAX: intVar(32, 1, 1_000),
 };
 
 /** Continuous crawling: revisit schedules and the scheduler that enqueues due links. */
