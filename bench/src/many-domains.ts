@@ -22,6 +22,8 @@ import {
   diffCommandStats,
   enableStatements,
   readStatements,
+  readDbCounters,
+  diffDbCounters,
   machineCpuMs,
   reapedChildrenCpuMs,
   redisCommandStats,
@@ -180,6 +182,8 @@ export interface ManyDomainsRow {
   machine?: { busyMs: number; totalMs: number };
   redisCalls?: { command: string; calls: number; usec: number }[];
   statements?: StatementStat[];
+  /** Our crawl's database: commits, rows, WAL bytes (server-wide) and statement calls. */
+  db?: ReturnType<typeof diffDbCounters>;
 }
 
 interface SpawnResult {
@@ -231,7 +235,7 @@ async function around<T>(
     value,
     server: await s.web.call<RequestStats>('stats'),
     serviceCpuMs: cpu1.map((c, i) => c - cpu0[i]!),
-    redisCalls: diffCommandStats(cmd0, cmd1).slice(0, 12),
+    redisCalls: diffCommandStats(cmd0, cmd1).slice(0, 30),
     machine: { busyMs: m1.busy - m0.busy, totalMs: m1.total - m0.total },
   };
 }
@@ -293,9 +297,11 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
       const prof = s.opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${s.opts.profileDir}`, `--cpu-prof-name=${name}-h${hosts}-r${round}-${i + 1}.cpuprofile`] : [];
       const [mark] = await db.prisma.$queryRawUnsafe<{ now: Date }[]>('SELECT clock_timestamp() AS now');
       if (statements) await resetStatements(db.prisma);
+      const dbc0 = await readDbCounters(db.prisma, false);
       const { value: r, server, serviceCpuMs, redisCalls, machine } = await around(s, () => runNode([...prof, variant?.cli ?? CLI, 'crawl', '--json', file], env));
       if (!r.stdout.trim()) throw new Error(`crawl exited ${r.code} without a report: ${r.stderr.slice(-800)}`);
       const report = JSON.parse(r.stdout) as CrawlJson;
+      const dbStats = diffDbCounters(dbc0, await readDbCounters(db.prisma, statements));
       const [span] = await db.prisma.$queryRawUnsafe<{ first: Date; last: Date }[]>(
         'SELECT min(created_at) AS first, max(updated_at) AS last FROM links WHERE created_at >= $1',
         mark!.now,
@@ -314,6 +320,7 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
         redisCalls,
         machine,
         statements: statements ? await readStatements(db.prisma) : undefined,
+        db: dbStats,
       });
     }
   } finally {
@@ -429,6 +436,7 @@ async function main(): Promise<void> {
   }
   for (const r of rows.filter((x) => x.label.startsWith('ours'))) {
     console.log(`\n${r.label}, ${r.hosts} hosts, round ${r.round}: CPU ${(r.cpuMs / r.ok).toFixed(2)} ms/page${r.serviceCpuMs?.length ? `, services ${r.serviceCpuMs.map((c) => (c / r.ok).toFixed(2)).join(' / ')} ms/page` : ''}`);
+    if (r.db) console.log(`  pg per page: ${(r.db.commits / r.ok).toFixed(2)} commits, ${(r.db.statements / r.ok).toFixed(2)} statements, ${(r.db.inserted / r.ok).toFixed(1)} rows inserted, ${(r.db.updated / r.ok).toFixed(1)} updated, ${(r.db.walBytes / r.ok / 1024).toFixed(1)} KiB WAL; redis ${(r.redisCalls ?? []).reduce((a, c) => a + c.calls, 0) / r.ok > 0 ? ((r.redisCalls ?? []).reduce((a, c) => a + c.calls, 0) / r.ok).toFixed(1) : '–'} calls/page`);
     console.log(`  redis calls/page: ${(r.redisCalls ?? []).map((c) => `${c.command} ${(c.calls / r.ok).toFixed(2)}`).join(', ')}`);
     for (const st of r.statements ?? []) console.log(`  pg ${(st.calls / r.ok).toFixed(2)}/page ${(st.totalMs / r.ok).toFixed(3)} ms/page  ${st.query}`);
   }

@@ -139,3 +139,38 @@ export async function readStatements(db: RawQuery, limit = 15): Promise<Statemen
 export async function resetStatements(db: RawQuery): Promise<void> {
   await db.$queryRawUnsafe('SELECT pg_stat_statements_reset()::text AS reset');
 }
+
+/** Counters of one database and the server's WAL position, diffed around a crawl ({@link diffDbCounters}). */
+export interface DbCounters {
+  commits: number;
+  rollbacks: number;
+  inserted: number;
+  updated: number;
+  /** pg_current_wal_lsn() as bytes: server-wide, exact only on a private server. */
+  walLsn: bigint;
+  /** Sum of pg_stat_statements calls in this database (0 when the extension is not loaded). */
+  statements: number;
+}
+
+/** Read {@link DbCounters} (pg_stat_database is what a backend flushed: read after the crawl's processes exited). */
+export async function readDbCounters(db: RawQuery, withStatements: boolean): Promise<DbCounters> {
+  await db.$queryRawUnsafe('SELECT pg_stat_clear_snapshot()::text AS c');
+  const [r] = await db.$queryRawUnsafe<{ commits: bigint; rollbacks: bigint; inserted: bigint; updated: bigint; lsn: string }[]>(
+    `SELECT xact_commit AS commits, xact_rollback AS rollbacks, tup_inserted AS inserted, tup_updated AS updated,
+            (pg_current_wal_lsn() - '0/0'::pg_lsn)::text AS lsn
+       FROM pg_stat_database WHERE datname = current_database()`,
+  );
+  let statements = 0;
+  if (withStatements) {
+    const [s] = await db.$queryRawUnsafe<{ calls: bigint | null }[]>(
+      `SELECT sum(calls)::bigint AS calls FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
+    statements = Number(s?.calls ?? 0);
+  }
+  return { commits: Number(r!.commits), rollbacks: Number(r!.rollbacks), inserted: Number(r!.inserted), updated: Number(r!.updated), walLsn: BigInt(r!.lsn.split('.')[0]!), statements };
+}
+
+/** What a crawl did to its database: commits, rows, WAL bytes and statements (the after-side's statements are since the reset). */
+export function diffDbCounters(a: DbCounters, b: DbCounters): { commits: number; rollbacks: number; inserted: number; updated: number; walBytes: number; statements: number } {
+  return { commits: b.commits - a.commits, rollbacks: b.rollbacks - a.rollbacks, inserted: b.inserted - a.inserted, updated: b.updated - a.updated, walBytes: Number(b.walLsn - a.walLsn), statements: b.statements };
+}

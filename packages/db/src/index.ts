@@ -30,6 +30,8 @@ export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type
 export {
   OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type OutcomeLinkChange, type NotModifiedVisit, type VisitKind,
 } from './outcome/outcome-store.js';
+export { WriteBatcher, type WriteBatcherOptions, type BatchWriter } from './write-batcher.js';
+export { OutcomeBatcher, type OutcomeBatcherOptions, type BatchOutcomeWriter } from './outcome/outcome-batcher.js';
 export {
   VersionStore, reopenForRevisit, DEFAULT_KEEP_VERSIONS, DEFAULT_KEEP_VERSIONS_DAYS,
   type PageVersion, type RevisitValidators, type VersionRetention, type ReopenedLink,

@@ -81,7 +81,8 @@ export function toAttemptRow(input: AttemptInput, index: number, now: Date): Rec
 // attempt in the same statement (FK checks run at statement end), and the statement is atomic on its own.
 // fetcher/success/attempted_at are copied onto each heuristic row for the covering index findBestFetcher reads; the
 // fetcher there and in the rollups is the attempt's arm, attempt_arm(fetcher, exit_tier) (migration 20261129000100).
-// $1 is the JSON array of toAttemptRow rows, $2 the heuristics' created_at. The outcome statement (OutcomeStore)
+// $1 is the JSON array of toAttemptRow rows, $2 the heuristics' created_at; `o` (absent here) is the batched outcome
+// statement's item an attempt belongs to (OutcomeStore.applyMany). The outcome statement (OutcomeStore)
 // starts with the same CTEs, so a page's outcome and its attempts are one write.
 //
 // The rollups (migration 20261122000300) are kept here rather than by the triggers' refresh: each attempt is inserted
@@ -97,7 +98,7 @@ input AS MATERIALIZED (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
       i int, link uuid, url text, fetcher text, success boolean, is_banned boolean, error_type text,
       http_status int, response_headers jsonb, duration_ms int, attempted_at timestamptz, selection_source text,
-      exit_tier text, heuristics jsonb)
+      exit_tier text, heuristics jsonb, o int)
     ORDER BY i
   ) x
 ),

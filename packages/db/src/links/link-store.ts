@@ -1,6 +1,7 @@
 import { LINK_STATUSES, type LinkStatus } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { sqlOf, type SqlClient } from '../sql.js';
+import { WriteBatcher, type WriteBatcherOptions } from '../write-batcher.js';
 import { reviveFailedLinks } from './link-query.js';
 import { FINISHED_SQL_LIST, FINISHED_STATUSES, IN_FLIGHT_SQL_LIST, IN_PROGRESS_SQL_LIST, sqlList } from '../sql-lists.js';
 
@@ -95,9 +96,17 @@ const UPSERT_CHUNK = 1_000;
  */
 export class LinkStore {
   private readonly sql: SqlClient;
+  private readonly batcher: WriteBatcher<{ id: string; patch: LinkChange }, boolean> | null;
 
-  constructor(private readonly prisma: PrismaClient) {
+  /**
+   * `batch`: {@link updateUnlessFinished} writes behind, in batches (one statement per batch and shape of change;
+   * each call still resolves only once its change committed). Off without it: one statement per call.
+   */
+  constructor(private readonly prisma: PrismaClient, opts: { batch?: WriteBatcherOptions } = {}) {
     this.sql = sqlOf(prisma);
+    this.batcher = opts.batch && (opts.batch.maxBatch ?? 32) > 1
+      ? new WriteBatcher({ one: (w) => this.updateOneUnlessFinished(w.id, w.patch), many: (ws) => this.updateManyUnlessFinished(ws), key: (w) => w.id }, opts.batch)
+      : null;
   }
 
   async upsertMany(links: NewLink[]): Promise<Array<LinkRecord & { created: boolean }>> {
@@ -141,9 +150,55 @@ export class LinkStore {
 
   /** Apply `patch` only while the link is not done or failed; false when it already was (a concurrent job finished it). */
   async updateUnlessFinished(id: string, patch: LinkChange): Promise<boolean> {
+    return this.batcher ? this.batcher.write({ id, patch }) : this.updateOneUnlessFinished(id, patch);
+  }
+
+  private async updateOneUnlessFinished(id: string, patch: LinkChange): Promise<boolean> {
     const { set, params } = setClause(patch, 2);
     const rows = await this.sql.query(`UPDATE links SET ${set} WHERE id = $1::uuid AND status NOT IN (${FINISHED_SQL_LIST}) RETURNING 1`, [id, ...params]);
     return rows.length > 0;
+  }
+
+  /**
+   * {@link updateUnlessFinished} for many links (distinct ids) at once: one multi-row `UPDATE` per shape of change
+   * (the set of fields it names), rows locked in id order. A statement that fails is retried change by change, so
+   * only the change at fault fails.
+   */
+  async updateManyUnlessFinished(changes: readonly { id: string; patch: LinkChange }[]): Promise<PromiseSettledResult<boolean>[]> {
+    const results: PromiseSettledResult<boolean>[] = new Array(changes.length);
+    const one = async (i: number): Promise<void> => {
+      try {
+        results[i] = { status: 'fulfilled', value: await this.updateOneUnlessFinished(changes[i]!.id, changes[i]!.patch) };
+      } catch (reason) {
+        results[i] = { status: 'rejected', reason };
+      }
+    };
+    const shapes = new Map<string, number[]>();
+    for (const [i, c] of changes.entries()) {
+      const shape = patchShape(c.patch).join(',');
+      shapes.set(shape, [...(shapes.get(shape) ?? []), i]);
+    }
+    for (const [shape, idx] of shapes) {
+      if (idx.length === 1 || new Set(idx.map((i) => changes[i]!.id)).size !== idx.length) {
+        for (const i of idx) await one(i);
+        continue;
+      }
+      const keys = shape === '' ? [] : (shape.split(',') as (keyof LinkChange)[]);
+      const rows = idx.map((i) => {
+        const c = changes[i]!;
+        const row: Record<string, unknown> = { id: c.id };
+        for (const k of keys) row[PATCH_TYPES[k][0]] = c.patch[k];
+        return row;
+      });
+      try {
+        const updated = await this.sql.query<{ id: string }>(batchUpdateSql(keys), [JSON.stringify(rows)]);
+        const ids = new Set(updated.map((r) => r.id));
+        for (const i of idx) results[i] = { status: 'fulfilled', value: ids.has(changes[i]!.id) };
+      } catch {
+        for (const i of idx) await one(i);
+      }
+    }
+    return results;
   }
 
   /** Count `n` attempts made now: attempt_count += n, last_attempt_at = at. */
@@ -312,6 +367,35 @@ const PATCH_COLUMNS: Record<Exclude<keyof LinkChange, 'attemptsMade'>, string> =
   lastAttemptAt: 'last_attempt_at',
   generation: 'generation',
 };
+
+/** Column and type of each field of a change, for {@link batchUpdateSql}. */
+const PATCH_TYPES: Record<keyof LinkChange, [string, string]> = {
+  status: ['status', 'text'],
+  pausedUntil: ['paused_until', 'timestamptz'],
+  riskLevel: ['risk_level', 'int'],
+  fetcher: ['fetcher', 'text'],
+  selectionSource: ['selection_source', 'text'],
+  lastErrorType: ['last_error_type', 'text'],
+  lastError: ['last_error', 'text'],
+  lastAttemptAt: ['last_attempt_at', 'timestamptz'],
+  generation: ['generation', 'int'],
+  attemptsMade: ['attempts_made', 'int'],
+};
+
+/** The fields a change sets (attemptsMade only when non-zero, as setClause counts it), in a fixed order. */
+function patchShape(patch: LinkChange): (keyof LinkChange)[] {
+  return (Object.keys(PATCH_TYPES) as (keyof LinkChange)[]).filter((k) => (k === 'attemptsMade' ? !!patch.attemptsMade : patch[k] !== undefined));
+}
+
+/** One `UPDATE links … FROM jsonb_to_recordset($1)` for changes of one shape; returns the ids it updated. */
+function batchUpdateSql(keys: readonly (keyof LinkChange)[]): string {
+  const cols = keys.map((k) => PATCH_TYPES[k]);
+  const set = cols.map(([c]) => (c === 'attempts_made' ? 'attempt_count = links.attempt_count + v.attempts_made' : `${c} = v.${c}`));
+  return `UPDATE links SET ${[...set, 'updated_at = now()'].join(', ')}
+FROM (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id uuid${cols.map(([c, t]) => `, ${c} ${t}`).join('')}) ORDER BY id) AS v
+WHERE links.id = v.id AND links.status NOT IN (${FINISHED_SQL_LIST})
+RETURNING links.id::text AS id`;
+}
 
 /** `col = $n, ...` for the defined fields of a patch (numbered from `first`), and updated_at as Prisma's @updatedAt. */
 function setClause(patch: LinkChange, first: number): { set: string; params: unknown[] } {

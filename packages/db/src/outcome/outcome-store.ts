@@ -1,4 +1,4 @@
-import { archivedResponseHeaders, canonicalFetcherName, systemClock, type Clock, type LinkStatus } from '@crawler/core';
+import { archivedResponseHeaders, canonicalFetcherName, silentLogger, systemClock, type Clock, type LinkStatus, type Logger } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { withTransaction, sqlOf, type SqlClient } from '../sql.js';
@@ -148,7 +148,145 @@ SELECT EXISTS (SELECT 1 FROM upd) AS updated,
   ARRAY(SELECT id::text FROM input ORDER BY i) AS attempt_ids,
   ${ATTEMPT_ROLLUP_DONE} AS rolled`;
 
+// The same write for many links in one statement (OutcomeStore.applyMany): one row per table and item, every table
+// written by one multi-row insert or update. The items name distinct links (two writes of one link go in two
+// statements). $1 every item's attempts (toAttemptRow rows carrying their item `o`), $2 now, $3 the items (JSON:
+// o, link, p = link change, n = attempts made, la = last attempt time, the page's columns and bo/bl = its body's
+// offset and length in $4, nm = a 304's visit), $4 the items' compressed bodies concatenated (bytea, sent binary),
+// $5 write link.unchanged events. Items are sorted by link id, the order the links' rows are locked in.
+const APPLY_OUTCOMES_SQL = `
+WITH ${ATTEMPT_CTES},
+item AS MATERIALIZED (
+  SELECT r.o, r.link, r.p, r.n, r.la, r.ct, r.hs, r.fu, r.sha, r.sz, r.f, r.fa, r.rh, r.nm,
+    CASE WHEN r.bl IS NOT NULL THEN substring($4::bytea FROM r.bo + 1 FOR r.bl) END AS body
+  FROM jsonb_to_recordset($3::jsonb) AS r(o int, link uuid, p jsonb, n int, la timestamptz, bo int, bl int, ct text,
+    hs int, fu text, sha text, sz int, f text, fa timestamptz, rh jsonb, nm jsonb)
+),
+prev AS MATERIALIZED (
+  SELECT item.o, pc.id, pc.sha256, pc.version FROM item
+  CROSS JOIN LATERAL (SELECT id, sha256, version FROM fetched_content WHERE link = item.link ORDER BY version DESC LIMIT 1) pc
+),
+visit AS MATERIALIZED (
+  SELECT item.o, prev.o IS NOT NULL AS has_prev, CASE
+    WHEN item.nm IS NOT NULL THEN CASE WHEN prev.o IS NOT NULL THEN 'not_modified' END
+    WHEN item.body IS NULL THEN NULL
+    WHEN item.sha = prev.sha256 THEN 'identical'
+    ELSE 'new' END AS kind
+  FROM item LEFT JOIN prev ON prev.o = item.o
+),
+upd AS (
+  UPDATE links SET
+    status = coalesce(item.p->>'status', links.status),
+    paused_until = CASE WHEN item.p ? 'pausedUntil' THEN (item.p->>'pausedUntil')::timestamptz ELSE links.paused_until END,
+    risk_level = CASE WHEN item.p ? 'riskLevel' THEN (item.p->>'riskLevel')::int ELSE links.risk_level END,
+    fetcher = CASE WHEN item.p ? 'fetcher' THEN item.p->>'fetcher' ELSE links.fetcher END,
+    selection_source = CASE WHEN item.p ? 'selectionSource' THEN item.p->>'selectionSource' ELSE links.selection_source END,
+    last_error_type = CASE WHEN item.p ? 'lastErrorType' THEN item.p->>'lastErrorType' ELSE links.last_error_type END,
+    last_error = CASE WHEN item.p ? 'lastError' THEN item.p->>'lastError' ELSE links.last_error END,
+    generation = CASE WHEN item.p ? 'generation' THEN (item.p->>'generation')::int ELSE links.generation END,
+    last_visit_changed = CASE WHEN visit.kind IS NULL THEN links.last_visit_changed
+      WHEN NOT visit.has_prev THEN NULL ELSE visit.kind = 'new' END,
+    attempt_count = links.attempt_count + item.n,
+    last_attempt_at = coalesce(item.la, links.last_attempt_at),
+    updated_at = now()
+  FROM item JOIN visit ON visit.o = item.o
+  WHERE links.id = item.link AND links.status NOT IN (${FINISHED_SQL_LIST})
+  RETURNING item.o, links.id, links.status, links.url
+),
+counted AS (
+  -- A finished link still counts attempts a late duplicate made: attempt_count stays the number of attempts logged.
+  UPDATE links SET attempt_count = links.attempt_count + item.n, last_attempt_at = coalesce(item.la, links.last_attempt_at)
+  FROM item WHERE links.id = item.link AND item.n > 0 AND NOT EXISTS (SELECT 1 FROM upd WHERE upd.o = item.o)
+),
+saved AS (
+  INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers)
+  SELECT item.link, item.body, 'br', item.ct, item.hs, item.fu, item.sha, item.sz, item.f, item.fa, item.rh
+  FROM upd JOIN item ON item.o = upd.o JOIN visit ON visit.o = item.o WHERE visit.kind = 'new'
+  ORDER BY item.o
+  RETURNING id, link
+),
+unchanged AS (
+  INSERT INTO page_visits (link, content, kind, visited_at, fetcher, http_status, final_url, response_headers)
+  SELECT item.link, prev.id, visit.kind,
+    coalesce((item.nm->>'visitedAt')::timestamptz, item.fa), coalesce(item.nm->>'fetcher', item.f),
+    coalesce((item.nm->>'httpStatus')::int, item.hs), coalesce(item.nm->>'finalUrl', item.fu),
+    CASE WHEN item.nm IS NOT NULL THEN item.nm->'headers' ELSE item.rh END
+  FROM upd JOIN item ON item.o = upd.o JOIN visit ON visit.o = item.o JOIN prev ON prev.o = item.o
+  WHERE visit.kind IN ('not_modified', 'identical')
+  ORDER BY item.o
+  RETURNING link, fetcher
+),
+unchanged_event AS (
+  INSERT INTO link_events (type, link, url, status, fetcher, old_sha256, new_sha256, version)
+  SELECT 'link.unchanged', upd.id, upd.url, upd.status, unchanged.fetcher, prev.sha256, prev.sha256, prev.version
+  FROM upd JOIN unchanged ON unchanged.link = upd.id JOIN prev ON prev.o = upd.o WHERE $5::boolean
+  ORDER BY upd.o
+)
+SELECT item.o, upd.o IS NOT NULL AS updated,
+  coalesce(upd.status, (SELECT status FROM links WHERE id = item.link)) AS status,
+  (SELECT id::text FROM saved WHERE saved.link = item.link) AS content_id,
+  CASE WHEN upd.o IS NOT NULL THEN visit.kind END AS visit_kind,
+  ARRAY(SELECT id::text FROM input WHERE input.o = item.o ORDER BY i) AS attempt_ids,
+  ${ATTEMPT_ROLLUP_DONE} AS rolled
+FROM item JOIN visit ON visit.o = item.o LEFT JOIN upd ON upd.o = item.o
+ORDER BY item.o`;
+
 const NO_PAGE = [null, null, null, null, null, null, null, null, null];
+
+/** A row of the outcome statements. */
+interface OutcomeRow {
+  updated: boolean;
+  status: string | null;
+  content_id: string | null;
+  visit_kind: VisitKind | null;
+  attempt_ids: string[];
+}
+
+function toApplied(out: OutcomeRow | undefined): AppliedOutcome {
+  return {
+    linkUpdated: out?.updated ?? false,
+    status: out?.status ?? null,
+    contentId: out?.content_id ? BigInt(out.content_id) : null,
+    visit: out?.visit_kind ?? null,
+    attemptIds: (out?.attempt_ids ?? []).map((id) => BigInt(id)),
+  };
+}
+
+/** One write, validated and compressed, as the outcome statements take it. */
+interface PreparedItem {
+  write: OutcomeWrite;
+  /** Its index in the batch. */
+  o: number;
+  rows: Record<string, unknown>[];
+  last: Date | null;
+  page: { body: Uint8Array; ct: string | null; hs: number; fu: string; sha: string; sz: number; f: string; fa: Date; rh: Record<string, string> | null } | null;
+  nm: Record<string, unknown> | null;
+}
+
+/** Validate and compress one write; `base` numbers its attempts after the batch's earlier ones. Throws typed errors. */
+async function prepareItem(write: OutcomeWrite, now: Date, o: number, base: number): Promise<PreparedItem> {
+  const rows = write.attempts.map((a, i) => ({ ...toAttemptRow(a, base + i, now), o }));
+  let last: Date | null = null;
+  for (const a of write.attempts) {
+    const at = a.attemptedAt ?? now;
+    if (!last || at > last) last = at;
+  }
+  let page: PreparedItem['page'] = null;
+  if (write.page) {
+    const { params, result } = await prepareContentRow(write.page, now);
+    page = {
+      body: params[1] as Uint8Array, ct: result.contentType, hs: result.httpStatus, fu: result.finalUrl, sha: result.sha256, sz: result.sizeBytes,
+      f: result.fetcher, fa: result.fetchedAt, rh: (result.headers as Record<string, string> | null) ?? null,
+    };
+  }
+  const nm = !write.page && write.notModified
+    ? {
+      fetcher: canonicalFetcherName(write.notModified.fetcher), httpStatus: write.notModified.httpStatus, finalUrl: write.notModified.finalUrl,
+      headers: write.notModified.headers ? archivedResponseHeaders(write.notModified.headers) : null, visitedAt: now.toISOString(),
+    }
+    : null;
+  return { write, o, rows, last, page, nm };
+}
 
 /**
  * Writes a fetch job's outcome ({@link OutcomeWrite}): one statement, and one round trip, when no hook is
@@ -159,8 +297,10 @@ export class OutcomeStore {
   readonly #clock: Clock;
   readonly #hooks: readonly OutcomeHook[];
   readonly #unchangedEvents: boolean;
+  readonly #logger: Logger;
 
   constructor(deps: OutcomeStoreDeps) {
+    this.#logger = deps.logger ?? silentLogger;
     this.#unchangedEvents = deps.unchangedEvents ?? false;
     this.#prisma = deps.prisma;
     this.#clock = deps.clock ?? systemClock;
@@ -170,33 +310,101 @@ export class OutcomeStore {
   /** Write `write` atomically; see {@link OutcomeWrite} for what is written when. */
   async apply(write: OutcomeWrite): Promise<AppliedOutcome> {
     const now = this.#clock.now();
-    const rows = write.attempts.map((a, i) => toAttemptRow(a, i, now));
-    let last: Date | null = null;
-    for (const a of write.attempts) {
-      const at = a.attemptedAt ?? now;
-      if (!last || at > last) last = at;
-    }
-    const page = write.page ? (await prepareContentRow(write.page, now)).params.slice(1) : NO_PAGE;
-    const notModified = !write.page && write.notModified
-      ? JSON.stringify({
-        fetcher: canonicalFetcherName(write.notModified.fetcher), httpStatus: write.notModified.httpStatus, finalUrl: write.notModified.finalUrl,
-        headers: write.notModified.headers ? archivedResponseHeaders(write.notModified.headers) : null, visitedAt: now.toISOString(),
-      })
-      : null;
-    const params = [JSON.stringify(rows), now.toISOString(), JSON.stringify(write.link), write.linkId, rows.length, last, ...page, notModified, this.#unchangedEvents];
+    const item = await prepareItem(write, now, 0, 0);
+    const notModified = item.nm ? JSON.stringify(item.nm) : null;
+    const page = item.page
+      ? [item.page.body, item.page.ct, item.page.hs, item.page.fu, item.page.sha, item.page.sz, item.page.f, item.page.fa, item.page.rh ? JSON.stringify(item.page.rh) : null]
+      : NO_PAGE;
+    const params = [JSON.stringify(item.rows), now.toISOString(), JSON.stringify(write.link), write.linkId, item.rows.length, item.last, ...page, notModified, this.#unchangedEvents];
     const hooks = [...this.#hooks, ...(write.hooks ?? [])];
     const run = async (sql: SqlClient): Promise<AppliedOutcome> => {
-      const [out] = await sql.query<{ updated: boolean; status: string | null; content_id: string | null; visit_kind: VisitKind | null; attempt_ids: string[] }>(APPLY_OUTCOME_SQL, params);
-      const applied: AppliedOutcome = {
-        linkUpdated: out?.updated ?? false,
-        status: out?.status ?? null,
-        contentId: out?.content_id ? BigInt(out.content_id) : null,
-        visit: out?.visit_kind ?? null,
-        attemptIds: (out?.attempt_ids ?? []).map((id) => BigInt(id)),
-      };
+      const [out] = await sql.query<OutcomeRow>(APPLY_OUTCOME_SQL, params);
+      const applied = toApplied(out);
       for (const hook of hooks) await hook(sql, write, applied);
       return applied;
     };
     return withDbErrors('apply fetch outcome', () => (hooks.length === 0 ? run(sqlOf(this.#prisma)) : withTransaction(this.#prisma, run)));
   }
+
+  /**
+   * Write many outcomes at once: one statement for all of them (one multi-row insert or update per table), and with
+   * hooks, that statement and every write's hooks in one transaction. Each write gets its own result, as
+   * {@link apply} would give it: a write that cannot be prepared (an invalid attempt) fails alone, and when the batch
+   * fails as a whole (a deadlock, a constraint one write breaks) every write is tried again on its own.
+   */
+  async applyMany(writes: readonly OutcomeWrite[]): Promise<PromiseSettledResult<AppliedOutcome>[]> {
+    const results: PromiseSettledResult<AppliedOutcome>[] = new Array(writes.length);
+    const one = async (i: number): Promise<void> => {
+      try {
+        results[i] = { status: 'fulfilled', value: await this.apply(writes[i]!) };
+      } catch (reason) {
+        results[i] = { status: 'rejected', reason };
+      }
+    };
+    const distinct = new Set(writes.map((w) => w.linkId)).size === writes.length;
+    if (writes.length <= 1 || !distinct) {
+      for (let i = 0; i < writes.length; i++) await one(i);
+      return results;
+    }
+    const now = this.#clock.now();
+    // Sorted by link id: concurrent batches lock the links' rows in one order.
+    const order = writes.map((_, i) => i).sort((a, b) => (writes[a]!.linkId < writes[b]!.linkId ? -1 : writes[a]!.linkId > writes[b]!.linkId ? 1 : 0));
+    const items: PreparedItem[] = [];
+    const index: number[] = [];
+    let base = 0;
+    let bodyBytes = 0;
+    for (const i of order) {
+      try {
+        const item = await prepareItem(writes[i]!, now, items.length, base);
+        items.push(item);
+        index.push(i);
+        base += item.rows.length;
+        if (item.page) bodyBytes += item.page.body.byteLength;
+      } catch (reason) {
+        results[i] = { status: 'rejected', reason };
+      }
+    }
+    if (items.length <= 1) {
+      for (const i of index) await one(i);
+      return results;
+    }
+    const bodies = Buffer.allocUnsafe(bodyBytes);
+    let offset = 0;
+    const json = items.map((item) => {
+      const p = item.page;
+      let bo: number | null = null;
+      if (p) {
+        bodies.set(p.body, offset);
+        bo = offset;
+        offset += p.body.byteLength;
+      }
+      return {
+        o: item.o, link: item.write.linkId, p: item.write.link, n: item.rows.length, la: item.last,
+        ...(p ? { bo, bl: p.body.byteLength, ct: p.ct, hs: p.hs, fu: p.fu, sha: p.sha, sz: p.sz, f: p.f, fa: p.fa, rh: p.rh } : {}),
+        nm: item.nm,
+      };
+    });
+    const params = [JSON.stringify(items.flatMap((item) => item.rows)), now.toISOString(), JSON.stringify(json), bodies, this.#unchangedEvents];
+    const withHooks = this.#hooks.length > 0 || items.some((item) => (item.write.hooks?.length ?? 0) > 0);
+    const run = async (sql: SqlClient): Promise<AppliedOutcome[]> => {
+      const out = await sql.query<OutcomeRow & { o: number }>(APPLY_OUTCOMES_SQL, params);
+      const applied = items.map(() => toApplied(undefined));
+      for (const row of out) applied[row.o] = toApplied(row);
+      for (const [k, item] of items.entries()) {
+        for (const hook of [...this.#hooks, ...(item.write.hooks ?? [])]) await hook(sql, item.write, applied[k]!);
+      }
+      return applied;
+    };
+    try {
+      const applied = await (withHooks ? withTransaction(this.#prisma, run) : run(sqlOf(this.#prisma)));
+      for (const [k, i] of index.entries()) results[i] = { status: 'fulfilled', value: applied[k]! };
+    } catch (err) {
+      // Nothing of the batch was written (one statement, or one transaction): each write on its own, so only the
+      // write at fault fails.
+      this.#logger.warn({ err, writes: index.length }, 'outcome batch failed: writing its outcomes one by one');
+      for (const i of index) await one(i);
+    }
+    return results;
+  }
+
 }

@@ -336,6 +336,19 @@ export const RECONCILE_ENV = {
    * autovacuum alone. @defaultValue 5000
    */
   TABLE_STATS_INTERVAL_MS: intVar(5_000, 0),
+  /**
+   * Fetch outcomes (attempts, heuristics, the link, the page) that finish close together are written by one statement
+   * and one commit, up to this many; each job completes only once its outcome committed. 1: one statement per
+   * outcome. @defaultValue 32
+   */
+  OUTCOME_BATCH_MAX: intVar(32, 1, 1_000),
+  /** How long an outcome (or a link write) waits for others to share its statement, when no batch is being written. @defaultValue 5 */
+  OUTCOME_BATCH_WAIT_MS: intVar(5, 0, 1_000),
+  /**
+   * The router's link writes (its decision, `routing` while a probe runs) go the same way: up to this many in one
+   * multi-row `UPDATE`, each route job completing after its write committed. 1: one statement per write. @defaultValue 32
+   */
+  LINK_WRITE_BATCH_MAX: intVar(32, 1, 1_000),
 };
 
 /** Continuous crawling: revisit schedules and the scheduler that enqueues due links. */

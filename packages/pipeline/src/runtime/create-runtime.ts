@@ -3,7 +3,7 @@ import { SessionJars } from '../exits/session-jars.js';
 import type { Redis } from 'ioredis';
 import { DIRECT_TIER, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, shardOfDomain } from '@crawler/queue';
-import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
+import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, OutcomeBatcher, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
 import { createDefaultRegistry, probe as probeWith, RedisClearanceStore, type FetchExit } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
@@ -27,7 +27,7 @@ export interface RuntimeOverrides {
   links?: LinkRepo;
   learning?: LearnedSelector;
   routes?: LegacyRoutes;
-  /** Where fetch outcomes (attempts, link state, page) are written. @defaultValue an OutcomeStore on `prisma` */
+  /** Where fetch outcomes (attempts, link state, page) are written. @defaultValue an OutcomeStore on `prisma` behind an OutcomeBatcher (OUTCOME_BATCH_MAX, OUTCOME_BATCH_WAIT_MS) */
   outcomes?: OutcomeSink;
   /** Fetchers by name; `closeAll` is called on shutdown when present. */
   fetchers?: FetcherSource & { closeAll?(): Promise<void> };
@@ -49,7 +49,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const redis = o.redis ?? createRedisConnection(config.redisTarget, 'worker');
   const queueLog = logger.child({ component: 'queues' });
   const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards, onError: (err, queue) => queueLog.warn({ err, queue }, 'queue connection error') });
-  const linkStore = o.links instanceof LinkStore ? o.links : new LinkStore(prisma);
+  const linkStore = o.links instanceof LinkStore ? o.links : new LinkStore(prisma, { batch: { maxBatch: config.linkWriteBatchMax, maxWaitMs: config.outcomeBatchWaitMs } });
   const links = o.links ?? linkStore;
 
   const learning: LearnedSelector = o.learning ?? new AttemptStore({ prisma, clock, logger: logger.child({ component: 'attempts' }) });
@@ -60,7 +60,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       return typeof r === 'string' ? r : ((r as { fetcher?: string } | null)?.fetcher ?? null);
     },
   };
-  const outcomes: OutcomeSink = o.outcomes ?? new OutcomeStore({ prisma, clock, unchangedEvents: config.eventsUnchanged });
+  const outcomeStore = new OutcomeStore({ prisma, clock, unchangedEvents: config.eventsUnchanged, logger: logger.child({ component: 'outcomes' }) });
+  const outcomes: OutcomeSink = o.outcomes ?? new OutcomeBatcher(outcomeStore, { maxBatch: config.outcomeBatchMax, maxWaitMs: config.outcomeBatchWaitMs });
   const versionStore = new VersionStore({ prisma, clock });
   const contentStore = new ContentStore({ prisma, clock });
   const revisits: RevisitSource | undefined = config.conditionalRequests
