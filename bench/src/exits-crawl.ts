@@ -13,6 +13,7 @@
  * computed from the site definitions: every page once, through the cheapest tier the site serves.
  *
  *   node bench/dist/exits-crawl.js [--rounds 6] [--pages 10] [--modes learned,always-top-tier,crawlee-tiers]
+ *     [--browser-site] (a seventh site that only a browser passes: ours launches Chromium, the baseline cannot)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -47,7 +48,15 @@ export const BENCH_TIERS: readonly BenchTier[] = [
 export interface ExitSiteDef {
   name: string;
   blocked: string[];
+  /** `interstitial`: every visitor without clearance gets a script challenge only a browser passes. @defaultValue 'static' */
+  kind?: 'static' | 'interstitial';
 }
+
+/** A browser page load in cost units (core FETCHER_COST_UNITS.playwright); plain HTTP is counted as free here. */
+export const BROWSER_COST_UNITS = 1;
+
+/** With --browser-site: one site open to every address that serves only a browser (a cookie-and-reload interstitial). */
+export const BROWSER_SITE: ExitSiteDef = { name: 'interstitial', blocked: [], kind: 'interstitial' };
 
 /** Two sites open to all, two refusing the worker's range, two refusing the datacenter range too. */
 export const EXIT_SITES: readonly ExitSiteDef[] = [
@@ -70,9 +79,12 @@ export function oracleTier(site: ExitSiteDef, tiers: readonly BenchTier[] = BENC
   return tiers.find((t) => !site.blocked.some((prefix) => t.address.startsWith(prefix))) ?? null;
 }
 
-/** Oracle cost units per page: each page fetched once through its site's cheapest serving tier. */
+/**
+ * Oracle cost units per page: each page fetched once through its site's cheapest serving tier, by a browser where
+ * only a browser passes (its one interstitial per session is left out: the floor, not a strategy).
+ */
 export function oracleCostPerPage(sites: readonly ExitSiteDef[], tiers: readonly BenchTier[] = BENCH_TIERS): number {
-  return sites.reduce((sum, s) => sum + (oracleTier(s, tiers)?.cost ?? 0), 0) / sites.length;
+  return sites.reduce((sum, s) => sum + (oracleTier(s, tiers)?.cost ?? 0) + (s.kind === 'interstitial' ? BROWSER_COST_UNITS : 0), 0) / sites.length;
 }
 
 /** What one mode did, read from the sites' request logs. */
@@ -113,7 +125,10 @@ export function summarizeLogs(logs: readonly (readonly SiteRequest[])[], tiers: 
       const t = tierOfAddress(r.address, tiers);
       byTier[t.name] = (byTier[t.name] ?? 0) + 1;
       costUnits += t.cost;
-      if (r.client === 'browser') browserRequests += 1;
+      if (r.client === 'browser') {
+        browserRequests += 1;
+        costUnits += BROWSER_COST_UNITS;
+      }
       if (r.outcome === 'address_blocked' || r.outcome === 'challenge' || r.outcome === 'rate_limited') blocks += 1;
       if (r.outcome === 'served') served.add(`${i} ${r.path}`);
     }
@@ -159,7 +174,7 @@ async function startWorld(defs: readonly ExitSiteDef[]): Promise<World> {
   const dc = await startForwardProxy({ localAddress: BENCH_TIERS[1]!.address, auth: { user: 'benchDc', pass: 'dcSecret' } });
   const res = await startForwardProxy({ localAddress: BENCH_TIERS[2]!.address, auth: { user: 'benchRes', pass: 'resSecret' } });
   const sites: SimSite[] = [];
-  for (const [i, d] of defs.entries()) sites.push(await startSimSite({ kind: 'static', name: d.name, blockedAddresses: d.blocked }, { host: `127.0.41.${i + 1}`, index: i }));
+  for (const [i, d] of defs.entries()) sites.push(await startSimSite({ kind: d.kind ?? 'static', name: d.name, blockedAddresses: d.blocked, challengeDelayMs: 200 }, { host: `127.0.41.${i + 1}`, index: i }));
   return {
     sites,
     dc,
@@ -368,10 +383,11 @@ export function formatExitsCrawlTable(oracle: number, results: readonly ExitCraw
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, pages: { type: 'string', default: '10' }, modes: { type: 'string', default: MODES.join(',') }, debug: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, pages: { type: 'string', default: '10' }, modes: { type: 'string', default: MODES.join(',') }, debug: { type: 'boolean', default: false }, 'browser-site': { type: 'boolean', default: false } } });
   const modes = values.modes.split(',').map((m) => m.trim()) as ExitCrawlMode[];
   for (const m of modes) if (!MODES.includes(m)) throw new Error(`--modes: unknown ${JSON.stringify(m)}`);
-  const opts = { rounds: Number(values.rounds), pages: Number(values.pages), defs: EXIT_SITES, debug: values.debug, log: (s: string) => process.stderr.write(`${s}\n`) };
+  const defs = values['browser-site'] ? [...EXIT_SITES, BROWSER_SITE] : EXIT_SITES;
+  const opts = { rounds: Number(values.rounds), pages: Number(values.pages), defs, debug: values.debug, log: (s: string) => process.stderr.write(`${s}\n`) };
   if (!Number.isInteger(opts.rounds) || opts.rounds < 1 || !Number.isInteger(opts.pages) || opts.pages < 1) throw new Error('--rounds and --pages: integers >= 1');
   const { oracleCostPerPage: oracle, results } = await runExitsCrawl({ ...opts, modes });
   const table = formatExitsCrawlTable(oracle, results);
@@ -380,8 +396,8 @@ async function main(): Promise<void> {
   const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
   mkdirSync(dir, { recursive: true });
   const at = new Date().toISOString();
-  writeFileSync(join(dir, 'exits-crawl-latest.json'), `${JSON.stringify({ at, rounds: opts.rounds, pages: opts.pages, sites: EXIT_SITES, oracleCostPerPage: oracle, results }, null, 2)}\n`);
-  writeFileSync(join(dir, 'exits-crawl-latest.md'), `# Routing over exits, real crawl (${at})\n\n${opts.rounds} rounds × ${opts.pages} pages × ${EXIT_SITES.length} sites\n\n${table}\n`);
+  writeFileSync(join(dir, 'exits-crawl-latest.json'), `${JSON.stringify({ at, rounds: opts.rounds, pages: opts.pages, sites: defs, oracleCostPerPage: oracle, results }, null, 2)}\n`);
+  writeFileSync(join(dir, 'exits-crawl-latest.md'), `# Routing over exits, real crawl (${at})\n\n${opts.rounds} rounds × ${opts.pages} pages × ${defs.length} sites\n\n${table}\n`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
