@@ -15,6 +15,7 @@ export type {
   LoggedHeuristic,
   FindBestFetcherOptions,
   AttemptStats,
+  ProxyStats,
   VelocityBucket,
   PruneResult,
 } from './attempts/types.js';

@@ -220,6 +220,8 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       attempts: [...link.attempts].reverse().map((a) => ({
         id: a.id.toString(),
         fetcher: a.fetcher,
+        // `direct` or a PROXY_TIERS name: the exit, never the proxy URL (it may carry credentials).
+        exitTier: a.exitTier,
         success: a.success,
         isBanned: a.isBanned,
         errorType: a.errorType,

@@ -44,11 +44,11 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function run(args: string[]): Promise<string> {
+async function run(args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
   const stdout = new PassThrough();
   let out = '';
   stdout.on('data', (d) => (out += String(d)));
-  const env = { DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, FETCHERS: 'simple_http,playwright' };
+  const env = { DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, FETCHERS: 'simple_http,playwright', ...extraEnv };
   const io: CommandIO = { stdin: new PassThrough(), stdout, stderr: new PassThrough(), env };
   expect(await stats.run(args, io)).toBe(0);
   return out;
@@ -77,5 +77,29 @@ describe('crawl stats', () => {
     expect(text).toMatch(/simple_http\s+3\s+66\.7%\s+33\.3%/);
     expect(text).toMatch(/route\s+1\s+0\s+1\s+0/);
     expect(text).toContain('5 attempts, 40.0% learned, 2 probes, 2 probes saved');
+  });
+
+  it('breaks proxied attempts down per proxy, masked, priced by the configured tier', async () => {
+    const via = (tier: string, proxy: string, success: boolean) => ({
+      url: 'https://c.example/x', fetcher: 'simple_http', success, isBanned: !success, selectionSource: 'learned', exitTier: tier, exitProxy: proxy,
+      heuristics: [{ type: 'domain', value: 'c.example' }],
+    });
+    await new AttemptStore({ prisma: db.prisma }).logAttempts([
+      via('datacenter', 'http://***@127.0.0.1:8001', false),
+      via('residential', 'socks5://***@127.0.0.1:9001', true),
+      via('residential', 'socks5://***@127.0.0.1:9001', true),
+    ]);
+    const PROXY_TIERS = JSON.stringify([
+      { name: 'datacenter', cost: 1, urls: ['http://dcUser:dcSecret@127.0.0.1:8001'] },
+      { name: 'residential', cost: 10, urls: ['socks5://resUser:resSecret@127.0.0.1:9001'] },
+    ]);
+    const r = JSON.parse(await run(['--json'], { PROXY_TIERS })) as StatsReport;
+    expect(r.byProxy.map((p) => [p.key, p.tier, p.attempts, p.banned, p.costUnits])).toEqual([
+      ['socks5://***@127.0.0.1:9001', 'residential', 2, 0, 20],
+      ['http://***@127.0.0.1:8001', 'datacenter', 1, 1, 1],
+    ]);
+    const text = await run([], { PROXY_TIERS });
+    expect(text).toMatch(/By proxy \(last 7 days, busiest first\)\nproxy\s+tier\s+attempts\s+success\s+banned\s+cost units\n.*\nsocks5:\/\/\*\*\*@127\.0\.0\.1:9001\s+residential\s+2\s+100\.0%\s+0\.0%\s+20\n/);
+    for (const secret of ['dcUser', 'dcSecret', 'resUser', 'resSecret']) expect(text).not.toContain(secret);
   });
 });

@@ -30,6 +30,20 @@ describe('buildStatsReport', () => {
     expect(text).not.toContain('u:p');
   });
 
+  it('lists each proxy masked with its tier, rates and cost, busiest first', () => {
+    const tiers = [{ name: 'direct', cost: 0, urls: [] }, { name: 'datacenter', cost: 1, urls: ['http://dcUser:dcPass@127.0.0.1:8001'] }, { name: 'residential', cost: 10, urls: ['socks5://u:p@127.0.0.1:9001'] }];
+    const p = (tier: string, key: string, attempts: number, banned: number) => ({ tier, key, attempts, successes: attempts - banned, banned, successRate: (attempts - banned) / attempts, banRate: banned / attempts });
+    const r = buildStatsReport({
+      sinceDays: 7, velocityHours: 24, byFetcher: [], byDomain: [], tiers, queues: {}, velocity: [],
+      byProxy: [p('residential', 'socks5://***@127.0.0.1:9001', 8, 0), p('datacenter', 'http://***@127.0.0.1:8001', 4, 2), p('gone', 'http://127.0.0.1:7000', 1, 0)],
+    });
+    expect(r.byProxy.map((x) => x.costUnits)).toEqual([80, 4, null]);
+    const text = formatStatsReport(r);
+    expect(text).toMatch(/By proxy.*\n.*\n.*\nsocks5:\/\/\*\*\*@127\.0\.0\.1:9001\s+residential\s+8\s+100\.0%\s+0\.0%\s+80\nhttp:\/\/\*\*\*@127\.0\.0\.1:8001\s+datacenter\s+4\s+50\.0%\s+50\.0%\s+4\nhttp:\/\/127\.0\.0\.1:7000\s+gone\s+1\s+100\.0%\s+0\.0%\s+n\/a/);
+    expect(text).not.toContain('dcPass');
+    expect(formatStatsReport(buildStatsReport({ sinceDays: 7, velocityHours: 24, byFetcher: [], byDomain: [], queues: {}, velocity: [] }))).toContain('By proxy (last 7 days)\n  (no proxied attempts)');
+  });
+
   it('reports a zero share, not NaN, without attempts', () => {
     const r = buildStatsReport({ sinceDays: 1, velocityHours: 1, byFetcher: [], byDomain: [], queues: {}, velocity: [] });
     expect(r.decisions.learnedShare).toBe(0);

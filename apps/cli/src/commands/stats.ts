@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { ExitTier } from '@crawler/core';
-import { AttemptStore, createPrismaClient, type AttemptStats, type VelocityBucket } from '@crawler/db';
+import { AttemptStore, createPrismaClient, type AttemptStats, type ProxyStats, type VelocityBucket } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { DomainPauses, type DomainPauseView } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
@@ -22,6 +22,12 @@ export interface TierStats extends AttemptStats {
   costUnits: number | null;
 }
 
+/** One proxy's attempts (`key`: the proxy masked, `http://***@host:port`) and what they cost. */
+export interface ProxyRow extends ProxyStats {
+  /** Cost units spent: attempts × its tier's cost (null: the tier is not configured any more). */
+  costUnits: number | null;
+}
+
 /** Everything `crawl stats` shows. */
 export interface StatsReport {
   sinceDays: number;
@@ -29,6 +35,8 @@ export interface StatsReport {
   byDomain: AttemptStats[];
   /** Per exit tier, with the cost units its requests cost (attempts × the tier's PROXY_TIERS cost). */
   byTier: TierStats[];
+  /** Per proxy of each tier, from the attempts that named their proxy, busiest first. */
+  byProxy: ProxyRow[];
   queues: Record<string, QueueDepth>;
   /** Over the velocity window: how attempts were routed. */
   decisions: { attempts: number; learned: number; probes: number; learnedShare: number; probesSaved: number };
@@ -45,6 +53,7 @@ export function buildStatsReport(input: {
   byFetcher: AttemptStats[];
   byDomain: AttemptStats[];
   byTier?: AttemptStats[];
+  byProxy?: ProxyStats[];
   tiers?: readonly ExitTier[];
   queues: Record<string, QueueDepth>;
   velocity: VelocityBucket[];
@@ -61,6 +70,10 @@ export function buildStatsReport(input: {
     byTier: (input.byTier ?? []).map((t) => {
       const tier = input.tiers?.find((x) => x.name === t.key);
       return { ...t, costUnits: tier ? t.attempts * tier.cost : null };
+    }),
+    byProxy: (input.byProxy ?? []).map((p) => {
+      const tier = input.tiers?.find((x) => x.name === p.tier);
+      return { ...p, costUnits: tier ? p.attempts * tier.cost : null };
     }),
     queues: input.queues,
     decisions: { attempts, learned, probes, learnedShare: attempts ? learned / attempts : 0, probesSaved: learned },
@@ -79,6 +92,7 @@ export function formatTable(headers: string[], rows: Array<Array<string | number
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const units = (x: number | null) => (x === null ? 'n/a' : String(Math.round(x * 100) / 100));
 
 function rateTable(title: string, keyName: string, rows: AttemptStats[]): string {
   if (rows.length === 0) return `${title}\n  (no attempts)`;
@@ -92,7 +106,10 @@ export function formatStatsReport(r: StatsReport): string {
     rateTable(`By domain (last ${r.sinceDays} days, busiest first)`, 'domain', r.byDomain),
     r.byTier.length === 0
       ? `By exit tier (last ${r.sinceDays} days)\n  (no attempts)`
-      : `By exit tier (last ${r.sinceDays} days; cost units = attempts × tier cost)\n${formatTable(['tier', 'attempts', 'success', 'banned', 'cost units'], r.byTier.map((t) => [t.key, t.attempts, pct(t.successRate), pct(t.banRate), t.costUnits === null ? 'n/a' : String(Math.round(t.costUnits * 100) / 100)]))}`,
+      : `By exit tier (last ${r.sinceDays} days; cost units = attempts × tier cost)\n${formatTable(['tier', 'attempts', 'success', 'banned', 'cost units'], r.byTier.map((t) => [t.key, t.attempts, pct(t.successRate), pct(t.banRate), units(t.costUnits)]))}`,
+    r.byProxy.length === 0
+      ? `By proxy (last ${r.sinceDays} days)\n  (no proxied attempts)`
+      : `By proxy (last ${r.sinceDays} days, busiest first)\n${formatTable(['proxy', 'tier', 'attempts', 'success', 'banned', 'cost units'], r.byProxy.map((p) => [p.key, p.tier, p.attempts, pct(p.successRate), pct(p.banRate), units(p.costUnits)]))}`,
     r.paused.length === 0
       ? 'Paused domains\n  (none)'
       : `Paused domains (crawl pauses lift <domain> ends one)\n${formatTable(['domain', 'reason', 'until', 'paused links'], r.paused.map((p) => [p.domain, p.reason ?? '-', p.until, p.pausedLinks]))}`,
@@ -142,6 +159,7 @@ const command: Command = {
         byFetcher: await store.statsByFetcher({ sinceDays }),
         byDomain: await store.statsByDomain({ sinceDays, limit: domainLimit }),
         byTier: await store.statsByTier({ sinceDays }),
+        byProxy: await store.statsByProxy({ sinceDays }),
         tiers: config.exitTiers,
         queues: depths,
         velocity: await store.learningVelocity({ sinceHours: velocityHours, bucket: 'hour' }),

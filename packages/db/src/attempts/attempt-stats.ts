@@ -1,7 +1,7 @@
 import { canonicalFetcherName, DAY_MS } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { sqlOf, withTransaction } from '../sql.js';
-import type { AttemptStats, PruneResult, VelocityBucket } from './types.js';
+import type { AttemptStats, ProxyStats, PruneResult, VelocityBucket } from './types.js';
 
 interface StatsRow {
   key: string;
@@ -68,6 +68,23 @@ export async function tierStats(prisma: PrismaClient, since: Date): Promise<Atte
     since.toISOString(),
   );
   return toStats(rows, false);
+}
+
+/** The same per proxy of each tier since `since` (proxied attempts that named their proxy), busiest first. */
+export async function proxyStats(prisma: PrismaClient, since: Date): Promise<ProxyStats[]> {
+  const rows = await prisma.$queryRawUnsafe<(StatsRow & { tier: string })[]>(
+    `SELECT exit_tier AS tier, exit_proxy AS key, count(*)::int AS attempts, count(*) FILTER (WHERE success)::int AS successes,
+            count(*) FILTER (WHERE is_banned)::int AS banned
+     FROM fetcher_attempts
+     WHERE attempted_at >= $1::timestamptz AND exit_proxy IS NOT NULL AND selection_source IS DISTINCT FROM 'prior'
+     GROUP BY exit_tier, exit_proxy
+     ORDER BY attempts DESC, exit_tier, exit_proxy`,
+    since.toISOString(),
+  );
+  return rows.map((r) => {
+    const [attempts, successes, banned] = [Number(r.attempts), Number(r.successes), Number(r.banned)];
+    return { tier: r.tier, key: r.key, attempts, successes, banned, successRate: attempts ? successes / attempts : 0, banRate: attempts ? banned / attempts : 0 };
+  });
 }
 
 /** The same per domain (from the `domain` heuristic), busiest first, at most `limit`. */

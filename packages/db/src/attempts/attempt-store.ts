@@ -1,10 +1,10 @@
 import { CrawlerError, DAY_MS, silentLogger, systemClock, type BestFetcherResult, type Clock, type Heuristic, type Logger } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { DB_ERROR_CODES, translateDbError, withDbErrors } from '../errors.js';
-import { domainBanRate, domainStats, fetcherStats, pruneBefore, tierStats, velocity } from './attempt-stats.js';
+import { domainBanRate, domainStats, fetcherStats, proxyStats, pruneBefore, tierStats, velocity } from './attempt-stats.js';
 import { queryBestFetcher } from './find-best-fetcher.js';
 import { AttemptBatchError, INVALID_ATTEMPT, insertAttempts } from './log-attempts.js';
-import type { AttemptInput, AttemptStats, FindBestFetcherOptions, PruneResult, StoreDeps, VelocityBucket } from './types.js';
+import type { AttemptInput, AttemptStats, FindBestFetcherOptions, ProxyStats, PruneResult, StoreDeps, VelocityBucket } from './types.js';
 
 /** Default retention of the attempt log: 90 days (three half-lives: older attempts weigh under 1/8). */
 export const DEFAULT_RETENTION_DAYS = 90;
@@ -89,6 +89,12 @@ export class AttemptStore {
   async statsByTier(options: { sinceDays?: number } = {}): Promise<AttemptStats[]> {
     const since = new Date(this.#clock.now().getTime() - (options.sinceDays ?? 7) * DAY_MS);
     return withDbErrors('stats by exit tier', () => tierStats(this.#prisma, since));
+  }
+
+  /** The same per proxy of each tier (masked `http://***@host:port`), busiest first; direct attempts are left out. */
+  async statsByProxy(options: { sinceDays?: number } = {}): Promise<ProxyStats[]> {
+    const since = new Date(this.#clock.now().getTime() - (options.sinceDays ?? 7) * DAY_MS);
+    return withDbErrors('stats by proxy', () => proxyStats(this.#prisma, since));
   }
 
   /** The same per domain, busiest first. */

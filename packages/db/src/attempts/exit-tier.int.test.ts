@@ -66,4 +66,29 @@ describe('attempts by exit tier', () => {
   it('refuses a tier that is not a tier name', async () => {
     await expect(store.logAttempts([{ url: 'https://x.test/', fetcher: 'simple_http', success: true, heuristics: [], exitTier: 'Bad Tier' }])).rejects.toThrow(/exitTier/);
   });
+
+  it('records which proxy carried a proxied attempt, masked even when given with credentials, and counts per proxy', async () => {
+    const h = [{ type: 'domain', value: 'proxied.test' }];
+    const via = (proxy: string | undefined, tier: string, success: boolean, isBanned = false): AttemptInput => ({
+      url: `https://proxied.test/${tier}/${Math.random()}`, fetcher: 'simple_http', success, isBanned, exitTier: tier, heuristics: h, ...(proxy ? { exitProxy: proxy } : {}),
+    });
+    await store.logAttempts([
+      via('http://***@127.0.0.1:8001', 'datacenter', false, true),
+      via('http://dcUser:dcSecret@127.0.0.1:8001', 'datacenter', false, true),
+      via('socks5://resUser:resSecret@127.0.0.1:9001', 'residential', true),
+      via('socks5://***@127.0.0.1:9001', 'residential', true),
+      via('socks5://***@127.0.0.1:9001', 'residential', true),
+      via(undefined, 'direct', false, true),
+    ]);
+    const stored = await sqlOf(db.prisma).query<{ exit_proxy: string | null }>(`SELECT exit_proxy FROM fetcher_attempts WHERE url LIKE 'https://proxied.test/%' ORDER BY id`, []);
+    expect(stored.map((r) => r.exit_proxy)).toEqual([
+      'http://***@127.0.0.1:8001', 'http://***@127.0.0.1:8001', 'socks5://***@127.0.0.1:9001', 'socks5://***@127.0.0.1:9001', 'socks5://***@127.0.0.1:9001', null,
+    ]);
+    const stats = await store.statsByProxy({ sinceDays: 1 });
+    expect(stats.map((s) => [s.tier, s.key, s.attempts, s.successRate, s.banRate])).toEqual([
+      ['residential', 'socks5://***@127.0.0.1:9001', 3, 1, 0],
+      ['datacenter', 'http://***@127.0.0.1:8001', 2, 0, 1],
+    ]);
+    await expect(store.logAttempts([{ ...via(undefined, 'datacenter', true), exitProxy: 42 as unknown as string }])).rejects.toThrow(/exitProxy is not a string/);
+  });
 });

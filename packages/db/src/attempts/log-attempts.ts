@@ -1,4 +1,4 @@
-import { canonicalFetcherName, CrawlerError, DIRECT_TIER, ERROR_TYPES } from '@crawler/core';
+import { canonicalFetcherName, CrawlerError, DIRECT_TIER, ERROR_TYPES, maskProxyUrl } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import type { AttemptInput } from './types.js';
 import { sqlOf } from '../sql.js';
@@ -42,6 +42,13 @@ function exitTierOf(tier: unknown, index: number, input: AttemptInput): string {
   return tier;
 }
 
+/** The proxy as stored: masked whatever the caller passed, so a credential never reaches the attempt log. */
+function exitProxyOf(proxy: unknown, index: number, input: AttemptInput): string | null {
+  if (proxy === undefined || proxy === null || proxy === '') return null;
+  if (typeof proxy !== 'string') throw invalid(index, 'exitProxy is not a string', input);
+  return maskProxyUrl(proxy).slice(0, 300);
+}
+
 /** The JSON row one attempt becomes; validated so bad input fails with a typed error before touching the db. */
 export function toAttemptRow(input: AttemptInput, index: number, now: Date): Record<string, unknown> {
   if (typeof input !== 'object' || input === null) throw invalid(index, 'not an object', {});
@@ -73,6 +80,7 @@ export function toAttemptRow(input: AttemptInput, index: number, now: Date): Rec
     attempted_at: attemptedAt.toISOString(),
     selection_source: input.selectionSource ?? null,
     exit_tier: exitTierOf(input.exitTier, index, input),
+    exit_proxy: exitProxyOf(input.exitProxy, index, input),
     heuristics,
   };
 }
@@ -98,7 +106,7 @@ input AS MATERIALIZED (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
       i int, link uuid, url text, fetcher text, success boolean, is_banned boolean, error_type text,
       http_status int, response_headers jsonb, duration_ms int, attempted_at timestamptz, selection_source text,
-      exit_tier text, heuristics jsonb, o int)
+      exit_tier text, exit_proxy text, heuristics jsonb, o int)
     ORDER BY i
   ) x
 ),
@@ -113,9 +121,9 @@ keyed AS MATERIALIZED (
 ),
 attempts AS (
   INSERT INTO fetcher_attempts (id, link, url, fetcher, success, is_banned, error_type, http_status,
-    response_headers, duration_ms, attempted_at, selection_source, exit_tier, rollup_keys)
+    response_headers, duration_ms, attempted_at, selection_source, exit_tier, exit_proxy, rollup_keys)
   SELECT input.id, link, url, fetcher, success, is_banned, error_type, http_status,
-    response_headers, duration_ms, attempted_at, selection_source, exit_tier, keyed.keys
+    response_headers, duration_ms, attempted_at, selection_source, exit_tier, exit_proxy, keyed.keys
   FROM input JOIN keyed ON keyed.id = input.id
 ),
 heuristics AS (

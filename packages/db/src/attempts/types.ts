@@ -35,6 +35,11 @@ export interface AttemptInput {
   selectionSource?: string | null;
   /** The exit tier the request left from (core DIRECT_TIER, or a PROXY_TIERS name). @defaultValue 'direct' */
   exitTier?: string | null;
+  /**
+   * The proxy that carried the request, as core's maskProxyUrl shows it (`http://***@host:port`); masked again when
+   * stored, so a credential never reaches the log. @defaultValue null (direct)
+   */
+  exitProxy?: string | null;
   heuristics: readonly LoggedHeuristic[];
 }
 
@@ -64,6 +69,11 @@ export interface AttemptStats {
   banned: number;
   successRate: number;
   banRate: number;
+}
+
+/** One proxy's attempts (`key` is the proxy as masked in the log, `http://***@host:port`) and its exit tier. */
+export interface ProxyStats extends AttemptStats {
+  tier: string;
 }
 
 /** One time bucket of learning velocity. */

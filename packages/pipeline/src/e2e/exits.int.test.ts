@@ -83,6 +83,11 @@ describe('end to end: exit tiers', () => {
     const won = onRanged.filter((a) => a.success);
     expect(won).toHaveLength(3);
     expect(won.map((a) => [a.fetcher, a.exitTier])).toEqual(won.map(() => ['simple_http', 'residential']));
+    // Each proxied attempt names the proxy that carried it, masked; a direct one names none.
+    const proxies = new Set([`http://***@127.0.0.1:${res1.port}`, `socks5://***@127.0.0.1:${res2.port}`]);
+    expect(won.every((a) => proxies.has(a.exitProxy ?? ''))).toBe(true);
+    expect(onRanged.filter((a) => a.exitTier === 'datacenter').map((a) => a.exitProxy)).toEqual(onRanged.filter((a) => a.exitTier === 'datacenter').map(() => `http://***@127.0.0.1:${dc.port}`));
+    expect(onRanged.filter((a) => a.exitTier === 'direct').every((a) => a.exitProxy === null)).toBe(true);
     // Blocked on the way up the ladder (direct, datacenter), never by a browser.
     expect(onRanged.every((a) => a.fetcher === 'simple_http')).toBe(true);
     expect(onRanged.filter((a) => !a.success).every((a) => a.isBanned && ['direct', 'datacenter'].includes(a.exitTier))).toBe(true);
@@ -148,7 +153,7 @@ describe('end to end: exit tiers', () => {
     const text = [
       await metrics.registry.metrics(),
       logLines.join(''),
-      JSON.stringify(await crawler.db.prisma.fetcherAttempt.findMany({ select: { errorType: true, responseHeaders: true, selectionSource: true, fetcher: true, exitTier: true } })),
+      JSON.stringify(await crawler.db.prisma.fetcherAttempt.findMany({ select: { errorType: true, responseHeaders: true, selectionSource: true, fetcher: true, exitTier: true, exitProxy: true } })),
       JSON.stringify(await crawler.db.prisma.link.findMany({ select: { lastError: true, lastErrorType: true, fetcher: true } })),
     ].join('\n');
     expect(logLines.length).toBeGreaterThan(10);

@@ -287,6 +287,8 @@ function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): 
     attemptedAt: now,
     selectionSource: ctx.attempts.length > 0 ? SELECTION_SOURCES.retry : ctx.data.selectionSource,
     exitTier: ctx.exitTier,
+    // Which proxy of the tier carried it, masked: `crawl stats` counts per proxy from the log.
+    ...(ctx.exitTier !== DIRECT_TIER && ctx.exitUsed?.proxyUrl ? { exitProxy: maskProxyUrl(ctx.exitUsed.proxyUrl) } : {}),
     heuristics: [...ctx.urlHeuristics, ...heuristics],
   });
   deps.metrics.fetchObserved(ctx.fetcher, attempt.durationMs, decision.errorType ?? 'success');
