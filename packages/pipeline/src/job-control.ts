@@ -1,4 +1,4 @@
-import { DelayedError } from 'bullmq';
+import { DelayedError } from '@crawler/queue';
 
 /** The part of a BullMQ job the processors use, so tests can hand in a stub. */
 export interface JobHandle {

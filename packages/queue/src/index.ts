@@ -1,4 +1,5 @@
 export * from './catalog/queue-names.js';
+export { Queue, Worker, DelayedError, UnrecoverableError } from './bullmq.js';
 export * from './catalog/payloads.js';
 export * from './catalog/job-options.js';
 export * from './connection.js';

@@ -1,4 +1,5 @@
-import { Queue, type JobType, type JobsOptions } from 'bullmq';
+import type { JobType, JobsOptions } from 'bullmq';
+import { Queue } from './bullmq.js';
 import type { Redis } from 'ioredis';
 import { ROUTE_QUEUE, DEFAULT_QUEUE_PREFIX, assertQueuePrefix, fetchQueueName } from './catalog/queue-names.js';
 import { DEFAULT_JOB_OPTIONS, fetchJobId, routeJobId } from './catalog/job-options.js';

@@ -1,4 +1,4 @@
-import { UnrecoverableError } from 'bullmq';
+import { UnrecoverableError } from './bullmq.js';
 import type { z } from 'zod';
 
 /**

@@ -1,6 +1,5 @@
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import cliProgress from 'cli-progress';
 import { createRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, reportingConfigFrom } from '../crawler/cli-context.js';
@@ -52,7 +51,8 @@ const command: Command = {
     const v = parsed.values;
     const followOnly = ['scope', 'max-depth', 'max-pages', 'max-pages-per-host', 'include', 'exclude', 'sitemaps', 'follow-nofollow'].filter((k) => v[k as keyof typeof v] !== undefined);
     if (!v.follow && followOnly.length > 0) throw new UsageError(`--${followOnly[0]} needs --follow\n${USAGE}`);
-    const schedule = parseScheduleFlags(v, reportingConfigFrom(io).revisitMinIntervalS, USAGE);
+    const config = reportingConfigFrom(io);
+    const schedule = parseScheduleFlags(v, config.revisitMinIntervalS, USAGE);
     if (v.follow) {
       const { runFollowCrawl } = await import('./crawl-follow.js');
       return runFollowCrawl(io, urls, {
@@ -70,7 +70,6 @@ const command: Command = {
         usage: USAGE,
       });
     }
-    const config = reportingConfigFrom(io);
     const logger = cliLogger(io, config.logLevel);
     const runtime = createRuntime(config, { logger });
     let events: CliEvents | null = null;
@@ -80,7 +79,9 @@ const command: Command = {
       const ids = [...new Set(enq.accepted.map((a) => a.linkId))];
       runtime.startWorkers();
       events = startCliEvents(runtime, config, logger);
-      const bar = io.stdout.isTTY && !parsed.values.json ? new cliProgress.SingleBar({ format: 'crawling [{bar}] {value}/{total} links settled', stream: io.stdout as NodeJS.WritableStream as never }, cliProgress.Presets.shades_classic) : null;
+      // The progress bar's module loads only for a terminal.
+      const cliProgress = io.stdout.isTTY && !parsed.values.json ? (await import('cli-progress')).default : null;
+      const bar = cliProgress ? new cliProgress.SingleBar({ format: 'crawling [{bar}] {value}/{total} links settled', stream: io.stdout as NodeJS.WritableStream as never }, cliProgress.Presets.shades_classic) : null;
       bar?.start(ids.length, 0);
       // The bar is redrawn at most twice a second, whatever the idle check's pace.
       let drawnAt = 0;

@@ -1,7 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { CRAWLER_ENV_SCHEMA, type CrawlerConfig } from '@crawler/pipeline';
-import { createLogger } from '@crawler/telemetry';
+// The logging entry alone: the package's index also loads prom-client (and OpenTelemetry's API), ~0.1 s a command.
+import { createLogger } from '@crawler/telemetry/logging';
 import type { Logger } from '@crawler/core';
 import { UsageError, type CommandIO } from '../command.js';
 import { cliEnv } from '../env.js';

@@ -1,4 +1,5 @@
-import { getDomain } from 'tldts';
+import { createRequire } from 'node:module';
+import type { getDomain as GetDomain } from 'tldts';
 import { InvalidUrlError } from '../contracts/errors.js';
 
 /**
@@ -29,9 +30,14 @@ export interface ScopeMatcher {
   check(url: string): ScopeVerdict;
 }
 
+// The Public Suffix List (tldts, ~80 ms to load) loads on first use: a crawl that never asks for a site (no
+// --scope same-site, one queue shard) never pays for it.
+let getDomain: typeof GetDomain | undefined;
+
 /** The registrable domain of a host (by the Public Suffix List), or the host itself for IPs, `localhost` and the like. */
 export function siteOf(hostname: string): string {
   const host = hostname.toLowerCase();
+  getDomain ??= (createRequire(import.meta.url)('tldts') as { getDomain: typeof GetDomain }).getDomain;
   return getDomain(host, { allowPrivateDomains: true }) ?? host;
 }
 

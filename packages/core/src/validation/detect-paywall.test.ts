@@ -13,6 +13,13 @@ describe('detectPaywall', () => {
     ['article:content_tier', '<meta property="article:content_tier" content="metered">'],
     ['a paywall class', '<div class="story-body tp-modal"></div>'],
     ['the wording', '<p>You have reached your free article limit.</p>'],
+    // Each alternative of the wording, in capitals: the keyword check before the regex lower-cases the text.
+    ['the wording: keep reading', '<p>SUBSCRIBE TO KEEP READING</p>'],
+    ['the wording: members', '<p>This Story Is Reserved For Premium Members</p>'],
+    ['the wording: already a subscriber', '<p>Already a Subscriber? Log in</p>'],
+    ["the wording: you've used", "<p>You've used all your free monthly articles</p>"],
+    ['the wording: to continue reading', '<p>To Continue Reading, Please Sign In</p>'],
+    ['the wording: become a member', '<p>Become a paid MEMBER to continue</p>'],
   ])('finds %s', (_name, extra) => {
     expect(detectPaywall(page(extra))).toBe(true);
   });

@@ -1,7 +1,7 @@
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
-import { JobQueues, ROUTE_QUEUE, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
+import { JobQueues, ROUTE_QUEUE, Worker, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
 import type { CrawlStore, LinkStore, PrismaClient, ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
 import { RevisitScheduler } from '../schedule/revisit-scheduler.js';

@@ -65,10 +65,11 @@ export class IdleCheck {
    * outage it keeps waiting (one warning per outage), and goes on when the service is back.
    */
   async waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
-    // Each check is a few Redis calls: polling often costs nothing, and a crawl ends when its last page is done, not
-    // up to half a second later.
-    const pollMs = opts.pollMs ?? 100;
-    const confirmMs = opts.confirmMs ?? 50;
+    // Each check is one Redis round trip (and a Postgres one once the queues are empty): polling often costs nothing
+    // next to a crawl's thousands of commands a second, and a crawl ends when its last page is done, not a poll later.
+    // The confirmation only has to outlast the gap between reading one queue and the next (microseconds).
+    const pollMs = opts.pollMs ?? 50;
+    const confirmMs = opts.confirmMs ?? 20;
     const log = this.#deps.logger;
     let quiet = 0;
     while (quiet < 2) {

@@ -1,4 +1,5 @@
-import { DelayedError, type Job, type Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import { DelayedError, type Worker } from '@crawler/queue';
 import { ERROR_TYPES, LINK_STATUSES, type Logger } from '@crawler/core';
 import type { LinkRepo } from '../ports.js';
 import { delayJob } from '../job-control.js';

@@ -1,5 +1,9 @@
+import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger as PinoLogger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import type pinoPrettyModule from 'pino-pretty';
+
+// pino-pretty (and its 30 modules) only loads for a terminal: a CLI on a pipe or a worker logging JSON never needs it.
+const requirePinoPretty = (): typeof pinoPrettyModule => createRequire(import.meta.url)('pino-pretty') as typeof pinoPrettyModule;
 
 /**
  * Where secrets travel in what we log: request/response headers (cookies, auth), proxy credentials. Each `*`
@@ -47,7 +51,7 @@ export interface CreateLoggerOptions {
 export function createLogger(options: CreateLoggerOptions): PinoLogger {
   const pretty = options.pretty === 'auto' || options.pretty === undefined ? process.stdout.isTTY === true : options.pretty;
   // pino-pretty as an in-process stream rather than a transport: no worker thread, and lines are not lost on exit.
-  const stream = pretty ? pinoPretty({ colorize: options.destination === undefined, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', destination: options.destination ?? 1 }) : options.destination;
+  const stream = pretty ? requirePinoPretty()({ colorize: options.destination === undefined, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', destination: options.destination ?? 1 }) : options.destination;
   return pino(
     {
       name: options.name,
