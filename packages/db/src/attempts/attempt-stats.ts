@@ -44,30 +44,26 @@ export async function domainBanRate(prisma: PrismaClient, domain: string, days: 
   return row && row.total > 0 ? row.banned / row.total : 0;
 }
 
-/** Attempts, success and ban rates per canonical fetcher since `since`; synthetic priors are left out. */
-export async function fetcherStats(prisma: PrismaClient, since: Date): Promise<AttemptStats[]> {
-  const rows = await prisma.$queryRawUnsafe<StatsRow[]>(
-    `SELECT fetcher AS key, count(*)::int AS attempts, count(*) FILTER (WHERE success)::int AS successes,
+/** Attempts, successes and bans since `since` grouped by one column of the attempt log; synthetic priors left out. */
+async function statsBy(prisma: PrismaClient, column: 'fetcher' | 'exit_tier', since: Date): Promise<StatsRow[]> {
+  return prisma.$queryRawUnsafe<StatsRow[]>(
+    `SELECT ${column} AS key, count(*)::int AS attempts, count(*) FILTER (WHERE success)::int AS successes,
             count(*) FILTER (WHERE is_banned)::int AS banned
      FROM fetcher_attempts
      WHERE attempted_at >= $1::timestamptz AND selection_source IS DISTINCT FROM 'prior'
-     GROUP BY fetcher`,
+     GROUP BY ${column}`,
     since.toISOString(),
   );
-  return toStats(rows, true);
+}
+
+/** Attempts, success and ban rates per canonical fetcher since `since`; synthetic priors are left out. */
+export async function fetcherStats(prisma: PrismaClient, since: Date): Promise<AttemptStats[]> {
+  return toStats(await statsBy(prisma, 'fetcher', since), true);
 }
 
 /** The same per exit tier (`direct` or a PROXY_TIERS name) since `since`; synthetic priors are left out. */
 export async function tierStats(prisma: PrismaClient, since: Date): Promise<AttemptStats[]> {
-  const rows = await prisma.$queryRawUnsafe<StatsRow[]>(
-    `SELECT exit_tier AS key, count(*)::int AS attempts, count(*) FILTER (WHERE success)::int AS successes,
-            count(*) FILTER (WHERE is_banned)::int AS banned
-     FROM fetcher_attempts
-     WHERE attempted_at >= $1::timestamptz AND selection_source IS DISTINCT FROM 'prior'
-     GROUP BY exit_tier`,
-    since.toISOString(),
-  );
-  return toStats(rows, false);
+  return toStats(await statsBy(prisma, 'exit_tier', since), false);
 }
 
 /** The same per proxy of each tier since `since` (proxied attempts that named their proxy), busiest first. */
