@@ -4,6 +4,7 @@
  * decision procedure made of core's pure functions (scoreTallies with time decay, rankArms' cost rule, the
  * escalation ladder, the domain's last working arm); the web answers by rule. Pure and seeded, so tests run it.
  */
+import { createRandom } from './page-corpus.js';
 import {
   DAY_MS,
   DIRECT_TIER,
@@ -56,18 +57,6 @@ export function oracleArm(site: ExitSite, round: number): Arm {
   return arms.filter((a) => answer(site, a, round) === 'page').sort((a, b) => armCost(a, MODEL_TIERS) - armCost(b, MODEL_TIERS))[0]!;
 }
 
-/** A deterministic generator (mulberry32), so a run is reproducible from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * The mixed web: 40% of sites open to all, 20% refusing the worker's range (datacenter serves), 20% refusing
  * datacenter ranges too (residential serves), 10% JavaScript apps (half of them refusing the worker's range too, so a
@@ -75,7 +64,7 @@ function random(seed: number): () => number {
  * half-way, and a quarter of the residential-only sites lift their block half-way.
  */
 export function mixedWeb(sites: number, rounds: number, seed = 7): ExitSite[] {
-  const rnd = random(seed);
+  const rnd = createRandom(seed);
   const out: ExitSite[] = [];
   for (let i = 0; i < sites; i++) {
     const r = i / sites;
