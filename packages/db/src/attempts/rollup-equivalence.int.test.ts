@@ -215,4 +215,22 @@ describe('rollup ↔ exact scan', () => {
     rebuilt.scores.forEach((x, i) => expect(x.decayedSuccesses).toBeCloseTo(before.scores[i]!.decayedSuccesses, 9));
     await expectSame(queries);
   });
+  it('rollup_subsets() gives exactly the subsets of the mask enumeration it replaced, in key order (0 to 10 keys)', async () => {
+    for (let n = 0; n <= 10; n++) {
+      const keys = Array.from({ length: n }, (_, i) => `k${String(i).padStart(2, '0')}\u001fv${i}`);
+      const [{ fast, masks }] = await db.prisma.$queryRawUnsafe<{ fast: string[] | null; masks: string[] | null }[]>(
+        `SELECT (SELECT array_agg(s ORDER BY s) FROM rollup_subsets($1::text[]) AS s) AS fast,
+                (SELECT array_agg(x.k ORDER BY x.k) FROM (
+                   SELECT string_agg(u.k, chr(30) ORDER BY u.i) AS k
+                   FROM generate_series(1, (1 << cardinality($1::text[])) - 1) AS m(mask)
+                   JOIN unnest($1::text[]) WITH ORDINALITY AS u(k, i) ON (m.mask >> (u.i::int - 1)) & 1 = 1
+                   GROUP BY m.mask) AS x) AS masks`,
+        keys,
+      );
+      expect(fast?.length ?? 0).toBe(2 ** n - 1);
+      expect(fast).toEqual(masks);
+    }
+    const [{ none }] = await db.prisma.$queryRawUnsafe<{ none: bigint }[]>('SELECT count(*) AS none FROM rollup_subsets(NULL)');
+    expect(Number(none)).toBe(0);
+  });
 });
