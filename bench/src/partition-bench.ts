@@ -46,6 +46,8 @@ const QUERIES: Record<string, Heuristic[]> = {
 
 // store-load's generator over 100 days instead of 90, so a 90-day prune has a tenth of the log to remove.
 const LOAD_SQL = `
+-- For this session only (the load), so the rebuild's grouping of every subset does not spill; reads keep the default.
+SET work_mem = '2GB';
 ALTER TABLE attempt_heuristics DISABLE TRIGGER ALL;
 DROP INDEX IF EXISTS idx_heur_type_value, idx_heur_attempt;
 INSERT INTO fetcher_attempts (id, url, fetcher, success, is_banned, attempted_at, selection_source)
