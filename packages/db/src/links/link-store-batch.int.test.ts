@@ -79,4 +79,20 @@ describe('LinkStore.updateManyUnlessFinished and the batched updateUnlessFinishe
     expect((await plain.get(ls[1]!.id))!.status).toBe('queued');
     expect((await plain.get(ls[2]!.id))!.riskLevel).toBe(3);
   });
+
+  it('read in batches: concurrent get calls share statements and return what one-by-one reads return, a bad id failing alone', async () => {
+    const set = await newLinks('reads.example', 12);
+    await plain.update(set[3]!.id, { status: 'paused', pausedUntil: at, lastError: 'slow' });
+    const batched = new LinkStore(db.prisma, { readBatch: { maxBatch: 5 } });
+    const ids = [...set.map((l) => l.id), '00000000-0000-4000-8000-000000000000', set[0]!.id.toUpperCase()];
+    const want = await Promise.all(ids.map((id) => plain.get(id)));
+    const got = await Promise.allSettled([...ids.map((id) => batched.get(id)), batched.get('not-a-uuid')]);
+    expect(got.slice(0, ids.length)).toEqual(want.map((value) => ({ status: 'fulfilled', value })));
+    expect(want[12]).toBeNull();
+    expect(want[13]).toMatchObject({ id: set[0]!.id });
+    expect(got[ids.length]).toMatchObject({ status: 'rejected' });
+    // A write that committed before a read was asked for is seen by it.
+    await plain.update(set[1]!.id, { status: 'done' });
+    expect(await batched.get(set[1]!.id)).toMatchObject({ status: 'done' });
+  });
 });

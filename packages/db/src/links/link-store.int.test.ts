@@ -71,7 +71,15 @@ describe('LinkStore on real Postgres (the hot path in plain SQL)', () => {
     expect(await db.prisma.link.count({ where: { url: { startsWith: 'https://repo.example/up/' } } })).toBe(2);
   });
 
-  it('readRoutable returns an unfinished, unpaused link of the generation without writing it, and refuses paused, finished, stale and missing ones', async () => {
+  // The same answers with reads in batches (the runtime's store): READ_ROUTABLE_SQL's conditions are then checked on the
+  // row the batched read returned.
+  it.each([
+    ['one statement per read', () => links],
+    ['reads in batches', () => new LinkStore(db.prisma, { readBatch: { maxBatch: 8 } })],
+  ])('readRoutable (%s) returns an unfinished, unpaused link of the generation without writing it, and refuses paused, finished, stale and missing ones', async (_, store) => {
+    const links = store();
+    const tag = Math.random().toString(36).slice(2, 8);
+    const newLink = async (url: string) => (await links.upsertMany([{ url: `${url}-${tag}`, initialUrl: `${url}-${tag}`, domain: 'repo.example' }]))[0]!;
     const now = new Date('2026-11-22T12:00:00.000Z');
     const fresh = await newLink('https://repo.example/d');
     expect(await links.readRoutable(fresh.id, now, 0)).toMatchObject({ id: fresh.id, status: 'queued' });
@@ -95,6 +103,7 @@ describe('LinkStore on real Postgres (the hot path in plain SQL)', () => {
     await db.prisma.link.update({ where: { id: moved.id }, data: { generation: 2 } });
     expect(await links.readRoutable(moved.id, now, 1)).toBeNull();
     expect(await links.readRoutable(moved.id, now, 2)).toMatchObject({ id: moved.id, generation: 2 });
+
   });
 
   it('looks a link up by primary key even when the statistics say no link is unfinished', async () => {

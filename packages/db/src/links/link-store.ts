@@ -97,15 +97,23 @@ const UPSERT_CHUNK = 1_000;
 export class LinkStore {
   private readonly sql: SqlClient;
   private readonly batcher: WriteBatcher<{ id: string; patch: LinkChange }, boolean> | null;
+  private readonly reads: WriteBatcher<string, LinkRecord | null> | null;
 
   /**
    * `batch`: {@link updateUnlessFinished} writes behind, in batches (one statement per batch and shape of change;
    * each call still resolves only once its change committed). Off without it: one statement per call.
+   * `readBatch`: {@link get} and {@link readRoutable} calls that arrive together (the router's and the fetch workers'
+   * one read per job) share one `WHERE id = ANY(…)` statement, sent as soon as no other batch of reads is under way
+   * (`maxWaitMs` 0 by default: a read never waits for company, only for the statement before it). Each call still
+   * reads the link as committed when its statement runs, after the call was made.
    */
-  constructor(private readonly prisma: PrismaClient, opts: { batch?: WriteBatcherOptions } = {}) {
+  constructor(private readonly prisma: PrismaClient, opts: { batch?: WriteBatcherOptions; readBatch?: WriteBatcherOptions } = {}) {
     this.sql = sqlOf(prisma);
     this.batcher = opts.batch && (opts.batch.maxBatch ?? 32) > 1
       ? new WriteBatcher({ one: (w) => this.updateOneUnlessFinished(w.id, w.patch), many: (ws) => this.updateManyUnlessFinished(ws), key: (w) => w.id }, opts.batch)
+      : null;
+    this.reads = opts.readBatch && (opts.readBatch.maxBatch ?? 32) > 1
+      ? new WriteBatcher<string, LinkRecord | null>({ one: (id) => this.getOne(id), many: (ids) => this.getMany(ids), key: (id) => id }, { maxWaitMs: 0, maxInFlight: 1, ...opts.readBatch })
       : null;
   }
 
@@ -139,8 +147,23 @@ export class LinkStore {
   }
 
   async get(id: string): Promise<LinkRecord | null> {
+    return this.reads ? this.reads.write(id) : this.getOne(id);
+  }
+
+  private async getOne(id: string): Promise<LinkRecord | null> {
     const [row] = await this.sql.query<LinkRecord>(`SELECT ${COLUMNS} FROM links WHERE id = $1::uuid`, [id]);
     return row ?? null;
+  }
+
+  /** Many links by id (distinct), in one statement; an id that is not a uuid fails alone (the rest are read one by one). */
+  private async getMany(ids: readonly string[]): Promise<PromiseSettledResult<LinkRecord | null>[]> {
+    try {
+      const rows = await this.sql.query<LinkRecord>(`SELECT ${COLUMNS} FROM links WHERE id = ANY($1::uuid[])`, [ids]);
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => ({ status: 'fulfilled', value: byId.get(id.toLowerCase()) ?? null }));
+    } catch {
+      return Promise.allSettled(ids.map((id) => this.getOne(id)));
+    }
   }
 
   async update(id: string, patch: LinkChange): Promise<void> {
@@ -213,6 +236,13 @@ export class LinkStore {
    * written only while a probe is under way.
    */
   async readRoutable(id: string, now: Date, generation: number): Promise<LinkRecord | null> {
+    if (this.reads) {
+      // READ_ROUTABLE_SQL's conditions, on the row a batched read returned.
+      const row = await this.reads.write(id);
+      const routable = row !== null && !FINISHED_STATUSES.includes(row.status as LinkStatus) &&
+        (row.pausedUntil === null || row.pausedUntil.getTime() <= now.getTime()) && row.generation <= generation;
+      return routable ? row : null;
+    }
     const [row] = await this.sql.query<LinkRecord>(READ_ROUTABLE_SQL, [id, now, generation]);
     return row ?? null;
   }

@@ -349,6 +349,11 @@ export const RECONCILE_ENV = {
    * multi-row `UPDATE`, each route job completing after its write committed. 1: one statement per write. @defaultValue 32
    */
   LINK_WRITE_BATCH_MAX: intVar(32, 1, 1_000),
+  /**
+   * The router's and the fetch workers' link reads (one per job) that arrive while another is under way share one
+   * `WHERE id = ANY(…)` statement, up to this many; a read never waits for company. 1: one statement per read. @defaultValue 32
+   */
+  LINK_READ_BATCH_MAX: intVar(32, 1, 1_000),
 };
 
 /** Continuous crawling: revisit schedules and the scheduler that enqueues due links. */

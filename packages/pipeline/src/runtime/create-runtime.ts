@@ -49,7 +49,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const redis = o.redis ?? createRedisConnection(config.redisTarget, 'worker');
   const queueLog = logger.child({ component: 'queues' });
   const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards, onError: (err, queue) => queueLog.warn({ err, queue }, 'queue connection error') });
-  const linkStore = o.links instanceof LinkStore ? o.links : new LinkStore(prisma, { batch: { maxBatch: config.linkWriteBatchMax, maxWaitMs: config.outcomeBatchWaitMs } });
+  const linkStore = o.links instanceof LinkStore ? o.links : new LinkStore(prisma, { batch: { maxBatch: config.linkWriteBatchMax, maxWaitMs: config.outcomeBatchWaitMs }, readBatch: { maxBatch: config.linkReadBatchMax } });
   const links = o.links ?? linkStore;
 
   const learning: LearnedSelector = o.learning ?? new AttemptStore({ prisma, clock, logger: logger.child({ component: 'attempts' }) });
