@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Worker } from 'bullmq';
 import { JobQueues } from './job-queues.js';
 import { createRedisConnection, closeRedisConnection } from './connection.js';
@@ -190,5 +190,34 @@ describe('JobQueues against real Redis', () => {
     expect(bad?.failedReason).toMatch(/invalid route job bad1/);
     expect(bad?.attemptsMade).toBe(1);
     expect(seen).toEqual(['https://b.example/']);
+  });
+
+  it('sends the single adds of one turn of the event loop as one bulk add per queue, and falls back to adds one by one when it fails', async () => {
+    const name = fetchQueueName('playwright_stealth');
+    const q = queues.fetchQueue('playwright_stealth');
+    const bulk = vi.spyOn(q, 'addBulk');
+    const single = vi.spyOn(q, 'add');
+    const ids = Array.from({ length: 12 }, (_, i) => `5f2b8c1e-2d4a-4c5b-9e6f-${String(i).padStart(12, '0')}`);
+    const input = (id: string) => ({ linkId: id, url: `https://c.example/${id}`, fetcher: 'playwright_stealth', selectionSource: 'learned' as const });
+    // Twelve decisions at once, one of them twice (a duplicate route job): one bulk add, eleven jobs.
+    const jobIds = await Promise.all([...ids.map((id) => queues.enqueueFetch(input(id))), queues.enqueueFetch(input(ids[0]!))]);
+    expect(new Set(jobIds).size).toBe(12);
+    expect(bulk).toHaveBeenCalledTimes(1);
+    expect(single).not.toHaveBeenCalled();
+    expect((await queues.countJobs([name])).waiting).toBe(12);
+    // Redis refuses the bulk add: every add is retried alone and resolves once its job exists (the old ones stay one job).
+    bulk.mockRejectedValueOnce(new Error('READONLY You can\'t write against a read only replica.'));
+    const more = ['6f2b8c1e-2d4a-4c5b-9e6f-000000000001', '6f2b8c1e-2d4a-4c5b-9e6f-000000000002'];
+    await Promise.all([...more.map((id) => queues.enqueueFetch(input(id))), queues.enqueueFetch(input(ids[1]!))]);
+    expect(single).toHaveBeenCalledTimes(3);
+    expect((await queues.countJobs([name])).waiting).toBe(14);
+    // One that fails alone rejects alone.
+    single.mockRejectedValueOnce(new Error('boom'));
+    bulk.mockRejectedValueOnce(new Error('bulk refused'));
+    const settled = await Promise.allSettled(['7f2b8c1e-2d4a-4c5b-9e6f-000000000001', '7f2b8c1e-2d4a-4c5b-9e6f-000000000002'].map((id) => queues.enqueueFetch(input(id))));
+    expect(settled.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    bulk.mockRestore();
+    single.mockRestore();
+    await queues.obliterate([name]);
   });
 });
