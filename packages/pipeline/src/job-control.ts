@@ -4,6 +4,10 @@ import { DelayedError } from '@crawler/queue';
 export interface JobHandle {
   id?: string;
   data: unknown;
+  /** When the job was created (BullMQ's real-time ms); absent in stubs. */
+  timestamp?: number;
+  /** How many times a worker has started it (BullMQ counts each run, a politeness wait's too); absent in stubs. */
+  attemptsStarted?: number;
   moveToDelayed(timestamp: number, token?: string): Promise<void>;
 }
 

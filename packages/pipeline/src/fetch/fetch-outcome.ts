@@ -8,6 +8,7 @@ import { isNotModified, revisitedPageText } from './conditional.js';
 import type { FetchDeps, Try } from './fetch-processor.js';
 import { domainPauseReason } from './site-pause.js';
 import { armKey, escalatedArm, hasProxiedTiers } from '../router/arm-choice.js';
+import type { ArmBlock } from './blocked-arms.js';
 
 /** The retry policy's decision for one attempt. */
 export type Decision = ReturnType<typeof decideOutcome>;
@@ -117,10 +118,9 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
         // The re-route carries the policy's escalation and the refused fetcher: asking the learned store again would
         // hand back the fetcher the site just blocked. A rate limit names the same fetcher (pace, not the tool),
         // which is not a refused one.
-        const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
-        const escalation = exitEscalation(deps, known, ctx, decision) ?? (next ? { nextFetcher: next, ...(next !== fetcher ? { blockedFetcher: fetcher } : {}) } : {});
-        await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', priority: data.priority, ...escalation }, { delayMs: pausedUntil.getTime() - now.getTime() });
+        await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', priority: data.priority, ...escalationOf(deps, known, ctx, decision) }, { delayMs: pausedUntil.getTime() - now.getTime() });
       }
+
       await dropProbe(deps, ctx);
       return { outcome: 'paused', fetcher, attempts, errorType, httpStatus, pausedUntil: pausedUntil.toISOString() };
     }
@@ -129,6 +129,49 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
     case 'retry_now':
       throw new Error('retry_now is handled by the fetch loop, not applied');
   }
+}
+
+/**
+ * A refusal (a block, not a pace): the jobs the fleet already routed to this arm of the site climb the same way without
+ * a request (blocked-arms.ts). Written while the refused request's permit is held, so the next job let through finds it.
+ */
+export async function recordRefusal(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, decision: Decision): Promise<void> {
+  if (!deps.blockedArms || decision.kind !== 'pause' || !decision.isBanned || decision.errorType === ERROR_TYPES.rateLimited) return;
+  await deps.blockedArms.record(ctx.domain, armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }), {
+    atMs: Date.now(), errorType: decision.errorType ?? 'blocked', reason: decision.reason, ...escalationOf(deps, known, ctx, decision),
+  });
+}
+
+/** The re-route of a paused link: the exit ladder's next arm with proxied tiers, else the retry policy's next tool. */
+function escalationOf(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, decision: Decision): { nextFetcher?: string; blockedFetcher?: string } {
+  const next = decision.nextFetcher ? canonicalFetcherName(decision.nextFetcher) : null;
+  return exitEscalation(deps, known, ctx, decision) ?? (next ? { nextFetcher: next, ...(next !== ctx.fetcher ? { blockedFetcher: ctx.fetcher } : {}) } : {});
+}
+
+/**
+ * The site refused this job's arm after the job was routed (`block`, another link's refusal): the link climbs as that
+ * one did — paused while the site's pause lasts, then routed with the same escalation — and no request is made, so
+ * no attempt is logged and the site's pause does not grow.
+ */
+export async function climbAfterRefusal(deps: FetchDeps, ctx: FetchJobContext, block: ArmBlock): Promise<FetchJobResult> {
+  const now = deps.clock.now();
+  const untilMs = await deps.gate.domainPausedUntil(ctx.domain);
+  const pausedUntil = untilMs !== null && untilMs > now.getTime() ? new Date(untilMs) : null;
+  const generation = Math.max(ctx.data.generation, ctx.link.generation) + 1;
+  const arm = armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier });
+  const lastError = `${block.reason}: the site refused ${arm} after this link was routed to it; climbing without a request`;
+  const applied = await write(deps, ctx, pausedUntil
+    ? { status: LINK_STATUSES.paused, pausedUntil, lastErrorType: block.errorType, lastError, generation }
+    : { status: LINK_STATUSES.queued, lastErrorType: block.errorType, lastError, generation });
+  if (applied.linkUpdated) {
+    const escalation = { ...(block.nextFetcher ? { nextFetcher: block.nextFetcher } : {}), ...(block.blockedFetcher ? { blockedFetcher: block.blockedFetcher } : {}) };
+    await deps.enqueueRoute({ linkId: ctx.link.id, url: ctx.data.url, generation, reason: 'resume', priority: ctx.data.priority, ...escalation }, { delayMs: pausedUntil ? pausedUntil.getTime() - now.getTime() : 0 });
+  }
+  await dropProbe(deps, ctx);
+  ctx.log.info({ arm, errorType: block.errorType, nextFetcher: block.nextFetcher, pausedUntil: pausedUntil?.toISOString() }, 'arm refused by the site since this link was routed: climbing without a request');
+  return pausedUntil
+    ? { outcome: 'paused', fetcher: ctx.fetcher, attempts: 0, errorType: block.errorType, pausedUntil: pausedUntil.toISOString() }
+    : { outcome: 'switched', fetcher: ctx.fetcher, attempts: 0, errorType: block.errorType };
 }
 
 /**

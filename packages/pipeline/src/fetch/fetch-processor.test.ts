@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DelayedError } from 'bullmq';
 import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
 import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
+import type { ArmBlock } from './blocked-arms.js';
 import { EMPTY_HTML, STATIC_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
 
 const settings: FetchSettings = { fetcherNames: ['simple_http', 'playwright', 'playwright_stealth'], maxAttempts: 4, pauseMaxMs: 24 * 3600_000, fetchTimeoutMs: 1000, fetchMaxBytes: 1 << 20 };
@@ -81,6 +82,39 @@ describe('fetch processor', () => {
     expect(h.pausedDomains).toEqual([{ domain: 'blocked.example', untilMs: row.pausedUntil!.getTime() }]);
     expect(h.routeJobs[0]!.delayMs).toBe(10 * 60_000);
     expect(h.routeJobs[0]!.input).toMatchObject({ blockedFetcher: 'simple_http', nextFetcher: 'playwright_stealth' });
+  });
+
+  it('a refusal reaches the jobs already routed to the arm: a job that waited since climbs the same way without a request', async () => {
+    const h = makeHarness();
+    const memory = new Map<string, ArmBlock>();
+    const blockedArms = { record: async (d: string, arm: string, b: ArmBlock) => void memory.set(`${d} ${arm}`, b), latest: async (d: string, arm: string) => memory.get(`${d} ${arm}`) ?? null };
+    const gate = { ...h.common.gate, domainPausedUntil: async (d: string) => h.pausedDomains.find((p) => p.domain === d)?.untilMs ?? null };
+    const proc = fetchProc(h, { blockedArms, gate });
+    const routedAt = Date.now() - 5_000;
+    const first = h.links.add('https://burst.example/1', { status: 'fetching' });
+    const second = h.links.add('https://burst.example/2', { status: 'fetching' });
+    const third = h.links.add('https://burst.example/3', { status: 'fetching' });
+    // The first link's request is refused: its climb is remembered for the site and arm.
+    h.script(response(first.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
+    await proc({ ...job(first.id, first.url), timestamp: routedAt });
+    expect(memory.get('burst.example simple_http')).toMatchObject({ errorType: 'blocked_403', nextFetcher: 'playwright_stealth', blockedFetcher: 'simple_http' });
+    expect(h.fetchCalls).toHaveLength(1);
+    // The second was routed with it (before the refusal) and waited: no request, no attempt, the same climb.
+    const out = await proc({ ...job(second.id, second.url), timestamp: routedAt });
+    expect(out).toMatchObject({ outcome: 'paused', attempts: 0, errorType: 'blocked_403' });
+    expect(h.fetchCalls).toHaveLength(1);
+    expect(h.attempts).toHaveLength(1);
+    expect(h.routeJobs[1]!.input).toMatchObject({ linkId: second.id, generation: 1, reason: 'resume', nextFetcher: 'playwright_stealth', blockedFetcher: 'simple_http' });
+    expect(h.links.rows.get(second.id)).toMatchObject({ status: 'paused', attemptCount: 0, lastErrorType: 'blocked_403' });
+    // A job that runs again after a politeness wait is looked up however young it is.
+    const fourth = h.links.add('https://burst.example/4', { status: 'fetching' });
+    memory.set('burst.example simple_http', { ...memory.get('burst.example simple_http')!, atMs: Date.now() });
+    expect(await proc({ ...job(fourth.id, fourth.url), timestamp: Date.now() - 20, attemptsStarted: 2 })).toMatchObject({ outcome: 'paused', attempts: 0 });
+    expect(h.fetchCalls).toHaveLength(1);
+    // A job routed after the refusal is the router's informed choice: it makes its request.
+    h.script(response(third.url, { html: STATIC_HTML }));
+    expect(await proc({ ...job(third.id, third.url), timestamp: Date.now() + 1 })).toMatchObject({ outcome: 'done' });
+    expect(h.fetchCalls).toHaveLength(2);
   });
 
   it('re-routes a challenged browser link with the escalation to the stealth browser', async () => {

@@ -33,7 +33,9 @@ import { delayJob, type JobHandle } from '../job-control.js';
 import { analyzeResponse } from './response-analysis.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
-import { applyDecision, failLink, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
+import { applyDecision, climbAfterRefusal, failLink, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
+import type { ArmBlock, BlockedArms } from './blocked-arms.js';
+import { armKey } from '../router/arm-choice.js';
 import { conditionalHeaders, notModifiedDecision } from './conditional.js';
 import { isUnreachable, unreachableDecision, unreachableFailure, type PauseSettings } from './site-pause.js';
 
@@ -85,7 +87,12 @@ export interface FetchDeps {
   exits?: ExitPool;
   /** Plain HTTP's cookie jars per exit session and site. Absent: plain HTTP through a proxy sends no cookies. */
   jars?: SessionJars;
+  /** The fleet's memory of the arms sites refused (blocked-arms.ts). Absent: a job routed before a refusal still makes its request. */
+  blockedArms?: Pick<BlockedArms, 'record' | 'latest'>;
 }
+
+/** A job younger than this that runs for the first time has not waited: the router chose its arm knowing what the fleet knew. */
+const WAITED_JOB_MS = 500;
 
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
 export interface Try {
@@ -121,10 +128,12 @@ export function createFetchProcessor(deps: FetchDeps) {
     const ctx = opened;
     const refused = await gateJob(deps, known, ctx);
     if (refused) return finish(deps, ctx.queue, refused);
+    const block = await refusedSinceRouted(deps, ctx);
+    if (block) return finish(deps, ctx.queue, await climbAfterRefusal(deps, ctx, block));
 
     let useProbe = ctx.data.probe !== undefined;
     for (;;) {
-      const got = await fetchOrReuseProbe(deps, ctx, useProbe);
+      const got = await fetchOrReuseProbe(deps, known, ctx, useProbe);
       useProbe = false;
       if ('wait' in got) return waitForPoliteness(deps, ctx, got);
       const { attempt, decision } = got;
@@ -188,6 +197,21 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
 }
 
 /**
+ * The site refused this job's arm after the job was routed (another link's request, while this job waited behind the
+ * site's pause or in the queue): its own request would be refused the same way. Only a job that waited (run before,
+ * or queued for a while) is looked up (one Redis read), and not one carrying the router's stored probe (that page
+ * costs no request).
+ */
+async function refusedSinceRouted(deps: FetchDeps, ctx: FetchJobContext): Promise<ArmBlock | null> {
+  const created = ctx.job.timestamp;
+  if (!deps.blockedArms || created === undefined || ctx.data.probe) return null;
+  const waited = (ctx.job.attemptsStarted ?? 0) > 1 || Date.now() - created >= WAITED_JOB_MS;
+  if (!waited) return null;
+  const block = await deps.blockedArms.latest(ctx.domain, armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }));
+  return block && block.atMs >= created ? block : null;
+}
+
+/**
  * The site cannot be read now (robots.txt unreachable, 5xx, 429): "not now", not "never". The link and the domain pause
  * with backoff, the link is routed again afterwards; only the MAX_ATTEMPTS-th check in a row fails it. No page was
  * requested, so no attempt is logged.
@@ -210,7 +234,7 @@ async function pauseUnreachableSite(deps: FetchDeps, known: ReadonlySet<string>,
  * pushed back (block or rate limit) has the fleet's domain pause written before the permit goes: otherwise the next
  * permit can be granted in between and a request lands inside the site's Retry-After.
  */
-async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe: boolean): Promise<{ attempt: Try; decision: Decision } | Wait> {
+async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, useProbe: boolean): Promise<{ attempt: Try; decision: Decision } | Wait> {
   const stored = useProbe && ctx.data.probe ? await deps.probeStore.load(ctx.data.probe.key) : null;
   if (stored) {
     ctx.log.debug('probe body reused');
@@ -233,6 +257,7 @@ async function fetchOrReuseProbe(deps: FetchDeps, ctx: FetchJobContext, useProbe
     const decision = analyseAndDecide(deps, ctx, attempt);
     await retireBlockedSession(deps, ctx, decision);
     await pauseDomainOnPushback(deps, ctx, decision);
+    await recordRefusal(deps, known, ctx, decision);
     return { attempt, decision };
   } finally {
     await gate.permit.release();

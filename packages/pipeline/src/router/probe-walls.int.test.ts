@@ -18,7 +18,7 @@ describe('ProbeWalls shared through Redis', () => {
     const b = new ProbeWalls(600_000, clock, { redis, prefix });
     expect(await b.recent('walled.test')).toBeNull();
     await a.record('walled.test', 'playwright_stealth', 'blocked_captcha');
-    expect(await b.recent('walled.test')).toEqual({ fetcher: 'playwright_stealth', reason: 'blocked_captcha' });
+    expect(await b.recent('walled.test')).toMatchObject({ fetcher: 'playwright_stealth', reason: 'blocked_captcha', atMs: expect.any(Number) });
     // The key expires with the memory in real time...
     const ttl = await redis.pttl(`${prefix}:probe-wall:walled.test`);
     expect(ttl).toBeGreaterThan(590_000);
@@ -47,7 +47,7 @@ describe('ProbeWalls shared through Redis', () => {
     const broken = { get: async () => { throw new Error('down'); }, set: async () => { throw new Error('down'); } } as never;
     const walls = new ProbeWalls(600_000, clock, { redis: broken, prefix });
     await walls.record('walled.test', 'playwright_stealth', 'blocked_403');
-    expect(await walls.recent('walled.test')).toEqual({ fetcher: 'playwright_stealth', reason: 'blocked_403' });
+    expect(await walls.recent('walled.test')).toMatchObject({ fetcher: 'playwright_stealth', reason: 'blocked_403' });
     expect(await walls.recent('other.test')).toBeNull();
   });
 });

@@ -7,6 +7,8 @@ export interface WallSighting {
   fetcher: string;
   /** The probe's reason (blocked_captcha, blocked_403, ...). */
   reason: string;
+  /** Real time (ms) of the sighting, comparable with the fetch workers' refusals (blocked-arms.ts); absent in older keys. */
+  atMs?: number;
 }
 
 /** Where the fleet shares its sightings: a key per domain under the queue prefix, expiring with the memory. */
@@ -41,10 +43,11 @@ export class ProbeWalls {
   async record(domain: string, fetcher: string, reason: string): Promise<void> {
     if (!(this.ttlMs > 0)) return;
     const clockAt = this.clock.now().getTime();
-    this.#seen.set(domain, domain, { fetcher, reason }, clockAt);
+    const atMs = Date.now();
+    this.#seen.set(domain, domain, { fetcher, reason, atMs }, clockAt);
     if (!this.shared) return;
     try {
-      await this.shared.redis.set(this.#key(domain), JSON.stringify({ fetcher, reason, clockAt }), 'PX', this.ttlMs);
+      await this.shared.redis.set(this.#key(domain), JSON.stringify({ fetcher, reason, clockAt, atMs }), 'PX', this.ttlMs);
     } catch (err) {
       this.shared.logger?.warn({ err, domain }, 'could not share a probe wall sighting; other routers may probe the domain');
     }
@@ -66,7 +69,7 @@ export class ProbeWalls {
     const got = parseSighting(raw);
     // Redis expires the key in real time; the injected clock is checked here.
     if (!got || Math.abs(this.clock.now().getTime() - got.clockAt) >= this.ttlMs) return null;
-    const sighting = { fetcher: got.fetcher, reason: got.reason };
+    const sighting = { fetcher: got.fetcher, reason: got.reason, ...(got.atMs !== undefined ? { atMs: got.atMs } : {}) };
     this.#seen.set(domain, domain, sighting, got.clockAt);
     return sighting;
   }
@@ -82,7 +85,7 @@ function parseSighting(raw: string | null): (WallSighting & { clockAt: number })
   try {
     const v = JSON.parse(raw) as Record<string, unknown>;
     if (typeof v.fetcher === 'string' && v.fetcher !== '' && typeof v.reason === 'string' && typeof v.clockAt === 'number') {
-      return { fetcher: v.fetcher, reason: v.reason, clockAt: v.clockAt };
+      return { fetcher: v.fetcher, reason: v.reason, clockAt: v.clockAt, ...(typeof v.atMs === 'number' ? { atMs: v.atMs } : {}) };
     }
   } catch {
     // not JSON: ignored

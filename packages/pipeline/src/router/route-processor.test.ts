@@ -5,6 +5,7 @@ import { InvalidJobPayloadError } from '@crawler/queue';
 import { DAY_MS, type DomainAttempt, type Heuristic } from '@crawler/core';
 import { createRouteProcessor, type DomainStateReader, type RouterSettings } from './route-processor.js';
 import type { LearnedSelector } from '../ports.js';
+import type { ArmBlock } from '../fetch/blocked-arms.js';
 import { STATIC_HTML, SPA_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
 
 const settings: RouterSettings = { learningModeEnabled: true, fetcherNames: ['simple_http', 'playwright', 'playwright_stealth'], confidenceThreshold: 0.6, minSampleSize: 5 };
@@ -193,6 +194,57 @@ describe('route processor, learning mode', () => {
     await off.process(fakeJob({ linkId: d.id, url: d.url }));
     await off.process(fakeJob({ linkId: e.id, url: e.url }));
     expect(off.probes()).toBe(2);
+  });
+
+  it('reads the wall memory again once granted the probe permit: a probe that held it may have met the wall meanwhile', async () => {
+    const h = makeHarness();
+    const [a, b] = ['a', 'b'].map((p) => h.links.add(`https://raced.example/${p}`));
+    // One permit per domain: the second probe waits for the first to let go (which it does after recording the wall).
+    let held: Promise<void> = Promise.resolve();
+    const gate = {
+      ...h.common.gate,
+      acquire: async () => {
+        const before = held;
+        let release!: () => void;
+        held = new Promise<void>((r) => (release = r));
+        await before;
+        return { granted: true as const, permit: { release: async () => release() } };
+      },
+    };
+    let answer!: () => void;
+    const answered = new Promise<void>((r) => (answer = r));
+    let probes = 0;
+    const process = createRouteProcessor({
+      ...h.common, gate, settings: { ...settings, probeWallMemoryMs: 600_000 }, learning: h.learning, routes: h.routes, probeStore: h.probeStore,
+      probe: async (url) => {
+        probes += 1;
+        await answered;
+        return response(url, { status: 403, html: '<html><body>Forbidden</body></html>' });
+      },
+    });
+    const first = process(fakeJob({ linkId: a!.id, url: a!.url }));
+    // b reads the wall memory (nothing yet) and waits for the permit while a's probe is out.
+    const second = process(fakeJob({ linkId: b!.id, url: b!.url }));
+    await new Promise((r) => setTimeout(r, 20));
+    answer();
+    expect(await first).toMatchObject({ fetcher: 'playwright_stealth', source: 'probe' });
+    expect(await second).toMatchObject({ fetcher: 'playwright_stealth', source: 'domain_memory' });
+    expect(probes).toBe(1);
+  });
+
+  it('follows a refusal of the wall memory\'s arm recorded since (blocked-arms): the next links skip the refused rung', async () => {
+    const h = makeHarness();
+    const [a, b] = ['a', 'b'].map((p) => h.links.add(`https://ladder.example/${p}`));
+    const refused = new Map<string, ArmBlock>();
+    const process = createRouteProcessor({
+      ...h.common, settings: { ...settings, probeWallMemoryMs: 600_000 }, learning: h.learning, routes: h.routes, probeStore: h.probeStore,
+      probe: async (url) => response(url, { status: 403, html: '<html><body>Forbidden</body></html>' }),
+      blockedArms: { latest: async (d, arm) => refused.get(`${d} ${arm}`) ?? null },
+    });
+    expect(await process(fakeJob({ linkId: a!.id, url: a!.url }))).toMatchObject({ fetcher: 'playwright_stealth', source: 'probe' });
+    // A fetch worker found the probe's choice refused too, and climbed to another tool.
+    refused.set('ladder.example playwright_stealth', { atMs: Date.now() + 1, errorType: 'blocked_403', reason: 'blocked_403', nextFetcher: 'playwright', blockedFetcher: 'playwright_stealth' });
+    expect(await process(fakeJob({ linkId: b!.id, url: b!.url }))).toMatchObject({ fetcher: 'playwright', source: 'domain_memory' });
   });
 
   it('falls back to plain HTTP without reuse when the probe fails', async () => {

@@ -24,7 +24,8 @@ import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { domainPauseReason, type PauseSettings } from '../fetch/site-pause.js';
 import { DecisionCache, type DomainSetbacks } from './decision-cache.js';
-import { ProbeWalls, type ProbeWallsShared } from './probe-walls.js';
+import { ProbeWalls, type ProbeWallsShared, type WallSighting } from './probe-walls.js';
+import type { BlockedArms } from '../fetch/blocked-arms.js';
 import { decideRoute, type Decision, type DecisionSettings, type RouteEffect, type RouteFacts, type RouteStep } from './route-decision.js';
 
 /** The router's settings (a slice of CrawlerConfig). */
@@ -81,6 +82,8 @@ export interface RouterDeps {
   wallsShared?: ProbeWallsShared;
   /** The stored page of a revisited link: with validators, its conditional request replaces the probe. */
   revisits?: Pick<RevisitSource, 'validators'>;
+  /** The arms sites refused since (fetch workers, blocked-arms.ts): a wall sighting whose arm was refused since follows the climb. */
+  blockedArms?: Pick<BlockedArms, 'latest'>;
 }
 
 /**
@@ -150,7 +153,7 @@ export function createRouteProcessor(deps: RouterDeps) {
             break;
           }
           case 'wall':
-            facts.wall = await walls.recent(domain);
+            facts.wall = await climbedWall(deps, domain, await walls.recent(domain));
             if (facts.wall) log.debug({ fetcher: facts.wall.fetcher, wall: facts.wall.reason }, 'a probe of this domain met a wall recently');
             break;
           case 'revisit': {
@@ -178,7 +181,16 @@ export function createRouteProcessor(deps: RouterDeps) {
           case 'pauseReason':
             facts.pauseReason = await domainPauseReason(deps.gate, domain);
             break;
-          case 'probe':
+          case 'probe': {
+            // The wall memory was read before the permit was granted: a probe of the domain that held it may have met
+            // a wall meanwhile (it records the wall before letting go). Read again, so this probe is not one more refusal.
+            if (!facts.wall) {
+              const wall = await climbedWall(deps, domain, await walls.recent(domain));
+              if (wall) {
+                facts.wall = wall;
+                break;
+              }
+            }
             // A probe is a request and can take seconds: the link shows `routing` meanwhile. (A link finished in
             // between is caught by the decision's guarded write.)
             log.debug({ avoid: facts.avoid }, 'no learned choice: probing');
@@ -189,6 +201,7 @@ export function createRouteProcessor(deps: RouterDeps) {
               facts.probe = { error, answeredAt: deps.clock.now() };
             }
             break;
+          }
         }
       }
       // Effects run while the probe's permit is held: a wall or a domain pause is known before the next probe starts.
@@ -199,6 +212,20 @@ export function createRouteProcessor(deps: RouterDeps) {
     }
     return finish(deps, job, token, log, step, link, facts);
   };
+}
+
+/**
+ * The arm a wall sighting names may have been refused by the site since (the sighting's arm was a guess: the next rung
+ * of the ladder): the links routed from the sighting would each be refused there too. The refusal the fetch workers
+ * recorded names the arm its link climbed to; the sighting follows it (a few rungs at most).
+ */
+async function climbedWall(deps: RouterDeps, domain: string, wall: WallSighting | null): Promise<WallSighting | null> {
+  for (let rung = 0; wall && wall.atMs !== undefined && deps.blockedArms && rung < 4; rung++) {
+    const block = await deps.blockedArms.latest(domain, wall.fetcher);
+    if (!block?.nextFetcher || block.atMs < wall.atMs) break;
+    wall = { fetcher: block.nextFetcher, reason: wall.reason, atMs: block.atMs };
+  }
+  return wall;
 }
 
 /** Carry out a step's effects, in order; the stored probe's reference when one was saved. */

@@ -7,6 +7,7 @@ import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, Ou
 import { createDefaultRegistry, probe as probeWith, RedisClearanceStore, type FetchExit } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
+import { BlockedArms } from '../fetch/blocked-arms.js';
 import { ProbeStore } from '../probe/probe-store.js';
 import type { FetcherSource, LearnedSelector, LegacyRoutes, LinkRepo, OutcomeSink, ProbeFn, RevisitSource } from '../ports.js';
 import { CrawlerRuntime } from './crawler-runtime.js';
@@ -131,6 +132,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const fetchers: FetcherSource = registry;
   // This process's fetch workers tell its router which domains just pushed back (decision-cache.ts).
   const setbacks = new DomainSetbacks();
+  // The arms sites refused, shared by the fleet's fetch workers and routers (blocked-arms.ts).
+  const blockedArms = new BlockedArms({ redis, prefix: config.queuePrefix, logger });
   const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, redis, config, logger, fetchers: registry });
 
   return new CrawlerRuntime({
@@ -155,6 +158,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       setbacks,
       // Every router of the fleet stops probing a domain once one probe of it met a bot wall.
       wallsShared: { redis, prefix: config.queuePrefix, logger },
+      // ... and the wall sightings whose arm a fetch found refused since.
+      blockedArms,
       links,
       enqueueFetch: (input) => queues.enqueueFetch(input),
       learning,
@@ -187,6 +192,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       discovery: crawls,
       setbacks,
       revisits,
+      // A site's refusal of an arm reaches the jobs the fleet already routed to it (blocked-arms.ts).
+      blockedArms,
     },
   });
 }
