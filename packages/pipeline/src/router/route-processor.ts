@@ -7,6 +7,7 @@ import {
   errorTypeOf,
   extractUrlHeuristics,
   isUrlPolicyError,
+  lazyChild,
   selectRoutingHeuristics,
   type Clock,
   type DomainAttempt,
@@ -114,7 +115,7 @@ export function createRouteProcessor(deps: RouterDeps) {
 
   return async function processRoute(job: JobHandle, token?: string): Promise<RouteResult> {
     const data = parseJobData(RouteJobSchema, job.data, { queue: ROUTE_QUEUE, jobId: job.id });
-    const log = deps.logger.child({ jobId: job.id, queue: ROUTE_QUEUE, linkId: data.linkId, url: data.url });
+    const log = lazyChild(deps.logger, { jobId: job.id, queue: ROUTE_QUEUE, linkId: data.linkId, url: data.url });
     const now = deps.clock.now();
     // The common case is one read here and one write (the decision) below: an unfinished, unpaused link of this
     // generation. Anything else is read again to say why it is not routed.
