@@ -99,22 +99,27 @@ describe('fetch processor', () => {
     await proc({ ...job(first.id, first.url), timestamp: routedAt });
     expect(memory.get('burst.example simple_http')).toMatchObject({ errorType: 'blocked_403', nextFetcher: 'playwright_stealth', blockedFetcher: 'simple_http' });
     expect(h.fetchCalls).toHaveLength(1);
-    // The second was routed with it (before the refusal) and waited: no request, no attempt, the same climb.
-    const out = await proc({ ...job(second.id, second.url), timestamp: routedAt });
+    // The second was routed with it (before the refusal) and waited at the site's pause: no request, no attempt, the same climb.
+    const out = await proc({ ...job(second.id, second.url), timestamp: routedAt, attemptsStarted: 2 });
     expect(out).toMatchObject({ outcome: 'paused', attempts: 0, errorType: 'blocked_403' });
     expect(h.fetchCalls).toHaveLength(1);
     expect(h.attempts).toHaveLength(1);
     expect(h.routeJobs[1]!.input).toMatchObject({ linkId: second.id, generation: 1, reason: 'resume', nextFetcher: 'playwright_stealth', blockedFetcher: 'simple_http' });
     expect(h.links.rows.get(second.id)).toMatchObject({ status: 'paused', attemptCount: 0, lastErrorType: 'blocked_403' });
+    // A first run is not looked up (the hot path): it makes its request.
+    const fifth = h.links.add('https://burst.example/5', { status: 'fetching' });
+    h.script(response(fifth.url, { html: STATIC_HTML }));
+    expect(await proc({ ...job(fifth.id, fifth.url), timestamp: routedAt, attemptsStarted: 1 })).toMatchObject({ outcome: 'done' });
+    expect(h.fetchCalls).toHaveLength(2);
     // A job that runs again after a politeness wait is looked up however young it is.
     const fourth = h.links.add('https://burst.example/4', { status: 'fetching' });
     memory.set('burst.example simple_http', { ...memory.get('burst.example simple_http')!, atMs: Date.now() });
     expect(await proc({ ...job(fourth.id, fourth.url), timestamp: Date.now() - 20, attemptsStarted: 2 })).toMatchObject({ outcome: 'paused', attempts: 0 });
-    expect(h.fetchCalls).toHaveLength(1);
+    expect(h.fetchCalls).toHaveLength(2);
     // A job routed after the refusal is the router's informed choice: it makes its request.
     h.script(response(third.url, { html: STATIC_HTML }));
-    expect(await proc({ ...job(third.id, third.url), timestamp: Date.now() + 1 })).toMatchObject({ outcome: 'done' });
-    expect(h.fetchCalls).toHaveLength(2);
+    expect(await proc({ ...job(third.id, third.url), timestamp: Date.now() + 1, attemptsStarted: 2 })).toMatchObject({ outcome: 'done' });
+    expect(h.fetchCalls).toHaveLength(3);
   });
 
   it('re-routes a challenged browser link with the escalation to the stealth browser', async () => {

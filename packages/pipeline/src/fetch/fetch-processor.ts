@@ -92,9 +92,6 @@ export interface FetchDeps {
   blockedArms?: Pick<BlockedArms, 'record' | 'latest'>;
 }
 
-/** A job younger than this that runs for the first time has not waited: the router chose its arm knowing what the fleet knew. */
-const WAITED_JOB_MS = 500;
-
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
 export interface Try {
   response: FetchResult | null;
@@ -199,15 +196,13 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
 
 /**
  * The site refused this job's arm after the job was routed (another link's request, while this job waited behind the
- * site's pause or in the queue): its own request would be refused the same way. Only a job that waited (run before,
- * or queued for a while) is looked up (one Redis read), and not one carrying the router's stored probe (that page
- * costs no request).
+ * site's pause): its own request would be refused the same way. Only a job that runs again after a politeness wait is
+ * looked up (one Redis read; a refusal pauses the site, so the jobs routed with the refused one wait at its gate),
+ * never a first run (the hot path) nor one carrying the router's stored probe (that page costs no request).
  */
 async function refusedSinceRouted(deps: FetchDeps, ctx: FetchJobContext): Promise<ArmBlock | null> {
   const created = ctx.job.timestamp;
-  if (!deps.blockedArms || created === undefined || ctx.data.probe) return null;
-  const waited = (ctx.job.attemptsStarted ?? 0) > 1 || Date.now() - created >= WAITED_JOB_MS;
-  if (!waited) return null;
+  if (!deps.blockedArms || created === undefined || ctx.data.probe || (ctx.job.attemptsStarted ?? 0) <= 1) return null;
   const block = await deps.blockedArms.latest(ctx.domain, armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }));
   return block && block.atMs >= created ? block : null;
 }
