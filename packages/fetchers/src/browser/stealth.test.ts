@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FingerprintGenerator } from 'fingerprint-generator';
-import { alignFingerprintVersion } from './stealth.js';
+import { alignFingerprintVersion, drawFingerprint } from './stealth.js';
 
 describe('alignFingerprintVersion', () => {
   it('rewrites the generated Chrome version to the running one everywhere it shows', () => {
@@ -56,5 +56,24 @@ describe('alignFingerprintVersion', () => {
     const aligned = alignFingerprintVersion(fp, `${generated + 3}.0.7000.1`);
     expect(aligned.headers).not.toHaveProperty('sec-ch-ua');
     expect(aligned.headers['user-agent'] ?? aligned.fingerprint.navigator.userAgent).toContain(`Chrome/${generated + 3}.`);
+  });
+});
+
+describe('drawFingerprint', () => {
+  it('redraws a generated fingerprint without client-hint brands (headless Chromium\'s own would show through)', () => {
+    const generator = new FingerprintGenerator({ browsers: [{ name: 'chrome' }], devices: ['desktop'], operatingSystems: ['linux'] });
+    const branded = generator.getFingerprint();
+    const brandless = structuredClone(branded);
+    delete (brandless.fingerprint.navigator.userAgentData as { brands?: unknown }).brands;
+    const draws = [brandless, brandless, branded];
+    let calls = 0;
+    const drawn = drawFingerprint({ getFingerprint: () => draws[Math.min(calls++, draws.length - 1)]! } as never);
+    expect(calls).toBe(3);
+    expect(drawn).toBe(branded);
+    // Real draws: every one carries brands.
+    for (let i = 0; i < 200; i++) {
+      const fp = drawFingerprint(generator);
+      expect((fp.fingerprint.navigator.userAgentData as { brands?: unknown[] }).brands?.length).toBeGreaterThan(0);
+    }
   });
 });

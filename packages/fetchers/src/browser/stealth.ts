@@ -56,6 +56,27 @@ export function alignFingerprintVersion(fp: BrowserFingerprintWithHeaders, realV
   };
 }
 
+/** Draws before giving up on a fingerprint with client-hint brands (about 1 in 27 generated ones has none). */
+const MAX_FINGERPRINT_DRAWS = 20;
+
+/**
+ * A generated Chrome fingerprint that carries client-hint brands. Some generated ones have `userAgentData` without
+ * `brands`: the injector then leaves Chromium's own brands in place, and headless Chromium's name one
+ * `HeadlessChrome`, which a wall that checks `navigator.userAgentData.brands` refuses (the simulator's
+ * webdriver-refusing wall does: the stealth browser failed it now and then, about one generated site in 27 being
+ * brandless). Real Chrome always sends brands, so such a fingerprint is redrawn.
+ */
+export function drawFingerprint(generator: Pick<FingerprintGenerator, 'getFingerprint'>): BrowserFingerprintWithHeaders {
+  let fp = generator.getFingerprint();
+  for (let draw = 1; draw < MAX_FINGERPRINT_DRAWS && !hasBrands(fp); draw++) fp = generator.getFingerprint();
+  return fp;
+}
+
+function hasBrands(fp: BrowserFingerprintWithHeaders): boolean {
+  const uaData = fp.fingerprint.navigator.userAgentData as { brands?: unknown[] } | undefined;
+  return Array.isArray(uaData?.brands) && uaData.brands.length > 0;
+}
+
 /**
  * Hooks that make playwright into playwright_stealth: each site's context gets a generated, self-consistent
  * fingerprint (user agent, client hints, platform, languages, screen, WebGL vendor) injected before any page
@@ -75,7 +96,7 @@ export function createStealthHooks(_options?: ResolvedFetchersOptions): BrowserH
   const fingerprintFor = (generator: FingerprintGenerator, site: string, browserVersion: string): BrowserFingerprintWithHeaders => {
     let fp = remembered.get(site);
     if (!fp) {
-      fp = alignFingerprintVersion(generator.getFingerprint(), browserVersion);
+      fp = alignFingerprintVersion(drawFingerprint(generator), browserVersion);
       if (remembered.size >= MAX_REMEMBERED_SITES) remembered.delete(remembered.keys().next().value as string);
       remembered.set(site, fp);
     }
