@@ -60,12 +60,16 @@ describe('alignFingerprintVersion', () => {
 });
 
 describe('drawFingerprint', () => {
-  it('redraws a generated fingerprint without client-hint brands (headless Chromium\'s own would show through)', () => {
+  it('redraws a generated fingerprint whose brands name HeadlessChrome or that has none (headless Chromium\'s own would show)', () => {
     const generator = new FingerprintGenerator({ browsers: [{ name: 'chrome' }], devices: ['desktop'], operatingSystems: ['linux'] });
-    const branded = generator.getFingerprint();
+    let branded = generator.getFingerprint();
+    const brandsOf = (fp: typeof branded) => (fp.fingerprint.navigator.userAgentData as { brands?: { brand: string; version: string }[] }).brands;
+    while (!brandsOf(branded)?.length || brandsOf(branded)!.some((b) => /headless/i.test(b.brand))) branded = generator.getFingerprint();
     const brandless = structuredClone(branded);
     delete (brandless.fingerprint.navigator.userAgentData as { brands?: unknown }).brands;
-    const draws = [brandless, brandless, branded];
+    const headless = structuredClone(branded);
+    brandsOf(headless)!.push({ brand: 'HeadlessChrome', version: '140' });
+    const draws = [brandless, headless, branded];
     let calls = 0;
     const drawn = drawFingerprint({ getFingerprint: () => draws[Math.min(calls++, draws.length - 1)]! } as never);
     expect(calls).toBe(3);
@@ -73,7 +77,8 @@ describe('drawFingerprint', () => {
     // Real draws: every one carries brands.
     for (let i = 0; i < 200; i++) {
       const fp = drawFingerprint(generator);
-      expect((fp.fingerprint.navigator.userAgentData as { brands?: unknown[] }).brands?.length).toBeGreaterThan(0);
+      expect(brandsOf(fp)?.length).toBeGreaterThan(0);
+      expect(brandsOf(fp)!.some((b) => /headless/i.test(b.brand))).toBe(false);
     }
   });
 });
