@@ -120,7 +120,6 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
         // which is not a refused one.
         await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', priority: data.priority, ...escalationOf(deps, known, ctx, decision) }, { delayMs: pausedUntil.getTime() - now.getTime() });
       }
-
       await dropProbe(deps, ctx);
       return { outcome: 'paused', fetcher, attempts, errorType, httpStatus, pausedUntil: pausedUntil.toISOString() };
     }
@@ -167,7 +166,7 @@ export async function climbAfterRefusal(deps: FetchDeps, ctx: FetchJobContext, b
     const escalation = { ...(block.nextFetcher ? { nextFetcher: block.nextFetcher } : {}), ...(block.blockedFetcher ? { blockedFetcher: block.blockedFetcher } : {}) };
     await deps.enqueueRoute({ linkId: ctx.link.id, url: ctx.data.url, generation, reason: 'resume', priority: ctx.data.priority, ...escalation }, { delayMs: pausedUntil ? pausedUntil.getTime() - now.getTime() : 0 });
   }
-  await dropProbe(deps, ctx);
+  // (A job carrying a stored probe never gets here: its page costs no request.)
   ctx.log.info({ arm, errorType: block.errorType, nextFetcher: block.nextFetcher, pausedUntil: pausedUntil?.toISOString() }, 'arm refused by the site since this link was routed: climbing without a request');
   return pausedUntil
     ? { outcome: 'paused', fetcher: ctx.fetcher, attempts: 0, errorType: block.errorType, pausedUntil: pausedUntil.toISOString() }
