@@ -127,3 +127,4 @@ export {
 } from './config/env.js';
 export * from './schedule/revisit-policy.js';
 export * from './exits/index.js';
+export { Semaphore } from './concurrency/semaphore.js';

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Browser, BrowserContext, Cookie, Page } from 'playwright-core';
-import type { Logger } from '@crawler/core';
+import { Semaphore, type Logger } from '@crawler/core';
 import { FetchError } from '../errors.js';
 import { loadPlaywright } from './playwright-module.js';
 import { CHROMIUM_ARGS, type ResolvedFetchersOptions } from '../options.js';
 import type { AddressPolicy } from '../http/ssrf.js';
 import { EgressProxy, type EgressStats } from './egress-proxy.js';
 import { watchEgress } from './request-policy.js';
-import { Semaphore } from './semaphore.js';
 
 /** How a fetcher flavour makes a context: plain, or with a fingerprint (stealth). */
 export interface ContextFactory {

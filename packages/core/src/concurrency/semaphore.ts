@@ -5,7 +5,10 @@ interface Waiter {
   onAbort?: () => void;
 }
 
-/** A counting semaphore whose waiters can be aborted (a job cancelled while waiting for a page slot). */
+/**
+ * A counting semaphore whose waiters can be aborted (a job cancelled while waiting for a page slot). Waiters are served
+ * in arrival order; {@link tryAcquire} never queues.
+ */
 export class Semaphore {
   #free: number;
   readonly #waiters: Waiter[] = [];
@@ -16,6 +19,15 @@ export class Semaphore {
 
   get inUse(): number {
     return this.capacity - this.#free;
+  }
+
+  /** Take a slot only when one is free right now (nobody waiting): true when taken. */
+  tryAcquire(): boolean {
+    if (this.#free > 0 && this.#waiters.length === 0) {
+      this.#free--;
+      return true;
+    }
+    return false;
   }
 
   acquire(signal?: AbortSignal): Promise<void> {
