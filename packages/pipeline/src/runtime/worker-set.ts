@@ -5,6 +5,9 @@ import type { LinkRepo } from '../ports.js';
 import { delayJob } from '../job-control.js';
 import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
 
+/** How long past the drain deadline a worker may take to close before its connections are dropped. */
+const CLOSE_GRACE_MS = 5_000;
+
 /** What the worker set needs. */
 export interface WorkerSetDeps {
   links: Pick<LinkRepo, 'updateUnlessFinished'>;
@@ -84,9 +87,30 @@ export class WorkerSet {
     const timer = setTimeout(() => this.#abort.abort(), drainTimeoutMs);
     timer.unref();
     try {
-      await Promise.all(this.#workers.map((w) => w.close()));
+      await Promise.all(this.#workers.map((w) => this.#closeWorker(w, drainTimeoutMs + CLOSE_GRACE_MS)));
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Close one worker, waiting at most `withinMs`; past it, its connections are dropped instead. A worker left blocked
+   * on a Redis Cluster master that was killed (idle through a failover) never hears back from its blocking
+   * connection, and BullMQ's close waits for that connection's end forever.
+   */
+  async #closeWorker(worker: Worker, withinMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), withinMs);
+      timer.unref();
+    });
+    try {
+      if ((await Promise.race([worker.close(), late])) !== 'late') return;
+    } finally {
+      clearTimeout(timer);
+    }
+    this.#deps.logger.warn({ queue: worker.name, waitedMs: withinMs }, 'worker did not close in time: its connections are dropped');
+    // Not awaited: BullMQ's disconnect waits for the same connection's end as its close does.
+    void worker.disconnect().catch((err: unknown) => this.#deps.logger.warn({ err, queue: worker.name }, 'worker disconnect failed'));
   }
 }

@@ -1,0 +1,48 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { Worker } from '@crawler/queue';
+import type { Logger } from '@crawler/core';
+import { WorkerSet } from './worker-set.js';
+
+function fakeWorker(name: string, close: () => Promise<void>) {
+  const calls = { disconnect: 0 };
+  const worker = {
+    name,
+    on: () => worker,
+    close,
+    disconnect: async () => {
+      calls.disconnect += 1;
+      // BullMQ's disconnect waits for the same connection's end as its close: it may never resolve either.
+      return new Promise<void>(() => undefined);
+    },
+  };
+  return { worker: worker as unknown as Worker, calls };
+}
+
+describe('WorkerSet.close', () => {
+  it('drops the connections of a worker that does not close by the drain deadline and a grace, and closes the rest', async () => {
+    vi.useFakeTimers();
+    try {
+      const warnings: string[] = [];
+      const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (_o: unknown, msg: string) => void warnings.push(msg), child: () => logger } as unknown as Logger;
+      const set = new WorkerSet({ links: { updateUnlessFinished: async () => true }, logger, infraRetryMaxMs: 1_000, served: new Set() });
+      // Blocked on a killed Cluster master through a failover: its close never returns.
+      const stuck = fakeWorker('fetch-simple_http', () => new Promise<void>(() => undefined));
+      const fine = fakeWorker('route', async () => undefined);
+      set.add(stuck.worker);
+      set.add(fine.worker);
+      let closed = false;
+      const closing = set.close(1_000).then(() => (closed = true));
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(set.signal.aborted).toBe(true);
+      expect(closed).toBe(false);
+      await vi.advanceTimersByTimeAsync(5_000);
+      await closing;
+      expect(closed).toBe(true);
+      expect(stuck.calls.disconnect).toBe(1);
+      expect(fine.calls.disconnect).toBe(0);
+      expect(warnings).toEqual(['worker did not close in time: its connections are dropped']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
