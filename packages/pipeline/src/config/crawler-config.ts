@@ -169,6 +169,14 @@ export const ROUTING_ENV = {
    * 50 hosts at FETCHERS=simple_http:32: 8 slots 81 pages/s, 32 slots 95). @defaultValue the sum of FETCHERS' concurrency
    */
   ROUTER_CONCURRENCY: optionalIntVar(1),
+  /**
+   * A router that routes a link to plain HTTP fetches it itself when this process runs plain-HTTP fetch workers with a
+   * slot free (the slots are shared with those workers, so FETCHERS' concurrency still holds): one job per page
+   * instead of a route job and a fetch job. The route job stays active until the fetch has finished, so a crash loses
+   * nothing; a politeness wait or a retry goes to the fetch queue as before. Measured on the many-domains bench (50
+   * hosts, 1,500 pages): 17% more pages/s and 18% less CPU per page. @defaultValue true
+   */
+  FETCH_INLINE: boolVar(true),
   /** Confidence a learned fetcher needs to skip the probe. @defaultValue 0.6 */
   CONFIDENCE_THRESHOLD: fractionVar(0.6),
   /** Attempts below which a sample is discounted. @defaultValue 5 */

@@ -46,6 +46,8 @@ function runtimeWith(db: TestDatabase, prefix: string, shards: number): CrawlerR
     QUEUE_SHARDS: String(shards),
     ALLOW_PRIVATE_NETWORKS: 'true',
     FETCHERS: 'simple_http:6',
+    // Every page through its fetch queue: the test counts fetch jobs per shard (an inline fetch has none).
+    FETCH_INLINE: 'false',
     ROBOTS_ENABLED: 'false',
     DOMAIN_MIN_DELAY_MS: '0',
     DOMAIN_MAX_CONCURRENCY: '4',

@@ -539,3 +539,51 @@ describe('route processor, legacy mode', () => {
     expect(h.links.rows.get(link.id)?.status).toBe('queued');
   });
 });
+
+describe('route processor, inline fetches (FETCH_INLINE)', () => {
+  it('fetches the link itself when a slot is free, after the decision is written, instead of adding a fetch job', async () => {
+    const h = makeHarness({ best: { best: score('simple_http', 0.9), scores: [] } });
+    const link = h.links.add('https://static.example/a');
+    const ran: { url: string; status: string | undefined }[] = [];
+    const process = createRouteProcessor({
+      ...h.common,
+      settings,
+      learning: h.learning,
+      routes: h.routes,
+      probeStore: h.probeStore,
+      probe: async () => {
+        throw new Error('must not probe');
+      },
+      inline: {
+        claim: (fetcher) =>
+          fetcher === 'simple_http'
+            ? { run: async (input) => void ran.push({ url: input.url, status: h.links.rows.get(input.linkId)?.status }) }
+            : null,
+      },
+    });
+    const out = await process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http', source: 'learned', inline: true });
+    expect(ran).toEqual([{ url: link.url, status: 'fetching' }]);
+    expect(h.fetchJobs).toEqual([]);
+  });
+
+  it('adds the fetch job as before when no slot is free', async () => {
+    const h = makeHarness({ best: { best: score('simple_http', 0.9), scores: [] } });
+    const link = h.links.add('https://static.example/b');
+    const process = createRouteProcessor({
+      ...h.common,
+      settings,
+      learning: h.learning,
+      routes: h.routes,
+      probeStore: h.probeStore,
+      probe: async () => {
+        throw new Error('must not probe');
+      },
+      inline: { claim: () => null },
+    });
+    const out = await process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http' });
+    expect(out).not.toHaveProperty('inline');
+    expect(h.fetchJobs[0]).toMatchObject({ linkId: link.id, fetcher: 'simple_http' });
+  });
+});

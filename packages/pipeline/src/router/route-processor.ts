@@ -27,6 +27,7 @@ import { domainPauseReason, type PauseSettings } from '../fetch/site-pause.js';
 import { DecisionCache, type DomainSetbacks } from './decision-cache.js';
 import { ProbeWalls, type ProbeWallsShared, type WallSighting } from './probe-walls.js';
 import type { BlockedArms } from '../fetch/blocked-arms.js';
+import type { InlineFetcher } from '../fetch/inline-fetch.js';
 import { decideRoute, type Decision, type DecisionSettings, type RouteEffect, type RouteFacts, type RouteStep } from './route-decision.js';
 
 /** The router's settings (a slice of CrawlerConfig). */
@@ -85,6 +86,8 @@ export interface RouterDeps {
   revisits?: Pick<RevisitSource, 'validators'>;
   /** The arms sites refused since (fetch workers, blocked-arms.ts): a wall sighting whose arm was refused since follows the climb. */
   blockedArms?: Pick<BlockedArms, 'latest'>;
+  /** Fetches this router may run itself (FETCH_INLINE, inline-fetch.ts); without it every routed link gets a fetch job. */
+  inline?: Pick<InlineFetcher, 'claim'>;
 }
 
 /**
@@ -307,7 +310,7 @@ async function finish(
   if (!(await deps.links.updateUnlessFinished(link!.id, { status: LINK_STATUSES.fetching, fetcher, selectionSource: decision.source }))) {
     return skipped(deps, SKIP_REASONS.linkFinished);
   }
-  await deps.enqueueFetch({
+  const input: FetchJobInput = {
     linkId: link!.id,
     url: link!.url,
     fetcher,
@@ -321,12 +324,17 @@ async function finish(
     probe: decision.probe,
     // The job's priority, so the link keeps its place in the fetch queue too.
     priority: step.priority,
-  });
+  };
+  // A free fetch slot of this process: the router fetches the link itself (inline-fetch.ts), after the decision's log.
+  const inline = deps.inline?.claim(fetcher) ?? null;
+  if (!inline) await deps.enqueueFetch(input);
   deps.metrics.decision(decision.source, fetcher);
   deps.metrics.jobFinished(ROUTE_QUEUE, 'routed');
   const exitTier = decision.exitTier ?? 'direct';
-  log.info({ fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined }, 'routed');
-  return { kind: 'routed', fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused: decision.probe !== undefined };
+  const probeReused = decision.probe !== undefined;
+  log.info({ fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused, ...(inline ? { inline: true } : {}) }, 'routed');
+  if (inline) await inline.run(input, job.id ?? `${link!.id}:${link!.generation}`);
+  return { kind: 'routed', fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused, ...(inline ? { inline: true } : {}) };
 }
 
 function skipped(deps: RouterDeps, reason: SkipReason): RouteResult {

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
+import { FETCHERS, canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
 import { JobQueues, ROUTE_QUEUE, Worker, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
 import type { CrawlStore, LinkStore, PrismaClient, ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
@@ -10,6 +10,7 @@ import type { LinkRepo } from '../ports.js';
 import { enqueueLinks, type EnqueueResult } from '../links/enqueue-links.js';
 import { createRouteProcessor, type RouterDeps } from '../router/route-processor.js';
 import { createFetchProcessor, type FetchDeps } from '../fetch/fetch-processor.js';
+import { FetchSlots, InlineFetcher, redisInlineClaims } from '../fetch/inline-fetch.js';
 import type { CrawlFrontier } from '../crawls/crawl-frontier.js';
 import { ReconcileLoop, reconcileLinks, type ReconcileReport } from '../reconcile/reconciler.js';
 import { TableStatsLoop } from './table-stats-loop.js';
@@ -164,9 +165,43 @@ export class CrawlerRuntime {
       stalledInterval: config.stalledIntervalMs,
       maxStalledCount: 2,
     };
-    if (opts.router ?? true) {
+    const wanted = new Set((opts.fetchers ?? fetcherNames).map(canonicalFetcherName));
+    const processFetch = createFetchProcessor({
+      ...this.#parts.fetchDeps,
+      signal: this.#workers.signal,
+      settings: {
+        fetcherNames,
+        maxAttempts: config.maxAttempts,
+        pauseMaxMs: config.pauseMaxMs,
+        pause: pauseSettingsOf(config),
+        fetchTimeoutMs: config.fetchTimeoutMs,
+        fetchMaxBytes: config.fetchMaxBytes,
+        exitTiers: config.exitTiers,
+        proxyUnhealthyMs: config.proxyUnhealthyMs,
+      },
+    });
+    const router = opts.router ?? true;
+    // FETCH_INLINE: this process's router fetches the plain-HTTP links it routes itself while this process's plain-HTTP
+    // workers have a slot free (inline-fetch.ts). Browser fetches stay jobs: a page takes long enough there that a job
+    // more costs nothing, and their queues are what Bull Board shows of them.
+    const inlined = router && config.fetchInline ? config.fetchers.filter((f) => wanted.has(f.name) && f.name === FETCHERS.simpleHttp) : [];
+    const maxInline = inlineFetchLimit(config, inlined);
+    const slots = inlined.length > 0 && maxInline > 0 ? new FetchSlots(inlined.map((f) => [f.name, f.concurrency] as const)) : null;
+    if (router) {
       const processRoute = createRouteProcessor({
         ...this.#parts.routerDeps,
+        ...(slots
+          ? {
+              inline: new InlineFetcher({
+                slots,
+                processFetch,
+                enqueueFetch: (input, delayMs) => this.queues.enqueueFetch(input, { delayMs }),
+                claims: redisInlineClaims(this.redis, this.queues.prefix),
+                logger: this.logger,
+                maxInFlight: maxInline,
+              }),
+            }
+          : {}),
         settings: {
           learningModeEnabled: config.learningModeEnabled,
           defaultFetcher: config.defaultFetcher,
@@ -189,24 +224,22 @@ export class CrawlerRuntime {
         this.#workers.add(new Worker(ROUTE_QUEUE, route, { ...common, prefix: this.queues.prefixOf(shard), concurrency: perShard(config.routerConcurrency) }));
       }
     }
-    const wanted = new Set((opts.fetchers ?? fetcherNames).map(canonicalFetcherName));
-    const processFetch = createFetchProcessor({
-      ...this.#parts.fetchDeps,
-      signal: this.#workers.signal,
-      settings: {
-        fetcherNames,
-        maxAttempts: config.maxAttempts,
-        pauseMaxMs: config.pauseMaxMs,
-        pause: pauseSettingsOf(config),
-        fetchTimeoutMs: config.fetchTimeoutMs,
-        fetchMaxBytes: config.fetchMaxBytes,
-        exitTiers: config.exitTiers,
-        proxyUnhealthyMs: config.proxyUnhealthyMs,
-      },
-    });
-    const fetch = this.#workers.guard((job: Job, token?: string) => processFetch(job, token));
     for (const f of config.fetchers) {
       if (!wanted.has(f.name)) continue;
+      // A fetch job takes a slot of its fetcher that the router's inline fetches share (it waits for one while the
+      // router's fetches hold them all).
+      const fetch = this.#workers.guard(
+        slots?.has(f.name)
+          ? async (job: Job, token?: string) => {
+              const release = await slots.take(f.name, this.#workers.signal);
+              try {
+                return await processFetch(job, token);
+              } finally {
+                release();
+              }
+            }
+          : (job: Job, token?: string) => processFetch(job, token),
+      );
       for (const shard of shards) {
         this.#workers.add(new Worker(fetchQueueName(f.name), fetch, { ...common, prefix: this.queues.prefixOf(shard), concurrency: perShard(f.concurrency) }));
       }
@@ -275,4 +308,20 @@ export class CrawlerRuntime {
     if (this.#parts.ownsPrisma) await step('postgres', () => this.prisma.$disconnect());
     log.info('crawler closed');
   }
+}
+
+/**
+ * How many inline fetches the router may run at once (FETCH_INLINE; 0: none). An inline fetch holds its route job's
+ * slot, which is what keeps the router from running ahead of the fetchers (most pages then take the one-job path).
+ * The route slots the other fetchers' concurrency accounts for stay free to route with (with the default
+ * ROUTER_CONCURRENCY, the sum of the fetchers', every inline fetcher slot can be inline). A smaller router keeps one slot
+ * to route with and feeds the fetch workers the rest as jobs.
+ */
+export function inlineFetchLimit(config: Pick<CrawlerConfig, 'routerConcurrency' | 'fetchers'>, inlined: readonly { name: string; concurrency: number }[]): number {
+  const inlineSlots = inlined.reduce((sum, f) => sum + f.concurrency, 0);
+  if (inlineSlots === 0) return 0;
+  const names = new Set(inlined.map((f) => f.name));
+  const others = config.fetchers.filter((f) => !names.has(f.name)).reduce((sum, f) => sum + f.concurrency, 0);
+  const free = config.routerConcurrency - others;
+  return free >= inlineSlots ? inlineSlots : Math.max(0, free - 1);
 }

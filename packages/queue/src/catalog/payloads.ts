@@ -69,7 +69,11 @@ export type FetchJobInput = z.input<typeof FetchJobSchema>;
 
 /** What the router returns for a job (visible in Bull Board and job results). */
 export const RouteResultSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('routed'), fetcher: z.string(), exitTier: z.string().optional(), source: z.string(), confidence: z.number().optional(), probeReused: z.boolean() }),
+  z.object({
+    kind: z.literal('routed'), fetcher: z.string(), exitTier: z.string().optional(), source: z.string(), confidence: z.number().optional(), probeReused: z.boolean(),
+    /** The router fetched the link itself (FETCH_INLINE) instead of adding a fetch job. */
+    inline: z.boolean().optional(),
+  }),
   z.object({ kind: z.literal('skipped'), reason: SkipReasonSchema }),
   z.object({ kind: z.literal('failed'), errorType: z.string(), message: z.string() }),
 ]);

@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '@crawler/core';
+import type { FetchJobInput } from '@crawler/queue';
+import { DelayedError, delayJob, type JobHandle } from '../job-control.js';
+import { FetchSlots, InlineFetcher } from './inline-fetch.js';
+import { inlineFetchLimit } from '../runtime/crawler-runtime.js';
+
+const input = (n: number): FetchJobInput => ({
+  linkId: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  url: `https://a.example/${n}`,
+  fetcher: 'simple_http',
+  selectionSource: 'learned',
+  attemptsBefore: 2,
+  generation: 1,
+});
+
+function harness(over: { slots?: number; maxInFlight?: number; processFetch?: (job: JobHandle & { queueName?: string }) => Promise<unknown> } = {}) {
+  const slots = new FetchSlots([['simple_http', over.slots ?? 2]]);
+  const enqueued: { input: FetchJobInput; delayMs?: number }[] = [];
+  const jobs: (JobHandle & { queueName?: string })[] = [];
+  const inline = new InlineFetcher({
+    slots,
+    maxInFlight: over.maxInFlight ?? 8,
+    logger: silentLogger,
+    enqueueFetch: async (i, delayMs) => void enqueued.push({ input: i, ...(delayMs !== undefined ? { delayMs } : {}) }),
+    processFetch: async (job) => {
+      jobs.push(job);
+      return over.processFetch ? over.processFetch(job) : { outcome: 'done' };
+    },
+  });
+  return { slots, inline, enqueued, jobs };
+}
+
+describe('FetchSlots', () => {
+  it('shares a fetcher’s slots between jobs that wait and claims that do not', async () => {
+    const slots = new FetchSlots([['direct_access', 2]]);
+    const a = slots.tryTake('simple_http');
+    const b = await slots.take('simple_http');
+    expect(a).not.toBeNull();
+    expect(slots.tryTake('simple_http')).toBeNull();
+    expect(slots.inUse('simple_http')).toBe(2);
+    let third = false;
+    const waiting = slots.take('simple_http').then((r) => {
+      third = true;
+      return r;
+    });
+    await Promise.resolve();
+    expect(third).toBe(false);
+    a!();
+    a!(); // a release counts once
+    // The released slot went to the waiting job: a claim does not take it from under it.
+    expect(slots.tryTake('simple_http')).toBeNull();
+    const c = await waiting;
+    expect(third).toBe(true);
+    b();
+    expect(slots.inUse('simple_http')).toBe(1);
+    c();
+    expect(slots.inUse('simple_http')).toBe(0);
+    // A fetcher without slots: claims get none, jobs are not limited.
+    expect(slots.tryTake('playwright')).toBeNull();
+    (await slots.take('playwright'))();
+  });
+});
+
+describe('InlineFetcher', () => {
+  it('runs the fetch processor on a job of its own that carries the fetch job’s id, data and queue, then frees the slot', async () => {
+    const h = harness();
+    const claim = h.inline.claim('simple_http');
+    expect(h.slots.inUse('simple_http')).toBe(1);
+    await claim!.run(input(1), 'route-1');
+    expect(h.jobs).toHaveLength(1);
+    expect(h.jobs[0]).toMatchObject({ id: `${input(1).linkId}.g1.a2.simple_http`, queueName: 'fetch-simple_http', attemptsStarted: 1, data: input(1) });
+    expect(h.enqueued).toEqual([]);
+    expect(h.slots.inUse('simple_http')).toBe(0);
+    await expect(claim!.run(input(1), 'route-1')).rejects.toThrow(/runs once/);
+  });
+
+  it('claims nothing when the fetcher’s slots are taken, or as many inline fetches run as it may hold', async () => {
+    const full = harness({ slots: 1 });
+    const taken = full.slots.tryTake('simple_http');
+    expect(full.inline.claim('simple_http')).toBeNull();
+    taken!();
+    expect(full.inline.claim('simple_http')).not.toBeNull();
+
+    const capped = harness({ slots: 4, maxInFlight: 1 });
+    const first = capped.inline.claim('simple_http');
+    expect(capped.inline.claim('simple_http')).toBeNull();
+    // A refused claim holds no fetch slot.
+    expect(capped.slots.inUse('simple_http')).toBe(1);
+    await first!.run(input(1), 'route-1');
+    expect(capped.inline.claim('simple_http')).not.toBeNull();
+    expect(harness().inline.claim('playwright')).toBeNull();
+  });
+
+  it('turns a parked job (a politeness wait) into the delayed fetch job the router would have added', async () => {
+    const h = harness({
+      processFetch: async (job) => delayJob(job, undefined, 1_500),
+    });
+    await h.inline.claim('simple_http')!.run(input(2), 'route-2');
+    expect(h.enqueued).toHaveLength(1);
+    expect(h.enqueued[0]!.input).toEqual(input(2));
+    expect(h.enqueued[0]!.delayMs).toBeGreaterThan(1_000);
+    expect(h.enqueued[0]!.delayMs).toBeLessThanOrEqual(1_500);
+    expect(h.slots.inUse('simple_http')).toBe(0);
+  });
+
+  it('hands the link to the fetch queue when the fetch throws, and frees the slot', async () => {
+    const h = harness({
+      processFetch: async () => {
+        throw new Error('postgres went away');
+      },
+    });
+    await h.inline.claim('simple_http')!.run(input(3), 'route-3');
+    expect(h.enqueued).toEqual([{ input: input(3) }]);
+    expect(h.slots.inUse('simple_http')).toBe(0);
+  });
+
+  it('fails the route job when the link cannot be handed over either (BullMQ retries it)', async () => {
+    const slots = new FetchSlots([['simple_http', 1]]);
+    const inline = new InlineFetcher({
+      slots,
+      maxInFlight: 1,
+      logger: silentLogger,
+      enqueueFetch: async () => {
+        throw new Error('redis went away');
+      },
+      processFetch: async () => {
+        throw new DelayedError();
+      },
+    });
+    // A parked job whose delayed job could not be added: moveToDelayed threw before DelayedError.
+    const parking = new InlineFetcher({
+      slots,
+      maxInFlight: 1,
+      logger: silentLogger,
+      enqueueFetch: async () => {
+        throw new Error('redis went away');
+      },
+      processFetch: async (job) => delayJob(job, undefined, 10),
+    });
+    await inline.claim('simple_http')!.run(input(4), 'route-4');
+    await expect(parking.claim('simple_http')!.run(input(5), 'route-5')).rejects.toThrow(/redis went away/);
+    expect(slots.inUse('simple_http')).toBe(0);
+  });
+});
+
+describe('InlineFetcher, duplicates', () => {
+  it('fetches a link once when two route jobs of it run at once (a resubmission racing a resume), here and across the fleet', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const h = harness({ slots: 4, processFetch: () => gate });
+    const first = h.inline.claim('simple_http')!.run(input(6), 'route-a');
+    await Promise.resolve();
+    // Same process: the second run sees the first one running.
+    await h.inline.claim('simple_http')!.run(input(6), 'route-b');
+    release();
+    await first;
+    expect(h.jobs).toHaveLength(1);
+
+    const held = new Map<string, string>();
+    const claims = {
+      claim: async (id: string, owner: string) => (held.get(id) ?? (held.set(id, owner), owner)) === owner,
+      release: async (id: string, owner: string) => void (held.get(id) === owner && held.delete(id)),
+    };
+    const fleet = (name: string) => {
+      const jobs: string[] = [];
+      const inline = new InlineFetcher({ slots: new FetchSlots([['simple_http', 1]]), maxInFlight: 1, logger: silentLogger, claims, enqueueFetch: async () => undefined, processFetch: async () => void jobs.push(name) });
+      return { inline, jobs };
+    };
+    const [p1, p2] = [fleet('p1'), fleet('p2')];
+    held.set(`${input(7).linkId}.g1.a2.simple_http`, 'route-a');
+    // Another process holds the claim: nothing fetched; the holder's own retry (same route job) may fetch.
+    await p2.inline.claim('simple_http')!.run(input(7), 'route-b');
+    expect(p2.jobs).toEqual([]);
+    await p1.inline.claim('simple_http')!.run(input(7), 'route-a');
+    expect(p1.jobs).toEqual(['p1']);
+    await new Promise((r) => setImmediate(r));
+    expect(held.size).toBe(0);
+  });
+});
+
+describe('inlineFetchLimit', () => {
+  const fetchers = [
+    { name: 'simple_http', concurrency: 8 },
+    { name: 'playwright', concurrency: 2 },
+    { name: 'playwright_stealth', concurrency: 1 },
+  ];
+  const simple = [fetchers[0]!];
+  it('lets every plain-HTTP slot be inline under the default router (the sum of the fetchers’ slots)', () => {
+    expect(inlineFetchLimit({ routerConcurrency: 11, fetchers }, simple)).toBe(8);
+    expect(inlineFetchLimit({ routerConcurrency: 32, fetchers: [{ name: 'simple_http', concurrency: 32 }] }, [{ name: 'simple_http', concurrency: 32 }])).toBe(32);
+  });
+  it('keeps the browsers’ route slots and one more free under a smaller router, and none inline when nothing is left', () => {
+    expect(inlineFetchLimit({ routerConcurrency: 8, fetchers }, simple)).toBe(4);
+    expect(inlineFetchLimit({ routerConcurrency: 4, fetchers }, simple)).toBe(0);
+    expect(inlineFetchLimit({ routerConcurrency: 1, fetchers: simple }, simple)).toBe(0);
+    expect(inlineFetchLimit({ routerConcurrency: 11, fetchers }, [])).toBe(0);
+  });
+});

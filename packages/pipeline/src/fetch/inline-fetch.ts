@@ -1,0 +1,189 @@
+import type { Redis } from 'ioredis';
+import { Semaphore, canonicalFetcherName, type Logger } from '@crawler/core';
+import { fetchJobId, fetchQueueName, type FetchJobInput } from '@crawler/queue';
+import { DelayedError, type JobHandle } from '../job-control.js';
+
+/**
+ * The fetch slots of one process, per fetcher: its fetch workers' jobs and the router's inline fetches share them, so a
+ * fetcher's configured concurrency bounds both together.
+ */
+export class FetchSlots {
+  readonly #slots = new Map<string, Semaphore>();
+
+  constructor(limits: Iterable<readonly [fetcher: string, concurrency: number]>) {
+    for (const [fetcher, n] of limits) this.#slots.set(canonicalFetcherName(fetcher), new Semaphore(Math.max(1, n)));
+  }
+
+  has(fetcher: string): boolean {
+    return this.#slots.has(canonicalFetcherName(fetcher));
+  }
+
+  /** A slot of `fetcher` when one is free right now (its release), else null; null too for a fetcher without slots. */
+  tryTake(fetcher: string): (() => void) | null {
+    const s = this.#slots.get(canonicalFetcherName(fetcher));
+    return s?.tryAcquire() ? once(() => s.release()) : null;
+  }
+
+  /** Wait for a slot of `fetcher` (its release): a fetch worker's job; a fetcher without slots is not limited here. */
+  async take(fetcher: string, signal?: AbortSignal): Promise<() => void> {
+    const s = this.#slots.get(canonicalFetcherName(fetcher));
+    if (!s) return () => undefined;
+    await s.acquire(signal);
+    return once(() => s.release());
+  }
+
+  /** Slots in use, per fetcher (tests, diagnostics). */
+  inUse(fetcher: string): number {
+    return this.#slots.get(canonicalFetcherName(fetcher))?.inUse ?? 0;
+  }
+}
+
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}
+
+/** What an inline fetch needs. */
+export interface InlineFetchDeps {
+  /** Shared with the fetch workers of this process. */
+  slots: FetchSlots;
+  /** The fetch workers' processor (createFetchProcessor), run here on a job of our own. */
+  processFetch(job: JobHandle & { queueName?: string }, token?: string): Promise<unknown>;
+  /** Add the fetch job the router would have added, optionally delayed (JobQueues.enqueueFetch). */
+  enqueueFetch(input: FetchJobInput, delayMs?: number): Promise<unknown>;
+  /**
+   * Claim a fetch job id for one owner fleet-wide (true when `owner` holds it: claimed now, or by this same owner
+   * before), and give it back. What the fetch job's deterministic id does in the queue: two route jobs of one link (a
+   * resubmission racing a resume) fetch it once. Without it, only this process's inline fetches are told apart.
+   */
+  claims?: InlineClaims;
+  logger: Logger;
+  /**
+   * Inline fetches at once, at most: each holds a route job's slot for as long as it runs, so fewer than the route
+   * worker's slots, leaving some to route with.
+   */
+  maxInFlight: number;
+}
+
+/** Fleet-wide claims of fetch job ids (see InlineFetchDeps.claims; redisInlineClaims). */
+export interface InlineClaims {
+  claim(jobId: string, owner: string): Promise<boolean>;
+  release(jobId: string, owner: string): Promise<void>;
+}
+
+/**
+ * Claims in Redis: `SET NX` with a time to live (a process killed mid-fetch leaves one behind; its route job, run
+ * again by BullMQ, is the same owner and takes it back), compare-and-delete to give it back.
+ */
+export function redisInlineClaims(redis: Redis, prefix: string, ttlMs = 10 * 60_000): InlineClaims {
+  const key = (jobId: string) => `${prefix}:inline:${jobId}`;
+  return {
+    async claim(jobId, owner) {
+      if ((await redis.set(key(jobId), owner, 'PX', ttlMs, 'NX')) === 'OK') return true;
+      return (await redis.get(key(jobId))) === owner;
+    },
+    async release(jobId, owner) {
+      await redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, key(jobId), owner);
+    },
+  };
+}
+
+/** A fetch the router runs itself, its slot already taken: run it once. */
+export interface InlineFetch {
+  /** `owner`: the route job's id (its own retry after a crash is the same owner). */
+  run(input: FetchJobInput, owner: string): Promise<void>;
+}
+
+/**
+ * Fetches the router runs itself instead of adding a fetch job (FETCH_INLINE): a page costs one job instead of two
+ * (a fetch job's add, its move to active and its completion are Redis scripts and events of their own). Only when a
+ * slot of the fetcher is free right now, so the fetch workers' concurrency holds, and while fewer than `maxInFlight`
+ * run; otherwise the router adds the job as before. An inline fetch holds its route job's slot, so a router busy
+ * fetching routes less: it cannot run ahead of the fetchers, which is what keeps most pages on the one-job path.
+ *
+ * The fetch runs inside the route job, which stays active until it has finished: a process killed meanwhile leaves
+ * a stalled route job that BullMQ runs again, and the link (still unfinished) is routed again. Whatever the fetch
+ * processor would have parked on its job (a politeness wait, a paused link) becomes the fetch job the router would
+ * have added, delayed by as much; anything it throws hands the link to the fetch queue, whose workers ride out
+ * outages and record failures on the link.
+ */
+export class InlineFetcher {
+  readonly #deps: InlineFetchDeps;
+  readonly #inFlight: Semaphore;
+  /** Fetch job ids this process is fetching inline. */
+  readonly #running = new Set<string>();
+
+  constructor(deps: InlineFetchDeps) {
+    this.#deps = deps;
+    this.#inFlight = new Semaphore(Math.max(1, deps.maxInFlight));
+  }
+
+  /**
+   * A free slot of `fetcher` taken for one inline fetch, or null: the router adds a fetch job (no slot free, as many
+   * inline fetches running as the router may hold, or not a fetcher run inline here).
+   */
+  claim(fetcher: string): InlineFetch | null {
+    if (!this.#inFlight.tryAcquire()) return null;
+    const slot = this.#deps.slots.tryTake(fetcher);
+    if (!slot) {
+      this.#inFlight.release();
+      return null;
+    }
+    let started = false;
+    return {
+      run: async (input, owner) => {
+        if (started) throw new Error('an inline fetch runs once');
+        started = true;
+        try {
+          await this.#run(input, owner);
+        } finally {
+          slot();
+          this.#inFlight.release();
+        }
+      },
+    };
+  }
+
+  async #run(input: FetchJobInput, owner: string): Promise<void> {
+    const { processFetch, enqueueFetch, logger, claims } = this.#deps;
+    // The id the fetch job would have had: the fetch's log lines carry it as they would, and duplicates share it.
+    const id = fetchJobId(input.linkId, input.attemptsBefore ?? 0, input.fetcher, input.retryOf !== undefined, input.generation ?? 0);
+    if (this.#running.has(id) || (claims && !(await claims.claim(id, owner)))) {
+      logger.debug({ linkId: input.linkId, jobId: id }, 'inline fetch: another route job of this link is fetching it');
+      return;
+    }
+    this.#running.add(id);
+    try {
+      await this.#fetch(input, id);
+    } finally {
+      this.#running.delete(id);
+      // Not awaited: the route job need not wait for it, and a claim left behind expires.
+      void claims?.release(id, owner).catch((err: unknown) => logger.warn({ err, jobId: id }, 'inline fetch: could not release its claim (it expires)'));
+    }
+  }
+
+  async #fetch(input: FetchJobInput, id: string): Promise<void> {
+    const { processFetch, enqueueFetch, logger } = this.#deps;
+    const job: JobHandle & { queueName: string } = {
+      id,
+      data: input,
+      queueName: fetchQueueName(input.fetcher),
+      timestamp: Date.now(),
+      attemptsStarted: 1,
+      moveToDelayed: async (timestamp) => {
+        await enqueueFetch(input, Math.max(1, timestamp - Date.now()));
+      },
+    };
+    try {
+      await processFetch(job);
+    } catch (err) {
+      if (err instanceof DelayedError) return;
+      logger.warn({ err, linkId: input.linkId, jobId: job.id }, 'inline fetch failed: the link goes to the fetch queue');
+      await enqueueFetch(input);
+    }
+  }
+}
