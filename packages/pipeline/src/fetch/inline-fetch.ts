@@ -69,25 +69,26 @@ export interface InlineFetchDeps {
   maxInFlight: number;
 }
 
-/** Fleet-wide claims of fetch job ids (see InlineFetchDeps.claims; redisInlineClaims). */
+/** Fleet-wide claims of fetch job ids (see InlineFetchDeps.claims; redisInlineClaims). `url`: the link's. */
 export interface InlineClaims {
-  claim(jobId: string, owner: string): Promise<boolean>;
-  release(jobId: string, owner: string): Promise<void>;
+  claim(jobId: string, owner: string, url: string): Promise<boolean>;
+  release(jobId: string, owner: string, url: string): Promise<void>;
 }
 
 /**
  * Claims in Redis: `SET NX` with a time to live (a process killed mid-fetch leaves one behind; its route job, run
- * again by BullMQ, is the same owner and takes it back), compare-and-delete to give it back.
+ * again by BullMQ, is the same owner and takes it back), compare-and-delete to give it back. Each under the key
+ * prefix `prefixOf` gives the link's URL: its queue shard's, so a shard's master going away stalls only its own links.
  */
-export function redisInlineClaims(redis: Redis, prefix: string, ttlMs = 10 * 60_000): InlineClaims {
-  const key = (jobId: string) => `${prefix}:inline:${jobId}`;
+export function redisInlineClaims(redis: Redis, prefixOf: (url: string) => string, ttlMs = 10 * 60_000): InlineClaims {
+  const key = (jobId: string, url: string) => `${prefixOf(url)}:inline:${jobId}`;
   return {
-    async claim(jobId, owner) {
-      if ((await redis.set(key(jobId), owner, 'PX', ttlMs, 'NX')) === 'OK') return true;
-      return (await redis.get(key(jobId))) === owner;
+    async claim(jobId, owner, url) {
+      if ((await redis.set(key(jobId, url), owner, 'PX', ttlMs, 'NX')) === 'OK') return true;
+      return (await redis.get(key(jobId, url))) === owner;
     },
-    async release(jobId, owner) {
-      await redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, key(jobId), owner);
+    async release(jobId, owner, url) {
+      await redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, key(jobId, url), owner);
     },
   };
 }
@@ -152,7 +153,7 @@ export class InlineFetcher {
     const { processFetch, enqueueFetch, logger, claims } = this.#deps;
     // The id the fetch job would have had: the fetch's log lines carry it as they would, and duplicates share it.
     const id = fetchJobId(input.linkId, input.attemptsBefore ?? 0, input.fetcher, input.retryOf !== undefined, input.generation ?? 0);
-    if (this.#running.has(id) || (claims && !(await claims.claim(id, owner)))) {
+    if (this.#running.has(id) || (claims && !(await claims.claim(id, owner, input.url)))) {
       logger.debug({ linkId: input.linkId, jobId: id }, 'inline fetch: another route job of this link is fetching it');
       return;
     }
@@ -162,7 +163,7 @@ export class InlineFetcher {
     } finally {
       this.#running.delete(id);
       // Not awaited: the route job need not wait for it, and a claim left behind expires.
-      void claims?.release(id, owner).catch((err: unknown) => logger.warn({ err, jobId: id }, 'inline fetch: could not release its claim (it expires)'));
+      void claims?.release(id, owner, input.url).catch((err: unknown) => logger.warn({ err, jobId: id }, 'inline fetch: could not release its claim (it expires)'));
     }
   }
 

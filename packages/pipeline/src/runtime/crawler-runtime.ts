@@ -196,7 +196,7 @@ export class CrawlerRuntime {
                 slots,
                 processFetch,
                 enqueueFetch: (input, delayMs) => this.queues.enqueueFetch(input, { delayMs }),
-                claims: redisInlineClaims(this.redis, this.queues.prefix),
+                claims: redisInlineClaims(this.redis, (url) => this.queues.prefixOf(this.queues.shardOf(url))),
                 logger: this.logger,
                 maxInFlight: maxInline,
               }),
