@@ -77,7 +77,7 @@ export interface InlineClaims {
 
 /**
  * Claims in Redis: `SET NX` with a time to live (a process killed mid-fetch leaves one behind; its route job, run
- * again by BullMQ, is the same owner and takes it back), compare-and-delete to give it back. Each under the key
+ * again by BullMQ, is the same owner and takes it back), DEL by its owner to give it back. Each under the key
  * prefix `prefixOf` gives the link's URL: its queue shard's, so a shard's master going away stalls only its own links.
  */
 export function redisInlineClaims(redis: Redis, prefixOf: (url: string) => string, ttlMs = 10 * 60_000): InlineClaims {
@@ -87,8 +87,10 @@ export function redisInlineClaims(redis: Redis, prefixOf: (url: string) => strin
       if ((await redis.set(key(jobId, url), owner, 'PX', ttlMs, 'NX')) === 'OK') return true;
       return (await redis.get(key(jobId, url))) === owner;
     },
-    async release(jobId, owner, url) {
-      await redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, key(jobId, url), owner);
+    async release(jobId, _owner, url) {
+      // A plain DEL: only the owner releases, and its claim cannot have passed to another owner while it fetched (the
+      // time to live is far longer than a fetch's timeout).
+      await redis.del(key(jobId, url));
     },
   };
 }
