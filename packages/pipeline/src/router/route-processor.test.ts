@@ -541,11 +541,8 @@ describe('route processor, legacy mode', () => {
 });
 
 describe('route processor, inline fetches (FETCH_INLINE)', () => {
-  it('fetches the link itself when a slot is free, after the decision is written, instead of adding a fetch job', async () => {
-    const h = makeHarness({ best: { best: score('simple_http', 0.9), scores: [] } });
-    const link = h.links.add('https://static.example/a');
-    const ran: { url: string; status: string | undefined }[] = [];
-    const process = createRouteProcessor({
+  function inlineRouter(h: ReturnType<typeof makeHarness>, claim: NonNullable<Parameters<typeof createRouteProcessor>[0]['inline']>['claim']) {
+    return createRouteProcessor({
       ...h.common,
       settings,
       learning: h.learning,
@@ -554,13 +551,17 @@ describe('route processor, inline fetches (FETCH_INLINE)', () => {
       probe: async () => {
         throw new Error('must not probe');
       },
-      inline: {
-        claim: (fetcher) =>
-          fetcher === 'simple_http'
-            ? { run: async (input) => void ran.push({ url: input.url, status: h.links.rows.get(input.linkId)?.status }) }
-            : null,
-      },
+      inline: { claim },
     });
+  }
+
+  it('fetches the link itself when a slot is free, after the decision is written, instead of adding a fetch job', async () => {
+    const h = makeHarness({ best: { best: score('simple_http', 0.9), scores: [] } });
+    const link = h.links.add('https://static.example/a');
+    const ran: { url: string; status: string | undefined }[] = [];
+    const process = inlineRouter(h, (fetcher) =>
+      fetcher === 'simple_http' ? { run: async (input) => void ran.push({ url: input.url, status: h.links.rows.get(input.linkId)?.status }) } : null,
+    );
     const out = await process(fakeJob({ linkId: link.id, url: link.url }));
     expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http', source: 'learned', inline: true });
     expect(ran).toEqual([{ url: link.url, status: 'fetching' }]);
@@ -570,18 +571,7 @@ describe('route processor, inline fetches (FETCH_INLINE)', () => {
   it('adds the fetch job as before when no slot is free', async () => {
     const h = makeHarness({ best: { best: score('simple_http', 0.9), scores: [] } });
     const link = h.links.add('https://static.example/b');
-    const process = createRouteProcessor({
-      ...h.common,
-      settings,
-      learning: h.learning,
-      routes: h.routes,
-      probeStore: h.probeStore,
-      probe: async () => {
-        throw new Error('must not probe');
-      },
-      inline: { claim: () => null },
-    });
-    const out = await process(fakeJob({ linkId: link.id, url: link.url }));
+    const out = await inlineRouter(h, () => null)(fakeJob({ linkId: link.id, url: link.url }));
     expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http' });
     expect(out).not.toHaveProperty('inline');
     expect(h.fetchJobs[0]).toMatchObject({ linkId: link.id, fetcher: 'simple_http' });
