@@ -175,12 +175,12 @@ export function parseEnv<T>(schema: z.ZodType<T, EnvSource>, env: EnvSource): T 
 
 const isBlank = (v: string | undefined): v is undefined => v === undefined || v.trim() === '';
 
-/** A flag: true/1/yes/on or false/0/no/off, `def` when unset or blank. */
-export const boolVar = (def: boolean) =>
+/** A flag: true/1/yes/on or false/0/no/off, `def` when unset or blank (`undefined`: a default computed from other variables). */
+export const boolVar = <D extends boolean | undefined>(def: D) =>
   z
     .string()
     .optional()
-    .transform((v, ctx) => {
+    .transform((v, ctx): boolean | D => {
       if (isBlank(v)) return def;
       const s = v.trim().toLowerCase();
       if (['true', '1', 'yes', 'on'].includes(s)) return true;

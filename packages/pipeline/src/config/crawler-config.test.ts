@@ -21,6 +21,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, ROUTER_CONCURRENCY: '0' })).toThrow(/ROUTER_CONCURRENCY="0"/);
   });
 
+  it('fetches inline by default, except on a Redis Cluster, unless FETCH_INLINE says otherwise', () => {
+    const cluster = { ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7001,127.0.0.1:7002' };
+    expect(loadConfig(base).fetchInline).toBe(true);
+    expect(loadConfig({ ...base, FETCH_INLINE: 'off' }).fetchInline).toBe(false);
+    expect(loadConfig(cluster).fetchInline).toBe(false);
+    expect(loadConfig({ ...cluster, FETCH_INLINE: 'true' }).fetchInline).toBe(true);
+    expect(() => loadConfig({ ...base, FETCH_INLINE: 'sometimes' })).toThrow(/FETCH_INLINE/);
+  });
+
   it('parses fetchers with concurrency and aliases', () => {
     const c = loadConfig({ ...base, FETCHERS: 'direct_access:16, playwright', DEFAULT_FETCHER: 'direct_access', LEARNING_MODE_ENABLED: 'false' });
     expect(c.fetchers).toEqual([{ name: 'simple_http', concurrency: 16 }, { name: 'playwright', concurrency: 2 }]);
