@@ -117,27 +117,21 @@ describe('InlineFetcher', () => {
 
   it('fails the route job when the link cannot be handed over either (BullMQ retries it)', async () => {
     const slots = new FetchSlots([['simple_http', 1]]);
-    const inline = new InlineFetcher({
-      slots,
-      maxInFlight: 1,
-      logger: silentLogger,
-      enqueueFetch: async () => {
-        throw new Error('redis went away');
-      },
-      processFetch: async () => {
-        throw new DelayedError();
-      },
+    const redisAway = (processFetch: (job: JobHandle) => Promise<unknown>) =>
+      new InlineFetcher({
+        slots,
+        maxInFlight: 1,
+        logger: silentLogger,
+        enqueueFetch: async () => {
+          throw new Error('redis went away');
+        },
+        processFetch,
+      });
+    const inline = redisAway(async () => {
+      throw new DelayedError();
     });
     // A parked job whose delayed job could not be added: moveToDelayed threw before DelayedError.
-    const parking = new InlineFetcher({
-      slots,
-      maxInFlight: 1,
-      logger: silentLogger,
-      enqueueFetch: async () => {
-        throw new Error('redis went away');
-      },
-      processFetch: async (job) => delayJob(job, undefined, 10),
-    });
+    const parking = redisAway(async (job) => delayJob(job, undefined, 10));
     await inline.claim('simple_http')!.run(input(4), 'route-4');
     await expect(parking.claim('simple_http')!.run(input(5), 'route-5')).rejects.toThrow(/redis went away/);
     expect(slots.inUse('simple_http')).toBe(0);

@@ -152,7 +152,7 @@ export class InlineFetcher {
   }
 
   async #run(input: FetchJobInput, owner: string): Promise<void> {
-    const { processFetch, enqueueFetch, logger, claims } = this.#deps;
+    const { logger, claims } = this.#deps;
     // The id the fetch job would have had: the fetch's log lines carry it as they would, and duplicates share it.
     const id = fetchJobId(input.linkId, input.attemptsBefore ?? 0, input.fetcher, input.retryOf !== undefined, input.generation ?? 0);
     if (this.#running.has(id) || (claims && !(await claims.claim(id, owner, input.url)))) {
