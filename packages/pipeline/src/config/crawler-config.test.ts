@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { availableParallelism } from 'node:os';
 import { ConfigError, loadConfig, parseFetcherList } from './crawler-config.js';
 
 const base = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/x' };
@@ -28,6 +29,13 @@ describe('loadConfig', () => {
     expect(loadConfig(cluster).fetchInline).toBe(false);
     expect(loadConfig({ ...cluster, FETCH_INLINE: 'true' }).fetchInline).toBe(true);
     expect(() => loadConfig({ ...base, FETCH_INLINE: 'sometimes' })).toThrow(/FETCH_INLINE/);
+  });
+
+  it('analyses responses on one thread when the machine has a second core, unless ANALYSIS_THREADS says otherwise', () => {
+    expect(loadConfig(base).analysisThreads).toBe(availableParallelism() >= 2 ? 1 : 0);
+    expect(loadConfig({ ...base, ANALYSIS_THREADS: '0' }).analysisThreads).toBe(0);
+    expect(loadConfig({ ...base, ANALYSIS_THREADS: '3' }).analysisThreads).toBe(3);
+    expect(() => loadConfig({ ...base, ANALYSIS_THREADS: '-1' })).toThrow(/ANALYSIS_THREADS/);
   });
 
   it('parses fetchers with concurrency and aliases', () => {

@@ -9,6 +9,7 @@
  * A variable only one process kind reads goes into that app's `env.ts` instead, the same way.
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import {
   BLOCK_BASE_PAUSE_MS,
@@ -253,6 +254,12 @@ export const FETCHERS_ENV = {
    * counts as the block it is; 0 turns the wait off. Bounded by FETCH_TIMEOUT_MS. @defaultValue 15000
    */
   CHALLENGE_WAIT_MS: intVar(15_000, 0),
+  /**
+   * Worker threads that validate fetched responses and take their heuristics (analysis-pool.ts), so the event loop
+   * that runs the jobs does not parse pages; 0 analyses on the event loop. @defaultValue 1 on a machine with 2 or more
+   * cores, else 0
+   */
+  ANALYSIS_THREADS: optionalIntVar(0),
 };
 
 /**
@@ -446,6 +453,8 @@ export const CRAWLER = envGroup(
     routerConcurrency: c.routerConcurrency ?? c.fetchers.reduce((sum, f) => sum + f.concurrency, 0),
     /** FETCH_INLINE, by default on except on a Redis Cluster (see FETCH_INLINE). */
     fetchInline: c.fetchInline ?? (c.redisClusterNodes ?? []).length === 0,
+    /** ANALYSIS_THREADS, by default one thread when the machine has a second core. */
+    analysisThreads: c.analysisThreads ?? (availableParallelism() >= 2 ? 1 : 0),
     /** The shards this process consumes: QUEUE_SHARDS_CONSUMED, or every shard. */
     queueShardsConsumed: c.queueShardsConsumed ?? Array.from({ length: c.queueShards }, (_, i) => i),
     /** Where Redis is, for createRedisConnection: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL. */

@@ -31,7 +31,8 @@ import type { LinkRepo } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
-import { analyzeResponse } from './response-analysis.js';
+import { analyzeResponse, snapshotOf } from './response-analysis.js';
+import type { ResponseAnalyzer } from './analysis-pool.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
 import { applyDecision, climbAfterRefusal, failLink, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
@@ -90,6 +91,8 @@ export interface FetchDeps {
   jars?: SessionJars;
   /** The fleet's memory of the arms sites refused (blocked-arms.ts). Absent: a job routed before a refusal still makes its request. */
   blockedArms?: Pick<BlockedArms, 'record' | 'latest'>;
+  /** Where responses are validated and their heuristics taken (ANALYSIS_THREADS). Absent: on the event loop. */
+  analyzer?: Pick<ResponseAnalyzer, 'analyze'>;
 }
 
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
@@ -239,7 +242,7 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
       contentType: stored.contentType, text: stored.text, redirectChain: [], timings: { startedAt: deps.clock.now().getTime(), headersMs: null, totalMs: 0 },
     };
     const attempt: Try = { response, errorType: null, durationMs: 0 };
-    const decision = analyseAndDecide(deps, ctx, attempt);
+    const decision = await analyseAndDecide(deps, ctx, attempt);
     await pauseDomainOnPushback(deps, ctx, decision);
     return { attempt, decision };
   }
@@ -250,7 +253,7 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
   try {
     const attempt = await fetchThroughExit(deps, ctx, conditional);
     if ('wait' in attempt) return attempt;
-    const decision = analyseAndDecide(deps, ctx, attempt);
+    const decision = await analyseAndDecide(deps, ctx, attempt);
     await retireBlockedSession(deps, ctx, decision);
     await pauseDomainOnPushback(deps, ctx, decision);
     await recordRefusal(deps, known, ctx, decision);
@@ -276,11 +279,13 @@ async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wa
 }
 
 /** Steps 3 and 4: validate the response, take the policy's decision, and keep the attempt row for the apply step. */
-function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): Decision {
-  const now = deps.clock.now();
+async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): Promise<Decision> {
   // A 304 to our conditional request has no body to validate: the stored page is still the page.
   const notModified = notModifiedDecision(ctx, attempt);
-  const { validation, heuristics } = attempt.response && !notModified ? analyzeResponse(attempt.response) : { validation: null, heuristics: [] };
+  const { validation, heuristics } = attempt.response && !notModified
+    ? deps.analyzer ? await deps.analyzer.analyze(snapshotOf(attempt.response)) : analyzeResponse(attempt.response)
+    : { validation: null, heuristics: [] };
+  const now = deps.clock.now();
   const decision = notModified ?? decideOutcome({
     errorType: attempt.errorType,
     validation,

@@ -3,11 +3,10 @@ import {
   errorTypeOf,
   extractResponseHeuristics,
   validateResponse,
-  type Heuristic,
   type ResponseSnapshot,
-  type ValidationResult,
 } from '@crawler/core';
 import type { FetchResult } from '@crawler/fetchers';
+import type { ResponseAnalysis } from './analysis-protocol.js';
 
 /** The core's view of a fetched response. Text when the fetcher decoded it, bytes otherwise. */
 export function snapshotOf(res: Pick<FetchResult, 'status' | 'headers' | 'body' | 'text' | 'finalUrl'>): ResponseSnapshot {
@@ -15,8 +14,12 @@ export function snapshotOf(res: Pick<FetchResult, 'status' | 'headers' | 'body' 
 }
 
 /** Validation and post-fetch heuristics of a response, in one place so both workers read responses alike. */
-export function analyzeResponse(res: Pick<FetchResult, 'status' | 'headers' | 'body' | 'text' | 'finalUrl'>): { validation: ValidationResult; heuristics: Heuristic[] } {
-  const snap = snapshotOf(res);
+export function analyzeResponse(res: Pick<FetchResult, 'status' | 'headers' | 'body' | 'text' | 'finalUrl'>): ResponseAnalysis {
+  return analyzeSnapshot(snapshotOf(res));
+}
+
+/** analyzeResponse on the core's view of the response (what the analysis pool's threads receive). */
+export function analyzeSnapshot(snap: ResponseSnapshot): ResponseAnalysis {
   const validation = validateResponse(snap);
   return { validation, heuristics: extractResponseHeuristics(snap, validation) };
 }

@@ -15,6 +15,7 @@ import { CrawlFrontier } from '../crawls/crawl-frontier.js';
 import { DomainSetbacks } from '../router/decision-cache.js';
 import { politenessPrefix } from '../pauses/domain-pauses.js';
 import { RedisSeenCache } from '../crawls/seen-cache.js';
+import { AnalysisPool } from '../fetch/analysis-pool.js';
 
 /** Replace any part of the crawler: tests inject clocks, stubs and clients; apps usually pass a logger and metrics. */
 export interface RuntimeOverrides {
@@ -134,6 +135,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const setbacks = new DomainSetbacks();
   // The arms sites refused, shared by the fleet's fetch workers and routers (blocked-arms.ts).
   const blockedArms = new BlockedArms({ redis, prefix: config.queuePrefix, logger });
+  // Threads start on the first response analysed, so a process without fetch workers starts none.
+  const analyzer = new AnalysisPool({ threads: config.analysisThreads, logger: logger.child({ component: 'analysis' }) });
   const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, redis, config, logger, fetchers: registry });
 
   return new CrawlerRuntime({
@@ -152,6 +155,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     ownsPrisma: !o.prisma,
     ownsRedis: !o.redis,
     closeFetchers: async () => {
+      await analyzer.close();
       await registry.closeAll?.();
     },
     routerDeps: {
@@ -194,6 +198,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       revisits,
       // A site's refusal of an arm reaches the jobs the fleet already routed to it (blocked-arms.ts).
       blockedArms,
+      analyzer,
     },
   });
 }

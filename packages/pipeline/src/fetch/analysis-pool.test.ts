@@ -1,0 +1,103 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Logger, ResponseSnapshot } from '@crawler/core';
+import { AnalysisPool } from './analysis-pool.js';
+import { analyzeSnapshot } from './response-analysis.js';
+
+const FIXTURES = new URL('../../../core/src/validation/__fixtures__/', import.meta.url);
+
+/** Real pages of several kinds (challenges, paywalls, SPA shells, articles), as a fetch worker sees them. */
+function corpus(): ResponseSnapshot[] {
+  const names = readdirSync(FIXTURES).filter((n) => n.endsWith('.html')).sort();
+  const pick = [...names.filter((n) => n.startsWith('challenge-')).slice(0, 4), ...names.filter((n) => !n.startsWith('challenge-')).slice(0, 8)];
+  return pick.map((n, i) => {
+    const html = readFileSync(new URL(n, FIXTURES), 'utf8');
+    return {
+      status: n.includes('403') ? 403 : 200,
+      headers: { 'content-type': 'text/html; charset=utf-8' },
+      // Half as text, half as bytes: the fetcher hands over either.
+      body: i % 2 === 0 ? html : new TextEncoder().encode(html),
+      url: `https://site${i}.example/${n}`,
+    };
+  });
+}
+
+function recordingLogger(): Logger & { warnings: string[] } {
+  const warnings: string[] = [];
+  const logger = {
+    warnings,
+    warn: (_o: unknown, msg?: string) => void warnings.push(String(msg)),
+    info: () => undefined, debug: () => undefined, error: () => undefined, trace: () => undefined, fatal: () => undefined,
+    child: () => logger,
+  };
+  return logger as unknown as Logger & { warnings: string[] };
+}
+
+/** A thread entry that dies on its first message (process.exit in a worker ends the thread, not the process). */
+function dyingEntry(): URL {
+  const dir = mkdtempSync(join(tmpdir(), 'analysis-pool-'));
+  const file = join(dir, 'dying-worker.mjs');
+  writeFileSync(file, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => process.exit(3));\n");
+  return pathToFileURL(file);
+}
+
+const pools: AnalysisPool[] = [];
+function pool(opts: ConstructorParameters<typeof AnalysisPool>[0]): AnalysisPool {
+  const p = new AnalysisPool(opts);
+  pools.push(p);
+  return p;
+}
+
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+describe('AnalysisPool', () => {
+  it('gives, from its threads, the analysis the event loop gives', async () => {
+    const snaps = corpus();
+    expect(snaps.length).toBeGreaterThanOrEqual(8);
+    const p = pool({ threads: 2 });
+    const got = await Promise.all(snaps.map((s) => p.analyze(s)));
+    expect(p.threads).toBe(2);
+    expect(got).toEqual(snaps.map((s) => analyzeSnapshot(s)));
+    // The corpus is not all alike: the comparison covers blocked and readable pages.
+    expect(new Set(got.map((a) => a.validation.isBlocked)).size).toBe(2);
+  });
+
+  it('starts no thread until the first response, and none with 0 threads', async () => {
+    const lazy = pool({ threads: 1 });
+    expect(lazy.threads).toBe(0);
+    const none = pool({ threads: 0 });
+    const [snap] = corpus();
+    expect(await none.analyze(snap!)).toEqual(analyzeSnapshot(snap!));
+    expect(none.threads).toBe(0);
+  });
+
+  it('analyses on the event loop what a dying thread held, replaces it, and gives up on threads after maxDeaths', async () => {
+    const logger = recordingLogger();
+    const p = pool({ threads: 1, entry: dyingEntry(), maxDeaths: 2, logger });
+    const [a, b] = corpus();
+    // Both go to the one thread, which dies on the first: neither is lost.
+    expect(await Promise.all([p.analyze(a!), p.analyze(b!)])).toEqual([analyzeSnapshot(a!), analyzeSnapshot(b!)]);
+    expect(logger.warnings).toEqual(['response analysis thread died: its responses are analysed on the event loop, a new thread starts on the next one']);
+    // A new thread, which dies too: the pool stops starting threads.
+    expect(await p.analyze(a!)).toEqual(analyzeSnapshot(a!));
+    expect(logger.warnings.at(-1)).toBe('response analysis threads keep dying: analysing on the event loop from now on');
+    expect(await p.analyze(b!)).toEqual(analyzeSnapshot(b!));
+    expect(p.threads).toBe(0);
+  });
+
+  it('after close, analyses on the event loop', async () => {
+    const p = pool({ threads: 1 });
+    const [a] = corpus();
+    await p.analyze(a!);
+    expect(p.threads).toBe(1);
+    await p.close();
+    expect(p.threads).toBe(0);
+    expect(await p.analyze(a!)).toEqual(analyzeSnapshot(a!));
+    expect(p.threads).toBe(0);
+  });
+});

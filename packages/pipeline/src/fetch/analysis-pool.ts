@@ -1,0 +1,159 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { silentLogger, type Logger, type ResponseSnapshot } from '@crawler/core';
+import { ANALYSIS_WORKER_MARK, type AnalysisReply, type AnalysisRequest, type ResponseAnalysis } from './analysis-protocol.js';
+import { analyzeSnapshot } from './response-analysis.js';
+
+/** Where the fetch worker has its responses validated and their heuristics taken. */
+export interface ResponseAnalyzer {
+  analyze(snap: ResponseSnapshot): Promise<ResponseAnalysis>;
+  close(): Promise<void>;
+}
+
+/** Analysis on the calling thread (ANALYSIS_THREADS=0, and the pool's fallback). */
+export const inProcessAnalyzer: ResponseAnalyzer = {
+  analyze: async (snap) => analyzeSnapshot(snap),
+  close: async () => undefined,
+};
+
+export interface AnalysisPoolOptions {
+  threads: number;
+  logger?: Logger;
+  /** Threads that may die (an uncaught error, out of memory) before the pool stops starting new ones. @defaultValue 5 */
+  maxDeaths?: number;
+  /** The thread's entry file. @defaultValue the build's analysis-worker.js */
+  entry?: URL;
+}
+
+interface Pending {
+  snap: ResponseSnapshot;
+  resolve(a: ResponseAnalysis): void;
+  reject(err: Error): void;
+}
+
+interface Thread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  gone: boolean;
+}
+
+/**
+ * A few worker threads that run the response analysis (validation: an HTML parse, the challenge, paywall and SPA
+ * detectors; the post-fetch heuristics) off the event loop that runs the jobs. On the many-domains bench that work
+ * was about a quarter of the event loop's CPU, and the event loop is what bounds one process's pages per second; the
+ * threads run on the cores Postgres, Redis and the servers leave idle.
+ *
+ * Threads start on first use and never hold the process open. A request goes to the thread with the fewest in
+ * flight. A thread that dies hands its requests to the event loop (the analysis is a pure function of the response,
+ * so nothing is lost or done twice) and is replaced on the next request, up to `maxDeaths`, after which every
+ * response is analysed on the event loop with one warning. After close(), too.
+ */
+export class AnalysisPool implements ResponseAnalyzer {
+  readonly #size: number;
+  readonly #logger: Logger;
+  readonly #maxDeaths: number;
+  readonly #entry: URL;
+  readonly #threads: Thread[] = [];
+  #nextId = 1;
+  #deaths = 0;
+  #closed = false;
+
+  constructor(opts: AnalysisPoolOptions) {
+    this.#size = Math.max(0, Math.floor(opts.threads));
+    this.#logger = opts.logger ?? silentLogger;
+    this.#maxDeaths = opts.maxDeaths ?? 5;
+    this.#entry = opts.entry ?? defaultEntry();
+  }
+
+  /** Threads running now (tests, diagnostics). */
+  get threads(): number {
+    return this.#threads.length;
+  }
+
+  analyze(snap: ResponseSnapshot): Promise<ResponseAnalysis> {
+    const thread = this.#pick();
+    if (!thread) return inProcessAnalyzer.analyze(snap);
+    const id = this.#nextId++;
+    return new Promise<ResponseAnalysis>((resolve, reject) => {
+      thread.pending.set(id, { snap, resolve, reject });
+      const req: AnalysisRequest = { id, snap };
+      try {
+        thread.worker.postMessage(req);
+      } catch (err) {
+        // Not cloneable (it is plain data: this would be a bug): analysed here instead.
+        thread.pending.delete(id);
+        this.#logger.warn({ err }, 'response analysis: request not sent to its thread; analysed on the event loop');
+        inProcessAnalyzer.analyze(snap).then(resolve, reject);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const threads = this.#threads.splice(0);
+    for (const t of threads) t.gone = true;
+    await Promise.all(threads.map(async (t) => {
+      this.#drainHere(t);
+      await t.worker.terminate().catch(() => undefined);
+    }));
+  }
+
+  #pick(): Thread | null {
+    if (this.#closed || this.#size === 0 || this.#deaths >= this.#maxDeaths) return null;
+    if (this.#threads.length < this.#size) return this.#start();
+    let best = this.#threads[0]!;
+    for (const t of this.#threads) if (t.pending.size < best.pending.size) best = t;
+    return best;
+  }
+
+  #start(): Thread | null {
+    let worker: Worker;
+    try {
+      worker = new Worker(this.#entry, { workerData: { mark: ANALYSIS_WORKER_MARK } });
+    } catch (err) {
+      this.#died(null, err);
+      return null;
+    }
+    worker.unref();
+    const thread: Thread = { worker, pending: new Map(), gone: false };
+    worker.on('message', (reply: AnalysisReply) => {
+      const p = thread.pending.get(reply.id);
+      if (!p) return;
+      thread.pending.delete(reply.id);
+      if ('result' in reply) p.resolve(reply.result);
+      else p.reject(new Error(reply.error));
+    });
+    worker.on('error', (err) => this.#died(thread, err));
+    worker.on('exit', (code) => this.#died(thread, new Error(`analysis thread exited with code ${code}`)));
+    this.#threads.push(thread);
+    return thread;
+  }
+
+  #died(thread: Thread | null, err: unknown): void {
+    if (thread) {
+      if (thread.gone) return;
+      thread.gone = true;
+      const i = this.#threads.indexOf(thread);
+      if (i >= 0) this.#threads.splice(i, 1);
+      this.#drainHere(thread);
+    }
+    this.#deaths++;
+    if (this.#deaths >= this.#maxDeaths) this.#logger.warn({ err, deaths: this.#deaths }, 'response analysis threads keep dying: analysing on the event loop from now on');
+    else this.#logger.warn({ err }, 'response analysis thread died: its responses are analysed on the event loop, a new thread starts on the next one');
+  }
+
+  /** A thread's requests still in flight, analysed on the event loop. */
+  #drainHere(thread: Thread): void {
+    const pending = [...thread.pending.values()];
+    thread.pending.clear();
+    for (const p of pending) inProcessAnalyzer.analyze(p.snap).then(p.resolve, p.reject);
+  }
+}
+
+/** The build's thread entry. Under vitest this module runs from src/ as TypeScript; the thread runs dist's JavaScript. */
+function defaultEntry(): URL {
+  const here = new URL('./analysis-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(here))) return here;
+  return new URL('../../dist/fetch/analysis-worker.js', import.meta.url);
+}

@@ -1,0 +1,17 @@
+import type { Heuristic, ResponseSnapshot, ValidationResult } from '@crawler/core';
+
+/** The analysis of one response: what the fetch worker decides on and logs with the attempt. */
+export interface ResponseAnalysis {
+  validation: ValidationResult;
+  heuristics: Heuristic[];
+}
+
+/** The pool's workerData: a worker thread that was not started by the pool does nothing. */
+export const ANALYSIS_WORKER_MARK = 'crawler-response-analysis';
+
+export interface AnalysisRequest {
+  id: number;
+  snap: ResponseSnapshot;
+}
+
+export type AnalysisReply = { id: number; result: ResponseAnalysis } | { id: number; error: string };
