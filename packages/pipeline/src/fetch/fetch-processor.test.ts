@@ -40,6 +40,24 @@ describe('fetch processor', () => {
     expect(h.probes.size).toBe(0);
   });
 
+  it('takes the link a router handed it (an inline fetch) instead of reading it, and only when it is the job\'s link', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://static.example/handed', { status: 'fetching' });
+    const other = h.links.add('https://static.example/other', { status: 'fetching' });
+    let reads = 0;
+    const links = { get: async (id: string) => (reads++, h.links.get(id)) };
+    h.script(response(link.url, { html: STATIC_HTML }), response(link.url, { html: STATIC_HTML }));
+    const handed = { ...h.links.rows.get(link.id)! };
+    await expect(fetchProc(h, { links })({ ...job(link.id, link.url), link: handed })).resolves.toMatchObject({ outcome: 'done' });
+    expect(reads).toBe(0);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'done' });
+    expect(h.attempts[0]).toMatchObject({ linkId: link.id, success: true });
+    // Another link's record is never taken for this job's.
+    const link2 = h.links.add('https://static.example/second', { status: 'fetching' });
+    await fetchProc(h, { links })({ ...job(link2.id, link2.url), link: h.links.rows.get(other.id)! });
+    expect(reads).toBe(1);
+  });
+
   it('retries a timeout once at once, logs both attempts, then pauses with a delayed re-route', async () => {
     const h = makeHarness();
     const link = h.links.add('https://slow.example/', { status: 'fetching' });

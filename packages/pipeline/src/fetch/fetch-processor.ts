@@ -27,7 +27,7 @@ import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type 
 import type { FetchExit, FetchResult } from '@crawler/fetchers';
 import type { ExitPool } from '../exits/exit-pool.js';
 import type { SessionJars } from '../exits/session-jars.js';
-import type { LinkRepo } from '../ports.js';
+import type { LinkRecord, LinkRepo } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
@@ -123,7 +123,8 @@ interface Wait {
 export function createFetchProcessor(deps: FetchDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
 
-  return async function processFetch(job: JobHandle & { queueName?: string }, token?: string): Promise<FetchJobResult> {
+  /** `job.link`: the link as read a moment ago by the router that runs this fetch inline (not read again). */
+  return async function processFetch(job: JobHandle & { queueName?: string; link?: LinkRecord }, token?: string): Promise<FetchJobResult> {
     const opened = await openJob(deps, job, token);
     if (!('link' in opened)) return finish(deps, job.queueName ?? 'fetch', opened);
     const ctx = opened;
@@ -150,11 +151,11 @@ function finish(deps: FetchDeps, queue: string, r: FetchJobResult): FetchJobResu
 }
 
 /** Parse the payload and load the link; a missing link ends the job. */
-async function openJob(deps: FetchDeps, job: JobHandle & { queueName?: string }, token: string | undefined): Promise<FetchJobContext | FetchJobResult> {
+async function openJob(deps: FetchDeps, job: JobHandle & { queueName?: string; link?: LinkRecord }, token: string | undefined): Promise<FetchJobContext | FetchJobResult> {
   const queue = job.queueName ?? 'fetch';
   const data = parseJobData(FetchJobSchema, job.data, { queue, jobId: job.id });
   const fetcher = canonicalFetcherName(data.fetcher);
-  const link = await deps.links.get(data.linkId);
+  const link = job.link?.id === data.linkId ? job.link : await deps.links.get(data.linkId);
   if (!link) return { outcome: 'skipped', fetcher, attempts: 0, skipReason: SKIP_REASONS.linkMissing };
   return {
     job, token, queue, data, fetcher, link,

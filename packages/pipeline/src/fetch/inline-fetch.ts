@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { Semaphore, canonicalFetcherName, type Logger } from '@crawler/core';
 import { fetchJobId, fetchQueueName, type FetchJobInput } from '@crawler/queue';
 import { DelayedError, type JobHandle } from '../job-control.js';
+import type { LinkRecord } from '../ports.js';
 
 /**
  * The fetch slots of one process, per fetcher: its fetch workers' jobs and the router's inline fetches share them, so a
@@ -52,7 +53,7 @@ export interface InlineFetchDeps {
   /** Shared with the fetch workers of this process. */
   slots: FetchSlots;
   /** The fetch workers' processor (createFetchProcessor), run here on a job of our own. */
-  processFetch(job: JobHandle & { queueName?: string }, token?: string): Promise<unknown>;
+  processFetch(job: JobHandle & { queueName?: string; link?: LinkRecord }, token?: string): Promise<unknown>;
   /** Add the fetch job the router would have added, optionally delayed (JobQueues.enqueueFetch). */
   enqueueFetch(input: FetchJobInput, delayMs?: number): Promise<unknown>;
   /**
@@ -97,8 +98,11 @@ export function redisInlineClaims(redis: Redis, prefixOf: (url: string) => strin
 
 /** A fetch the router runs itself, its slot already taken: run it once. */
 export interface InlineFetch {
-  /** `owner`: the route job's id (its own retry after a crash is the same owner). */
-  run(input: FetchJobInput, owner: string): Promise<void>;
+  /**
+   * `owner`: the route job's id (its own retry after a crash is the same owner). `link`: the link as the router just
+   * read and wrote it, which the fetch then does not read again.
+   */
+  run(input: FetchJobInput, owner: string, link?: LinkRecord): Promise<void>;
 }
 
 /**
@@ -138,11 +142,11 @@ export class InlineFetcher {
     }
     let started = false;
     return {
-      run: async (input, owner) => {
+      run: async (input, owner, link) => {
         if (started) throw new Error('an inline fetch runs once');
         started = true;
         try {
-          await this.#run(input, owner);
+          await this.#run(input, owner, link);
         } finally {
           slot();
           this.#inFlight.release();
@@ -151,7 +155,7 @@ export class InlineFetcher {
     };
   }
 
-  async #run(input: FetchJobInput, owner: string): Promise<void> {
+  async #run(input: FetchJobInput, owner: string, link: LinkRecord | undefined): Promise<void> {
     const { logger, claims } = this.#deps;
     // The id the fetch job would have had: the fetch's log lines carry it as they would, and duplicates share it.
     const id = fetchJobId(input.linkId, input.attemptsBefore ?? 0, input.fetcher, input.retryOf !== undefined, input.generation ?? 0);
@@ -161,7 +165,7 @@ export class InlineFetcher {
     }
     this.#running.add(id);
     try {
-      await this.#fetch(input, id);
+      await this.#fetch(input, id, link);
     } finally {
       this.#running.delete(id);
       // Not awaited: the route job need not wait for it, and a claim left behind expires.
@@ -169,11 +173,12 @@ export class InlineFetcher {
     }
   }
 
-  async #fetch(input: FetchJobInput, id: string): Promise<void> {
+  async #fetch(input: FetchJobInput, id: string, link: LinkRecord | undefined): Promise<void> {
     const { processFetch, enqueueFetch, logger } = this.#deps;
-    const job: JobHandle & { queueName: string } = {
+    const job: JobHandle & { queueName: string; link?: LinkRecord } = {
       id,
       data: input,
+      ...(link ? { link } : {}),
       queueName: fetchQueueName(input.fetcher),
       timestamp: Date.now(),
       attemptsStarted: 1,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DelayedError } from 'bullmq';
 import { InvalidJobPayloadError } from '@crawler/queue';
 import { DAY_MS, type DomainAttempt, type Heuristic } from '@crawler/core';
-import { createRouteProcessor, type DomainStateReader, type RouterSettings } from './route-processor.js';
+import { createRouteProcessor, withChange, type DomainStateReader, type RouterSettings } from './route-processor.js';
 import type { LearnedSelector } from '../ports.js';
 import type { ArmBlock } from '../fetch/blocked-arms.js';
 import { STATIC_HTML, SPA_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
@@ -558,13 +558,15 @@ describe('route processor, inline fetches (FETCH_INLINE)', () => {
   it('fetches the link itself when a slot is free, after the decision is written, instead of adding a fetch job', async () => {
     const h = makeHarness({ best: { best: score('simple_http', 0.9), scores: [] } });
     const link = h.links.add('https://static.example/a');
-    const ran: { url: string; status: string | undefined }[] = [];
+    const ran: { url: string; status: string | undefined; handed: unknown }[] = [];
     const process = inlineRouter(h, (fetcher) =>
-      fetcher === 'simple_http' ? { run: async (input) => void ran.push({ url: input.url, status: h.links.rows.get(input.linkId)?.status }) } : null,
+      fetcher === 'simple_http' ? { run: async (input, _owner, handed) => void ran.push({ url: input.url, status: h.links.rows.get(input.linkId)?.status, handed }) } : null,
     );
     const out = await process(fakeJob({ linkId: link.id, url: link.url }));
     expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http', source: 'learned', inline: true });
-    expect(ran).toEqual([{ url: link.url, status: 'fetching' }]);
+    // The fetch is handed the link as it now is in the store, so it need not read it again.
+    expect(ran).toEqual([{ url: link.url, status: 'fetching', handed: h.links.rows.get(link.id) }]);
+    expect(ran[0]!.handed).toMatchObject({ status: 'fetching', fetcher: 'simple_http', selectionSource: 'learned' });
     expect(h.fetchJobs).toEqual([]);
   });
 
@@ -575,5 +577,15 @@ describe('route processor, inline fetches (FETCH_INLINE)', () => {
     expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http' });
     expect(out).not.toHaveProperty('inline');
     expect(h.fetchJobs[0]).toMatchObject({ linkId: link.id, fetcher: 'simple_http' });
+  });
+});
+
+describe('withChange', () => {
+  it('is the link after the change was written: fields replaced, attempts added', () => {
+    const h = makeHarness();
+    const link = h.links.add('https://static.example/w', { status: 'routing', attemptCount: 2 });
+    const at = new Date('2026-01-02T03:04:05Z');
+    expect(withChange(link, { status: 'fetching', fetcher: 'playwright', pausedUntil: null })).toEqual({ ...link, status: 'fetching', fetcher: 'playwright', pausedUntil: null });
+    expect(withChange(link, { attemptsMade: 3, lastAttemptAt: at })).toEqual({ ...link, attemptCount: 5, lastAttemptAt: at });
   });
 });

@@ -20,7 +20,7 @@ import {
   type SkipReason,
 } from '@crawler/core';
 import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type ProbeRef, type RouteResult } from '@crawler/queue';
-import type { LearnedSelector, LegacyRoutes, LinkRecord, LinkRepo, ProbeFn, RevisitSource } from '../ports.js';
+import type { LearnedSelector, LegacyRoutes, LinkChange, LinkRecord, LinkRepo, ProbeFn, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { domainPauseReason, type PauseSettings } from '../fetch/site-pause.js';
@@ -333,8 +333,24 @@ async function finish(
   const exitTier = decision.exitTier ?? 'direct';
   const probeReused = decision.probe !== undefined;
   log.info({ fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused, ...(inline ? { inline: true } : {}) }, 'routed');
-  if (inline) await inline.run(input, job.id ?? `${link!.id}:${link!.generation}`);
+  if (inline) {
+    // The link as this route job left it, so the fetch need not read it again: the read, then every change written since.
+    const effects = 'effects' in step ? step.effects : [];
+    const changes = [...effects.flatMap((e) => (e.kind === 'updateLink' ? [e.change] : [])), { status: LINK_STATUSES.fetching, fetcher, selectionSource: decision.source }];
+    await inline.run(input, job.id ?? `${link!.id}:${link!.generation}`, changes.reduce(withChange, link!));
+  }
   return { kind: 'routed', fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused, ...(inline ? { inline: true } : {}) };
+}
+
+/** `link` after `change` was written to it (LinkStore.update's semantics). */
+export function withChange(link: LinkRecord, change: LinkChange): LinkRecord {
+  const { attemptsMade, lastAttemptAt, ...fields } = change;
+  const next: LinkRecord = { ...link, ...fields };
+  if (attemptsMade) {
+    next.attemptCount = link.attemptCount + attemptsMade;
+    next.lastAttemptAt = lastAttemptAt ?? link.lastAttemptAt;
+  }
+  return next;
 }
 
 function skipped(deps: RouterDeps, reason: SkipReason): RouteResult {
