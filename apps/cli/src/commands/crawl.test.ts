@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitPositionals } from './crawl.js';
+import { enqueueInParts, splitPositionals } from './crawl.js';
 
 describe('crawl: which arguments are files of URLs', () => {
   const exists = (p: string) => p === 'urls.txt' || p === 'lists/more';
@@ -11,5 +11,37 @@ describe('crawl: which arguments are files of URLs', () => {
   });
   it('never reads a file for something with a scheme, even if a file of that name exists', () => {
     expect(splitPositionals(['ftp://x/y', 'javascript:alert(1)'], () => true)).toEqual({ urls: ['ftp://x/y', 'javascript:alert(1)'], files: [] });
+  });
+});
+
+describe('crawl: URLs go in in parts while the workers run', () => {
+  function fakeRuntime() {
+    const calls: string[][] = [];
+    return {
+      calls,
+      enqueue: async (urls: readonly string[]) => {
+        calls.push([...urls]);
+        return {
+          accepted: urls.filter((u) => u.startsWith('https:')).map((u) => ({ input: u, url: u, linkId: `id:${u}`, created: true, queued: true })),
+          rejected: urls.filter((u) => !u.startsWith('https:')).map((u) => ({ input: u, code: 'invalid_url', message: 'no' })),
+        };
+      },
+    };
+  }
+
+  it('enqueues in order, part by part, and answers as one call would', async () => {
+    const rt = fakeRuntime();
+    const urls = ['https://a/1', 'bad', 'https://a/2', 'https://a/3', 'worse', 'https://a/4', 'https://a/5'];
+    const out = await enqueueInParts(rt, urls, {}, 3);
+    expect(rt.calls).toEqual([urls.slice(0, 3), urls.slice(3, 6), urls.slice(6)]);
+    expect(out.accepted.map((a) => a.input)).toEqual(['https://a/1', 'https://a/2', 'https://a/3', 'https://a/4', 'https://a/5']);
+    expect(out.rejected.map((r) => r.input)).toEqual(['bad', 'worse']);
+  });
+
+  it('makes one call for a part as large as the list, and one for an empty list', async () => {
+    const rt = fakeRuntime();
+    await enqueueInParts(rt, ['https://a/1', 'https://a/2'], {}, 2);
+    await enqueueInParts(rt, [], {}, 250);
+    expect(rt.calls).toEqual([['https://a/1', 'https://a/2'], []]);
   });
 });

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createRuntime } from '@crawler/pipeline';
+import { createRuntime, type CrawlerRuntime, type EnqueueResult } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
@@ -75,10 +75,13 @@ const command: Command = {
     let events: CliEvents | null = null;
     const release = closeOnSignals(runtime, () => undefined, async () => events?.stop());
     try {
-      const enq = await runtime.enqueue(urls, { learningModeEnabled, ...schedule });
-      const ids = [...new Set(enq.accepted.map((a) => a.linkId))];
+      // The workers start first and the URLs go in in parts, so the first pages are fetched while the rest go in (on
+      // 1,500 URLs the whole insert took about 0.25 s before the first request). With --max-age the URLs go in at
+      // once: a URL given twice is refreshed once, which a later part could not know once its first copy is fetched.
       runtime.startWorkers();
       events = startCliEvents(runtime, config, logger);
+      const enq = await enqueueInParts(runtime, urls, { learningModeEnabled, ...schedule }, schedule.maxAgeSeconds === undefined ? ENQUEUE_PART : urls.length);
+      const ids = [...new Set(enq.accepted.map((a) => a.linkId))];
       // The progress bar's module loads only for a terminal.
       const cliProgress = io.stdout.isTTY && !parsed.values.json ? (await import('cli-progress')).default : null;
       const bar = cliProgress ? new cliProgress.SingleBar({ format: 'crawling [{bar}] {value}/{total} links settled', stream: io.stdout as NodeJS.WritableStream as never }, cliProgress.Presets.shades_classic) : null;
@@ -106,6 +109,20 @@ const command: Command = {
     }
   },
 };
+
+/** URLs per enqueue while the workers already run. */
+const ENQUEUE_PART = 250;
+
+/** runtime.enqueue over `urls` in parts of `part`, in order: one result, as one call would give it. */
+export async function enqueueInParts(runtime: Pick<CrawlerRuntime, 'enqueue'>, urls: readonly string[], opts: Parameters<CrawlerRuntime['enqueue']>[1], part: number): Promise<EnqueueResult> {
+  const out: EnqueueResult = { accepted: [], rejected: [] };
+  for (let i = 0; i < urls.length || i === 0; i += Math.max(1, part)) {
+    const r = await runtime.enqueue(urls.slice(i, i + Math.max(1, part)), opts);
+    out.accepted.push(...r.accepted);
+    out.rejected.push(...r.rejected);
+  }
+  return out;
+}
 
 /**
  * Which positionals are files of URLs ("-" is stdin) and which are URLs. A file must exist: anything else is a URL
