@@ -22,12 +22,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, ROUTER_CONCURRENCY: '0' })).toThrow(/ROUTER_CONCURRENCY="0"/);
   });
 
-  it('fetches inline by default, except on a Redis Cluster, unless FETCH_INLINE says otherwise', () => {
+  it('fetches inline by default, on a Redis Cluster too, unless FETCH_INLINE says otherwise', () => {
     const cluster = { ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7001,127.0.0.1:7002' };
     expect(loadConfig(base).fetchInline).toBe(true);
     expect(loadConfig({ ...base, FETCH_INLINE: 'off' }).fetchInline).toBe(false);
-    expect(loadConfig(cluster).fetchInline).toBe(false);
-    expect(loadConfig({ ...cluster, FETCH_INLINE: 'true' }).fetchInline).toBe(true);
+    expect(loadConfig(cluster).fetchInline).toBe(true);
+    expect(loadConfig({ ...cluster, FETCH_INLINE: 'false' }).fetchInline).toBe(false);
     expect(() => loadConfig({ ...base, FETCH_INLINE: 'sometimes' })).toThrow(/FETCH_INLINE/);
   });
 

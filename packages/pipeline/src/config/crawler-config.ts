@@ -176,11 +176,9 @@ export const ROUTING_ENV = {
    * instead of a route job and a fetch job. The route job stays active until the fetch has finished, so a crash loses
    * nothing; a politeness wait or a retry goes to the fetch queue as before. Measured on the many-domains workload (50
    * hosts, 1,500 pages, 5 paired runs against false): 223 → 251 pages/s, the crawl's CPU 4.65 → 4.11 ms/page, Redis
-   * 0.51 → 0.37 ms/page. Off by default on a Redis Cluster: there an idle BullMQ worker blocked on a master that is
-   * killed stays wedged after the failover (3 of 4 runs here), and inline fetches leave the plain-HTTP workers idle
-   * in the middle of a crawl. @defaultValue true, false with REDIS_CLUSTER_NODES
+   * 0.51 → 0.37 ms/page. @defaultValue true
    */
-  FETCH_INLINE: boolVar(undefined),
+  FETCH_INLINE: boolVar(true),
   /** Confidence a learned fetcher needs to skip the probe. @defaultValue 0.6 */
   CONFIDENCE_THRESHOLD: fractionVar(0.6),
   /** Attempts below which a sample is discounted. @defaultValue 5 */
@@ -451,8 +449,6 @@ export const CRAWLER = envGroup(
   (c) => ({
     ...c,
     routerConcurrency: c.routerConcurrency ?? c.fetchers.reduce((sum, f) => sum + f.concurrency, 0),
-    /** FETCH_INLINE, by default on except on a Redis Cluster (see FETCH_INLINE). */
-    fetchInline: c.fetchInline ?? (c.redisClusterNodes ?? []).length === 0,
     /** ANALYSIS_THREADS, by default one thread when the machine has a second core. */
     analysisThreads: c.analysisThreads ?? (availableParallelism() >= 2 ? 1 : 0),
     /** The shards this process consumes: QUEUE_SHARDS_CONSUMED, or every shard. */
