@@ -90,6 +90,21 @@ describe('AnalysisPool', () => {
     expect(p.threads).toBe(0);
   });
 
+  it('warm starts its threads before the first response; not after close, and not with 0 threads', async () => {
+    const p = pool({ threads: 2 });
+    p.warm();
+    expect(p.threads).toBe(2);
+    const [a] = corpus();
+    expect(await p.analyze(a!)).toEqual(analyzeSnapshot(a!));
+    expect(p.threads).toBe(2);
+    await p.close();
+    p.warm();
+    expect(p.threads).toBe(0);
+    const none = pool({ threads: 0 });
+    none.warm();
+    expect(none.threads).toBe(0);
+  });
+
   it('after close, analyses on the event loop', async () => {
     const p = pool({ threads: 1 });
     const [a] = corpus();

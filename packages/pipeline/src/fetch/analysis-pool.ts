@@ -8,6 +8,8 @@ import { analyzeSnapshot } from './response-analysis.js';
 /** Where the fetch worker has its responses validated and their heuristics taken. */
 export interface ResponseAnalyzer {
   analyze(snap: ResponseSnapshot): Promise<ResponseAnalysis>;
+  /** Get ready for the first response (threads started). */
+  warm?(): void;
   close(): Promise<void>;
 }
 
@@ -44,7 +46,7 @@ interface Thread {
  * was about a quarter of the event loop's CPU, and the event loop is what bounds one process's pages per second; the
  * threads run on the cores Postgres, Redis and the servers leave idle.
  *
- * Threads start on first use and never hold the process open. A request goes to the thread with the fewest in
+ * Threads start on first use (or warm()) and never hold the process open. A request goes to the thread with the fewest in
  * flight. A thread that dies hands its requests to the event loop (the analysis is a pure function of the response,
  * so nothing is lost or done twice) and is replaced on the next request, up to `maxDeaths`, after which every
  * response is analysed on the event loop with one warning. After close(), too.
@@ -69,6 +71,16 @@ export class AnalysisPool implements ResponseAnalyzer {
   /** Threads running now (tests, diagnostics). */
   get threads(): number {
     return this.#threads.length;
+  }
+
+  /**
+   * Start the threads now rather than on the first response (a fetch worker's start-up): a thread loads the core's
+   * modules, and its first response would wait for that.
+   */
+  warm(): void {
+    while (!this.#closed && this.#deaths < this.#maxDeaths && this.#threads.length < this.#size) {
+      if (!this.#start()) break;
+    }
   }
 
   analyze(snap: ResponseSnapshot): Promise<ResponseAnalysis> {

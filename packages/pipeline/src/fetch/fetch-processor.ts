@@ -92,7 +92,7 @@ export interface FetchDeps {
   /** The fleet's memory of the arms sites refused (blocked-arms.ts). Absent: a job routed before a refusal still makes its request. */
   blockedArms?: Pick<BlockedArms, 'record' | 'latest'>;
   /** Where responses are validated and their heuristics taken (ANALYSIS_THREADS). Absent: on the event loop. */
-  analyzer?: Pick<ResponseAnalyzer, 'analyze'>;
+  analyzer?: Pick<ResponseAnalyzer, 'analyze' | 'warm'>;
 }
 
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */

@@ -180,6 +180,7 @@ export class CrawlerRuntime {
         proxyUnhealthyMs: config.proxyUnhealthyMs,
       },
     });
+    if (config.fetchers.some((f) => wanted.has(f.name))) this.#parts.fetchDeps.analyzer?.warm?.();
     const router = opts.router ?? true;
     // FETCH_INLINE: this process's router fetches the plain-HTTP links it routes itself while this process's plain-HTTP
     // workers have a slot free (inline-fetch.ts). Browser fetches stay jobs: a page takes long enough there that a job
