@@ -95,6 +95,12 @@ export interface FetchDeps {
   analyzer?: Pick<ResponseAnalyzer, 'analyze' | 'warm'>;
 }
 
+/**
+ * A fetch job as the processor takes it: a BullMQ job, or the router's own for an inline fetch, which hands over the
+ * link as it read it a moment ago (`link`, not read again).
+ */
+export type FetchJobHandle = JobHandle & { queueName?: string; link?: LinkRecord };
+
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
 export interface Try {
   response: FetchResult | null;
@@ -123,8 +129,7 @@ interface Wait {
 export function createFetchProcessor(deps: FetchDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
 
-  /** `job.link`: the link as read a moment ago by the router that runs this fetch inline (not read again). */
-  return async function processFetch(job: JobHandle & { queueName?: string; link?: LinkRecord }, token?: string): Promise<FetchJobResult> {
+  return async function processFetch(job: FetchJobHandle, token?: string): Promise<FetchJobResult> {
     const opened = await openJob(deps, job, token);
     if (!('link' in opened)) return finish(deps, job.queueName ?? 'fetch', opened);
     const ctx = opened;
@@ -151,7 +156,7 @@ function finish(deps: FetchDeps, queue: string, r: FetchJobResult): FetchJobResu
 }
 
 /** Parse the payload and load the link; a missing link ends the job. */
-async function openJob(deps: FetchDeps, job: JobHandle & { queueName?: string; link?: LinkRecord }, token: string | undefined): Promise<FetchJobContext | FetchJobResult> {
+async function openJob(deps: FetchDeps, job: FetchJobHandle, token: string | undefined): Promise<FetchJobContext | FetchJobResult> {
   const queue = job.queueName ?? 'fetch';
   const data = parseJobData(FetchJobSchema, job.data, { queue, jobId: job.id });
   const fetcher = canonicalFetcherName(data.fetcher);

@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import { Semaphore, canonicalFetcherName, type Logger } from '@crawler/core';
 import { fetchJobId, fetchQueueName, type FetchJobInput } from '@crawler/queue';
-import { DelayedError, type JobHandle } from '../job-control.js';
+import { DelayedError } from '../job-control.js';
 import type { LinkRecord } from '../ports.js';
+import type { FetchJobHandle } from './fetch-processor.js';
 
 /**
  * The fetch slots of one process, per fetcher: its fetch workers' jobs and the router's inline fetches share them, so a
@@ -53,7 +54,7 @@ export interface InlineFetchDeps {
   /** Shared with the fetch workers of this process. */
   slots: FetchSlots;
   /** The fetch workers' processor (createFetchProcessor), run here on a job of our own. */
-  processFetch(job: JobHandle & { queueName?: string; link?: LinkRecord }, token?: string): Promise<unknown>;
+  processFetch(job: FetchJobHandle, token?: string): Promise<unknown>;
   /** Add the fetch job the router would have added, optionally delayed (JobQueues.enqueueFetch). */
   enqueueFetch(input: FetchJobInput, delayMs?: number): Promise<unknown>;
   /**
@@ -175,7 +176,7 @@ export class InlineFetcher {
 
   async #fetch(input: FetchJobInput, id: string, link: LinkRecord | undefined): Promise<void> {
     const { processFetch, enqueueFetch, logger } = this.#deps;
-    const job: JobHandle & { queueName: string; link?: LinkRecord } = {
+    const job: FetchJobHandle & { queueName: string } = {
       id,
       data: input,
       ...(link ? { link } : {}),
