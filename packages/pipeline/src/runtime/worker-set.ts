@@ -94,9 +94,10 @@ export class WorkerSet {
   }
 
   /**
-   * Close one worker, waiting at most `withinMs`; past it, its connections are dropped instead. A worker left blocked
-   * on a Redis Cluster master that was killed (idle through a failover) never hears back from its blocking
-   * connection, and BullMQ's close waits for that connection's end forever.
+   * Close one worker, waiting at most `withinMs`; past it, its connections are dropped instead. BullMQ's close waits
+   * for its blocking connection's end: a worker whose blocking command never hears back (it did, idle through a Redis
+   * Cluster failover, before connections got a client-side deadline for blocking commands) would hold the shutdown
+   * forever.
    */
   async #closeWorker(worker: Worker, withinMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
