@@ -16,8 +16,12 @@ describe('loadConfig', () => {
   });
 
   it('sizes the router from the fetch concurrency it feeds unless ROUTER_CONCURRENCY says otherwise', () => {
-    expect(loadConfig(base).routerConcurrency).toBe(8 + 2 + 1);
-    expect(loadConfig({ ...base, FETCHERS: 'simple_http:32' }).routerConcurrency).toBe(32);
+    // The fetchers' slots, and half of plain HTTP's again for the inline fetches writing their outcome.
+    expect(loadConfig(base).routerConcurrency).toBe(8 + 2 + 1 + 4);
+    expect(loadConfig({ ...base, FETCHERS: 'simple_http:32' }).routerConcurrency).toBe(48);
+    expect(loadConfig({ ...base, FETCHERS: 'simple_http:5,playwright:2' }).routerConcurrency).toBe(5 + 2 + 3);
+    expect(loadConfig({ ...base, FETCHERS: 'simple_http:32', FETCH_INLINE: 'false' }).routerConcurrency).toBe(32);
+    expect(loadConfig({ ...base, FETCHERS: 'playwright:4' }).routerConcurrency).toBe(4);
     expect(loadConfig({ ...base, FETCHERS: 'simple_http:32', ROUTER_CONCURRENCY: '4' }).routerConcurrency).toBe(4);
     expect(() => loadConfig({ ...base, ROUTER_CONCURRENCY: '0' })).toThrow(/ROUTER_CONCURRENCY="0"/);
   });

@@ -58,6 +58,17 @@ describe('fetch processor', () => {
     expect(reads).toBe(1);
   });
 
+  it('says the request is done before it writes the outcome, once, after an immediate retry too', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://flaky.example/done', { status: 'fetching' });
+    h.script(new CrawlerError('network_error', 'reset'), response(link.url, { html: STATIC_HTML }));
+    const seen: string[] = [];
+    const outcomes = { apply: async (w: Parameters<typeof h.outcomes.apply>[0]) => (seen.push('write'), h.outcomes.apply(w)) };
+    const out = await fetchProc(h, { outcomes })(job(link.id, link.url), undefined, { onRequestDone: () => seen.push(`done after ${h.fetchCalls.length} requests`) });
+    expect(out).toMatchObject({ outcome: 'done', attempts: 2 });
+    expect(seen).toEqual(['done after 2 requests', 'write']);
+  });
+
   it('retries a timeout once at once, logs both attempts, then pauses with a delayed re-route', async () => {
     const h = makeHarness();
     const link = h.links.add('https://slow.example/', { status: 'fetching' });

@@ -101,6 +101,16 @@ export interface FetchDeps {
  */
 export type FetchJobHandle = JobHandle & { queueName?: string; link?: LinkRecord };
 
+/** What the caller of the fetch processor is told as the job goes. */
+export interface FetchHooks {
+  /**
+   * The job's request is done (its politeness permit given back, the decision taken): called once, before the
+   * outcome is written, so a fetch slot can go to the next request meanwhile. Not called for a job that ends before a
+   * decision (skipped, parked for politeness).
+   */
+  onRequestDone?(): void;
+}
+
 /** One request (or the probe's stored response): a response or an error type, and how long it took. */
 export interface Try {
   response: FetchResult | null;
@@ -129,7 +139,7 @@ interface Wait {
 export function createFetchProcessor(deps: FetchDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
 
-  return async function processFetch(job: FetchJobHandle, token?: string): Promise<FetchJobResult> {
+  return async function processFetch(job: FetchJobHandle, token?: string, hooks: FetchHooks = {}): Promise<FetchJobResult> {
     const opened = await openJob(deps, job, token);
     if (!('link' in opened)) return finish(deps, job.queueName ?? 'fetch', opened);
     const ctx = opened;
@@ -144,7 +154,10 @@ export function createFetchProcessor(deps: FetchDeps) {
       useProbe = false;
       if ('wait' in got) return waitForPoliteness(deps, ctx, got);
       const { attempt, decision } = got;
-      if (decision.kind !== 'retry_now') return finish(deps, ctx.queue, await applyDecision(deps, known, ctx, decision, attempt));
+      if (decision.kind !== 'retry_now') {
+        hooks.onRequestDone?.();
+        return finish(deps, ctx.queue, await applyDecision(deps, known, ctx, decision, attempt));
+      }
       ctx.retried.retryNow = true;
     }
   };

@@ -66,7 +66,8 @@ describe('InlineFetcher', () => {
   it('runs the fetch processor on a job of its own that carries the fetch job’s id, data and queue, then frees the slot', async () => {
     const h = harness();
     const claim = h.inline.claim('simple_http');
-    expect(h.slots.inUse('simple_http')).toBe(1);
+    // The slot is taken when the fetch runs, not by the claim.
+    expect(h.slots.inUse('simple_http')).toBe(0);
     await claim!.run(input(1), 'route-1');
     expect(h.jobs).toHaveLength(1);
     expect(h.jobs[0]).toMatchObject({ id: `${input(1).linkId}.g1.a2.simple_http`, queueName: 'fetch-simple_http', attemptsStarted: 1, data: input(1) });
@@ -75,21 +76,66 @@ describe('InlineFetcher', () => {
     await expect(claim!.run(input(1), 'route-1')).rejects.toThrow(/runs once/);
   });
 
-  it('claims nothing when the fetcher’s slots are taken, or as many inline fetches run as it may hold', async () => {
+  it('waits for a slot the fetch workers hold, and claims nothing past as many inline fetches as it may hold', async () => {
     const full = harness({ slots: 1 });
     const taken = full.slots.tryTake('simple_http');
-    expect(full.inline.claim('simple_http')).toBeNull();
+    const waiting = full.inline.claim('simple_http')!.run(input(1), 'route-1');
+    await new Promise((r) => setImmediate(r));
+    expect(full.jobs).toHaveLength(0);
     taken!();
-    expect(full.inline.claim('simple_http')).not.toBeNull();
+    await waiting;
+    expect(full.jobs).toHaveLength(1);
+    expect(full.enqueued).toEqual([]);
 
     const capped = harness({ slots: 4, maxInFlight: 1 });
     const first = capped.inline.claim('simple_http');
     expect(capped.inline.claim('simple_http')).toBeNull();
-    // A refused claim holds no fetch slot.
-    expect(capped.slots.inUse('simple_http')).toBe(1);
     await first!.run(input(1), 'route-1');
     expect(capped.inline.claim('simple_http')).not.toBeNull();
     expect(harness().inline.claim('playwright')).toBeNull();
+  });
+
+  it('gives the slot back once the request is done, before the outcome is written', async () => {
+    let written!: () => void;
+    const writing = new Promise<void>((r) => (written = r));
+    const slots = new FetchSlots([['simple_http', 1]]);
+    const inline = new InlineFetcher({
+      slots, maxInFlight: 2, logger: silentLogger, enqueueFetch: async () => undefined,
+      processFetch: async (_job, _token, hooks) => {
+        hooks?.onRequestDone?.();
+        await writing;
+      },
+    });
+    const first = inline.claim('simple_http')!.run(input(1), 'route-1');
+    await new Promise((r) => setImmediate(r));
+    // The first page's outcome is still being written: its slot already serves the next request.
+    expect(slots.inUse('simple_http')).toBe(0);
+    const second = inline.claim('simple_http')!.run(input(2), 'route-2');
+    await new Promise((r) => setImmediate(r));
+    expect(slots.inUse('simple_http')).toBe(0);
+    written();
+    await Promise.all([first, second]);
+    expect(slots.inUse('simple_http')).toBe(0);
+  });
+
+  it('hands the link to the fetch queue when shutdown comes while it waits for a slot', async () => {
+    const slots = new FetchSlots([['simple_http', 1]]);
+    const abort = new AbortController();
+    const enqueued: FetchJobInput[] = [];
+    const ran: string[] = [];
+    const inline = new InlineFetcher({
+      slots, maxInFlight: 2, logger: silentLogger, signal: abort.signal,
+      enqueueFetch: async (i) => void enqueued.push(i),
+      processFetch: async (job) => void ran.push(String(job.id)),
+    });
+    const held = slots.tryTake('simple_http');
+    const waiting = inline.claim('simple_http')!.run(input(3), 'route-3');
+    abort.abort();
+    await waiting;
+    expect(ran).toEqual([]);
+    expect(enqueued).toEqual([input(3)]);
+    held!();
+    expect(slots.inUse('simple_http')).toBe(0);
   });
 
   it('turns a parked job (a politeness wait) into the delayed fetch job the router would have added', async () => {
@@ -180,9 +226,11 @@ describe('inlineFetchLimit', () => {
     { name: 'playwright_stealth', concurrency: 1 },
   ];
   const simple = [fetchers[0]!];
-  it('lets every plain-HTTP slot be inline under the default router (the sum of the fetchers’ slots)', () => {
+  it('lets every route slot the browsers leave carry an inline fetch, those beyond the plain-HTTP slots waiting for one', () => {
+    // The default router: the fetchers' slots and half of plain HTTP's again.
+    expect(inlineFetchLimit({ routerConcurrency: 15, fetchers }, simple)).toBe(12);
+    expect(inlineFetchLimit({ routerConcurrency: 48, fetchers: [{ name: 'simple_http', concurrency: 32 }] }, [{ name: 'simple_http', concurrency: 32 }])).toBe(48);
     expect(inlineFetchLimit({ routerConcurrency: 11, fetchers }, simple)).toBe(8);
-    expect(inlineFetchLimit({ routerConcurrency: 32, fetchers: [{ name: 'simple_http', concurrency: 32 }] }, [{ name: 'simple_http', concurrency: 32 }])).toBe(32);
   });
   it('keeps the browsers’ route slots and one more free under a smaller router, and none inline when nothing is left', () => {
     expect(inlineFetchLimit({ routerConcurrency: 8, fetchers }, simple)).toBe(4);

@@ -3,7 +3,7 @@ import { Semaphore, canonicalFetcherName, type Logger } from '@crawler/core';
 import { fetchJobId, fetchQueueName, type FetchJobInput } from '@crawler/queue';
 import { DelayedError } from '../job-control.js';
 import type { LinkRecord } from '../ports.js';
-import type { FetchJobHandle } from './fetch-processor.js';
+import type { FetchHooks, FetchJobHandle } from './fetch-processor.js';
 
 /**
  * The fetch slots of one process, per fetcher: its fetch workers' jobs and the router's inline fetches share them, so a
@@ -54,7 +54,7 @@ export interface InlineFetchDeps {
   /** Shared with the fetch workers of this process. */
   slots: FetchSlots;
   /** The fetch workers' processor (createFetchProcessor), run here on a job of our own. */
-  processFetch(job: FetchJobHandle, token?: string): Promise<unknown>;
+  processFetch(job: FetchJobHandle, token?: string, hooks?: FetchHooks): Promise<unknown>;
   /** Add the fetch job the router would have added, optionally delayed (JobQueues.enqueueFetch). */
   enqueueFetch(input: FetchJobInput, delayMs?: number): Promise<unknown>;
   /**
@@ -65,10 +65,12 @@ export interface InlineFetchDeps {
   claims?: InlineClaims;
   logger: Logger;
   /**
-   * Inline fetches at once, at most: each holds a route job's slot for as long as it runs, so fewer than the route
-   * worker's slots, leaving some to route with.
+   * Inline fetches at once, at most, waiting for a fetch slot included: each holds a route job's slot for as long as
+   * it runs, so no more than the route worker's slots the other fetchers leave (inlineFetchLimit).
    */
   maxInFlight: number;
+  /** Aborted on shutdown: an inline fetch still waiting for a slot hands its link to the fetch queue. */
+  signal?: AbortSignal;
 }
 
 /** Fleet-wide claims of fetch job ids (see InlineFetchDeps.claims; redisInlineClaims). `url`: the link's. */
@@ -97,7 +99,7 @@ export function redisInlineClaims(redis: Redis, prefixOf: (url: string) => strin
   };
 }
 
-/** A fetch the router runs itself, its slot already taken: run it once. */
+/** A fetch the router runs itself: run it once. */
 export interface InlineFetch {
   /**
    * `owner`: the route job's id (its own retry after a crash is the same owner). `link`: the link as the router just
@@ -131,16 +133,13 @@ export class InlineFetcher {
   }
 
   /**
-   * A free slot of `fetcher` taken for one inline fetch, or null: the router adds a fetch job (no slot free, as many
-   * inline fetches running as the router may hold, or not a fetcher run inline here).
+   * One inline fetch of `fetcher`, or null: the router adds a fetch job (as many inline fetches running or waiting as
+   * the router may hold, or not a fetcher run inline here). The fetch waits for a slot of the fetcher, shared with the
+   * fetch workers, and gives it back once its request is done (the outcome is written without it): a slot counts a
+   * request in flight, and the route slots beyond the fetch slots are pages being written while the next requests go.
    */
   claim(fetcher: string): InlineFetch | null {
-    if (!this.#inFlight.tryAcquire()) return null;
-    const slot = this.#deps.slots.tryTake(fetcher);
-    if (!slot) {
-      this.#inFlight.release();
-      return null;
-    }
+    if (!this.#deps.slots.has(fetcher) || !this.#inFlight.tryAcquire()) return null;
     let started = false;
     return {
       run: async (input, owner, link) => {
@@ -149,7 +148,6 @@ export class InlineFetcher {
         try {
           await this.#run(input, owner, link);
         } finally {
-          slot();
           this.#inFlight.release();
         }
       },
@@ -175,7 +173,7 @@ export class InlineFetcher {
   }
 
   async #fetch(input: FetchJobInput, id: string, link: LinkRecord | undefined): Promise<void> {
-    const { processFetch, enqueueFetch, logger } = this.#deps;
+    const { processFetch, enqueueFetch, logger, slots, signal } = this.#deps;
     const job: FetchJobHandle & { queueName: string } = {
       id,
       data: input,
@@ -187,12 +185,16 @@ export class InlineFetcher {
         await enqueueFetch(input, Math.max(1, timestamp - Date.now()));
       },
     };
+    let release: (() => void) | null = null;
     try {
-      await processFetch(job);
+      release = slots.tryTake(input.fetcher) ?? (await slots.take(input.fetcher, signal));
+      await processFetch(job, undefined, { onRequestDone: release });
     } catch (err) {
       if (err instanceof DelayedError) return;
       logger.warn({ err, linkId: input.linkId, jobId: job.id }, 'inline fetch failed: the link goes to the fetch queue');
       await enqueueFetch(input);
+    } finally {
+      release?.();
     }
   }
 }

@@ -200,6 +200,7 @@ export class CrawlerRuntime {
                 claims: redisInlineClaims(this.redis, (url) => this.queues.prefixOf(this.queues.shardOf(url))),
                 logger: this.logger,
                 maxInFlight: maxInline,
+                signal: this.#workers.signal,
               }),
             }
           : {}),
@@ -234,7 +235,7 @@ export class CrawlerRuntime {
           ? async (job: Job, token?: string) => {
               const release = await slots.take(f.name, this.#workers.signal);
               try {
-                return await processFetch(job, token);
+                return await processFetch(job, token, { onRequestDone: release });
               } finally {
                 release();
               }
@@ -312,11 +313,12 @@ export class CrawlerRuntime {
 }
 
 /**
- * How many inline fetches the router may run at once (FETCH_INLINE; 0: none). An inline fetch holds its route job's
- * slot, which is what keeps the router from running ahead of the fetchers (most pages then take the one-job path).
- * The route slots the other fetchers' concurrency accounts for stay free to route with (with the default
- * ROUTER_CONCURRENCY, the sum of the fetchers', every inline fetcher slot can be inline). A smaller router keeps one slot
- * to route with and feeds the fetch workers the rest as jobs.
+ * How many inline fetches the router may run at once, those waiting for a fetch slot included (FETCH_INLINE; 0: none).
+ * An inline fetch holds its route job's slot, which is what keeps the router from running ahead of the fetchers (most
+ * pages then take the one-job path). The route slots the other fetchers' concurrency accounts for stay free to route
+ * with; every other route slot may carry an inline fetch (with the default ROUTER_CONCURRENCY, half as many again as
+ * the plain-HTTP slots: pages whose outcome is being written while the next requests go). A router smaller than the
+ * inline fetchers' slots keeps one slot to route with and feeds the fetch workers the rest as jobs.
  */
 export function inlineFetchLimit(config: Pick<CrawlerConfig, 'routerConcurrency' | 'fetchers'>, inlined: readonly { name: string; concurrency: number }[]): number {
   const inlineSlots = inlined.reduce((sum, f) => sum + f.concurrency, 0);
@@ -324,5 +326,5 @@ export function inlineFetchLimit(config: Pick<CrawlerConfig, 'routerConcurrency'
   const names = new Set(inlined.map((f) => f.name));
   const others = config.fetchers.filter((f) => !names.has(f.name)).reduce((sum, f) => sum + f.concurrency, 0);
   const free = config.routerConcurrency - others;
-  return free >= inlineSlots ? inlineSlots : Math.max(0, free - 1);
+  return free >= inlineSlots ? free : Math.max(0, free - 1);
 }
