@@ -14,8 +14,9 @@ describe('parseWorkerEnv', () => {
     expect(env.metricsHost).toBe('127.0.0.1');
     expect(env.healthLogIntervalMs).toBe(30_000);
     expect(env.shutdownDrainTimeoutMs).toBe(30_000);
-    // The crawler's computed defaults hold in a composed configuration too.
-    expect(env.crawler.routerConcurrency).toBe(3 + 2);
+    // The crawler's computed defaults hold in a composed configuration too: the fetchers' slots, and half of plain
+    // HTTP's again for inline fetches.
+    expect(env.crawler.routerConcurrency).toBe(3 + 2 + 2);
   });
 
   it('turns /metrics off with METRICS_PORT=off and accepts 0 for a free port', () => {
