@@ -44,6 +44,22 @@ function dyingEntry(): URL {
   return pathToFileURL(file);
 }
 
+/** A thread entry that analyses as the real one does, but spins for ever on a body that says HANG (a runaway detector). */
+function hangingEntry(): URL {
+  const dir = mkdtempSync(join(tmpdir(), 'analysis-pool-'));
+  const file = join(dir, 'hanging-worker.mjs');
+  const analysis = new URL('../../dist/fetch/response-analysis.js', import.meta.url).href;
+  writeFileSync(file, [
+    "import { parentPort } from 'node:worker_threads';",
+    `import { analyzeSnapshot } from ${JSON.stringify(analysis)};`,
+    'parentPort.on(\'message\', (req) => {',
+    "  if (typeof req.snap.body === 'string' && req.snap.body.includes('HANG')) for (;;);",
+    '  parentPort.postMessage({ id: req.id, result: analyzeSnapshot(req.snap) });',
+    '});',
+  ].join('\n'));
+  return pathToFileURL(file);
+}
+
 const pools: AnalysisPool[] = [];
 function pool(opts: ConstructorParameters<typeof AnalysisPool>[0]): AnalysisPool {
   const p = new AnalysisPool(opts);
@@ -103,6 +119,21 @@ describe('AnalysisPool', () => {
     const none = pool({ threads: 0 });
     none.warm();
     expect(none.threads).toBe(0);
+  });
+
+  it('fails a response that takes too long, stops its thread, and gives the responses queued behind it to a new one', async () => {
+    const logger = recordingLogger();
+    const p = pool({ threads: 1, entry: hangingEntry(), timeoutMs: 500, logger });
+    const [a, b] = corpus();
+    const hang = { status: 200, headers: { 'content-type': 'text/html' }, body: '<p>HANG</p>', url: 'https://hostile.example/' };
+    const stuck = p.analyze(hang);
+    const behind = [p.analyze(a!), p.analyze(b!)];
+    await expect(stuck).rejects.toThrow('response analysis took longer than 500 ms (https://hostile.example/)');
+    expect(await Promise.all(behind)).toEqual([analyzeSnapshot(a!), analyzeSnapshot(b!)]);
+    expect(p.threads).toBe(1);
+    expect(logger.warnings).toEqual(['response analysis took too long: the response fails and its thread is stopped']);
+    // The new thread is a thread, not the event loop: the next page that hangs fails the same way.
+    await expect(p.analyze(hang)).rejects.toThrow(/took longer than 500 ms/);
   });
 
   it('after close, analyses on the event loop', async () => {

@@ -26,12 +26,19 @@ export interface AnalysisPoolOptions {
   maxDeaths?: number;
   /** The thread's entry file. @defaultValue the build's analysis-worker.js */
   entry?: URL;
+  /**
+   * How long one response may take on a thread. Past it the response's analysis fails (its job fails, and in the end
+   * its link, with that message) and the thread is stopped: a page that sends a detector into a runaway would
+   * otherwise hold the thread, and every response queued behind it, for ever. @defaultValue 30000
+   */
+  timeoutMs?: number;
 }
 
 interface Pending {
   snap: ResponseSnapshot;
   resolve(a: ResponseAnalysis): void;
   reject(err: Error): void;
+  timer: NodeJS.Timeout;
 }
 
 interface Thread {
@@ -49,13 +56,15 @@ interface Thread {
  * Threads start on first use (or warm()) and never hold the process open. A request goes to the thread with the fewest in
  * flight. A thread that dies hands its requests to the event loop (the analysis is a pure function of the response,
  * so nothing is lost or done twice) and is replaced on the next request, up to `maxDeaths`, after which every
- * response is analysed on the event loop with one warning. After close(), too.
+ * response is analysed on the event loop with one warning. After close(), too. A response that takes longer than
+ * `timeoutMs` fails, and its thread is replaced: its other responses go to the new one.
  */
 export class AnalysisPool implements ResponseAnalyzer {
   readonly #size: number;
   readonly #logger: Logger;
   readonly #maxDeaths: number;
   readonly #entry: URL;
+  readonly #timeoutMs: number;
   readonly #threads: Thread[] = [];
   #nextId = 1;
   #deaths = 0;
@@ -66,6 +75,7 @@ export class AnalysisPool implements ResponseAnalyzer {
     this.#logger = opts.logger ?? silentLogger;
     this.#maxDeaths = opts.maxDeaths ?? 5;
     this.#entry = opts.entry ?? defaultEntry();
+    this.#timeoutMs = opts.timeoutMs ?? 30_000;
   }
 
   /** Threads running now (tests, diagnostics). */
@@ -84,27 +94,61 @@ export class AnalysisPool implements ResponseAnalyzer {
   }
 
   analyze(snap: ResponseSnapshot): Promise<ResponseAnalysis> {
+    return new Promise<ResponseAnalysis>((resolve, reject) => this.#send(snap, resolve, reject));
+  }
+
+  /** Hand one response to the least busy thread, or analyse it here when the pool has none. */
+  #send(snap: ResponseSnapshot, resolve: (a: ResponseAnalysis) => void, reject: (err: Error) => void): void {
     const thread = this.#pick();
-    if (!thread) return inProcessAnalyzer.analyze(snap);
+    if (!thread) {
+      inProcessAnalyzer.analyze(snap).then(resolve, reject);
+      return;
+    }
     const id = this.#nextId++;
-    return new Promise<ResponseAnalysis>((resolve, reject) => {
-      thread.pending.set(id, { snap, resolve, reject });
-      const req: AnalysisRequest = { id, snap };
-      try {
-        thread.worker.postMessage(req);
-      } catch (err) {
-        // Not cloneable (it is plain data: this would be a bug): analysed here instead.
-        thread.pending.delete(id);
-        this.#logger.warn({ err }, 'response analysis: request not sent to its thread; analysed on the event loop');
-        inProcessAnalyzer.analyze(snap).then(resolve, reject);
-      }
-    });
+    const timer = setTimeout(() => this.#timedOut(thread, id), this.#timeoutMs);
+    timer.unref();
+    thread.pending.set(id, { snap, resolve, reject, timer });
+    const req: AnalysisRequest = { id, snap };
+    try {
+      thread.worker.postMessage(req);
+    } catch (err) {
+      // Not cloneable (it is plain data: this would be a bug): analysed here instead.
+      clearTimeout(timer);
+      thread.pending.delete(id);
+      this.#logger.warn({ err }, 'response analysis: request not sent to its thread; analysed on the event loop');
+      inProcessAnalyzer.analyze(snap).then(resolve, reject);
+    }
+  }
+
+  /** A response that took too long: it fails, its thread is stopped, and the thread's other responses go to a new one. */
+  #timedOut(thread: Thread, id: number): void {
+    const p = thread.pending.get(id);
+    if (!p || thread.gone) return;
+    thread.pending.delete(id);
+    const url = p.snap.url;
+    this.#logger.warn({ url, timeoutMs: this.#timeoutMs }, 'response analysis took too long: the response fails and its thread is stopped');
+    p.reject(new Error(`response analysis took longer than ${this.#timeoutMs} ms${url ? ` (${url})` : ''}`));
+    this.#retire(thread);
+    void thread.worker.terminate().catch(() => undefined);
+    const others = [...thread.pending.values()];
+    thread.pending.clear();
+    for (const o of others) {
+      clearTimeout(o.timer);
+      this.#send(o.snap, o.resolve, o.reject);
+    }
+  }
+
+  /** Take a thread out of the pool (its exit event is then not a death). */
+  #retire(thread: Thread): void {
+    thread.gone = true;
+    const i = this.#threads.indexOf(thread);
+    if (i >= 0) this.#threads.splice(i, 1);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    const threads = this.#threads.splice(0);
-    for (const t of threads) t.gone = true;
+    const threads = [...this.#threads];
+    for (const t of threads) this.#retire(t);
     await Promise.all(threads.map(async (t) => {
       this.#drainHere(t);
       await t.worker.terminate().catch(() => undefined);
@@ -133,6 +177,7 @@ export class AnalysisPool implements ResponseAnalyzer {
       const p = thread.pending.get(reply.id);
       if (!p) return;
       thread.pending.delete(reply.id);
+      clearTimeout(p.timer);
       if ('result' in reply) p.resolve(reply.result);
       else p.reject(new Error(reply.error));
     });
@@ -145,9 +190,7 @@ export class AnalysisPool implements ResponseAnalyzer {
   #died(thread: Thread | null, err: unknown): void {
     if (thread) {
       if (thread.gone) return;
-      thread.gone = true;
-      const i = this.#threads.indexOf(thread);
-      if (i >= 0) this.#threads.splice(i, 1);
+      this.#retire(thread);
       this.#drainHere(thread);
     }
     this.#deaths++;
@@ -159,7 +202,10 @@ export class AnalysisPool implements ResponseAnalyzer {
   #drainHere(thread: Thread): void {
     const pending = [...thread.pending.values()];
     thread.pending.clear();
-    for (const p of pending) inProcessAnalyzer.analyze(p.snap).then(p.resolve, p.reject);
+    for (const p of pending) {
+      clearTimeout(p.timer);
+      inProcessAnalyzer.analyze(p.snap).then(p.resolve, p.reject);
+    }
   }
 }
 
