@@ -21,6 +21,11 @@ export interface PipelineMetrics {
    * (`unavailable`). Optional: a sink without exits ignores it.
    */
   exitObserved?(tier: string, event: ExitEvent): void;
+  /**
+   * A response analysis thread (ANALYSIS_THREADS) died, or was stopped because one response took longer than its
+   * deadline. Optional: a sink without threads ignores it.
+   */
+  analysisThreadEvent?(event: 'died' | 'timed_out'): void;
 }
 
 /** What {@link PipelineMetrics.exitObserved} reports. */

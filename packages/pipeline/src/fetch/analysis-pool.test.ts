@@ -94,7 +94,8 @@ describe('AnalysisPool', () => {
 
   it('analyses on the event loop what a dying thread held, replaces it, and gives up on threads after maxDeaths', async () => {
     const logger = recordingLogger();
-    const p = pool({ threads: 1, entry: dyingEntry(), maxDeaths: 2, logger });
+    const events: string[] = [];
+    const p = pool({ threads: 1, entry: dyingEntry(), maxDeaths: 2, logger, metrics: { analysisThreadEvent: (e) => void events.push(e) } });
     const [a, b] = corpus();
     // Both go to the one thread, which dies on the first: neither is lost.
     expect(await Promise.all([p.analyze(a!), p.analyze(b!)])).toEqual([analyzeSnapshot(a!), analyzeSnapshot(b!)]);
@@ -104,6 +105,7 @@ describe('AnalysisPool', () => {
     expect(logger.warnings.at(-1)).toBe('response analysis threads keep dying: analysing on the event loop from now on');
     expect(await p.analyze(b!)).toEqual(analyzeSnapshot(b!));
     expect(p.threads).toBe(0);
+    expect(events).toEqual(['died', 'died']);
   });
 
   it('warm starts its threads before the first response; not after close, and not with 0 threads', async () => {
@@ -123,7 +125,8 @@ describe('AnalysisPool', () => {
 
   it('fails a response that takes too long, stops its thread, and gives the responses queued behind it to a new one', async () => {
     const logger = recordingLogger();
-    const p = pool({ threads: 1, entry: hangingEntry(), timeoutMs: 500, logger });
+    const events: string[] = [];
+    const p = pool({ threads: 1, entry: hangingEntry(), timeoutMs: 500, logger, metrics: { analysisThreadEvent: (e) => void events.push(e) } });
     const [a, b] = corpus();
     const hang = { status: 200, headers: { 'content-type': 'text/html' }, body: '<p>HANG</p>', url: 'https://hostile.example/' };
     const stuck = p.analyze(hang);
@@ -134,6 +137,8 @@ describe('AnalysisPool', () => {
     expect(logger.warnings).toEqual(['response analysis took too long: the response fails and its thread is stopped']);
     // The new thread is a thread, not the event loop: the next page that hangs fails the same way.
     await expect(p.analyze(hang)).rejects.toThrow(/took longer than 500 ms/);
+    // Stopped threads are not deaths: the pool keeps its threads however many pages hang.
+    expect(events).toEqual(['timed_out', 'timed_out']);
   });
 
   it('after close, analyses on the event loop', async () => {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { silentLogger, type Logger, type ResponseSnapshot } from '@crawler/core';
+import { silentLogger, type Logger, type PipelineMetrics, type ResponseSnapshot } from '@crawler/core';
 import { ANALYSIS_WORKER_MARK, type AnalysisReply, type AnalysisRequest, type ResponseAnalysis } from './analysis-protocol.js';
 import { analyzeSnapshot } from './response-analysis.js';
 
@@ -22,6 +22,8 @@ export const inProcessAnalyzer: ResponseAnalyzer = {
 export interface AnalysisPoolOptions {
   threads: number;
   logger?: Logger;
+  /** Told of every thread that died or was stopped for a response past its deadline. */
+  metrics?: Pick<PipelineMetrics, 'analysisThreadEvent'>;
   /** Threads that may die (an uncaught error, out of memory) before the pool stops starting new ones. @defaultValue 5 */
   maxDeaths?: number;
   /** The thread's entry file. @defaultValue the build's analysis-worker.js */
@@ -62,6 +64,7 @@ interface Thread {
 export class AnalysisPool implements ResponseAnalyzer {
   readonly #size: number;
   readonly #logger: Logger;
+  readonly #metrics: Pick<PipelineMetrics, 'analysisThreadEvent'> | undefined;
   readonly #maxDeaths: number;
   readonly #entry: URL;
   readonly #timeoutMs: number;
@@ -73,6 +76,7 @@ export class AnalysisPool implements ResponseAnalyzer {
   constructor(opts: AnalysisPoolOptions) {
     this.#size = Math.max(0, Math.floor(opts.threads));
     this.#logger = opts.logger ?? silentLogger;
+    this.#metrics = opts.metrics;
     this.#maxDeaths = opts.maxDeaths ?? 5;
     this.#entry = opts.entry ?? defaultEntry();
     this.#timeoutMs = opts.timeoutMs ?? 30_000;
@@ -128,6 +132,7 @@ export class AnalysisPool implements ResponseAnalyzer {
     const url = p.snap.url;
     this.#logger.warn({ url, timeoutMs: this.#timeoutMs }, 'response analysis took too long: the response fails and its thread is stopped');
     p.reject(new Error(`response analysis took longer than ${this.#timeoutMs} ms${url ? ` (${url})` : ''}`));
+    this.#metrics?.analysisThreadEvent?.('timed_out');
     this.#retire(thread);
     void thread.worker.terminate().catch(() => undefined);
     const others = [...thread.pending.values()];
@@ -194,6 +199,7 @@ export class AnalysisPool implements ResponseAnalyzer {
       this.#drainHere(thread);
     }
     this.#deaths++;
+    this.#metrics?.analysisThreadEvent?.('died');
     if (this.#deaths >= this.#maxDeaths) this.#logger.warn({ err, deaths: this.#deaths }, 'response analysis threads keep dying: analysing on the event loop from now on');
     else this.#logger.warn({ err }, 'response analysis thread died: its responses are analysed on the event loop, a new thread starts on the next one');
   }

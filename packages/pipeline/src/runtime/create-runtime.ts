@@ -136,7 +136,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   // The arms sites refused, shared by the fleet's fetch workers and routers (blocked-arms.ts).
   const blockedArms = new BlockedArms({ redis, prefix: config.queuePrefix, logger });
   // Threads start on the first response analysed, so a process without fetch workers starts none.
-  const analyzer = new AnalysisPool({ threads: config.analysisThreads, logger: logger.child({ component: 'analysis' }) });
+  const analyzer = new AnalysisPool({ threads: config.analysisThreads, logger: logger.child({ component: 'analysis' }), metrics });
   const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, redis, config, logger, fetchers: registry });
 
   return new CrawlerRuntime({

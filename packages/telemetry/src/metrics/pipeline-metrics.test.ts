@@ -23,6 +23,16 @@ describe('createPipelineMetrics', () => {
     expect(text).toContain('crawler_probe_total{outcome="discarded"} 1');
   });
 
+  it('counts analysis threads that died or were stopped past their deadline', async () => {
+    const metrics = createPipelineMetrics();
+    metrics.analysisThreadEvent('died');
+    metrics.analysisThreadEvent('timed_out');
+    metrics.analysisThreadEvent('timed_out');
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('crawler_analysis_thread_events_total{event="died"} 1');
+    expect(text).toContain('crawler_analysis_thread_events_total{event="timed_out"} 2');
+  });
+
   it('records fetch durations in seconds into histogram buckets', async () => {
     const metrics = createPipelineMetrics({ fetchDurationBucketsSeconds: [0.1, 1, 10] });
     metrics.fetchObserved('simple_http', 80, 'success');

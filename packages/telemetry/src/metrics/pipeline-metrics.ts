@@ -48,7 +48,8 @@ function once<M extends Metric<string>>(registry: Registry, name: string, create
 
 /**
  * Build the crawler's Prometheus metrics: crawler_jobs_total, crawler_fetch_duration_seconds,
- * crawler_decisions_total, crawler_probe_total, crawler_pauses_total, crawler_bans_total and crawler_queue_jobs.
+ * crawler_decisions_total, crawler_probe_total, crawler_pauses_total, crawler_bans_total, crawler_queue_jobs, the exit
+ * tiers' counters and crawler_analysis_thread_events_total.
  */
 export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMetricsOptions): PrometheusPipelineMetrics {
   const options: PipelineMetricsOptions = registryOrOptions instanceof Registry ? { registry: registryOrOptions } : (registryOrOptions ?? {});
@@ -92,6 +93,8 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
   const proxyBlocks = once(registry, 'crawler_exit_proxy_blocks_total', () => new Counter({ name: 'crawler_exit_proxy_blocks_total', help: 'Requests a site blocked, by tier and proxy.', labelNames: ['tier', 'proxy'], registers }));
   const exitUnavailable = once(registry, 'crawler_exit_unavailable_total', () => new Counter({ name: 'crawler_exit_unavailable_total', help: 'Jobs that found every proxy of their tier down and waited.', labelNames: ['tier'], registers }));
 
+  const analysisThreads = once(registry, 'crawler_analysis_thread_events_total', () => new Counter({ name: 'crawler_analysis_thread_events_total', help: 'Response analysis threads that died, or were stopped because a response took longer than its deadline.', labelNames: ['event'], registers }));
+
   let getCounts: (() => Promise<QueueDepths>) | undefined;
   const scrapeErrors = once(registry, 'crawler_queue_depth_errors_total', () => new Counter({ name: 'crawler_queue_depth_errors_total', help: 'Scrapes where queue depths could not be read.', registers }));
   once(
@@ -133,6 +136,7 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
     probe: (outcome) => probes.inc({ outcome }),
     pause: (domain, errorType) => pauses.inc({ domain: siteLabel(domain), error_type: errorType }),
     ban: (domain) => bans.inc({ domain: siteLabel(domain) }),
+    analysisThreadEvent: (event) => analysisThreads.inc({ event }),
     exitObserved: (tier, e) => {
       if (e.proxyFailed) proxyFailures.inc({ tier, proxy: e.proxy ?? 'unknown' });
       else if (e.unavailable) exitUnavailable.inc({ tier });
