@@ -67,6 +67,13 @@ function pool(opts: ConstructorParameters<typeof AnalysisPool>[0]): AnalysisPool
   return p;
 }
 
+/** A pool whose warnings and thread events are recorded. */
+function watchedPool(opts: Omit<ConstructorParameters<typeof AnalysisPool>[0], 'logger' | 'metrics'>) {
+  const logger = recordingLogger();
+  const events: string[] = [];
+  return { p: pool({ ...opts, logger, metrics: { analysisThreadEvent: (e) => void events.push(e) } }), logger, events };
+}
+
 afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.close()));
 });
@@ -93,9 +100,7 @@ describe('AnalysisPool', () => {
   });
 
   it('analyses on the event loop what a dying thread held, replaces it, and gives up on threads after maxDeaths', async () => {
-    const logger = recordingLogger();
-    const events: string[] = [];
-    const p = pool({ threads: 1, entry: dyingEntry(), maxDeaths: 2, logger, metrics: { analysisThreadEvent: (e) => void events.push(e) } });
+    const { p, logger, events } = watchedPool({ threads: 1, entry: dyingEntry(), maxDeaths: 2 });
     const [a, b] = corpus();
     // Both go to the one thread, which dies on the first: neither is lost.
     expect(await Promise.all([p.analyze(a!), p.analyze(b!)])).toEqual([analyzeSnapshot(a!), analyzeSnapshot(b!)]);
@@ -124,9 +129,7 @@ describe('AnalysisPool', () => {
   });
 
   it('fails a response that takes too long, stops its thread, and gives the responses queued behind it to a new one', async () => {
-    const logger = recordingLogger();
-    const events: string[] = [];
-    const p = pool({ threads: 1, entry: hangingEntry(), timeoutMs: 500, logger, metrics: { analysisThreadEvent: (e) => void events.push(e) } });
+    const { p, logger, events } = watchedPool({ threads: 1, entry: hangingEntry(), timeoutMs: 500 });
     const [a, b] = corpus();
     const hang = { status: 200, headers: { 'content-type': 'text/html' }, body: '<p>HANG</p>', url: 'https://hostile.example/' };
     const stuck = p.analyze(hang);

@@ -19,6 +19,11 @@ export const inProcessAnalyzer: ResponseAnalyzer = {
   close: async () => undefined,
 };
 
+/** Settle a request by analysing its response on the event loop. */
+function analyseHere(snap: ResponseSnapshot, resolve: (a: ResponseAnalysis) => void, reject: (err: Error) => void): void {
+  inProcessAnalyzer.analyze(snap).then(resolve, reject);
+}
+
 export interface AnalysisPoolOptions {
   threads: number;
   logger?: Logger;
@@ -105,7 +110,7 @@ export class AnalysisPool implements ResponseAnalyzer {
   #send(snap: ResponseSnapshot, resolve: (a: ResponseAnalysis) => void, reject: (err: Error) => void): void {
     const thread = this.#pick();
     if (!thread) {
-      inProcessAnalyzer.analyze(snap).then(resolve, reject);
+      analyseHere(snap, resolve, reject);
       return;
     }
     const id = this.#nextId++;
@@ -120,7 +125,7 @@ export class AnalysisPool implements ResponseAnalyzer {
       clearTimeout(timer);
       thread.pending.delete(id);
       this.#logger.warn({ err }, 'response analysis: request not sent to its thread; analysed on the event loop');
-      inProcessAnalyzer.analyze(snap).then(resolve, reject);
+      analyseHere(snap, resolve, reject);
     }
   }
 
@@ -210,7 +215,7 @@ export class AnalysisPool implements ResponseAnalyzer {
     thread.pending.clear();
     for (const p of pending) {
       clearTimeout(p.timer);
-      inProcessAnalyzer.analyze(p.snap).then(p.resolve, p.reject);
+      analyseHere(p.snap, p.resolve, p.reject);
     }
   }
 }

@@ -31,8 +31,8 @@ import type { LinkRecord, LinkRepo } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
-import { analyzeResponse, snapshotOf } from './response-analysis.js';
-import type { ResponseAnalyzer } from './analysis-pool.js';
+import { snapshotOf } from './response-analysis.js';
+import { inProcessAnalyzer, type ResponseAnalyzer } from './analysis-pool.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
 import { applyDecision, climbAfterRefusal, failLink, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
@@ -302,7 +302,7 @@ async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: 
   // A 304 to our conditional request has no body to validate: the stored page is still the page.
   const notModified = notModifiedDecision(ctx, attempt);
   const { validation, heuristics } = attempt.response && !notModified
-    ? deps.analyzer ? await deps.analyzer.analyze(snapshotOf(attempt.response)) : analyzeResponse(attempt.response)
+    ? await (deps.analyzer ?? inProcessAnalyzer).analyze(snapshotOf(attempt.response))
     : { validation: null, heuristics: [] };
   const now = deps.clock.now();
   const decision = notModified ?? decideOutcome({
