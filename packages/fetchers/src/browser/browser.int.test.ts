@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   forbidden,
@@ -41,6 +42,25 @@ function navigatesTo(title: string, target: string): string {
   return staticArticle({ title }).replace('</body>', `<script>setTimeout(function () { location.href = '${target}'; }, 50);</script></body>`);
 }
 
+/**
+ * A wall whose script sets the cookie `name` and reloads before its own body has finished (the rest never comes), so
+ * its HTML can never be read back; a request carrying the cookie gets the article. `sameUrl: false` sends the reader
+ * to the home page instead: a page that sets a cookie and moves on is not a wall.
+ */
+function unreadableWall(status: number, name: string, sameUrl = true): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    if (sameUrl && new RegExp(`(^|;\\s*)${name}=1`).test(req.headers.cookie ?? '')) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title: 'Past the wall' }));
+      return;
+    }
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    const go = sameUrl ? 'location.reload()' : "location.href = '/'";
+    res.write(`<!DOCTYPE html><html><head><title>One moment</title></head><body><p>Checking your browser.</p><script>document.cookie = '${name}=1; path=/'; ${go};</script>`);
+    const never = setTimeout(() => res.end('</body></html>'), 15_000);
+    res.on('close', () => clearTimeout(never));
+  };
+}
+
 const CHALLENGE = /Just a moment\.\.\.|\/cdn-cgi\/challenge-platform\//;
 
 describe('browser fetchers (one shared Chromium)', () => {
@@ -69,6 +89,9 @@ describe('browser fetchers (one shared Chromium)', () => {
       '/file.bin': { headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array([0, 1, 2, 3]) },
       '/no-content-page': { body: navigatesTo('No content page', '/no-content') },
       '/no-content': (_req, res) => res.writeHead(204).end(),
+      '/wall-503': unreadableWall(503, 'pass_503'),
+      '/wall-200': unreadableWall(200, 'pass_200'),
+      '/cookie-then-home': unreadableWall(200, 'pass_home', false),
     });
     registry = createDefaultRegistry({ allowPrivateNetworks: true, browser: { maxPages: 2 } });
   });
@@ -114,6 +137,21 @@ describe('browser fetchers (one shared Chromium)', () => {
     // The navigations did happen: each target was asked for (once per fetcher).
     expect([server.hits('/file.zip'), server.hits('/file.bin'), server.hits('/no-content')]).toEqual([2, 2, 2]);
   }, 120_000); // six browser fetches: a clean-clone CI run at load 17 took over 30 s
+
+  it('records a wall it got through whose HTML was gone before it could be read', async () => {
+    // The wall's script reloads before its body ends, so the challenge is known only by what the page did: a wall's
+    // status that became a page, or the same URL asked for again with a cookie the first request did not carry.
+    for (const path of ['/wall-503', '/wall-200']) {
+      const r = await registry.get('playwright').fetch({ url: server.url(path) });
+      expect({ path, status: r.status, challenge: r.challenge }).toMatchObject({ path, status: 200, challenge: { vendor: null, cleared: true } });
+      expect(r.challenge!.documents.map((d) => d.url)).toEqual([server.url(path), server.url(path)]);
+      expect(r.text).toContain('Past the wall');
+    }
+    // A page that sets a cookie and sends the reader elsewhere met no wall.
+    const moved = await registry.get('playwright').fetch({ url: server.url('/cookie-then-home') });
+    expect(moved.finalUrl).toBe(server.url('/'));
+    expect(moved.challenge).toBeUndefined();
+  }, 60_000);
 
   it('blocks images by default', async () => {
     server.resetHits();

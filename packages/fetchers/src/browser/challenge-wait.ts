@@ -28,8 +28,10 @@ export class DocumentTracker {
   readonly documents: LandedDocument[] = [];
   /** The raw HTML each document was served with (null when unreadable), in the order of `documents`. */
   readonly bodies: Promise<string | null>[] = [];
+  /** The Cookie header each document's request carried (null when none), in the order of `documents`. */
+  readonly cookies: Promise<string | null>[] = [];
   #last: Response | null = null;
-  #pending: { response: Response; body: Promise<string | null> } | null = null;
+  #pending: { response: Response; body: Promise<string | null>; cookie: Promise<string | null> } | null = null;
   #waiters = new Set<() => void>();
   readonly #onResponse = (r: Response) => {
     const req = r.request();
@@ -40,7 +42,7 @@ export class DocumentTracker {
     // the same (its commit event may come after its response's, or be overtaken): it lands before the newer one.
     if (this.#pending && this.#pending.response.request().failure() === null) this.#land(this.#pending.response);
     // Read now: a quick interstitial is gone (and its body with it) by the time the page has settled.
-    this.#pending = { response: r, body: r.text().catch(() => null) };
+    this.#pending = { response: r, body: r.text().catch(() => null), cookie: req.headerValue('cookie').catch(() => null) };
   };
   // The commit: the main frame now shows the pending response's document. A same-document navigation (history API,
   // fragment) commits too, with no response and another URL than the pending one's, and changes nothing here.
@@ -63,6 +65,7 @@ export class DocumentTracker {
     this.#last = r;
     this.documents.push({ url: r.url(), status: r.status() });
     this.bodies.push(pending.body);
+    this.cookies.push(pending.cookie);
     for (const w of this.#waiters) w();
   }
 
@@ -114,16 +117,45 @@ export function challengeOf(status: number, headers: Record<string, string>, htm
 
 /**
  * The first challenge among the documents before the last one (a quick interstitial that had already reloaded into
- * content by the time the page settled), judged on the HTML it was served with.
+ * content by the time the page settled), judged on the HTML it was served with. A document whose HTML was gone before
+ * it could be read (its script replaced it first, or its body never finished) is judged by what the page did next:
+ * see {@link passedUnreadWall}. Its vendor is then unknown (null).
  */
-export async function earlierChallenge(tracker: DocumentTracker): Promise<{ vendor: string | null } | undefined> {
+export async function earlierChallenge(tracker: Pick<DocumentTracker, 'documents' | 'bodies' | 'cookies'>): Promise<{ vendor: string | null } | undefined> {
   for (let i = 0; i < tracker.documents.length - 1; i++) {
     const body = await tracker.bodies[i];
-    if (body === null || body === undefined) continue;
+    if (body === null || body === undefined) {
+      if (await passedUnreadWall(tracker, i)) return { vendor: null };
+      continue;
+    }
     const found = challengeOf(tracker.documents[i]!.status, { 'content-type': 'text/html' }, body);
     if (found) return found;
   }
   return undefined;
+}
+
+/** Statuses walls answer their interstitials with (managed challenges 403, "checking your browser" 503, 429). */
+const WALL_STATUSES = new Set([403, 429, 503]);
+
+/**
+ * Whether the `i`-th document, whose HTML could not be read, was a wall the page got through by itself:
+ * - it answered with a wall's status and the next document did not (a 503 "checking your browser" reloading into a
+ *   200);
+ * - or the page went to the same URL again with a cookie its first request did not carry (the cookie-and-reload
+ *   check, served with a 200 or an AWS-style 202 as often as with an error status).
+ * A page that merely sends the reader elsewhere (a 404 whose script goes home, a download page) is neither.
+ */
+async function passedUnreadWall(tracker: Pick<DocumentTracker, 'documents' | 'cookies'>, i: number): Promise<boolean> {
+  const doc = tracker.documents[i]!;
+  const next = tracker.documents[i + 1]!;
+  if (WALL_STATUSES.has(doc.status) && next.status < 400) return true;
+  if (withoutFragment(doc.url) !== withoutFragment(next.url)) return false;
+  const before = cookiePairs(await tracker.cookies[i]);
+  return [...cookiePairs(await tracker.cookies[i + 1])].some((pair) => !before.has(pair));
+}
+
+function cookiePairs(header: string | null | undefined): Set<string> {
+  return new Set((header ?? '').split(';').map((p) => p.trim()).filter((p) => p.length > 0));
 }
 
 /** The page's HTML, retried while a navigation is replacing the document (content() fails mid-navigation). */

@@ -157,10 +157,6 @@ export class PlaywrightFetcher extends BaseFetcher {
         headers = await current.allHeaders();
         encounter.cleared = challengeOf(current.status(), headers, html) === undefined;
         if (encounter.cleared) await this.#shareClearance(page, req);
-      } else if (documents.documents.length > 1 && documents.documents[0]!.status >= 400 && current.status() < 400) {
-        // A wall's status (403, 503) that a script turned into content: a quick interstitial whose body could not be
-        // read in time to be recognised is a passed wall all the same.
-        await this.#shareClearance(page, req);
       }
       // A navigation the page started itself that ended on Chromium's error page (a refused tunnel on a redirect hop)
       // does not cost the page: what it had rendered before is the result, with the document it came from.
