@@ -49,6 +49,9 @@ describe('end to end: a site behind an interstitial that clears itself', () => {
     expect(browser.filter((r) => r.outcome === 'challenge').map((r) => r.path)).toEqual([browser[0]!.path]);
     expect(browser.slice(1).every((r) => r.outcome === 'served')).toBe(true);
     expect(new Set(browser.filter((r) => r.outcome === 'served').map((r) => r.path))).toEqual(new Set(urls.map((u) => new URL(u).pathname)));
+    // The attempt log says so too: the one browser attempt that got through the wall carries `challenge_passed`.
+    const passed = await crawler.db.prisma.attemptHeuristic.findMany({ where: { heuristicType: 'challenge_passed' }, include: { attempt: true } });
+    expect(passed.map((h) => [new URL(h.attempt.url).pathname, h.attempt.success])).toEqual([[browser[0]!.path, true]]);
     // Plain HTTP only probed, and only until a probe met the wall: the router then sent the domain's other pages to
     // the probe's tool without probing them (ProbeWalls). Only probes already in flight together met it too.
     const plain = site.requestLog().filter((r) => r.client === 'plain');

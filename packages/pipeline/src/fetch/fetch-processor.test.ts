@@ -159,6 +159,22 @@ describe('fetch processor', () => {
     expect(h.routeJobs[0]!.input).toMatchObject({ reason: 'resume', blockedFetcher: 'playwright', nextFetcher: 'playwright_stealth' });
   });
 
+  it('logs the wall a browser got through with the attempt, and nothing for a page that met none', async () => {
+    const h = makeHarness();
+    const urls = ['https://walled.example/a', 'https://walled.example/b', 'https://walled.example/c'];
+    const links = urls.map((u) => h.links.add(u, { status: 'fetching' }));
+    const met = (vendor: string | null) => ({ vendor, cleared: true, waitedMs: 1200, documents: [{ url: urls[0]!, status: 503 }, { url: urls[0]!, status: 200 }] });
+    h.script(
+      response(urls[0]!, { html: STATIC_HTML, challenge: met('cloudflare') }),
+      response(urls[1]!, { html: STATIC_HTML, challenge: met(null) }),
+      response(urls[2]!, { html: STATIC_HTML }),
+    );
+    for (const link of links) await fetchProc(h)(fakeJob({ linkId: link.id, url: link.url, fetcher: 'playwright', selectionSource: 'learned' }, 'fetch-playwright'));
+    const passed = h.attempts.map((a) => a.heuristics.filter((x) => x.type === 'challenge_passed').map((x) => x.value));
+    expect(passed).toEqual([['cloudflare'], ['unknown'], []]);
+    expect(h.attempts.every((a) => a.success)).toBe(true);
+  });
+
   it('re-routes a rate-limited link to the same fetcher: stealth does not help against a pace limit', async () => {
     const h = makeHarness();
     const link = h.links.add('https://ratelimit.example/q', { status: 'fetching' });

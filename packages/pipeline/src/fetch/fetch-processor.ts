@@ -17,6 +17,7 @@ import {
   safeResponseHeaders,
   type Clock,
   type ErrorCode,
+  type Heuristic,
   type ExitTier,
   type Logger,
   type PipelineMetrics,
@@ -297,6 +298,16 @@ async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wa
   return delayJob(ctx.job, ctx.token, wait.retryInMs);
 }
 
+/**
+ * What a browser met on its way to the page, for the attempt log: `challenge_passed` (the vendor, or `unknown`) when
+ * a wall's script let the page through. The final page alone does not show it, and a domain whose pages come back
+ * only after a wait is one whose plain-HTTP failures have a reason. A wall that did not clear shows in the page's own
+ * heuristics (`has_captcha`, `block_vendor`).
+ */
+function encounterHeuristics(res: FetchResult | null | undefined): Heuristic[] {
+  return res?.challenge?.cleared ? [{ type: 'challenge_passed', value: res.challenge.vendor ?? 'unknown' }] : [];
+}
+
 /** Steps 3 and 4: validate the response, take the policy's decision, and keep the attempt row for the apply step. */
 async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): Promise<Decision> {
   // A 304 to our conditional request has no body to validate: the stored page is still the page.
@@ -334,7 +345,7 @@ async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: 
     exitTier: ctx.exitTier,
     // Which proxy of the tier carried it, masked: `crawl stats` counts per proxy from the log.
     ...(ctx.exitTier !== DIRECT_TIER && ctx.exitUsed?.proxyUrl ? { exitProxy: maskProxyUrl(ctx.exitUsed.proxyUrl) } : {}),
-    heuristics: [...ctx.urlHeuristics, ...heuristics],
+    heuristics: [...ctx.urlHeuristics, ...heuristics, ...encounterHeuristics(attempt.response)],
   });
   deps.metrics.fetchObserved(ctx.fetcher, attempt.durationMs, decision.errorType ?? 'success');
   const tierCost = deps.exits?.tiers.find((t) => t.name === ctx.exitTier)?.cost ?? 0;
