@@ -33,6 +33,19 @@ describe('validateResponse', () => {
     expect(v).toMatchObject({ isBlocked: true, blockType: 'blocked_captcha', blockVendor: 'cloudflare', hasSpa: false });
   });
 
+  it('calls a 503 that is all script a wall even when no signature knows it, and an outage page an outage', () => {
+    // Obfuscated so that no signature matches: a wall family we have not met.
+    const wall = html('<p>Hold on.</p><script>setTimeout(function () { var w = window; w.document["coo" + "kie"] = "t=1; path=/"; w["loc" + "ation"]["rel" + "oad"](); }, 300);</script>');
+    expect(validateResponseDetailed({ status: 503, headers: H, body: wall }).challenge.isChallenge).toBe(false);
+    expect(validateResponse({ status: 503, headers: H, body: wall })).toMatchObject({ isBlocked: true, blockType: 'blocked_captcha', blockVendor: null });
+    // The same page with another status is not this rule's: a 200 shell is the SPA detector's, a 500 an origin error.
+    for (const status of [200, 500]) expect(validateResponse({ status, headers: H, body: wall }).blockType).toBeNull();
+    // An outage page says something, even with a reload script; a bare 503 has no script to run.
+    const outage = html(`<h1>Down for maintenance</h1><p>${text(300)}</p><script>setTimeout(function () { location.reload(); }, 60000);</script>`);
+    expect(validateResponse({ status: 503, headers: H, body: outage }).isBlocked).toBe(false);
+    expect(validateResponse({ status: 503, headers: H, body: html('<p>Service unavailable</p>') }).isBlocked).toBe(false);
+  });
+
   it('trusts a decisive header on any page size', () => {
     const v = validateResponse({ status: 403, headers: { ...H, 'cf-mitigated': 'challenge' }, body: html(`<p>${text(4000)}</p>`) });
     expect(v.blockType).toBe('blocked_captcha');

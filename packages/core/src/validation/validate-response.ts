@@ -14,6 +14,12 @@ import type { ResponseSnapshot, ValidationResult } from './types.js';
  */
 export const BLOCK_STATUSES: ReadonlySet<number> = new Set([403, 406, 429]);
 
+/**
+ * A 503 whose page is all script (the markup at least this share code, hardly any text) is a wall's interstitial even
+ * when no signature knows its family: an outage page says something, a "checking your browser" page only runs.
+ */
+export const SCRIPT_WALL_MIN_RATIO = 0.5;
+
 export interface ValidateOptions {
   /** Bytes analysed. @defaultValue MAX_ANALYSED_BYTES (2 MiB) */
   maxBytes?: number;
@@ -53,19 +59,23 @@ export function validateResponseDetailed(r: ResponseSnapshot, opts: ValidateOpti
   const isHtml = contentFamily === 'html';
   const page = isHtml ? extractPageFeatures(decodeBody(r.body, contentType, maxBytes)) : null;
   const challenge = detectChallenge(page, headers, r.status);
+  // Non-HTML content (PDF, image, JSON…) has no visible text by nature and is never "empty"; a
+  // response with no body at all (a 204, a blank 200) is, whatever it claims to be.
+  const isEmpty = (isHtml && textWeight(page?.visibleText ?? '') < SPA_MAX_VISIBLE_CHARS) || isBlankBody(r.body);
+  const scriptWall = !challenge.isChallenge && r.status === 503 && page !== null && isEmpty && page.scriptRatio >= SCRIPT_WALL_MIN_RATIO;
+  const isChallenge = challenge.isChallenge || scriptWall;
   const statusBlock = BLOCK_STATUSES.has(r.status);
-  const isBlocked = challenge.isChallenge || statusBlock;
+  const isBlocked = isChallenge || statusBlock;
   const spa = page && !isBlocked ? detectSpa(page) : { hasSpa: false, framework: null };
   const visibleTextLength = page?.visibleText.length ?? 0;
   const result: ValidationResult = {
     isBlocked,
-    blockType: challenge.isChallenge ? 'blocked_captcha' : r.status === 429 ? 'rate_limited' : statusBlock ? 'blocked_403' : null,
-    blockVendor: isBlocked ? challenge.vendor : null,
+    blockType: isChallenge ? 'blocked_captcha' : r.status === 429 ? 'rate_limited' : statusBlock ? 'blocked_403' : null,
+    // A wall no signature knows has no vendor.
+    blockVendor: isBlocked && !scriptWall ? challenge.vendor : null,
     hasSpa: spa.hasSpa,
     framework: spa.framework,
-    // Non-HTML content (PDF, image, JSON…) has no visible text by nature and is never "empty"; a
-    // response with no body at all (a 204, a blank 200) is, whatever it claims to be.
-    isEmpty: (isHtml && textWeight(page?.visibleText ?? '') < SPA_MAX_VISIBLE_CHARS) || isBlankBody(r.body),
+    isEmpty,
     isHtml,
     visibleTextLength,
     contentFamily,

@@ -43,19 +43,26 @@ function navigatesTo(title: string, target: string): string {
 }
 
 /**
- * A wall whose script sets the cookie `name` and reloads before its own body has finished (the rest never comes), so
- * its HTML can never be read back; a request carrying the cookie gets the article. `sameUrl: false` sends the reader
- * to the home page instead: a page that sets a cookie and moves on is not a wall.
+ * A wall no detector of ours knows: its script sets the cookie `name` and asks for the same URL again (or, with
+ * `leave`, sends the reader home: a page that sets a cookie and moves on is not a wall). A request carrying the cookie
+ * gets the article. `unreadable`: the script runs at once and the body never finishes, so the wall's HTML can never be
+ * read back; otherwise the body is whole and the script waits 300 ms. The wording and the obfuscated calls keep it
+ * clear of the challenge detectors, as a wall family we have not met would be.
  */
-function unreadableWall(status: number, name: string, sameUrl = true): (req: IncomingMessage, res: ServerResponse) => void {
+function unknownWall(status: number, name: string, opts: { unreadable?: boolean; leave?: boolean } = {}): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    if (sameUrl && new RegExp(`(^|;\\s*)${name}=1`).test(req.headers.cookie ?? '')) {
+    if (!opts.leave && new RegExp(`(^|;\\s*)${name}=1`).test(req.headers.cookie ?? '')) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title: 'Past the wall' }));
       return;
     }
     res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-    const go = sameUrl ? 'location.reload()' : "location.href = '/'";
-    res.write(`<!DOCTYPE html><html><head><title>One moment</title></head><body><p>Checking your browser.</p><script>document.cookie = '${name}=1; path=/'; ${go};</script>`);
+    const go = opts.leave ? "w['loc' + 'ation']['hr' + 'ef'] = '/'" : "w['loc' + 'ation']['rel' + 'oad']()";
+    const step = `var w = window; w.document['coo' + 'kie'] = '${name}=1; path=/'; ${go};`;
+    res.write(`<!DOCTYPE html><html><head><title>One moment</title></head><body><p>Hold on.</p><script>${opts.unreadable ? step : `setTimeout(function () { ${step} }, 300);`}</script>`);
+    if (!opts.unreadable) {
+      res.end('</body></html>');
+      return;
+    }
     const never = setTimeout(() => res.end('</body></html>'), 15_000);
     res.on('close', () => clearTimeout(never));
   };
@@ -89,9 +96,12 @@ describe('browser fetchers (one shared Chromium)', () => {
       '/file.bin': { headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array([0, 1, 2, 3]) },
       '/no-content-page': { body: navigatesTo('No content page', '/no-content') },
       '/no-content': (_req, res) => res.writeHead(204).end(),
-      '/wall-503': unreadableWall(503, 'pass_503'),
-      '/wall-200': unreadableWall(200, 'pass_200'),
-      '/cookie-then-home': unreadableWall(200, 'pass_home', false),
+      '/unread-503': unknownWall(503, 'pass_u503', { unreadable: true }),
+      '/unread-200': unknownWall(200, 'pass_u200', { unreadable: true }),
+      '/unknown-403': unknownWall(403, 'pass_k403'),
+      '/unknown-200': unknownWall(200, 'pass_k200'),
+      '/cookie-then-home': unknownWall(200, 'pass_home', { unreadable: true, leave: true }),
+      '/forbidden-then-home': unknownWall(403, 'pass_fhome', { leave: true }),
     });
     registry = createDefaultRegistry({ allowPrivateNetworks: true, browser: { maxPages: 2 } });
   });
@@ -138,20 +148,22 @@ describe('browser fetchers (one shared Chromium)', () => {
     expect([server.hits('/file.zip'), server.hits('/file.bin'), server.hits('/no-content')]).toEqual([2, 2, 2]);
   }, 120_000); // six browser fetches: a clean-clone CI run at load 17 took over 30 s
 
-  it('records a wall it got through whose HTML was gone before it could be read', async () => {
-    // The wall's script reloads before its body ends, so the challenge is known only by what the page did: a wall's
-    // status that became a page, or the same URL asked for again with a cookie the first request did not carry.
-    for (const path of ['/wall-503', '/wall-200']) {
+  it('records a wall it got through that it could not read or did not know, by what the page did', async () => {
+    // Known only by what the page did: a wall's status that became a page, or the same URL asked for again with a
+    // cookie the first request did not carry; whether the wall's HTML was gone before it could be read (its script
+    // reloaded before its body ended) or was read and matched no detector.
+    for (const path of ['/unread-503', '/unread-200', '/unknown-403', '/unknown-200']) {
       const r = await registry.get('playwright').fetch({ url: server.url(path) });
       expect({ path, status: r.status, challenge: r.challenge }).toMatchObject({ path, status: 200, challenge: { vendor: null, cleared: true } });
       expect(r.challenge!.documents.map((d) => d.url)).toEqual([server.url(path), server.url(path)]);
       expect(r.text).toContain('Past the wall');
     }
-    // A page that sets a cookie and sends the reader elsewhere met no wall.
-    const moved = await registry.get('playwright').fetch({ url: server.url('/cookie-then-home') });
-    expect(moved.finalUrl).toBe(server.url('/'));
-    expect(moved.challenge).toBeUndefined();
-  }, 60_000);
+    // A page that sets a cookie and sends the reader elsewhere met no wall, whatever its status.
+    for (const path of ['/cookie-then-home', '/forbidden-then-home']) {
+      const moved = await registry.get('playwright').fetch({ url: server.url(path) });
+      expect({ path, finalUrl: moved.finalUrl, challenge: moved.challenge }).toEqual({ path, finalUrl: server.url('/'), challenge: undefined });
+    }
+  }, 90_000);
 
   it('blocks images by default', async () => {
     server.resetHits();

@@ -111,45 +111,61 @@ export class DocumentTracker {
  * Only challenge pages are waited on: a bare 403 or 429 has no script that could clear it.
  */
 export function challengeOf(status: number, headers: Record<string, string>, html: string): { vendor: string | null } | undefined {
+  return renderedVerdict(status, headers, html).challenge;
+}
+
+/** challengeOf, and whether the page has nothing to read, from one parse of the rendered page. */
+export function renderedVerdict(status: number, headers: Record<string, string>, html: string): { challenge: { vendor: string | null } | undefined; isEmpty: boolean } {
   const { result } = validateResponseDetailed({ status, headers, body: html });
-  return result.blockType === 'blocked_captcha' ? { vendor: result.blockVendor } : undefined;
+  return { challenge: result.blockType === 'blocked_captcha' ? { vendor: result.blockVendor } : undefined, isEmpty: result.isEmpty };
 }
 
 /**
  * The first challenge among the documents before the last one (a quick interstitial that had already reloaded into
  * content by the time the page settled), judged on the HTML it was served with. A document whose HTML was gone before
- * it could be read (its script replaced it first, or its body never finished) is judged by what the page did next:
- * see {@link passedUnreadWall}. Its vendor is then unknown (null).
+ * it could be read (its script replaced it first, or its body never finished), or whose HTML no detector knows (a
+ * challenge family we have not met), is judged by what the page did next: see {@link passedWall}. Its vendor is then
+ * unknown (null).
  */
 export async function earlierChallenge(tracker: Pick<DocumentTracker, 'documents' | 'bodies' | 'cookies'>): Promise<{ vendor: string | null } | undefined> {
   for (let i = 0; i < tracker.documents.length - 1; i++) {
     const body = await tracker.bodies[i];
-    if (body === null || body === undefined) {
-      if (await passedUnreadWall(tracker, i)) return { vendor: null };
-      continue;
-    }
-    const found = challengeOf(tracker.documents[i]!.status, { 'content-type': 'text/html' }, body);
+    const found = typeof body === 'string' ? challengeOf(tracker.documents[i]!.status, { 'content-type': 'text/html' }, body) : undefined;
     if (found) return found;
+    if (await passedWall(tracker, i)) return { vendor: null };
   }
   return undefined;
 }
 
 /** Statuses walls answer their interstitials with (managed challenges 403, "checking your browser" 503, 429). */
-const WALL_STATUSES = new Set([403, 429, 503]);
+export const WALL_STATUSES: ReadonlySet<number> = new Set([403, 429, 503]);
+
+/** How long a page no detector knows, answered with a wall's status and carrying a script, is given to clear itself. */
+export const UNKNOWN_WALL_WAIT_MS = 3_000;
 
 /**
- * Whether the `i`-th document, whose HTML could not be read, was a wall the page got through by itself:
- * - it answered with a wall's status and the next document did not (a 503 "checking your browser" reloading into a
- *   200);
- * - or the page went to the same URL again with a cookie its first request did not carry (the cookie-and-reload
- *   check, served with a 200 or an AWS-style 202 as often as with an error status).
- * A page that merely sends the reader elsewhere (a 404 whose script goes home, a download page) is neither.
+ * Whether a rendered page no detector recognised could still be a wall that clears itself: it has a script to run, and
+ * it was answered with a wall's status or rendered into nothing to read (`isEmpty`, the validation of the rendered
+ * page). A wall family we have not met looks like this; a bare 403, or a page with something to read, does not.
  */
-async function passedUnreadWall(tracker: Pick<DocumentTracker, 'documents' | 'cookies'>, i: number): Promise<boolean> {
+export function mayClearItself(status: number, html: string, isEmpty: boolean): boolean {
+  return (WALL_STATUSES.has(status) || (status < 300 && isEmpty)) && /<script\b/i.test(html);
+}
+
+/**
+ * Whether the `i`-th document was a wall the page got through by itself, by what the page did: its own script asked
+ * for the same URL again and
+ * - the first answer had a wall's status and the second did not (a 503 "checking your browser" reloading into a 200);
+ * - or the second request carried a cookie the first did not (the cookie-and-reload check, served with a 200 or an
+ *   AWS-style 202 as often as with an error status).
+ * A page that sends the reader elsewhere (a 404 or a 403 whose script goes home or to a login, a download page) is
+ * neither.
+ */
+async function passedWall(tracker: Pick<DocumentTracker, 'documents' | 'cookies'>, i: number): Promise<boolean> {
   const doc = tracker.documents[i]!;
   const next = tracker.documents[i + 1]!;
-  if (WALL_STATUSES.has(doc.status) && next.status < 400) return true;
   if (withoutFragment(doc.url) !== withoutFragment(next.url)) return false;
+  if (WALL_STATUSES.has(doc.status) && next.status < 400) return true;
   const before = cookiePairs(await tracker.cookies[i]);
   return [...cookiePairs(await tracker.cookies[i + 1])].some((pair) => !before.has(pair));
 }

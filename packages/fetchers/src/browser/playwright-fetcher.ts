@@ -11,7 +11,7 @@ import { translatePlaywrightError } from './translate-error.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
 import { installBackgroundNavigationGuard, renderedBeforeFailedNavigation } from './background-requests.js';
-import { DocumentTracker, challengeOf, earlierChallenge, settledContent, type ChallengeEncounter } from './challenge-wait.js';
+import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter } from './challenge-wait.js';
 
 /**
  * What makes a browser fetcher flavour different: how its contexts are made. Stealth is the playwright
@@ -144,8 +144,18 @@ export class PlaywrightFetcher extends BaseFetcher {
       // A script may already have replaced the first document (a quick interstitial): what counts is the latest one.
       let current = documents.last ?? response;
       let headers = await current.allHeaders();
-      const challenge = challengeOf(current.status(), headers, html);
+      const { challenge, isEmpty } = renderedVerdict(current.status(), headers, html);
       let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge.vendor, deadline) : null;
+      if (!encounter && documents.documents.length === 1 && mayClearItself(current.status(), html, isEmpty)) {
+        // A page with a script that no detector knows, answered with a wall's status or with nothing to read (a wall
+        // family we have not met): give the script a moment to ask for the page again, then judge it by what it did
+        // (earlierChallenge).
+        const until = Math.min(Date.now() + Math.min(UNKNOWN_WALL_WAIT_MS, this.options.browser.challengeWaitMs), deadline - 1_000);
+        if (await documents.next(1, until)) {
+          await page.waitForLoadState('domcontentloaded', { timeout: remaining() }).catch(() => undefined);
+          await network.quiet(Math.min(this.options.browser.networkIdleCapMs, remaining()));
+        }
+      }
       if (!encounter && documents.documents.length > 1) {
         // Already through: the interstitial reloaded into content while the page settled. Record what it was.
         const earlier = await earlierChallenge(documents);
@@ -155,7 +165,8 @@ export class PlaywrightFetcher extends BaseFetcher {
         current = documents.last ?? current;
         html = await settledContent(page, deadline);
         headers = await current.allHeaders();
-        encounter.cleared = challengeOf(current.status(), headers, html) === undefined;
+        // Through means neither a challenge nor a wall's status: a wall family we do not know ends walled on its status.
+        encounter.cleared = challengeOf(current.status(), headers, html) === undefined && !WALL_STATUSES.has(current.status());
         if (encounter.cleared) await this.#shareClearance(page, req);
       }
       // A navigation the page started itself that ended on Chromium's error page (a refused tunnel on a redirect hop)
