@@ -10,6 +10,11 @@ export interface InterstitialOptions {
   delayMs: number;
   /** Refuse a browser that exposes `navigator.webdriver` (or a headless user agent): only stealth passes. */
   refuseWebdriver: boolean;
+  /**
+   * A wall family no detector knows: neutral wording and title, and the cookie and reload reached through computed
+   * names, as a vendor we have not met (or one that obfuscates its script) would serve. @defaultValue false
+   */
+  unknownFamily?: boolean;
 }
 
 /**
@@ -27,6 +32,20 @@ export function interstitialPage(opts: InterstitialOptions): string {
   }
   `
     : '';
+  if (opts.unknownFamily) {
+    return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>One moment</title></head>
+<body><p id="status">Hold on.</p>
+<script>
+(function () {
+  ${refuse}var w = window, d = w['docu' + 'ment'];
+  w.setTimeout(function () {
+    d['coo' + 'kie'] = '${CLEARANCE_COOKIE}=${opts.token}; path=/; max-age=3600; SameSite=Lax';
+    w['loc' + 'ation']['rel' + 'oad']();
+  }, ${Math.max(0, Math.floor(opts.delayMs))});
+})();
+</script></body></html>`;
+  }
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex,nofollow"><title>Just a moment...</title>
 <style>body{font-family:system-ui,sans-serif;margin:20vh auto;max-width:36rem;text-align:center;color:#333}</style></head>

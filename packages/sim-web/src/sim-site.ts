@@ -15,6 +15,8 @@ export interface SiteSpec {
   name?: string;
   /** How long a wall's interstitial script waits before it sets the clearance cookie and reloads. @defaultValue 1000 */
   challengeDelayMs?: number;
+  /** A wall's interstitial is of a family no detector knows (see InterstitialOptions.unknownFamily). @defaultValue false */
+  unknownWallFamily?: boolean;
   /**
    * Client address ranges the site refuses, as real sites refuse datacenter ranges: a page request from an address
    * starting with one of these (`127.0.0.`, `127.0.2.`) gets a 403 challenge it cannot pass, whatever the client.
@@ -183,7 +185,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         entry.outcome = 'challenge';
         const fresh = newClearanceToken();
         issued.add(fresh);
-        const page = interstitialPage({ token: fresh, delayMs: spec.challengeDelayMs ?? 1000, refuseWebdriver: kind === 'botwall' });
+        const page = interstitialPage({ token: fresh, delayMs: spec.challengeDelayMs ?? 1000, refuseWebdriver: kind === 'botwall', unknownFamily: spec.unknownWallFamily ?? false });
         res.writeHead(kind === 'botwall' ? 403 : 503, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
         return;
       }

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@crawler/core';
+import { ManualClock, validateResponseDetailed } from '@crawler/core';
 import { createDefaultRegistry } from '@crawler/fetchers';
 import { loopbackAddress, startSimWeb, type SimWeb } from './sim-web.js';
 
@@ -56,6 +56,16 @@ describe('startSimWeb', () => {
     ]);
     expect(s.totals).toMatchObject({ pageRequests: 4, served: 2, blocked: 1, requests: { plain: 4, browser: 0 } });
     expect(spa!.requestLog()[0]).toMatchObject({ seq: 1, path: '/page/0', client: 'plain', kind: 'spa', outcome: 'shell' });
+  });
+
+  it('serves a wall of a family no signature knows when asked: only its 503 and its all-script page give it away', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', unknownWallFamily: true }, { kind: 'interstitial' }], firstHost: '127.0.3.60' });
+    const [unknown, known] = await Promise.all(web.sites.map((s) => http.fetch({ url: s.urls(1)[0]! })));
+    for (const r of [unknown!, known!]) expect(r.status).toBe(503);
+    const detailOf = (r: typeof unknown) => validateResponseDetailed({ status: r!.status, headers: r!.headers, body: r!.text ?? '' });
+    expect(detailOf(known).result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'js_cookie_check' });
+    expect(detailOf(unknown).challenge.isChallenge).toBe(false);
+    expect(detailOf(unknown).result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: null });
   });
 
   it('a rate-limiting site answers 429 with Retry-After to the end of its window, counted as blocks, then recovers', async () => {
