@@ -46,8 +46,9 @@ function navigatesTo(title: string, target: string): string {
  * A wall no detector of ours knows: its script sets the cookie `name` and asks for the same URL again (or, with
  * `leave`, sends the reader home: a page that sets a cookie and moves on is not a wall). A request carrying the cookie
  * gets the article. `unreadable`: the script runs at once and the body never finishes, so the wall's HTML can never be
- * read back; otherwise the body is whole and the script waits 300 ms. The wording and the obfuscated calls keep it
- * clear of the challenge detectors, as a wall family we have not met would be.
+ * read back; otherwise the body is whole and the script waits 1 s, longer than the page takes to settle (so the
+ * fetcher must wait for it). The wording and the obfuscated calls keep it clear of the challenge detectors, as a wall
+ * family we have not met would be.
  */
 function unknownWall(status: number, name: string, opts: { unreadable?: boolean; leave?: boolean } = {}): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
@@ -58,7 +59,7 @@ function unknownWall(status: number, name: string, opts: { unreadable?: boolean;
     res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
     const go = opts.leave ? "w['loc' + 'ation']['hr' + 'ef'] = '/'" : "w['loc' + 'ation']['rel' + 'oad']()";
     const step = `var w = window; w.document['coo' + 'kie'] = '${name}=1; path=/'; ${go};`;
-    res.write(`<!DOCTYPE html><html><head><title>One moment</title></head><body><p>Hold on.</p><script>${opts.unreadable ? step : `setTimeout(function () { ${step} }, 300);`}</script>`);
+    res.write(`<!DOCTYPE html><html><head><title>One moment</title></head><body><p>Hold on.</p><script>${opts.unreadable ? step : `setTimeout(function () { ${step} }, 1000);`}</script>`);
     if (!opts.unreadable) {
       res.end('</body></html>');
       return;
@@ -161,7 +162,8 @@ describe('browser fetchers (one shared Chromium)', () => {
     // A page that sets a cookie and sends the reader elsewhere met no wall, whatever its status.
     for (const path of ['/cookie-then-home', '/forbidden-then-home']) {
       const moved = await registry.get('playwright').fetch({ url: server.url(path) });
-      expect({ path, finalUrl: moved.finalUrl, challenge: moved.challenge }).toEqual({ path, finalUrl: server.url('/'), challenge: undefined });
+      expect({ path, finalUrl: moved.finalUrl, status: moved.status, challenge: moved.challenge }).toEqual({ path, finalUrl: server.url('/'), status: 200, challenge: undefined });
+      expect(moved.text).toContain('<h1>Static in a browser</h1>');
     }
   }, 90_000);
 

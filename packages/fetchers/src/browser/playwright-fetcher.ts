@@ -154,6 +154,10 @@ export class PlaywrightFetcher extends BaseFetcher {
         if (await documents.next(1, until)) {
           await page.waitForLoadState('domcontentloaded', { timeout: remaining() }).catch(() => undefined);
           await network.quiet(Math.min(this.options.browser.networkIdleCapMs, remaining()));
+          // Wall or not, the page is now the one the script went to.
+          current = documents.last ?? current;
+          html = await settledContent(page, deadline);
+          headers = await current.allHeaders();
         }
       }
       if (!encounter && documents.documents.length > 1) {
