@@ -24,6 +24,7 @@ import {
   readStatements,
   readDbCounters,
   diffDbCounters,
+  localServices,
   machineCpuMs,
   reapedChildrenCpuMs,
   redisCommandStats,
@@ -55,7 +56,8 @@ const USAGE = `usage: node bench/dist/many-domains.js [options]
                           environment variables, CLI=path runs another build of crawl (e.g. a baseline worktree)
   --profile-dir DIR       V8 CPU profiles of our crawl processes
   --keep-db               keep our crawls' databases and Redis keys for inspection (their names are printed)
-  --service-pids A,B      CPU of these process trees per crawl (a private postmaster and redis-server)
+  --service-pids A,B      CPU of these process trees per crawl (default: the crawl's Postgres postmaster and
+                          redis-server when they run on this machine; shared ones count everything they serve)
   --pg-url URL            server for the crawl's database (default TEST_PG_URL or the local one)
   --redis-url URL         default redis://127.0.0.1:6379
   --out DIR               default bench/results`;
@@ -176,8 +178,10 @@ export interface ManyDomainsRow {
   pageRequests: number;
   otherRequests: number;
   probes?: number;
-  /** CPU of each --service-pids tree during the crawl. */
+  /** CPU of each service tree during the crawl: --service-pids, or the local Postgres and Redis found. */
   serviceCpuMs?: number[];
+  /** What each of serviceCpuMs is (`postgres`, `redis`, or the pid given). */
+  serviceNames?: string[];
   /** The whole machine during the crawl (every process, every core), in ms: busy, and busy + idle. */
   machine?: { busyMs: number; totalMs: number };
   redisCalls?: { command: string; calls: number; usec: number }[];
@@ -216,25 +220,29 @@ async function runCommand(command: string, args: string[], env: NodeJS.ProcessEn
 interface Services {
   opts: Options;
   web: RpcChild;
+  /** The service trees whose CPU each crawl reports: --service-pids, else the local ones our first crawl found. */
+  services?: { name: string; pid: number }[];
 }
 
 /** Measure one crawl at the services: server counts, service CPU and Redis commands around `fn`. */
 async function around<T>(
   s: Services,
   fn: () => Promise<T>,
-): Promise<{ value: T; server: RequestStats; serviceCpuMs: number[]; redisCalls: ManyDomainsRow['redisCalls']; machine: ManyDomainsRow['machine'] }> {
+): Promise<{ value: T; server: RequestStats; serviceCpuMs: number[]; serviceNames: string[]; redisCalls: ManyDomainsRow['redisCalls']; machine: ManyDomainsRow['machine'] }> {
   await s.web.call('reset');
-  const cpu0 = await Promise.all(s.opts.servicePids.map(treeCpuMs));
+  const services = s.services ?? [];
+  const cpu0 = await Promise.all(services.map((x) => treeCpuMs(x.pid)));
   const cmd0 = await redisCommandStats(s.opts.redisUrl);
   const m0 = await machineCpuMs();
   const value = await fn();
   const m1 = await machineCpuMs();
   const cmd1 = await redisCommandStats(s.opts.redisUrl);
-  const cpu1 = await Promise.all(s.opts.servicePids.map(treeCpuMs));
+  const cpu1 = await Promise.all(services.map((x) => treeCpuMs(x.pid)));
   return {
     value,
     server: await s.web.call<RequestStats>('stats'),
     serviceCpuMs: cpu1.map((c, i) => c - cpu0[i]!),
+    serviceNames: services.map((x) => x.name),
     redisCalls: diffCommandStats(cmd0, cmd1).slice(0, 30),
     machine: { busyMs: m1.busy - m0.busy, totalMs: m1.total - m0.total },
   };
@@ -288,6 +296,7 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
   const db = await createTestDatabase('many', { serverUrl: s.opts.pgUrl });
   const prefix = `{crawler-many-${process.pid}-${randomBytes(3).toString('hex')}}`;
   const statements = await enableStatements(db.prisma);
+  s.services ??= await localServices(db.prisma, s.opts.redisUrl);
   const rows: ManyDomainsRow[] = [];
   try {
     for (const [i, file] of files.entries()) {
@@ -298,7 +307,7 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
       const [mark] = await db.prisma.$queryRawUnsafe<{ now: Date }[]>('SELECT clock_timestamp() AS now');
       if (statements) await resetStatements(db.prisma);
       const dbc0 = await readDbCounters(db.prisma, false);
-      const { value: r, server, serviceCpuMs, redisCalls, machine } = await around(s, () => runNode([...prof, variant?.cli ?? CLI, 'crawl', '--json', file], env));
+      const { value: r, server, serviceCpuMs, serviceNames, redisCalls, machine } = await around(s, () => runNode([...prof, variant?.cli ?? CLI, 'crawl', '--json', file], env));
       if (!r.stdout.trim()) throw new Error(`crawl exited ${r.code} without a report: ${r.stderr.slice(-800)}`);
       const report = JSON.parse(r.stdout) as CrawlJson;
       const dbStats = diffDbCounters(dbc0, await readDbCounters(db.prisma, statements));
@@ -317,6 +326,7 @@ async function runOurs(s: Services, files: string[], pages: number, hosts: numbe
         otherRequests: server.otherRequests + server.robotsRequests,
         probes: report.totals.bySource.probe ?? 0,
         serviceCpuMs,
+        serviceNames,
         redisCalls,
         machine,
         statements: statements ? await readStatements(db.prisma) : undefined,
@@ -338,7 +348,7 @@ const perSec = (pages: number, ms: number): number => (ms > 0 ? pages / (ms / 10
 async function runWorkload(opts: Options, hosts: number, round: number, dir: string): Promise<ManyDomainsRow[]> {
   const pages = hosts * opts.pagesPerHost;
   const web = forkRpcChild(join(HERE, 'synthetic-web-child.js'));
-  const s: Services = { opts, web };
+  const s: Services = { opts, web, ...(opts.servicePids.length > 0 ? { services: opts.servicePids.map((pid) => ({ name: String(pid), pid })) } : {}) };
   const rows: ManyDomainsRow[] = [];
   try {
     const { origins } = await web.call<{ origins: string[] }>('start', { pages: pages * 2, domains: hosts, latencyMs: 0 });
@@ -435,8 +445,8 @@ async function main(): Promise<void> {
     console.log(formatManyDomainsTable(rows, hosts));
   }
   for (const r of rows.filter((x) => x.label.startsWith('ours'))) {
-    console.log(`\n${r.label}, ${r.hosts} hosts, round ${r.round}: CPU ${(r.cpuMs / r.ok).toFixed(2)} ms/page${r.serviceCpuMs?.length ? `, services ${r.serviceCpuMs.map((c) => (c / r.ok).toFixed(2)).join(' / ')} ms/page` : ''}`);
-    if (r.db) console.log(`  pg per page: ${(r.db.commits / r.ok).toFixed(2)} commits, ${(r.db.statements / r.ok).toFixed(2)} statements, ${(r.db.inserted / r.ok).toFixed(1)} rows inserted, ${(r.db.updated / r.ok).toFixed(1)} updated, ${(r.db.walBytes / r.ok / 1024).toFixed(1)} KiB WAL; redis ${(r.redisCalls ?? []).reduce((a, c) => a + c.calls, 0) / r.ok > 0 ? ((r.redisCalls ?? []).reduce((a, c) => a + c.calls, 0) / r.ok).toFixed(1) : '–'} calls/page`);
+    console.log(`\n${r.label}, ${r.hosts} hosts, round ${r.round}: CPU ${(r.cpuMs / r.ok).toFixed(2)} ms/page${r.serviceCpuMs?.length ? `, services ${r.serviceCpuMs.map((c, i) => `${r.serviceNames?.[i] ?? ''} ${(c / r.ok).toFixed(2)}`.trim()).join(', ')} ms/page` : ''}`);
+    if (r.db) console.log(`  pg per page: ${(r.db.commits / r.ok).toFixed(2)} commits, ${r.statements ? (r.db.statements / r.ok).toFixed(2) : '–'} statements, ${(r.db.inserted / r.ok).toFixed(1)} rows inserted, ${(r.db.updated / r.ok).toFixed(1)} updated, ${(r.db.walBytes / r.ok / 1024).toFixed(1)} KiB WAL; redis ${(r.redisCalls ?? []).reduce((a, c) => a + c.calls, 0) / r.ok > 0 ? ((r.redisCalls ?? []).reduce((a, c) => a + c.calls, 0) / r.ok).toFixed(1) : '–'} calls/page`);
     console.log(`  redis calls/page: ${(r.redisCalls ?? []).map((c) => `${c.command} ${(c.calls / r.ok).toFixed(2)}`).join(', ')}`);
     for (const st of r.statements ?? []) console.log(`  pg ${(st.calls / r.ok).toFixed(2)}/page ${(st.totalMs / r.ok).toFixed(3)} ms/page  ${st.query}`);
   }

@@ -74,6 +74,47 @@ export function reapedChildrenCpuMs(): Promise<number> {
   });
 }
 
+/** A local service the bench can read the CPU of: its name and the root of its process tree. */
+export interface LocalService {
+  name: 'postgres' | 'redis';
+  pid: number;
+}
+
+/**
+ * The process trees of the crawl's Postgres and Redis when they run on this machine: the postmaster (the parent of
+ * this connection's backend, which reaps every backend) and the redis-server that answers INFO. A server elsewhere,
+ * or one whose process this machine does not show, is left out.
+ */
+export async function localServices(db: RawQuery, redisUrl: string): Promise<LocalService[]> {
+  const out: LocalService[] = [];
+  const [backend] = await db.$queryRawUnsafe<{ pid: number }[]>('SELECT pg_backend_pid() AS pid').catch(() => []);
+  const postmaster = backend ? await parentOf(Number(backend.pid)) : null;
+  if (postmaster !== null && (await commOf(postmaster)) === 'postgres') out.push({ name: 'postgres', pid: postmaster });
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const pid = Number(/^process_id:(\d+)/m.exec(await redis.info('server'))?.[1]);
+    if (Number.isInteger(pid) && (await commOf(pid))?.startsWith('redis-server')) out.push({ name: 'redis', pid });
+  } catch {
+    // No Redis to read: its CPU is not reported.
+  } finally {
+    redis.disconnect();
+  }
+  return out;
+}
+
+async function parentOf(pid: number): Promise<number | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  return Number.isInteger(ppid) && ppid > 1 ? ppid : null;
+}
+
+async function commOf(pid: number): Promise<string | null> {
+  return readFile(`/proc/${pid}/comm`, 'utf8').then((c) => c.trim(), () => null);
+}
+
 /** Redis commandstats: calls and usec per command. */
 export type CommandStats = Map<string, { calls: number; usec: number }>;
 
