@@ -44,6 +44,24 @@ function dyingEntry(): URL {
   return pathToFileURL(file);
 }
 
+/** A thread entry that analyses as the real one does, after `bootMs` of start-up and `perMs` of work on each response. */
+function slowEntry(bootMs: number, perMs: number): URL {
+  const dir = mkdtempSync(join(tmpdir(), 'analysis-pool-'));
+  const file = join(dir, 'slow-worker.mjs');
+  const analysis = new URL('../../dist/fetch/response-analysis.js', import.meta.url).href;
+  writeFileSync(file, [
+    "import { parentPort } from 'node:worker_threads';",
+    `import { analyzeSnapshot } from ${JSON.stringify(analysis)};`,
+    `await new Promise((r) => setTimeout(r, ${bootMs}));`,
+    'parentPort.on(\'message\', (req) => {',
+    `  const until = Date.now() + ${perMs}; while (Date.now() < until);`,
+    '  parentPort.postMessage({ id: req.id, result: analyzeSnapshot(req.snap) });',
+    '});',
+    'parentPort.postMessage({ ready: true });',
+  ].join('\n'));
+  return pathToFileURL(file);
+}
+
 /** A thread entry that analyses as the real one does, but spins for ever on a body that says HANG (a runaway detector). */
 function hangingEntry(): URL {
   const dir = mkdtempSync(join(tmpdir(), 'analysis-pool-'));
@@ -56,6 +74,7 @@ function hangingEntry(): URL {
     "  if (typeof req.snap.body === 'string' && req.snap.body.includes('HANG')) for (;;);",
     '  parentPort.postMessage({ id: req.id, result: analyzeSnapshot(req.snap) });',
     '});',
+    'parentPort.postMessage({ ready: true });',
   ].join('\n'));
   return pathToFileURL(file);
 }
@@ -142,6 +161,16 @@ describe('AnalysisPool', () => {
     await expect(p.analyze(hang)).rejects.toThrow(/took longer than 500 ms/);
     // Stopped threads are not deaths: the pool keeps its threads however many pages hang.
     expect(events).toEqual(['timed_out', 'timed_out']);
+  });
+
+  it('counts only the thread\'s work on a response against its deadline: not the thread\'s start-up, not the queue', async () => {
+    // Start-up 1 s, 100 ms a response (and the analysis), deadline 600 ms: four responses sent at once wait 1 s and
+    // more from their sending, and every one still answers.
+    const { p, events } = watchedPool({ threads: 1, entry: slowEntry(1000, 100), timeoutMs: 600 });
+    const four = corpus().slice(0, 4);
+    expect(await Promise.all(four.map((s) => p.analyze(s)))).toEqual(four.map((s) => analyzeSnapshot(s)));
+    expect(events).toEqual([]);
+    await p.close();
   });
 
   it('after close, analyses on the event loop', async () => {

@@ -45,13 +45,17 @@ interface Pending {
   snap: ResponseSnapshot;
   resolve(a: ResponseAnalysis): void;
   reject(err: Error): void;
-  timer: NodeJS.Timeout;
 }
 
 interface Thread {
   worker: Worker;
+  /** In the order sent, which is the order the thread answers in: the first is the one it is working on. */
   pending: Map<number, Pending>;
   gone: boolean;
+  /** The thread has loaded its modules (its ready message, or its first answer). */
+  ready: boolean;
+  /** The deadline of the response the thread is working on: armed once it is ready, re-armed at each answer. */
+  timer: NodeJS.Timeout | null;
 }
 
 /**
@@ -64,7 +68,9 @@ interface Thread {
  * flight. A thread that dies hands its requests to the event loop (the analysis is a pure function of the response,
  * so nothing is lost or done twice) and is replaced on the next request, up to `maxDeaths`, after which every
  * response is analysed on the event loop with one warning. After close(), too. A response that takes longer than
- * `timeoutMs` fails, and its thread is replaced: its other responses go to the new one.
+ * `timeoutMs` fails, and its thread is replaced: its other responses go to the new one. The deadline counts the
+ * thread's work on that response only: it starts once the thread has loaded its modules and has answered the responses
+ * sent before it, so neither a thread's start-up on a loaded machine nor a queue fails a response.
  */
 export class AnalysisPool implements ResponseAnalyzer {
   readonly #size: number;
@@ -114,25 +120,40 @@ export class AnalysisPool implements ResponseAnalyzer {
       return;
     }
     const id = this.#nextId++;
-    const timer = setTimeout(() => this.#timedOut(thread, id), this.#timeoutMs);
-    timer.unref();
-    thread.pending.set(id, { snap, resolve, reject, timer });
+    thread.pending.set(id, { snap, resolve, reject });
     const req: AnalysisRequest = { id, snap };
     try {
       thread.worker.postMessage(req);
     } catch (err) {
       // Not cloneable (it is plain data: this would be a bug): analysed here instead.
-      clearTimeout(timer);
       thread.pending.delete(id);
       this.#logger.warn({ err }, 'response analysis: request not sent to its thread; analysed on the event loop');
       analyseHere(snap, resolve, reject);
+      return;
     }
+    this.#arm(thread);
+  }
+
+  /** Start the deadline of the response a ready thread is working on (the first it has not answered), if not running. */
+  #arm(thread: Thread): void {
+    if (thread.gone || !thread.ready || thread.timer !== null) return;
+    const head = thread.pending.keys().next();
+    if (head.done) return;
+    const id = head.value;
+    thread.timer = setTimeout(() => this.#timedOut(thread, id), this.#timeoutMs);
+    thread.timer.unref();
+  }
+
+  #disarm(thread: Thread): void {
+    if (thread.timer !== null) clearTimeout(thread.timer);
+    thread.timer = null;
   }
 
   /** A response that took too long: it fails, its thread is stopped, and the thread's other responses go to a new one. */
   #timedOut(thread: Thread, id: number): void {
     const p = thread.pending.get(id);
     if (!p || thread.gone) return;
+    thread.timer = null;
     thread.pending.delete(id);
     const url = p.snap.url;
     this.#logger.warn({ url, timeoutMs: this.#timeoutMs }, 'response analysis took too long: the response fails and its thread is stopped');
@@ -142,15 +163,13 @@ export class AnalysisPool implements ResponseAnalyzer {
     void thread.worker.terminate().catch(() => undefined);
     const others = [...thread.pending.values()];
     thread.pending.clear();
-    for (const o of others) {
-      clearTimeout(o.timer);
-      this.#send(o.snap, o.resolve, o.reject);
-    }
+    for (const o of others) this.#send(o.snap, o.resolve, o.reject);
   }
 
   /** Take a thread out of the pool (its exit event is then not a death). */
   #retire(thread: Thread): void {
     thread.gone = true;
+    this.#disarm(thread);
     const i = this.#threads.indexOf(thread);
     if (i >= 0) this.#threads.splice(i, 1);
   }
@@ -182,19 +201,35 @@ export class AnalysisPool implements ResponseAnalyzer {
       return null;
     }
     worker.unref();
-    const thread: Thread = { worker, pending: new Map(), gone: false };
+    const thread: Thread = { worker, pending: new Map(), gone: false, ready: false, timer: null };
+    // A thread that never says it is ready (an entry without the message) is taken for ready after a minute, or after
+    // the deadline if that is longer: its deadlines then run, so a runaway on it is still caught.
+    const boot = setTimeout(() => this.#ready(thread), Math.max(this.#timeoutMs, 60_000));
+    boot.unref();
     worker.on('message', (reply: AnalysisReply) => {
+      clearTimeout(boot);
+      if ('ready' in reply) {
+        this.#ready(thread);
+        return;
+      }
+      thread.ready = true;
       const p = thread.pending.get(reply.id);
       if (!p) return;
       thread.pending.delete(reply.id);
-      clearTimeout(p.timer);
+      this.#disarm(thread);
       if ('result' in reply) p.resolve(reply.result);
       else p.reject(new Error(reply.error));
+      this.#arm(thread);
     });
     worker.on('error', (err) => this.#died(thread, err));
     worker.on('exit', (code) => this.#died(thread, new Error(`analysis thread exited with code ${code}`)));
     this.#threads.push(thread);
     return thread;
+  }
+
+  #ready(thread: Thread): void {
+    thread.ready = true;
+    this.#arm(thread);
   }
 
   #died(thread: Thread | null, err: unknown): void {
@@ -213,10 +248,7 @@ export class AnalysisPool implements ResponseAnalyzer {
   #drainHere(thread: Thread): void {
     const pending = [...thread.pending.values()];
     thread.pending.clear();
-    for (const p of pending) {
-      clearTimeout(p.timer);
-      analyseHere(p.snap, p.resolve, p.reject);
-    }
+    for (const p of pending) analyseHere(p.snap, p.resolve, p.reject);
   }
 }
 

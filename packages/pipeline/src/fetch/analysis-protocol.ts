@@ -14,4 +14,5 @@ export interface AnalysisRequest {
   snap: ResponseSnapshot;
 }
 
-export type AnalysisReply = { id: number; result: ResponseAnalysis } | { id: number; error: string };
+/** A thread's answer to one request, or its word that it has loaded its modules (its deadlines start then). */
+export type AnalysisReply = { id: number; result: ResponseAnalysis } | { id: number; error: string } | { ready: true };

@@ -16,4 +16,6 @@ if (parentPort && (workerData as { mark?: unknown } | null)?.mark === ANALYSIS_W
     }
     port.postMessage(reply);
   });
+  // The modules above are loaded: the pool's deadlines start from here, not from the thread's start-up.
+  port.postMessage({ ready: true } satisfies AnalysisReply);
 }
