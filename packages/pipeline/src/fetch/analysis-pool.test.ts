@@ -36,47 +36,40 @@ function recordingLogger(): Logger & { warnings: string[] } {
   return logger as unknown as Logger & { warnings: string[] };
 }
 
+/** A thread entry written to a temporary file from its lines. */
+function entryFile(name: string, lines: string[]): URL {
+  const file = join(mkdtempSync(join(tmpdir(), 'analysis-pool-')), `${name}.mjs`);
+  writeFileSync(file, ["import { parentPort } from 'node:worker_threads';", ...lines].join('\n'));
+  return pathToFileURL(file);
+}
+
+/** A thread entry that analyses as the real one does, after `boot` (start-up code) and `before` (run on each request). */
+function analysingEntry(name: string, before: string, boot = ''): URL {
+  const analysis = new URL('../../dist/fetch/response-analysis.js', import.meta.url).href;
+  return entryFile(name, [
+    `import { analyzeSnapshot } from ${JSON.stringify(analysis)};`,
+    boot,
+    "parentPort.on('message', (req) => {",
+    `  ${before}`,
+    '  parentPort.postMessage({ id: req.id, result: analyzeSnapshot(req.snap) });',
+    '});',
+    'parentPort.postMessage({ ready: true });',
+  ]);
+}
+
 /** A thread entry that dies on its first message (process.exit in a worker ends the thread, not the process). */
 function dyingEntry(): URL {
-  const dir = mkdtempSync(join(tmpdir(), 'analysis-pool-'));
-  const file = join(dir, 'dying-worker.mjs');
-  writeFileSync(file, "import { parentPort } from 'node:worker_threads';\nparentPort.on('message', () => process.exit(3));\n");
-  return pathToFileURL(file);
+  return entryFile('dying-worker', ["parentPort.on('message', () => process.exit(3));"]);
 }
 
 /** A thread entry that analyses as the real one does, after `bootMs` of start-up and `perMs` of work on each response. */
 function slowEntry(bootMs: number, perMs: number): URL {
-  const dir = mkdtempSync(join(tmpdir(), 'analysis-pool-'));
-  const file = join(dir, 'slow-worker.mjs');
-  const analysis = new URL('../../dist/fetch/response-analysis.js', import.meta.url).href;
-  writeFileSync(file, [
-    "import { parentPort } from 'node:worker_threads';",
-    `import { analyzeSnapshot } from ${JSON.stringify(analysis)};`,
-    `await new Promise((r) => setTimeout(r, ${bootMs}));`,
-    'parentPort.on(\'message\', (req) => {',
-    `  const until = Date.now() + ${perMs}; while (Date.now() < until);`,
-    '  parentPort.postMessage({ id: req.id, result: analyzeSnapshot(req.snap) });',
-    '});',
-    'parentPort.postMessage({ ready: true });',
-  ].join('\n'));
-  return pathToFileURL(file);
+  return analysingEntry('slow-worker', `const until = Date.now() + ${perMs}; while (Date.now() < until);`, `await new Promise((r) => setTimeout(r, ${bootMs}));`);
 }
 
 /** A thread entry that analyses as the real one does, but spins for ever on a body that says HANG (a runaway detector). */
 function hangingEntry(): URL {
-  const dir = mkdtempSync(join(tmpdir(), 'analysis-pool-'));
-  const file = join(dir, 'hanging-worker.mjs');
-  const analysis = new URL('../../dist/fetch/response-analysis.js', import.meta.url).href;
-  writeFileSync(file, [
-    "import { parentPort } from 'node:worker_threads';",
-    `import { analyzeSnapshot } from ${JSON.stringify(analysis)};`,
-    'parentPort.on(\'message\', (req) => {',
-    "  if (typeof req.snap.body === 'string' && req.snap.body.includes('HANG')) for (;;);",
-    '  parentPort.postMessage({ id: req.id, result: analyzeSnapshot(req.snap) });',
-    '});',
-    'parentPort.postMessage({ ready: true });',
-  ].join('\n'));
-  return pathToFileURL(file);
+  return analysingEntry('hanging-worker', "if (typeof req.snap.body === 'string' && req.snap.body.includes('HANG')) for (;;);");
 }
 
 const pools: AnalysisPool[] = [];
