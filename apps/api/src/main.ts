@@ -16,7 +16,7 @@ const env = (() => {
   }
 })();
 const logger = createLogger({ name: 'api', level: env.crawler.logLevel });
-const prisma = createPrismaClient(env.crawler.databaseUrl);
+const prisma = createPrismaClient(env.crawler.databaseUrl, { maxConnections: env.crawler.databasePoolSize });
 const redis = createRedisConnection(env.crawler.redisTarget, 'producer');
 redis.on('error', (err) => logger.warn({ err }, 'redis error'));
 const queues = new JobQueues({ connection: redis, prefix: env.crawler.queuePrefix, shards: env.crawler.queueShards });

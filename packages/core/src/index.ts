@@ -113,6 +113,7 @@ export {
   redisUrlVar,
   queuePrefixVar,
   DATABASE_ENV,
+  DEFAULT_DATABASE_POOL_SIZE,
   LOG_LEVELS,
   type EnvSource,
   type EnvVars,

@@ -1,3 +1,4 @@
+import { DEFAULT_DATABASE_POOL_SIZE } from '@crawler/core';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.js';
@@ -7,7 +8,7 @@ export { PrismaClient };
 
 /** Options for {@link createPrismaClient}. */
 export interface CreatePrismaClientOptions {
-  /** Connections in the pool. @defaultValue 10 (pg's default) */
+  /** Connections in the pool (DATABASE_POOL_SIZE for a crawler process). @defaultValue 4 (DEFAULT_DATABASE_POOL_SIZE) */
   maxConnections?: number;
   /** Give up opening a connection after this long. @defaultValue 10_000 */
   connectionTimeoutMs?: number;
@@ -25,7 +26,7 @@ export function createPrismaClient(databaseUrl: string, options: CreatePrismaCli
   // One pool, shared by Prisma and by the hot path's plain SQL (sqlOf); $disconnect ends it.
   const pool = new pg.Pool({
     connectionString: databaseUrl,
-    max: options.maxConnections ?? 10,
+    max: options.maxConnections ?? DEFAULT_DATABASE_POOL_SIZE,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
     options: '-c jit=off -c work_mem=32MB -c max_parallel_workers_per_gather=0',
   });

@@ -26,6 +26,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, ROUTER_CONCURRENCY: '0' })).toThrow(/ROUTER_CONCURRENCY="0"/);
   });
 
+  it('keeps 4 Postgres connections unless DATABASE_POOL_SIZE says otherwise', () => {
+    expect(loadConfig(base).databasePoolSize).toBe(4);
+    expect(loadConfig({ ...base, DATABASE_POOL_SIZE: '10' }).databasePoolSize).toBe(10);
+    expect(() => loadConfig({ ...base, DATABASE_POOL_SIZE: '0' })).toThrow(/DATABASE_POOL_SIZE="0"/);
+  });
+
   it('fetches inline by default, on a Redis Cluster too, unless FETCH_INLINE says otherwise', () => {
     const cluster = { ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7001,127.0.0.1:7002' };
     expect(loadConfig(base).fetchInline).toBe(true);

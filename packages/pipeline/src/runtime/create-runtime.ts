@@ -47,7 +47,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const clock = o.clock ?? systemClock;
   const logger = o.logger ?? silentLogger;
   const metrics = o.metrics ?? noopMetrics;
-  const prisma = o.prisma ?? createPrismaClient(config.databaseUrl);
+  const prisma = o.prisma ?? createPrismaClient(config.databaseUrl, { maxConnections: config.databasePoolSize });
   const redis = o.redis ?? createRedisConnection(config.redisTarget, 'worker');
   const queueLog = logger.child({ component: 'queues' });
   const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards, onError: (err, queue) => queueLog.warn({ err, queue }, 'queue connection error') });
