@@ -18,7 +18,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { Agent, request } from 'undici';
 import { silentLogger } from '@crawler/core';
@@ -28,6 +27,7 @@ import { createRuntime, loadConfig } from '@crawler/pipeline';
 import { deleteRedisPrefix } from '@crawler/queue';
 import { startSimSite, type SimSite, type SiteRequest } from '@crawler/sim-web';
 import { startForwardProxy, type ForwardProxy } from '@crawler/testkit';
+import { benchArgs } from './cli-args.js';
 import { benchEnv } from './env.js';
 
 /** An exit as the sites see it: a cost per request and the source address its connections leave from. */
@@ -383,7 +383,16 @@ export function formatExitsCrawlTable(oracle: number, results: readonly ExitCraw
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, pages: { type: 'string', default: '10' }, modes: { type: 'string', default: MODES.join(',') }, debug: { type: 'boolean', default: false }, 'browser-site': { type: 'boolean', default: false } } });
+  const { values } = benchArgs({
+    script: 'exits-crawl',
+    options: {
+      rounds: { type: 'string', default: '6', description: 'crawl rounds per mode, each on new pages of every site' },
+      pages: { type: 'string', default: '10', description: 'pages per site in each round' },
+      modes: { type: 'string', default: MODES.join(','), placeholder: 'LIST', description: 'crawl modes to run, comma-separated' },
+      debug: { type: 'boolean', default: false, description: "print our crawler's fetch attempts per host (selection, fetcher, exit tier) after each of its crawls" },
+      'browser-site': { type: 'boolean', default: false, description: 'add a seventh site that only a browser passes (ours launches Chromium, the baseline cannot)' },
+    },
+  });
   const modes = values.modes.split(',').map((m) => m.trim()) as ExitCrawlMode[];
   for (const m of modes) if (!MODES.includes(m)) throw new Error(`--modes: unknown ${JSON.stringify(m)}`);
   const defs = values['browser-site'] ? [...EXIT_SITES, BROWSER_SITE] : EXIT_SITES;

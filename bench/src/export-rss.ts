@@ -8,13 +8,19 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { sqlOf } from '@crawler/db';
 import { createTestDatabase } from '@crawler/db/testing';
+import { benchArgs } from './cli-args.js';
 
-const { values } = parseArgs({ options: { pages: { type: 'string', default: '100000' }, 'page-kb': { type: 'string', default: '8' } } });
+const { values } = benchArgs({
+  script: 'export-rss',
+  options: {
+    pages: { type: 'string', default: '100000', description: 'stored pages seeded in the throwaway database, then exported' },
+    'page-kb': { type: 'string', default: '8', description: 'size of each seeded page in KB, before compression' },
+  },
+});
 const PAGES = Number(values.pages);
 const PAGE_BYTES = Number(values['page-kb']) * 1024;
 const VARIANTS = 50;

@@ -12,8 +12,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { deleteRedisPrefix } from '@crawler/queue';
+import { benchArgs } from './cli-args.js';
 
 interface ChildResult {
   ms: number;
@@ -96,10 +96,14 @@ function runChild(which: 'ours' | 'crawlee', seeds: string[], concurrency: numbe
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs({
+    script: 'follow-bench',
     options: {
-      child: { type: 'string' }, seed: { type: 'string', multiple: true }, concurrency: { type: 'string', default: '16' },
-      'pages-per-host': { type: 'string', default: '1000' }, rounds: { type: 'string', default: '2' },
+      'pages-per-host': { type: 'string', default: '1000', description: 'pages per host of the generated site graph' },
+      concurrency: { type: 'string', default: '16', description: 'pages in flight, the same for both crawlers' },
+      rounds: { type: 'string', default: '2', description: 'rounds of both crawlers, alternating which goes first' },
+      child: { type: 'string', placeholder: 'ours|crawlee', description: 'internal: crawl the seeds with this crawler in this process and print its result' },
+      seed: { type: 'string', multiple: true, placeholder: 'URL', description: "internal: a seed of the child's crawl" },
     },
   });
   const concurrency = Number(values.concurrency);

@@ -6,15 +6,22 @@
  *
  *   node dist/frontier-bench.js [--pages 3000] [--links 30] [--workers 16]
  */
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { extractLinks, silentLogger } from '@crawler/core';
 import { createTestDatabase } from '@crawler/db/testing';
 import { CrawlStore } from '@crawler/db';
 import { CrawlFrontier, RedisSeenCache } from '@crawler/pipeline';
+import { benchArgs } from './cli-args.js';
 import { benchEnv } from './env.js';
 
-const { values } = parseArgs({ options: { pages: { type: 'string', default: '3000' }, links: { type: 'string', default: '30' }, workers: { type: 'string', default: '16' } } });
+const { values } = benchArgs({
+  script: 'frontier-bench',
+  options: {
+    pages: { type: 'string', default: '3000', description: 'pages of the generated site handed to the frontier, in each mode' },
+    links: { type: 'string', default: '30', description: 'links per page' },
+    workers: { type: 'string', default: '16', description: 'concurrent workers calling CrawlFrontier.discover' },
+  },
+});
 const pages = Number(values.pages);
 const linksPerPage = Number(values.links);
 const workers = Number(values.workers);

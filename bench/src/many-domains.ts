@@ -14,6 +14,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { parseWithUsage } from './cli-args.js';
 import { forkRpcChild, type RpcChild } from './child-rpc.js';
 import { clearBenchPrefix } from './ours.js';
 import { formatTable } from './report.js';
@@ -114,7 +115,7 @@ interface Options {
 }
 
 function parseOptions(argv: string[]): Options {
-  const { values } = parseArgs({
+  const { values } = parseWithUsage('many-domains', USAGE, () => parseArgs({
     args: argv,
     options: {
       hosts: { type: 'string', default: '50' },
@@ -132,7 +133,7 @@ function parseOptions(argv: string[]): Options {
       out: { type: 'string', default: join(BENCH_ROOT, 'results') },
       help: { type: 'boolean', short: 'h', default: false },
     },
-  });
+  }));
   if (values.help) {
     console.log(USAGE);
     process.exit(0);

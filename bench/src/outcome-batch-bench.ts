@@ -6,12 +6,18 @@
  *
  *   node bench/dist/outcome-batch-bench.js [--links 200000] [--batch 32] [--rounds 3] [--pg-url URL]
  */
-import { parseArgs } from 'node:util';
 import { LinkStore, OutcomeStore, type OutcomeWrite } from '@crawler/db';
 import { createTestDatabase } from '@crawler/db/testing';
+import { benchArgs } from './cli-args.js';
 
-const { values } = parseArgs({
-  options: { links: { type: 'string', default: '200000' }, batch: { type: 'string', default: '32' }, rounds: { type: 'string', default: '3' }, 'pg-url': { type: 'string' } },
+const { values } = benchArgs({
+  script: 'outcome-batch-bench',
+  options: {
+    links: { type: 'string', default: '200000', description: 'links in the throwaway database; outcomes go to links picked at random' },
+    batch: { type: 'string', default: '32', description: 'outcomes per applyMany batch; each writer writes 10 batches per round' },
+    rounds: { type: 'string', default: '3', description: 'interleaved rounds of batched and one-by-one writes' },
+    'pg-url': { type: 'string', placeholder: 'URL', description: 'Postgres server for the throwaway database (default TEST_PG_URL or the local one)' },
+  },
 });
 const LINKS = Number(values.links);
 const BATCH = Number(values.batch);

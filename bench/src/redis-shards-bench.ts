@@ -10,6 +10,7 @@
  *   node bench/dist/redis-shards-bench.js --hosts 40 --pages-per-host 25 --rounds 2
  */
 import { parseArgs } from 'node:util';
+import { parseWithUsage } from './cli-args.js';
 import { createTestDatabase } from '@crawler/db/testing';
 import { createRuntime, loadConfig } from '@crawler/pipeline';
 import { startPrivateRedis, startPrivateRedisCluster, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
@@ -103,7 +104,7 @@ async function crawl(variant: string, target: { url?: string; seeds?: string[]; 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { hosts: { type: 'string', default: '40' }, 'pages-per-host': { type: 'string', default: '25' }, rounds: { type: 'string', default: '2' }, concurrency: { type: 'string', default: '16' }, help: { type: 'boolean' } } });
+  const { values } = parseWithUsage('redis-shards-bench', USAGE, () => parseArgs({ options: { hosts: { type: 'string', default: '40' }, 'pages-per-host': { type: 'string', default: '25' }, rounds: { type: 'string', default: '2' }, concurrency: { type: 'string', default: '16' }, help: { type: 'boolean' } } }));
   if (values.help) return void process.stdout.write(`${USAGE}\n`);
   const hosts = Number(values.hosts);
   const perHost = Number(values['pages-per-host']);

@@ -5,18 +5,25 @@
  * many-domains bench can time it from process start to exit, beside `crawl crawl --json urls.txt`.
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { benchArgs, exitUsage, type BenchArgsConfig } from './cli-args.js';
 import { measureReference, type ReferenceName } from './reference-run.js';
 
 const NAMES: readonly ReferenceName[] = ['undici', 'crawlee', 'crawlee-store', 'bullmq'];
 
+const CLI = {
+  script: 'reference-main',
+  positionals: `<${NAMES.join('|')}> <urls-file>`,
+  options: {
+    concurrency: { type: 'string', default: '32', description: 'pages in flight' },
+    'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379', placeholder: 'URL', description: "Redis of the bullmq reference's queue" },
+  },
+} satisfies BenchArgsConfig;
+
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: { concurrency: { type: 'string', default: '32' }, 'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' } },
-  });
+  const { values, positionals } = benchArgs(CLI);
   const [name, file] = positionals as [ReferenceName | undefined, string | undefined];
-  if (!name || !NAMES.includes(name) || !file) throw new Error(`usage: reference-main.js <${NAMES.join('|')}> <urls-file> [--concurrency N]`);
+  if (!name || !NAMES.includes(name)) exitUsage(CLI, name ? `unknown reference ${JSON.stringify(name)}, expected one of ${NAMES.join(', ')}` : 'missing the reference to run');
+  if (!file) exitUsage(CLI, 'missing the urls file');
   const urls = (await readFile(file, 'utf8')).split('\n').map((l) => l.trim()).filter(Boolean);
   const measurement = await measureReference(name, { urls, concurrency: Number(values.concurrency), redisUrl: values['redis-url'] });
   process.stdout.write(`${JSON.stringify(measurement)}\n`);

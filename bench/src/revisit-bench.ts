@@ -7,11 +7,17 @@
  *
  *   node bench/dist/revisit-bench.js [--links 2000] [--page-kb 30]
  */
-import { parseArgs } from 'node:util';
 import { OutcomeStore, VersionStore } from '@crawler/db';
 import { createTestDatabase } from '@crawler/db/testing';
+import { benchArgs } from './cli-args.js';
 
-const { values } = parseArgs({ options: { links: { type: 'string', default: '2000' }, 'page-kb': { type: 'string', default: '30' } } });
+const { values } = benchArgs({
+  script: 'revisit-bench',
+  options: {
+    links: { type: 'string', default: '2000', description: 'links written, one after another, for each kind of visit' },
+    'page-kb': { type: 'string', default: '30', description: 'size of each page in KB, before compression' },
+  },
+});
 const LINKS = Number(values.links);
 const PAGE_BYTES = Number(values['page-kb']) * 1024;
 

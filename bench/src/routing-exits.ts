@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args.js';
 import { escalationStrategy, learnedStrategy, mixedWeb, oracleStrategy, runExitModel, topTierStrategy, type ExitRunResult } from './exits-model.js';
 
 /** Run every strategy on the same web; ratios are against the oracle's cost per page. */
@@ -28,8 +28,16 @@ export function formatExitsTable(results: readonly ExitRunResult[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { sites: { type: 'string' }, rounds: { type: 'string' }, pages: { type: 'string' }, seed: { type: 'string' } } });
-  const opts = { sites: Number(values.sites ?? 50), rounds: Number(values.rounds ?? 60), pages: Number(values.pages ?? 2), seed: Number(values.seed ?? 7) };
+  const { values } = benchArgs({
+    script: 'routing-exits',
+    options: {
+      sites: { type: 'string', default: '50', description: 'sites of the simulated mixed web' },
+      rounds: { type: 'string', default: '60', description: 'rounds; some sites change the exit they need half-way' },
+      pages: { type: 'string', default: '2', description: 'pages per site in each round' },
+      seed: { type: 'string', default: '7', description: "seed of the web's random choices (the same seed, the same web)" },
+    },
+  });
+  const opts = { sites: Number(values.sites), rounds: Number(values.rounds), pages: Number(values.pages), seed: Number(values.seed) };
   const results = runRoutingExits(opts);
   const table = formatExitsTable(results);
   process.stdout.write(`${table}\n`);

@@ -11,13 +11,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { DAY_MS, ManualClock, silentLogger } from '@crawler/core';
 import { RouteStore } from '@crawler/db';
 import { createTestDatabase } from '@crawler/db/testing';
 import { createRuntime, loadConfig, type RuntimeOverrides } from '@crawler/pipeline';
 import { startSimWeb, type SiteRequest } from '@crawler/sim-web';
+import { benchArgs } from './cli-args.js';
 import { buildRoutingScenario, oracleRoute, scenarioKindAt, type RoutingScenario } from './routing-scenario.js';
 import { computeStrategyMetrics, type CrawledPage, type SiteChange, type StrategyMetrics } from './routing-metrics.js';
 import { formatRoutingReport } from './routing-report.js';
@@ -147,8 +147,16 @@ export async function runStrategy(strategy: RoutingStrategy, scenario: RoutingSc
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { rounds: { type: 'string' }, pages: { type: 'string' }, scale: { type: 'string' }, strategies: { type: 'string' }, debug: { type: 'boolean' }, 'challenge-wait-ms': { type: 'string' } },
+  const { values } = benchArgs({
+    script: 'routing-quality',
+    options: {
+      rounds: { type: 'string', placeholder: 'N', description: "rounds of simulated days (default the scenario's, 6)" },
+      pages: { type: 'string', placeholder: 'N', description: "pages per domain per round (default the scenario's, 1)" },
+      scale: { type: 'string', placeholder: 'N', description: 'multiplies the number of domains of each kind (default 1: 50 domains)' },
+      strategies: { type: 'string', placeholder: 'LIST', description: `strategies to run, comma-separated (default all: ${STRATEGIES.map((s) => s.id).join(',')})` },
+      debug: { type: 'boolean', description: "print each domain's refused requests and fetch attempts after each strategy" },
+      'challenge-wait-ms': { type: 'string', placeholder: 'MS', description: "sets the browsers' CHALLENGE_WAIT_MS (0: do not wait out interstitials, the comparison run)" },
+    },
   });
   const scenario = buildRoutingScenario({
     startMs: Date.now(),

@@ -12,6 +12,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { parseWithUsage } from './cli-args.js';
 import { forkRpcChild, type RpcChild } from './child-rpc.js';
 import { crawlWithOurs, oursUnavailableReason } from './ours.js';
 import { checksumMismatches, formatScaleTable, formatSizeTable, figuresOf, ratiosWithin, type CrawlRow } from './report.js';
@@ -51,7 +52,7 @@ interface RunOptions {
 }
 
 function parseOptions(argv: string[]): RunOptions {
-  const { values } = parseArgs({
+  const { values } = parseWithUsage('run-all', USAGE, () => parseArgs({
     args: argv,
     options: {
       sizes: { type: 'string', default: '1000' },
@@ -68,7 +69,7 @@ function parseOptions(argv: string[]): RunOptions {
       out: { type: 'string', default: join(BENCH_ROOT, 'results') },
       help: { type: 'boolean', short: 'h', default: false },
     },
-  });
+  }));
   if (values.help) {
     console.log(USAGE);
     process.exit(0);

@@ -8,22 +8,23 @@
  *
  *   node dist/schedule-bench.js [--large 1000000] [--small 20000] [--due 10000] [--batch 500] [--delayed-sample 10000]
  */
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { silentLogger } from '@crawler/core';
 import { ScheduleStore } from '@crawler/db';
 import { createTestDatabase } from '@crawler/db/testing';
 import { RevisitScheduler } from '@crawler/pipeline';
 import { JobQueues, ROUTE_QUEUE, deleteRedisPrefix } from '@crawler/queue';
+import { benchArgs } from './cli-args.js';
 import { benchEnv } from './env.js';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
+  script: 'schedule-bench',
   options: {
-    large: { type: 'string', default: '1000000' },
-    small: { type: 'string', default: '20000' },
-    due: { type: 'string', default: '10000' },
-    batch: { type: 'string', default: '500' },
-    'delayed-sample': { type: 'string', default: '10000' },
+    large: { type: 'string', default: '1000000', description: 'scheduled links in the large run' },
+    small: { type: 'string', default: '20000', description: 'scheduled links in the small run' },
+    due: { type: 'string', default: '10000', description: 'scheduled links due now, which the scheduler enqueues' },
+    batch: { type: 'string', default: '500', description: "links per scheduler claim, and per add of the reference's route jobs" },
+    'delayed-sample': { type: 'string', default: '10000', description: 'delayed jobs added to measure the one-delayed-job-per-link design' },
   },
 });
 const due = Number(values.due);

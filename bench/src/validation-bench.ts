@@ -14,16 +14,17 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { load } from 'cheerio';
 import { validateResponse, type ResponseSnapshot } from '@crawler/core';
+import { benchArgs } from './cli-args.js';
 import { pageTargetBytes, renderPage } from './page-corpus.js';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
+  script: 'validation-bench',
   options: {
-    pages: { type: 'string', default: '200' },
-    rounds: { type: 'string', default: '7' },
-    fixtures: { type: 'boolean', default: false },
+    pages: { type: 'string', default: '200', description: 'synthetic article pages, each validated and parsed with cheerio' },
+    rounds: { type: 'string', default: '7', description: 'interleaved rounds; the median CPU time per page is reported' },
+    fixtures: { type: 'boolean', default: false, description: 'add a line for the labelled validation corpora (__fixtures__ and __holdout__)' },
   },
 });
 const PAGES = Number(values.pages);
