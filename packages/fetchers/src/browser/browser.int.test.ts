@@ -38,6 +38,20 @@ function killChildChromium(): number {
 }
 
 /** A static article whose script sends the main frame to `target` once the page has loaded. */
+/**
+ * A page whose script navigates to `target` before the page has finished arriving (the rest of its body comes 1 s
+ * later): Chromium stops parsing it when the navigation starts, and a target that never becomes a document leaves it
+ * half-parsed, without DOMContentLoaded.
+ */
+function navigatesEarlyTo(title: string, target: string): (req: IncomingMessage, res: ServerResponse) => void {
+  return (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.write(`<!DOCTYPE html><html><head><title>${title}</title></head><body><h1>${title}</h1><script>location.href = '${target}';</script>`);
+    const rest = setTimeout(() => res.end('<p>The rest of the page.</p></body></html>'), 1_000);
+    res.on('close', () => clearTimeout(rest));
+  };
+}
+
 function navigatesTo(title: string, target: string): string {
   return staticArticle({ title }).replace('</body>', `<script>setTimeout(function () { location.href = '${target}'; }, 50);</script></body>`);
 }
@@ -97,6 +111,8 @@ describe('browser fetchers (one shared Chromium)', () => {
       '/file.bin': { headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array([0, 1, 2, 3]) },
       '/no-content-page': { body: navigatesTo('No content page', '/no-content') },
       '/no-content': (_req, res) => res.writeHead(204).end(),
+      '/early-download-page': navigatesEarlyTo('Early download page', '/file.zip'),
+      '/early-no-content-page': navigatesEarlyTo('Early no content page', '/no-content'),
       '/unread-503': unknownWall(503, 'pass_u503', { unreadable: true }),
       '/unread-200': unknownWall(200, 'pass_u200', { unreadable: true }),
       '/unknown-403': unknownWall(403, 'pass_k403'),
@@ -148,6 +164,17 @@ describe('browser fetchers (one shared Chromium)', () => {
     // The navigations did happen: each target was asked for (once per fetcher).
     expect([server.hits('/file.zip'), server.hits('/file.bin'), server.hits('/no-content')]).toEqual([2, 2, 2]);
   }, 120_000); // six browser fetches: a clean-clone CI run at load 17 took over 30 s
+
+  it('keeps a page whose script left for a download or a 204 before the page had loaded, as far as it was parsed', async () => {
+    // DOMContentLoaded never comes for such a page: waiting for it ran the fetch into its deadline (a clean-clone CI
+    // run met this with the pages above, whose script waits 50 ms, on a loaded machine).
+    for (const [path, title] of [['/early-download-page', 'Early download page'], ['/early-no-content-page', 'Early no content page']] as const) {
+      const r = await registry.get('playwright').fetch({ url: server.url(path) });
+      expect({ path, status: r.status, contentType: r.contentType, finalUrl: r.finalUrl }).toEqual({ path, status: 200, contentType: 'text/html', finalUrl: server.url(path) });
+      expect(r.text).toContain(`<h1>${title}</h1>`);
+      expect(r.challenge).toBeUndefined();
+    }
+  }, 90_000);
 
   it('records a wall it got through that it could not read or did not know, by what the page did', async () => {
     // Known only by what the page did: a wall's status that became a page, or the same URL asked for again with a

@@ -174,6 +174,31 @@ function cookiePairs(header: string | null | undefined): Set<string> {
   return new Set((header ?? '').split(';').map((p) => p.trim()).filter((p) => p.length > 0));
 }
 
+/**
+ * Wait for the committed document's DOMContentLoaded, or until a navigation the page itself started ends without a
+ * document (a download, a 204): Chromium stops parsing a document once a navigation away from it begins, so when that
+ * navigation never commits, DOMContentLoaded never comes and the page stays as far as it was parsed. `document` is
+ * the committed document's request (its own failure is not such a navigation). Rejects as waitForLoadState does when
+ * neither happens within `timeoutMs`.
+ */
+export async function documentLoaded(page: Page, document: Request, timeoutMs: number): Promise<void> {
+  const loaded = page.waitForLoadState('domcontentloaded', { timeout: timeoutMs });
+  // The page may be left in place before the wait times out: that rejection then has no reader.
+  loaded.catch(() => undefined);
+  let onFailed: ((r: Request) => void) | undefined;
+  const leftInPlace = new Promise<void>((resolve) => {
+    onFailed = (r) => {
+      if (r !== document && r.isNavigationRequest() && r.frame() === page.mainFrame()) resolve();
+    };
+    page.on('requestfailed', onFailed);
+  });
+  try {
+    await Promise.race([loaded, leftInPlace]);
+  } finally {
+    page.off('requestfailed', onFailed!);
+  }
+}
+
 /** The page's HTML, retried while a navigation is replacing the document (content() fails mid-navigation). */
 export async function settledContent(page: Page, deadline: number): Promise<string> {
   for (;;) {

@@ -11,7 +11,7 @@ import { translatePlaywrightError } from './translate-error.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
 import { installBackgroundNavigationGuard, renderedBeforeFailedNavigation } from './background-requests.js';
-import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter } from './challenge-wait.js';
+import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter } from './challenge-wait.js';
 
 /**
  * What makes a browser fetcher flavour different: how its contexts are made. Stealth is the playwright
@@ -132,7 +132,9 @@ export class PlaywrightFetcher extends BaseFetcher {
       try {
         const refused = whenRefused(page);
         refused.catch(() => undefined);
-        response = await Promise.race([page.goto(req.url.href, { waitUntil: 'domcontentloaded', timeout: remaining() }), refused]);
+        response = await Promise.race([page.goto(req.url.href, { waitUntil: 'commit', timeout: remaining() }), refused]);
+        // DOMContentLoaded, or the page as far as it was parsed when its script navigated to a download or a 204.
+        if (response) await Promise.race([documentLoaded(page, response.request(), remaining()), refused]);
       } catch (err) {
         throw refusalFor(page) ?? err;
       }
