@@ -284,7 +284,7 @@ export const queuePrefixVar = () => z.string().regex(/^[^:]+$/, 'must be non-emp
  * backends compete for the same cores. Measured on the many-domains bench (50 hosts, 6,000 pages, private Postgres,
  * 2 rounds): Postgres 1.84–1.93 ms/page with 10 connections (pg's default), 1.56–1.58 with 4, 1.48–1.49 with 2; pages/s
  * 321–323, 350–353, 350–358. Four leave room for a slow read beside the two outcome writes a process has in flight,
- * and keep a fleet of 20 processes within Postgres' default of 100 connections.
+ * and keep a fleet of 22 worker processes and an API within Postgres' default of 100 connections.
  */
 export const DEFAULT_DATABASE_POOL_SIZE = 4;
 

@@ -44,8 +44,8 @@ export interface RuntimeParts {
   /** Whether close() also closes prisma / redis (false when the caller handed them in). */
   ownsPrisma: boolean;
   ownsRedis: boolean;
-  /** The auto-pipelined connection of the gate, the inline claims and the probe store (create-runtime.ts); closed with `redis` when owned. */
-  commandRedis?: Redis;
+  /** The auto-pipelined connection of the gate, the inline claims and the probe store (create-runtime.ts), or `redis` itself; closed with `redis` when owned. */
+  commandRedis: Redis;
 }
 
 /** Which workers to start in this process. */
@@ -199,7 +199,7 @@ export class CrawlerRuntime {
                 slots,
                 processFetch,
                 enqueueFetch: (input, delayMs) => this.queues.enqueueFetch(input, { delayMs }),
-                claims: redisInlineClaims(this.#parts.commandRedis ?? this.redis, (url) => this.queues.prefixOf(this.queues.shardOf(url))),
+                claims: redisInlineClaims(this.#parts.commandRedis, (url) => this.queues.prefixOf(this.queues.shardOf(url))),
                 logger: this.logger,
                 maxInFlight: maxInline,
                 signal: this.#workers.signal,
@@ -310,7 +310,7 @@ export class CrawlerRuntime {
     await step('queues', () => this.queues.close());
     if (this.#parts.ownsRedis) await step('redis', () => closeRedisConnection(this.redis));
     const commands = this.#parts.commandRedis;
-    if (this.#parts.ownsRedis && commands && commands !== this.redis) await step('redis commands', () => closeRedisConnection(commands));
+    if (this.#parts.ownsRedis && commands !== this.redis) await step('redis commands', () => closeRedisConnection(commands));
     if (this.#parts.ownsPrisma) await step('postgres', () => this.prisma.$disconnect());
     log.info('crawler closed');
   }

@@ -57,6 +57,9 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   // which for EVALSHA is the script's hash, not a key (the cluster e2e tests failed with it).
   const clustered = (config.redisTarget.clusterNodes?.length ?? 0) > 0;
   const commands = o.redis ?? (clustered ? redis : createRedisConnection(config.redisTarget, 'worker', { enableAutoPipelining: true }));
+  // BullMQ listens for the shared connection's errors; this one is ours. An outage is reported by the queues already
+  // (at warn): without a listener, ioredis would print every failed reconnect to stderr.
+  if (commands !== redis) commands.on('error', (err) => logger.debug({ err, component: 'redis commands' }, 'redis connection error'));
   const queueLog = logger.child({ component: 'queues' });
   const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards, onError: (err, queue) => queueLog.warn({ err, queue }, 'queue connection error') });
   const linkStore = o.links instanceof LinkStore ? o.links : new LinkStore(prisma, { batch: { maxBatch: config.linkWriteBatchMax, maxWaitMs: config.outcomeBatchWaitMs }, readBatch: { maxBatch: config.linkReadBatchMax } });
