@@ -5,7 +5,7 @@
 import type { BestFetcherResult, Heuristic, LinkStatus } from '@crawler/core';
 import type { AppliedOutcome, AttemptInput, LinkChange, LinkRecord, NewLink, OutcomeWrite, RevisitValidators, StaleLink } from '@crawler/db';
 
-export type { AppliedOutcome, LinkChange, LinkRecord, NewLink, OutcomeHook, OutcomeWrite, StaleLink } from '@crawler/db';
+export type { AppliedOutcome, LinkChange, LinkRecord, NewLink, OutcomeHook, OutcomeLinkChange, OutcomeWrite, StaleLink } from '@crawler/db';
 import type { FetchRequest, FetchResult } from '@crawler/fetchers';
 
 /** One attempt row with its heuristics: the store's own input type, so the two cannot drift. */

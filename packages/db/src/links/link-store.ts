@@ -232,8 +232,8 @@ export class LinkStore {
   /**
    * The link, when a route job of `generation` may route it now: unfinished, not paused at `now` and not owned by a
    * newer generation; null otherwise (missing, finished, paused or stale: read it with `get`). A read, not a claim:
-   * the router's one write is its decision (status `fetching`, guarded by updateUnlessFinished), and `routing` is
-   * written only while a probe is under way.
+   * the router's one write is its decision (status `fetching`, guarded by updateUnlessFinished; an inline fetch's
+   * outcome carries it instead), and `routing` is written only while a probe is under way.
    */
   async readRoutable(id: string, now: Date, generation: number): Promise<LinkRecord | null> {
     if (this.reads) {

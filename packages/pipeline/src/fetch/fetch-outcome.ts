@@ -5,7 +5,7 @@ import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '..
 import type { JobHandle } from '../job-control.js';
 import type { RevisitValidators } from '@crawler/db';
 import { isNotModified, revisitedPageText } from './conditional.js';
-import type { FetchDeps, Try } from './fetch-processor.js';
+import type { FetchDeps, PendingLinkWrite, Try } from './fetch-processor.js';
 import { domainPauseReason } from './site-pause.js';
 import { armKey, escalatedArm, hasProxiedTiers } from '../router/arm-choice.js';
 import type { ArmBlock } from './blocked-arms.js';
@@ -27,6 +27,8 @@ export interface FetchJobContext {
   exitUsed?: FetchExit | null;
   /** The link as read when the job started. */
   link: LinkRecord;
+  /** The router's decision on the link, not written yet: the job's first write carries it (FetchJobHandle.pendingLink). */
+  pendingLink?: PendingLinkWrite;
   log: Logger;
   domain: string;
   urlHeuristics: Heuristic[];
@@ -48,9 +50,15 @@ export interface FailLinkOptions {
   httpStatus?: number;
 }
 
-/** One write of this job's outcome: its attempts, `link` and (on success) the page. */
-function write(deps: FetchDeps, ctx: FetchJobContext, link: OutcomeWrite['link'], page?: OutcomeWrite['page'], notModified?: OutcomeWrite['notModified']): Promise<AppliedOutcome> {
-  return deps.outcomes.apply({ linkId: ctx.link.id, attempts: ctx.attempts, link, page, ...(notModified ? { notModified } : {}) });
+/**
+ * One write of this job's outcome: its attempts, `link` and (on success) the page. A routing decision still pending
+ * (an inline fetch's) goes in the same statement, under the outcome's own change.
+ */
+async function write(deps: FetchDeps, ctx: FetchJobContext, link: OutcomeWrite['link'], page?: OutcomeWrite['page'], notModified?: OutcomeWrite['notModified']): Promise<AppliedOutcome> {
+  const pending = ctx.pendingLink?.change;
+  const applied = await deps.outcomes.apply({ linkId: ctx.link.id, attempts: ctx.attempts, link: pending ? { ...pending, ...link } : link, page, ...(notModified ? { notModified } : {}) });
+  if (ctx.pendingLink) ctx.pendingLink.change = null;
+  return applied;
 }
 
 /**

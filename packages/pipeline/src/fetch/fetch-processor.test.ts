@@ -58,6 +58,26 @@ describe('fetch processor', () => {
     expect(reads).toBe(1);
   });
 
+  it('writes the router\'s pending decision (an inline fetch\'s) in the outcome\'s statement, under the outcome\'s own change', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://static.example/pending', { status: 'queued', fetcher: null, selectionSource: null });
+    h.script(response(link.url, { html: STATIC_HTML }));
+    const pendingLink = { change: { status: 'fetching', fetcher: 'simple_http', selectionSource: 'learned' } as const };
+    await expect(fetchProc(h)({ ...job(link.id, link.url), link: { ...link, status: 'fetching' }, pendingLink })).resolves.toMatchObject({ outcome: 'done' });
+    expect(h.outcomes.writes).toHaveLength(1);
+    expect(h.outcomes.writes[0]!.link).toMatchObject({ status: 'done', fetcher: 'simple_http', selectionSource: 'learned' });
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'done', fetcher: 'simple_http', selectionSource: 'learned' });
+    expect(pendingLink.change).toBeNull();
+
+    // A fetch that ends in a pause: the pause's status wins, the decision's fetcher stays (a resume reads it).
+    const paused = h.links.add('https://static.example/pending-403', { status: 'queued', fetcher: null });
+    h.script(response(paused.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
+    const pending403 = { change: { status: 'fetching', fetcher: 'simple_http', selectionSource: 'learned' } as const };
+    await fetchProc(h)({ ...job(paused.id, paused.url), link: { ...paused, status: 'fetching' }, pendingLink: pending403 });
+    expect(h.links.rows.get(paused.id)).toMatchObject({ status: 'paused', fetcher: 'simple_http', selectionSource: 'learned' });
+    expect(pending403.change).toBeNull();
+  });
+
   it('says the request is done before it writes the outcome, once, after an immediate retry too', async () => {
     const h = makeHarness();
     const link = h.links.add('https://flaky.example/done', { status: 'fetching' });

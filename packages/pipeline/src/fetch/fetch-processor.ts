@@ -28,7 +28,7 @@ import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type 
 import type { FetchExit, FetchResult } from '@crawler/fetchers';
 import type { ExitPool } from '../exits/exit-pool.js';
 import type { SessionJars } from '../exits/session-jars.js';
-import type { LinkRecord, LinkRepo } from '../ports.js';
+import type { LinkRecord, LinkRepo, OutcomeLinkChange } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
@@ -100,7 +100,15 @@ export interface FetchDeps {
  * A fetch job as the processor takes it: a BullMQ job, or the router's own for an inline fetch, which hands over the
  * link as it read it a moment ago (`link`, not read again).
  */
-export type FetchJobHandle = JobHandle & { queueName?: string; link?: LinkRecord };
+export type FetchJobHandle = JobHandle & { queueName?: string; link?: LinkRecord; pendingLink?: PendingLinkWrite };
+
+/**
+ * A change to the job's link decided before the job ran and not written yet (an inline fetch's routing decision): the
+ * job's first write of the link carries it, then sets `change` to null, so the caller knows it is written.
+ */
+export interface PendingLinkWrite {
+  change: OutcomeLinkChange | null;
+}
 
 /** What the caller of the fetch processor is told as the job goes. */
 export interface FetchHooks {
@@ -178,6 +186,7 @@ async function openJob(deps: FetchDeps, job: FetchJobHandle, token: string | und
   if (!link) return { outcome: 'skipped', fetcher, attempts: 0, skipReason: SKIP_REASONS.linkMissing };
   return {
     job, token, queue, data, fetcher, link,
+    ...(job.pendingLink ? { pendingLink: job.pendingLink } : {}),
     exitTier: data.exitTier ?? DIRECT_TIER,
     log: lazyChild(deps.logger, { jobId: job.id, queue, linkId: data.linkId, url: data.url, fetcher, ...(data.exitTier ? { exitTier: data.exitTier } : {}) }),
     domain: domainOf(data.url),

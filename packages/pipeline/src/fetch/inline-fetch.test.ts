@@ -3,6 +3,7 @@ import { silentLogger } from '@crawler/core';
 import type { FetchJobInput } from '@crawler/queue';
 import { DelayedError, delayJob, type JobHandle } from '../job-control.js';
 import { FetchSlots, InlineFetcher } from './inline-fetch.js';
+import type { FetchJobHandle } from './fetch-processor.js';
 import { inlineFetchLimit } from '../runtime/crawler-runtime.js';
 
 const input = (n: number): FetchJobInput => ({
@@ -14,21 +15,38 @@ const input = (n: number): FetchJobInput => ({
   generation: 1,
 });
 
-function harness(over: { slots?: number; maxInFlight?: number; processFetch?: (job: JobHandle & { queueName?: string }) => Promise<unknown> } = {}) {
+/** A link store whose writes nobody reads. */
+const noLinks = { updateUnlessFinished: async () => true };
+
+/** The router's decision an inline fetch carries, unwritten. */
+const decided = { status: 'fetching', fetcher: 'simple_http', selectionSource: 'learned' } as const;
+
+function harness(over: { slots?: number; maxInFlight?: number; processFetch?: (job: FetchJobHandle) => Promise<unknown>; linkWrite?: () => Promise<boolean> } = {}) {
   const slots = new FetchSlots([['simple_http', over.slots ?? 2]]);
   const enqueued: { input: FetchJobInput; delayMs?: number }[] = [];
-  const jobs: (JobHandle & { queueName?: string })[] = [];
+  const jobs: FetchJobHandle[] = [];
+  // Each write of a link, in order with the fetch jobs added: [what, linkId, change or input].
+  const log: unknown[][] = [];
   const inline = new InlineFetcher({
     slots,
     maxInFlight: over.maxInFlight ?? 8,
     logger: silentLogger,
-    enqueueFetch: async (i, delayMs) => void enqueued.push({ input: i, ...(delayMs !== undefined ? { delayMs } : {}) }),
+    links: {
+      updateUnlessFinished: async (id, change) => {
+        log.push(['link', id, change]);
+        return over.linkWrite ? over.linkWrite() : true;
+      },
+    },
+    enqueueFetch: async (i, delayMs) => {
+      enqueued.push({ input: i, ...(delayMs !== undefined ? { delayMs } : {}) });
+      log.push(['job', i.linkId]);
+    },
     processFetch: async (job) => {
       jobs.push(job);
       return over.processFetch ? over.processFetch(job) : { outcome: 'done' };
     },
   });
-  return { slots, inline, enqueued, jobs };
+  return { slots, inline, enqueued, jobs, log };
 }
 
 describe('FetchSlots', () => {
@@ -100,7 +118,7 @@ describe('InlineFetcher', () => {
     const writing = new Promise<void>((r) => (written = r));
     const slots = new FetchSlots([['simple_http', 1]]);
     const inline = new InlineFetcher({
-      slots, maxInFlight: 2, logger: silentLogger, enqueueFetch: async () => undefined,
+      slots, maxInFlight: 2, logger: silentLogger, links: noLinks, enqueueFetch: async () => undefined,
       processFetch: async (_job, _token, hooks) => {
         hooks?.onRequestDone?.();
         await writing;
@@ -124,7 +142,7 @@ describe('InlineFetcher', () => {
     const enqueued: FetchJobInput[] = [];
     const ran: string[] = [];
     const inline = new InlineFetcher({
-      slots, maxInFlight: 2, logger: silentLogger, signal: abort.signal,
+      slots, maxInFlight: 2, logger: silentLogger, links: noLinks, signal: abort.signal,
       enqueueFetch: async (i) => void enqueued.push(i),
       processFetch: async (job) => void ran.push(String(job.id)),
     });
@@ -167,7 +185,7 @@ describe('InlineFetcher', () => {
       new InlineFetcher({
         slots,
         maxInFlight: 1,
-        logger: silentLogger,
+        logger: silentLogger, links: noLinks,
         enqueueFetch: async () => {
           throw new Error('redis went away');
         },
@@ -181,6 +199,60 @@ describe('InlineFetcher', () => {
     await inline.claim('simple_http')!.run(input(4), 'route-4');
     await expect(parking.claim('simple_http')!.run(input(5), 'route-5')).rejects.toThrow(/redis went away/);
     expect(slots.inUse('simple_http')).toBe(0);
+  });
+});
+
+describe('InlineFetcher, the router\'s unwritten decision', () => {
+  it('leaves the decision to the outcome\'s write: nothing written here when the fetch ends with an outcome', async () => {
+    const h = harness({
+      // The fetch processor's outcome write carries the pending change and marks it written (fetch-outcome.ts).
+      processFetch: async (job) => void (job.pendingLink!.change = null),
+    });
+    await h.inline.claim('simple_http')!.run(input(1), 'route-1', undefined, decided);
+    expect(h.jobs[0]!.pendingLink).toEqual({ change: null });
+    expect(h.log).toEqual([]);
+  });
+
+  it('writes the decision before the fetch job a parked or failed fetch becomes, unless a write carried it already', async () => {
+    const parked = harness({ processFetch: async (job) => delayJob(job, undefined, 1_500) });
+    await parked.inline.claim('simple_http')!.run(input(2), 'route-2', undefined, decided);
+    expect(parked.log).toEqual([['link', input(2).linkId, decided], ['job', input(2).linkId]]);
+
+    const thrown = harness({
+      processFetch: async () => {
+        throw new Error('postgres went away');
+      },
+    });
+    await thrown.inline.claim('simple_http')!.run(input(3), 'route-3', undefined, decided);
+    expect(thrown.log).toEqual([['link', input(3).linkId, decided], ['job', input(3).linkId]]);
+
+    // A politeness wait after a retry wrote the attempts (and the decision with them): only the job is added.
+    const written = harness({
+      processFetch: async (job) => {
+        job.pendingLink!.change = null;
+        return delayJob(job, undefined, 1_500);
+      },
+    });
+    await written.inline.claim('simple_http')!.run(input(4), 'route-4', undefined, decided);
+    expect(written.log).toEqual([['job', input(4).linkId]]);
+  });
+
+  it('adds no fetch job for a link finished meanwhile, and adds it when the decision cannot be written', async () => {
+    const finished = harness({ linkWrite: async () => false, processFetch: async (job) => delayJob(job, undefined, 100) });
+    await finished.inline.claim('simple_http')!.run(input(5), 'route-5', undefined, decided);
+    expect(finished.enqueued).toEqual([]);
+
+    const away = harness({
+      linkWrite: async () => {
+        throw new Error('postgres went away');
+      },
+      processFetch: async () => {
+        throw new Error('postgres went away');
+      },
+    });
+    await away.inline.claim('simple_http')!.run(input(6), 'route-6', undefined, decided);
+    expect(away.enqueued).toEqual([{ input: input(6) }]);
+    expect(away.slots.inUse('simple_http')).toBe(0);
   });
 });
 
@@ -204,7 +276,7 @@ describe('InlineFetcher, duplicates', () => {
     };
     const fleet = (name: string) => {
       const jobs: string[] = [];
-      const inline = new InlineFetcher({ slots: new FetchSlots([['simple_http', 1]]), maxInFlight: 1, logger: silentLogger, claims, enqueueFetch: async () => undefined, processFetch: async () => void jobs.push(name) });
+      const inline = new InlineFetcher({ slots: new FetchSlots([['simple_http', 1]]), maxInFlight: 1, logger: silentLogger, links: noLinks, claims, enqueueFetch: async () => undefined, processFetch: async () => void jobs.push(name) });
       return { inline, jobs };
     };
     const [p1, p2] = [fleet('p1'), fleet('p2')];

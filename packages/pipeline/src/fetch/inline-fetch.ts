@@ -2,8 +2,8 @@ import type { Redis } from 'ioredis';
 import { Semaphore, canonicalFetcherName, type Logger } from '@crawler/core';
 import { fetchJobId, fetchQueueName, type FetchJobInput } from '@crawler/queue';
 import { DelayedError } from '../job-control.js';
-import type { LinkRecord } from '../ports.js';
-import type { FetchHooks, FetchJobHandle } from './fetch-processor.js';
+import type { LinkRecord, LinkRepo, OutcomeLinkChange } from '../ports.js';
+import type { FetchHooks, FetchJobHandle, PendingLinkWrite } from './fetch-processor.js';
 
 /**
  * The fetch slots of one process, per fetcher: its fetch workers' jobs and the router's inline fetches share them, so a
@@ -57,6 +57,8 @@ export interface InlineFetchDeps {
   processFetch(job: FetchJobHandle, token?: string, hooks?: FetchHooks): Promise<unknown>;
   /** Add the fetch job the router would have added, optionally delayed (JobQueues.enqueueFetch). */
   enqueueFetch(input: FetchJobInput, delayMs?: number): Promise<unknown>;
+  /** Writes the router's decision on the link when a fetch goes to the fetch queue before its outcome carried it. */
+  links: Pick<LinkRepo, 'updateUnlessFinished'>;
   /**
    * Claim a fetch job id for one owner fleet-wide (true when `owner` holds it: claimed now, or by this same owner
    * before), and give it back. What the fetch job's deterministic id does in the queue: two route jobs of one link (a
@@ -103,9 +105,11 @@ export function redisInlineClaims(redis: Redis, prefixOf: (url: string) => strin
 export interface InlineFetch {
   /**
    * `owner`: the route job's id (its own retry after a crash is the same owner). `link`: the link as the router just
-   * read and wrote it, which the fetch then does not read again.
+   * read it, its decision applied, which the fetch then does not read again. `decision`: the router's change to the
+   * link (status `fetching`, the fetcher), not written yet: the fetch's outcome carries it in its own statement, and a
+   * fetch handed to the fetch queue before an outcome writes it first.
    */
-  run(input: FetchJobInput, owner: string, link?: LinkRecord): Promise<void>;
+  run(input: FetchJobInput, owner: string, link?: LinkRecord, decision?: OutcomeLinkChange): Promise<void>;
 }
 
 /**
@@ -116,7 +120,9 @@ export interface InlineFetch {
  * fetching routes less: it cannot run ahead of the fetchers, which is what keeps most pages on the one-job path.
  *
  * The fetch runs inside the route job, which stays active until it has finished: a process killed meanwhile leaves
- * a stalled route job that BullMQ runs again, and the link (still unfinished) is routed again. Whatever the fetch
+ * a stalled route job that BullMQ runs again, and the link (still unfinished) is routed again. The router's decision is
+ * not written before the fetch: the outcome's statement carries it, so a page costs one update of its link, not two.
+ * Until then the link stays as the route job found it (`queued`), carried by that active route job. Whatever the fetch
  * processor would have parked on its job (a politeness wait, a paused link) becomes the fetch job the router would
  * have added, delayed by as much; anything it throws hands the link to the fetch queue, whose workers ride out
  * outages and record failures on the link.
@@ -142,11 +148,11 @@ export class InlineFetcher {
     if (!this.#deps.slots.has(fetcher) || !this.#inFlight.tryAcquire()) return null;
     let started = false;
     return {
-      run: async (input, owner, link) => {
+      run: async (input, owner, link, decision) => {
         if (started) throw new Error('an inline fetch runs once');
         started = true;
         try {
-          await this.#run(input, owner, link);
+          await this.#run(input, owner, link, decision);
         } finally {
           this.#inFlight.release();
         }
@@ -154,7 +160,7 @@ export class InlineFetcher {
     };
   }
 
-  async #run(input: FetchJobInput, owner: string, link: LinkRecord | undefined): Promise<void> {
+  async #run(input: FetchJobInput, owner: string, link: LinkRecord | undefined, decision: OutcomeLinkChange | undefined): Promise<void> {
     const { logger, claims } = this.#deps;
     // The id the fetch job would have had: the fetch's log lines carry it as they would, and duplicates share it.
     const id = fetchJobId(input.linkId, input.attemptsBefore ?? 0, input.fetcher, input.retryOf !== undefined, input.generation ?? 0);
@@ -164,7 +170,7 @@ export class InlineFetcher {
     }
     this.#running.add(id);
     try {
-      await this.#fetch(input, id, link);
+      await this.#fetch(input, id, link, decision);
     } finally {
       this.#running.delete(id);
       // Not awaited: the route job need not wait for it, and a claim left behind expires.
@@ -172,17 +178,20 @@ export class InlineFetcher {
     }
   }
 
-  async #fetch(input: FetchJobInput, id: string, link: LinkRecord | undefined): Promise<void> {
-    const { processFetch, enqueueFetch, logger, slots, signal } = this.#deps;
+  async #fetch(input: FetchJobInput, id: string, link: LinkRecord | undefined, decision: OutcomeLinkChange | undefined): Promise<void> {
+    const { processFetch, logger, slots, signal } = this.#deps;
+    // The router's decision, until a write of the link carries it (the fetch processor clears it then).
+    const pendingLink: PendingLinkWrite | undefined = decision ? { change: decision } : undefined;
     const job: FetchJobHandle & { queueName: string } = {
       id,
       data: input,
       ...(link ? { link } : {}),
+      ...(pendingLink ? { pendingLink } : {}),
       queueName: fetchQueueName(input.fetcher),
       timestamp: Date.now(),
       attemptsStarted: 1,
       moveToDelayed: async (timestamp) => {
-        await enqueueFetch(input, Math.max(1, timestamp - Date.now()));
+        await this.#handOff(input, pendingLink, Math.max(1, timestamp - Date.now()));
       },
     };
     let release: (() => void) | null = null;
@@ -192,9 +201,34 @@ export class InlineFetcher {
     } catch (err) {
       if (err instanceof DelayedError) return;
       logger.warn({ err, linkId: input.linkId, jobId: job.id }, 'inline fetch failed: the link goes to the fetch queue');
-      await enqueueFetch(input);
+      await this.#handOff(input, pendingLink);
     } finally {
       release?.();
     }
+  }
+
+  /**
+   * The fetch job the router would have added, after the router's decision is written on the link as it would have
+   * been (status `fetching`, the fetcher: what the reconciler and the status counts read) unless a write already
+   * carried it. A link finished meanwhile gets no job. A decision that cannot be written (Postgres away) does not keep
+   * the link from its job: the fetch worker rides out the outage, and the link still names its route job's generation.
+   */
+  async #handOff(input: FetchJobInput, pendingLink: PendingLinkWrite | undefined, delayMs?: number): Promise<void> {
+    const { enqueueFetch, links, logger } = this.#deps;
+    const change = pendingLink?.change;
+    if (change) {
+      let unfinished = true;
+      try {
+        unfinished = await links.updateUnlessFinished(input.linkId, change);
+        pendingLink.change = null;
+      } catch (err) {
+        logger.warn({ err, linkId: input.linkId }, 'inline fetch: could not write the router\'s decision on the link; its fetch job is added all the same');
+      }
+      if (!unfinished) {
+        logger.debug({ linkId: input.linkId }, 'inline fetch: the link finished meanwhile; no fetch job');
+        return;
+      }
+    }
+    await enqueueFetch(input, delayMs);
   }
 }

@@ -555,18 +555,19 @@ describe('route processor, inline fetches (FETCH_INLINE)', () => {
     });
   }
 
-  it('fetches the link itself when a slot is free, after the decision is written, instead of adding a fetch job', async () => {
+  it('fetches the link itself when a slot is free instead of adding a fetch job, its decision left to the outcome\'s write', async () => {
     const h = makeHarness({ best: { best: score('simple_http', 0.9), scores: [] } });
     const link = h.links.add('https://static.example/a');
-    const ran: { url: string; status: string | undefined; handed: unknown }[] = [];
+    const ran: { url: string; status: string | undefined; handed: unknown; decision: unknown }[] = [];
     const process = inlineRouter(h, (fetcher) =>
-      fetcher === 'simple_http' ? { run: async (input, _owner, handed) => void ran.push({ url: input.url, status: h.links.rows.get(input.linkId)?.status, handed }) } : null,
+      fetcher === 'simple_http' ? { run: async (input, _owner, handed, decision) => void ran.push({ url: input.url, status: h.links.rows.get(input.linkId)?.status, handed, decision }) } : null,
     );
     const out = await process(fakeJob({ linkId: link.id, url: link.url }));
     expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http', source: 'learned', inline: true });
-    // The fetch is handed the link as it now is in the store, so it need not read it again.
-    expect(ran).toEqual([{ url: link.url, status: 'fetching', handed: h.links.rows.get(link.id) }]);
-    expect(ran[0]!.handed).toMatchObject({ status: 'fetching', fetcher: 'simple_http', selectionSource: 'learned' });
+    // Nothing written before the fetch: the link is as the route job found it, and the decision goes with the fetch,
+    // whose outcome writes it (one update of the link a page).
+    expect(ran).toEqual([{ url: link.url, status: 'queued', handed: { ...link, status: 'fetching', fetcher: 'simple_http', selectionSource: 'learned' }, decision: { status: 'fetching', fetcher: 'simple_http', selectionSource: 'learned' } }]);
+    expect(h.links.rows.get(link.id)).toEqual(link);
     expect(h.fetchJobs).toEqual([]);
   });
 

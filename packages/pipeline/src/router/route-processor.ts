@@ -305,11 +305,7 @@ async function finish(
     log.debug({ fetcher: decision.fetcher, reuse: decision.probe !== undefined }, 'probe classified');
   }
   const fetcher = canonicalFetcherName(decision.fetcher);
-  // The link is updated before the fetch job exists, so a fast fetch worker can never be overwritten by us; and only
-  // while it is unfinished, so a duplicate route job racing a finished fetch cannot reopen it.
-  if (!(await deps.links.updateUnlessFinished(link!.id, { status: LINK_STATUSES.fetching, fetcher, selectionSource: decision.source }))) {
-    return skipped(deps, SKIP_REASONS.linkFinished);
-  }
+  const decided = { status: LINK_STATUSES.fetching, fetcher, selectionSource: decision.source };
   const input: FetchJobInput = {
     linkId: link!.id,
     url: link!.url,
@@ -326,18 +322,25 @@ async function finish(
     priority: step.priority,
   };
   // A free fetch slot of this process: the router fetches the link itself (inline-fetch.ts), after the decision's log.
+  // Its outcome's statement then writes the decision too: one update of the link a page, not two.
   const inline = deps.inline?.claim(fetcher) ?? null;
-  if (!inline) await deps.enqueueFetch(input);
+  if (!inline) {
+    // The link is updated before the fetch job exists, so a fast fetch worker can never be overwritten by us; and only
+    // while it is unfinished, so a duplicate route job racing a finished fetch cannot reopen it.
+    if (!(await deps.links.updateUnlessFinished(link!.id, decided))) return skipped(deps, SKIP_REASONS.linkFinished);
+    await deps.enqueueFetch(input);
+  }
   deps.metrics.decision(decision.source, fetcher);
   deps.metrics.jobFinished(ROUTE_QUEUE, 'routed');
   const exitTier = decision.exitTier ?? 'direct';
   const probeReused = decision.probe !== undefined;
   log.info({ fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused, ...(inline ? { inline: true } : {}) }, 'routed');
   if (inline) {
-    // The link as this route job left it, so the fetch need not read it again: the read, then every change written since.
+    // The link as this route job leaves it, so the fetch need not read it again: the read, every change written since,
+    // and the decision, which the fetch writes with its outcome.
     const effects = 'effects' in step ? step.effects : [];
-    const changes = [...effects.flatMap((e) => (e.kind === 'updateLink' ? [e.change] : [])), { status: LINK_STATUSES.fetching, fetcher, selectionSource: decision.source }];
-    await inline.run(input, job.id ?? `${link!.id}:${link!.generation}`, changes.reduce(withChange, link!));
+    const changes = [...effects.flatMap((e) => (e.kind === 'updateLink' ? [e.change] : [])), decided];
+    await inline.run(input, job.id ?? `${link!.id}:${link!.generation}`, changes.reduce(withChange, link!), decided);
   }
   return { kind: 'routed', fetcher, exitTier, source: decision.source, confidence: decision.confidence, probeReused, ...(inline ? { inline: true } : {}) };
 }

@@ -199,6 +199,7 @@ export class CrawlerRuntime {
                 slots,
                 processFetch,
                 enqueueFetch: (input, delayMs) => this.queues.enqueueFetch(input, { delayMs }),
+                links: this.#parts.routerDeps.links,
                 claims: redisInlineClaims(this.#parts.commandRedis, (url) => this.queues.prefixOf(this.queues.shardOf(url))),
                 logger: this.logger,
                 maxInFlight: maxInline,
