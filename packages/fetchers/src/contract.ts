@@ -7,6 +7,11 @@ export interface FetchRequest {
   timeoutMs?: number;
   /** Largest body accepted, counted after decompression. Defaults to the fetcher's own (10 MiB). */
   maxBytes?: number;
+  /**
+   * A longer body is cut to its first `maxBytes` (the rest is not read) instead of failing with `too_large`: for
+   * documents whose head is what counts, such as robots.txt (RFC 9309 asks for at least 500 KiB). Plain HTTP only.
+   */
+  truncate?: boolean;
   /** Extra request headers; they override the fetcher's browser-like defaults. */
   headers?: Record<string, string>;
   /** Abort from outside (worker shutdown, job cancelled). */

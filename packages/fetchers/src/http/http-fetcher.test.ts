@@ -68,6 +68,8 @@ describe('simple_http against local servers', () => {
         res.on('close', () => res.removeAllListeners('drain'));
         pump();
       },
+      // A 5 MB robots.txt, its length declared.
+      '/big-plain': { headers: { 'content-type': 'text/plain' }, body: 'User-agent: *\n' + 'Disallow: /private-0123456789abcdef\n'.repeat(150_000) },
       // 3 MiB of varied text: compresses a few times, as real pages do.
       '/big-gzip': {
         headers: { 'content-encoding': 'gzip', 'content-type': 'text/plain' },
@@ -153,6 +155,21 @@ describe('simple_http against local servers', () => {
     // An ordinary compressed page larger than the ratio check's threshold passes.
     const big = await http.fetch({ url: server.url('/big-gzip'), maxBytes: 10 * 1024 * 1024 });
     expect(big.body.length).toBe(3 * 1024 * 1024);
+  });
+
+  it('cuts a long body to its first maxBytes when asked to truncate (a 5 MB robots.txt), plain and compressed', async () => {
+    // An endless body, a declared length past the limit, and 3 MiB of gzip: each is its first 256 KiB.
+    const endless = await http.fetch({ url: server.url('/endless'), maxBytes: 256 * 1024, truncate: true });
+    expect(endless.body.length).toBe(256 * 1024);
+    const declared = await http.fetch({ url: server.url('/big-plain'), maxBytes: 256 * 1024, truncate: true });
+    expect(declared.body.length).toBe(256 * 1024);
+    expect(declared.text!.startsWith('User-agent: *\nDisallow: /private-')).toBe(true);
+    const gzip = await http.fetch({ url: server.url('/big-gzip'), maxBytes: 256 * 1024, truncate: true });
+    expect(gzip.body.length).toBe(256 * 1024);
+    // A body within the limit is whole; without `truncate` the long one still fails; a bomb is still cut by its ratio.
+    expect((await http.fetch({ url: server.url('/'), maxBytes: 256 * 1024, truncate: true })).text).toContain('Harbour news');
+    expect(await codeOf(http.fetch({ url: server.url('/big-plain'), maxBytes: 256 * 1024 }))).toBe('too_large');
+    expect(await codeOf(http.fetch({ url: server.url('/bomb'), maxBytes: 40 * 1024 * 1024, truncate: true }))).toBe('too_large');
   });
 
   it('follows redirects by hand, records the chain, and stops loops and long chains', async () => {

@@ -105,7 +105,7 @@ export class HttpFetcher extends BaseFetcher {
       const body = await readBody(res.body, flatHeaders, req.maxBytes, {
         url: req.originalUrl,
         fetcher: this.name,
-      });
+      }, req.request.truncate === true);
       const contentType = mimeTypeOf(flatHeaders['content-type']);
       const text = isTextualType(contentType, body) ? decodeText(body, sniffCharset(body, flatHeaders['content-type'])) : null;
       return {
@@ -163,22 +163,25 @@ export function createHttpFetcher(opts: FetchersOptions = {}): HttpFetcher {
 // a bomb thousands of times. It is cut early instead of at maxBytes.
 const MAX_COMPRESSION_RATIO = 200;
 const RATIO_CHECK_AFTER_BYTES = 1024 * 1024;
+const TRUNCATE_READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
 /**
  * Read a body, decompressing by hand and counting bytes AFTER decompression, so a 50 KB gzip bomb that
  * inflates to gigabytes is cut at `maxBytes` instead of filling memory. The compressed bytes count too (a stream
- * of empty gzip members decodes to nothing, for ever) and so does the ratio between the two.
+ * of empty gzip members decodes to nothing, for ever) and so does the ratio between the two. `truncate`: a body past
+ * `maxBytes` is its first `maxBytes` instead (the compressed-size and ratio guards still fail it).
  */
 async function readBody(
   raw: Readable,
   headers: Record<string, string>,
   maxBytes: number,
   ctx: { url: string; fetcher: string },
+  truncate = false,
 ): Promise<Uint8Array> {
   const encoding = headers['content-encoding'];
   const declared = Number(headers['content-length']);
   const tooLarge = () => new FetchError('too_large', `body exceeds ${maxBytes} bytes`, ctx);
-  if (!encoding && Number.isFinite(declared) && declared > maxBytes) {
+  if (!truncate && !encoding && Number.isFinite(declared) && declared > maxBytes) {
     raw.destroy();
     throw tooLarge();
   }
@@ -191,25 +194,29 @@ async function readBody(
     const chunks: Buffer[] = [first.value];
     let total = first.value.length;
     try {
-      if (total > maxBytes) throw tooLarge();
-      for (let n = await iterator.next(); !n.done; n = await iterator.next()) {
+      while (total <= maxBytes) {
+        const n = await iterator.next();
+        if (n.done) break;
         total += n.value.length;
-        if (total > maxBytes) throw tooLarge();
         chunks.push(n.value);
       }
+      if (total > maxBytes && !truncate) throw tooLarge();
     } finally {
       raw.destroy();
     }
-    return new Uint8Array(Buffer.concat(chunks, total));
+    return new Uint8Array(Buffer.concat(chunks, Math.min(total, maxBytes)));
   }
   let rawTotal = 0;
+  // The compressed bytes read ahead of the decoder (up to 16 socket chunks) may pass maxBytes before the decoded ones
+  // do: a body being truncated gets that much more room.
+  const rawLimit = truncate ? maxBytes + TRUNCATE_READ_AHEAD_BYTES : maxBytes;
   const replay = Readable.from(
     (async function* () {
       rawTotal += first.value.length;
       yield first.value;
       for (let n = await iterator.next(); !n.done; n = await iterator.next()) {
         rawTotal += n.value.length;
-        if (rawTotal > maxBytes) throw new FetchError('too_large', `compressed body exceeds ${maxBytes} bytes`, ctx);
+        if (rawTotal > rawLimit) throw new FetchError('too_large', `compressed body exceeds ${rawLimit} bytes`, ctx);
         yield n.value;
       }
     })(),
@@ -224,6 +231,10 @@ async function readBody(
   try {
     for await (const chunk of source as AsyncIterable<Buffer>) {
       total += chunk.length;
+      if (total > maxBytes && truncate) {
+        chunks.push(chunk);
+        break;
+      }
       if (total > maxBytes) throw tooLarge();
       if (total > RATIO_CHECK_AFTER_BYTES && total > rawTotal * MAX_COMPRESSION_RATIO) {
         throw new FetchError('too_large', `body inflates more than ${MAX_COMPRESSION_RATIO} times its compressed size`, ctx);
@@ -242,7 +253,7 @@ async function readBody(
     replay.destroy();
     raw.destroy();
   }
-  return new Uint8Array(Buffer.concat(chunks, total));
+  return new Uint8Array(Buffer.concat(chunks, Math.min(total, maxBytes)));
 }
 
 function resolveLocation(location: string, base: URL, fetcher: string): URL {

@@ -129,10 +129,12 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
           fetchRobots: async (origin) => {
             try {
               const exit = await housekeepingExit();
-              const res = await registry.get(FETCHERS.simpleHttp).fetch({ url: `${origin}/robots.txt`, timeoutMs: 10_000, maxBytes: 512 * 1024, ...(exit ? { exit } : {}) });
+              // A longer robots.txt is read up to its first 512 KiB, as RFC 9309 allows (at least 500 KiB), not refused.
+              const res = await registry.get(FETCHERS.simpleHttp).fetch({ url: `${origin}/robots.txt`, timeoutMs: 10_000, maxBytes: 512 * 1024, truncate: true, ...(exit ? { exit } : {}) });
               return { status: res.status, body: res.text ?? '' };
             } catch (err) {
               if (isUrlPolicyError(err)) throw err; // the origin itself is refused: not an unreachable robots.txt
+              logger.info({ origin, errorType: (err as { code?: string }).code, error: (err as Error).message }, 'robots.txt could not be read');
               return null;
             }
           },
