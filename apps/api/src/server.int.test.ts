@@ -129,6 +129,17 @@ describe('POST /links', () => {
     expect(alone.statusCode).toBe(422);
   });
 
+  it('rejects a link nested too deep to quote on its own, not with a 503 to retry', async () => {
+    const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+    const res = await authed({ method: 'POST', url: '/links', payload: `{"urls": ["https://deep.example/ok", ${deep}]}`, headers: { 'content-type': 'application/json' } });
+    expect(res.statusCode).toBe(202);
+    const body = res.json() as { accepted: Array<{ url: string }>; rejected: Array<{ input: string; code: string }> };
+    expect(body.accepted.map((a) => a.url)).toEqual(['https://deep.example/ok']);
+    expect(body.rejected).toEqual([expect.objectContaining({ input: 'an array nested too deep to quote', code: 'invalid_url' })]);
+    const alone = await authed({ method: 'POST', url: '/links', payload: `{"urls": [${deep}]}`, headers: { 'content-type': 'application/json' } });
+    expect(alone.statusCode).toBe(422);
+  });
+
   it('answers 422 when nothing in the batch is valid', async () => {
     const res = await authed({ method: 'POST', url: '/links', payload: { urls: ['javascript:alert(1)'] } });
     expect(res.statusCode).toBe(422);

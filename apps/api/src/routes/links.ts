@@ -126,7 +126,7 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
     const groups = new Map<string, { learningModeEnabled?: boolean; priority?: number; urls: string[]; at: number[]; maxAges: Array<number | undefined> }>();
     items.forEach((item, at) => {
       if (typeof item.input !== 'string') {
-        rejectedAt.push([at, { input: JSON.stringify(item.input) ?? String(item.input), code: 'invalid_url', message: 'expected the URL as a string' }]);
+        rejectedAt.push([at, { input: quoteInput(item.input), code: 'invalid_url', message: 'expected the URL as a string' }]);
         return;
       }
       const key = `${item.learningMode}/${item.priority}`;
@@ -235,4 +235,18 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       updatedAt: link.updatedAt.toISOString(),
     };
   });
+}
+
+/**
+ * A link that is not a string, as a rejection quotes it: its JSON, at most 200 characters. A value too deep to
+ * serialise (an array nested 5,000 times) is named by its type instead of overflowing the stack.
+ */
+function quoteInput(input: unknown): string {
+  let quoted: string;
+  try {
+    quoted = JSON.stringify(input) ?? String(input);
+  } catch {
+    quoted = Array.isArray(input) ? 'an array nested too deep to quote' : typeof input;
+  }
+  return quoted.length > 200 ? `${quoted.slice(0, 200)}…` : quoted;
 }
