@@ -303,6 +303,10 @@ describe('API keys', () => {
     }
     expect(await db.prisma.link.count()).toBe(before);
     expect((await authed({ method: 'POST', url: '/links', payload })).statusCode).toBe(202);
+    // The scheme is case-insensitive (RFC 7235); the key is not.
+    for (const scheme of ['bearer', 'BEARER']) {
+      expect((await app.inject({ method: 'POST', url: '/links', payload, headers: { authorization: `${scheme} ${API_KEY}` } })).statusCode, scheme).toBe(202);
+    }
     for (const url of ['/metrics', '/links/00000000-0000-4000-8000-000000000000', '/links/00000000-0000-4000-8000-000000000000/content', '/export', '/no-such-route', '/admin/queues/../links', '/healthz/../metrics']) {
       expect((await app.inject({ method: 'GET', url })).statusCode, url).toBe(401);
     }

@@ -8,7 +8,7 @@ function isPublicRoute(route: string | undefined): boolean {
 }
 
 /**
- * Require `Authorization: Bearer <key>` on every route but the public ones, compared in constant time with each
+ * Require `Authorization: Bearer <key>` (the scheme in any case) on every route but the public ones, compared in constant time with each
  * configured key (@fastify/bearer-auth). The decision uses the route Fastify matched, not the raw path, so
  * `/admin/queues/../links` cannot borrow Bull Board's exemption; an unknown path asks for a key before it 404s.
  */
@@ -17,6 +17,8 @@ export async function registerApiKeyAuth(app: FastifyInstance, keys: string[]): 
     keys: new Set(keys),
     addHook: false,
     verifyErrorLogLevel: 'info',
+    // The scheme is case-insensitive (RFC 7235 §2.1): `bearer <key>` is the same as `Bearer <key>`.
+    specCompliance: 'rfc6749',
   });
   const verify = app.verifyBearerAuth!;
   app.addHook('onRequest', async (req, reply) => {
