@@ -80,6 +80,9 @@ describe('/crawls', () => {
     const badRegex = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://a.test/'], include: ['re:('] } });
     expect(badRegex.statusCode).toBe(400);
     expect(badRegex.json()).toMatchObject({ error: 'invalid_crawl', field: 'include' });
+    // A bad pattern in `exclude` is named as such, next to a good `include`.
+    const badExclude = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://a.test/'], include: ['/ok/*'], exclude: ['re:[z'] } });
+    expect(badExclude.json()).toMatchObject({ error: 'invalid_crawl', field: 'exclude', message: expect.stringContaining('re:[z') });
     expect((await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['nope'] } })).json()).toMatchObject({ error: 'invalid_crawl', field: 'seeds' });
     // Refresh ages and revisit policies: the field at fault is named.
     for (const [extra, field] of [

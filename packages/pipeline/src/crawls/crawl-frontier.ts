@@ -6,6 +6,7 @@ import {
   checkMaxAgeSeconds,
   checkRevisitPolicy,
   compileScope,
+  compileUrlPattern,
   compileTrackingParams,
   domainOf,
   extractLinks,
@@ -155,11 +156,21 @@ export class CrawlFrontier implements LinkDiscovery {
       else if (!seeds.includes(url)) seeds.push(url);
     }
     if (seeds.length === 0) throw new CrawlSpecError('seeds', 'no crawlable seed URL');
+    // Each pattern on its own first, so an error names the list it is in.
+    for (const field of ['include', 'exclude'] as const) {
+      for (const pattern of spec[field] ?? []) {
+        try {
+          compileUrlPattern(pattern);
+        } catch (err) {
+          throw new CrawlSpecError(field, (err as Error).message);
+        }
+      }
+    }
     let matcher: ScopeMatcher;
     try {
       matcher = compileScope({ scope, seeds, include: spec.include, exclude: spec.exclude });
     } catch (err) {
-      throw new CrawlSpecError('include', (err as Error).message);
+      throw new CrawlSpecError('scope', (err as Error).message);
     }
     const record = {
       seeds, scope, include: spec.include ?? [], exclude: spec.exclude ?? [], maxDepth: spec.maxDepth ?? null, maxPages: spec.maxPages ?? null,
