@@ -24,6 +24,18 @@ describe('formatAsMarkdown', () => {
     expect(md).toMatch(/^-\s+Sealed bearings$/m);
   });
 
+  it('resolves links against the page\'s <base href>, as a browser would, and ignores an unusable one', () => {
+    const body = (base: string) =>
+      `<html><head><base href="${base}"><title>Based</title></head><body><p>${'Words of the article. '.repeat(20)}<a href="rel1">rel1</a> <a href="/abs">abs</a> <img src="pic.png" alt="pic"></p></body></html>`;
+    const based = formatAsMarkdown(page(body('http://cdn.example.net/other/'))).text;
+    expect(based).toContain('[rel1](http://cdn.example.net/other/rel1)');
+    expect(based).toContain('[abs](http://cdn.example.net/abs)');
+    expect(based).toContain('![pic](http://cdn.example.net/other/pic.png)');
+    // A relative base resolves against the page; one that is no URL is ignored.
+    expect(formatAsMarkdown(page(body('/docs/'))).text).toContain('[rel1](https://news.example.com/docs/rel1)');
+    expect(formatAsMarkdown(page(body('http://[bad'))).text).toContain('[rel1](https://news.example.com/2026/rel1)');
+  });
+
   it('drops the navigation, the ads, the scripts and the footer', () => {
     expect(md).not.toContain('Subscribe');
     expect(md).not.toContain('Promo');

@@ -90,13 +90,15 @@ function blockText(root: DomNode): string {
 function readArticle(page: PageForFormat): { title: string | null; html: string; dom: DomNode } {
   const html = decodeBody(page.body, page.contentType ?? undefined, Number.POSITIVE_INFINITY);
   const { document } = parseHTML(html);
-  // linkedom has no base URL: Readability would keep relative hrefs, which mean nothing outside the page.
+  // linkedom has no base URL: Readability would keep relative hrefs, which mean nothing outside the page. They are
+  // resolved as a browser would: against the first <base href> (itself against the page's URL), else the page's URL.
+  const base = baseUrlOf(document.querySelector('base[href]')?.getAttribute('href') ?? null, page.finalUrl);
   for (const [selector, attr] of [['a[href]', 'href'], ['img[src]', 'src']] as const) {
     for (const el of Array.from(document.querySelectorAll(selector) as ArrayLike<Element>)) {
       const value = el.getAttribute(attr);
       if (!value) continue;
       try {
-        el.setAttribute(attr, new URL(value, page.finalUrl).toString());
+        el.setAttribute(attr, new URL(value, base).toString());
       } catch {
         // An unparseable href stays as it was.
       }
@@ -109,6 +111,16 @@ function readArticle(page: PageForFormat): { title: string | null; html: string;
   const content = article?.content ?? bodyHtml;
   const dom = parseHTML(`<!doctype html><html><body>${content}</body></html>`).document.body as unknown as DomNode;
   return { title: article?.title?.trim() || fallbackTitle, html: content, dom };
+}
+
+/** The URL a page's relative links resolve against: its `<base href>` when that is a URL, else the page's own. */
+function baseUrlOf(baseHref: string | null, pageUrl: string): string {
+  if (baseHref === null) return pageUrl;
+  try {
+    return new URL(baseHref.trim(), pageUrl).toString();
+  } catch {
+    return pageUrl; // an unusable <base> is ignored, as browsers do
+  }
 }
 
 let turndown: TurndownService | null = null;
