@@ -3,18 +3,23 @@
  * The host is a loopback port nobody listens on (connection refused); 10 s later a server starts on the same port.
  */
 import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { robotsTxt, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
+import { DomainPauses } from '../pauses/domain-pauses.js';
 
 let crawler: E2eCrawler | undefined;
 let server: TestServer | undefined;
+let live: TestServer | undefined;
 
 afterEach(async () => {
   await crawler?.cleanup();
   await server?.close();
+  await live?.close();
   crawler = undefined;
   server = undefined;
+  live = undefined;
 });
 
 /** A loopback port that was free a moment ago: connecting to it is refused until someone listens. */
@@ -29,12 +34,15 @@ async function freePort(): Promise<number> {
 const DOWN_MS = 10_000;
 
 describe('end to end: a short outage', () => {
-  it('pauses the link and the domain while the host is down, with the reason on the link, and ends done once it is back', async () => {
+  it('pauses the link while its origin is down, with the reason on the link, not the host\'s live origin, and ends done once it is back', async () => {
     const port = await freePort();
+    // Another port of the same host, up all along: robots.txt is an origin's, so its links must not wait.
+    live = await startTestServer({ '/robots.txt': robotsTxt(), '/live': { body: staticArticle({ title: 'Up all along' }) } });
     crawler = await startE2e('outage', { UNREACHABLE_PAUSE_BASE_MS: '2000', ROBOTS_UNREACHABLE_TTL_MS: '1000', FETCHERS: 'simple_http:2' });
     const url = `http://127.0.0.1:${port}/article`;
     const { accepted } = await crawler.runtime.enqueue([url]);
     const linkId = accepted[0]!.linkId;
+    const liveUrl = live.url('/live');
     const downSince = Date.now();
     crawler.runtime.startWorkers();
 
@@ -46,6 +54,22 @@ describe('end to end: a short outage', () => {
     expect(paused.lastErrorType).toBe('site_unreachable');
     expect(paused.lastError).toMatch(/robots\.txt of http:\/\/127\.0\.0\.1:\d+ unreachable/);
     expect(paused.pausedUntil!.getTime()).toBeGreaterThan(Date.now() - 1000);
+    // The fleet holds no pause of the domain (it would have been set before the link's), and the host's live origin
+    // is crawled meanwhile.
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    try {
+      const pauses = await new DomainPauses({ redis, prisma: crawler.db.prisma, config: crawler.config }).list();
+      expect(pauses.filter((p) => p.domainPausedUntil !== null)).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
+    const { accepted: liveAccepted } = await crawler.runtime.enqueue([liveUrl]);
+    const liveDone = await waitFor(async () => {
+      const l = await crawler!.db.prisma.link.findUnique({ where: { id: liveAccepted[0]!.linkId } });
+      return l?.status === 'done' || l?.status === 'failed' ? l : null;
+    }, 'the live origin\'s link finished', 8_000);
+    expect(liveDone.status).toBe('done');
+    expect((await crawler.db.prisma.link.findUnique({ where: { id: linkId } }))?.status).toBe('paused');
 
     await new Promise((r) => setTimeout(r, Math.max(0, DOWN_MS - (Date.now() - downSince))));
     const midway = await crawler.db.prisma.link.findUnique({ where: { id: linkId } });

@@ -240,15 +240,14 @@ async function refusedSinceRouted(deps: FetchDeps, ctx: FetchJobContext): Promis
 }
 
 /**
- * The site cannot be read now (robots.txt unreachable, 5xx, 429): "not now", not "never". The link and the domain pause
- * with backoff, the link is routed again afterwards; only the MAX_ATTEMPTS-th check in a row fails it. No page was
- * requested, so no attempt is logged.
+ * The site cannot be read now (robots.txt unreachable, 5xx, 429): "not now", not "never". The link pauses with backoff
+ * (not the domain: robots.txt is an origin's, see the router's decideUnreachable), is routed again afterwards; only the
+ * MAX_ATTEMPTS-th check in a row fails it. No page was requested, so no attempt is logged.
  */
 async function pauseUnreachableSite(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, verdict: Parameters<typeof unreachableDecision>[0]): Promise<FetchJobResult> {
   const d = unreachableDecision(verdict, { riskLevel: ctx.link.riskLevel, now: deps.clock.now(), maxAttempts: deps.settings.maxAttempts, pauseMaxMs: deps.settings.pauseMaxMs, pause: deps.settings.pause });
   if (d.kind === 'fail') return failLink(deps, ctx, unreachableFailure(verdict, d.checks));
-  await deps.gate.pauseDomain(ctx.domain, d.pausedUntil.getTime(), ERROR_TYPES.siteUnreachable);
-  ctx.log.warn({ domain: ctx.domain, pausedUntil: d.pausedUntil.toISOString(), errorType: ERROR_TYPES.siteUnreachable, reason: verdict.reason }, 'domain paused: site unreachable');
+  ctx.log.warn({ domain: ctx.domain, pausedUntil: d.pausedUntil.toISOString(), errorType: ERROR_TYPES.siteUnreachable, reason: verdict.reason }, 'link paused: its site is unreachable');
   const decision: Decision = {
     kind: 'pause', success: false, isBanned: false, errorType: ERROR_TYPES.siteUnreachable, pauseMs: d.pauseMs, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel,
     reason: verdict.reason ?? ERROR_TYPES.siteUnreachable,

@@ -77,17 +77,16 @@ const cases: Array<[string, Partial<RouteFacts>, RouteStep | ((s: RouteStep) => 
   ['a URL the policy refuses fails with its code', { ...TO_PROBE, robots: { refused: { code: 'blocked_address', message: 'private' } } }, { kind: 'fail', errorType: 'blocked_address', message: 'private' }],
   ['robots.txt disallows: robots_disallowed', { ...TO_PROBE, robots: { allowed: false, reason: 'Disallow: /p/' } }, { kind: 'fail', errorType: 'robots_disallowed', message: 'Disallow: /p/' }],
   // robots.txt unreachable: "not now", with backoff, and site_unreachable only when the link's check budget is used.
-  ['robots.txt unreachable: link and domain paused (base × 2^risk), risk level up, the reason on the link', {
+  ['robots.txt unreachable: the link paused (base × 2^risk), not its domain, risk level up, the reason on the link', {
     ...TO_PROBE, settings: { ...SETTINGS, pause: { unreachableBasePauseMs: MIN } }, robots: UNREACHABLE, gate: undefined,
   }, {
     kind: 'delay', delayMs: 2 * MIN, why: 'site_unreachable', effects: [
-      { kind: 'pauseDomain', until: at(2 * MIN), reason: 'site_unreachable' },
       { kind: 'updateLink', change: { status: 'paused', pausedUntil: at(2 * MIN), riskLevel: 2, lastErrorType: 'site_unreachable', lastError: 'robots.txt unreachable (ECONNREFUSED)' } },
     ],
   }],
   ['robots.txt unreachable: the pause is capped by PAUSE_MAX_MS but never ends before the cached answer expires', {
     ...TO_PROBE, link: { ...LINK, riskLevel: 4 }, settings: { ...SETTINGS, pause: { unreachableBasePauseMs: MIN }, pauseMaxMs: 30_000 }, robots: UNREACHABLE,
-  }, (s) => expect(s).toMatchObject({ kind: 'delay', delayMs: 60_000, why: 'site_unreachable', effects: [{ kind: 'pauseDomain', until: at(60_000) }, { kind: 'updateLink', change: { riskLevel: 5 } }] })],
+  }, (s) => expect(s).toMatchObject({ kind: 'delay', delayMs: 60_000, why: 'site_unreachable', effects: [{ kind: 'updateLink', change: { pausedUntil: at(60_000), riskLevel: 5 } }] })],
   ['robots.txt unreachable on the last check of the budget: fails site_unreachable', { ...TO_PROBE, link: { ...LINK, riskLevel: 2 }, settings: { ...SETTINGS, maxAttempts: 3 }, robots: UNREACHABLE },
     { kind: 'fail', errorType: 'site_unreachable', message: 'site unreachable on 3 checks in a row (robots.txt unreachable (ECONNREFUSED)); re-post the link to try again' }],
   ['robots.txt unreachable one check before the budget ends: still a pause', { ...TO_PROBE, link: { ...LINK, riskLevel: 1 }, settings: { ...SETTINGS, maxAttempts: 3 }, robots: UNREACHABLE },

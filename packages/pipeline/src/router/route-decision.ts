@@ -201,9 +201,12 @@ export function decideRoute(f: RouteFacts): RouteStep {
 }
 
 /**
- * robots.txt could not be read (refused, timeout, 5xx, 429): the site is "not now", not "never". The link and the
- * domain pause with backoff (UNREACHABLE_PAUSE_BASE_MS, doubling per check in a row, capped) and the route job comes
- * back and asks again; the link fails with `site_unreachable` only when its check budget (MAX_ATTEMPTS) is used.
+ * robots.txt could not be read (refused, timeout, 5xx, 429): the site is "not now", not "never". The link pauses with
+ * backoff (UNREACHABLE_PAUSE_BASE_MS, doubling per check in a row, capped) and the route job comes back and asks
+ * again; the link fails with `site_unreachable` only when its check budget (MAX_ATTEMPTS) is used. The domain does not
+ * pause: robots.txt belongs to an origin, and another port or scheme of the host (a dead `http://host/` beside a live
+ * `https://host/`) may be up. The origin's other links meet the same cached answer and pause themselves, with no
+ * request to it until the cache says to try again.
  */
 function decideUnreachable(f: RouteFacts, verdict: RobotsVerdict & { unreachable: { retryAtMs: number } }, riskLevel: number): RouteStep {
   const d = unreachableDecision(verdict, { riskLevel, now: f.now, maxAttempts: f.settings.maxAttempts, pauseMaxMs: f.settings.pauseMaxMs, pause: f.settings.pause });
@@ -216,7 +219,6 @@ function decideUnreachable(f: RouteFacts, verdict: RobotsVerdict & { unreachable
     delayMs: d.pauseMs,
     why: 'site_unreachable',
     effects: [
-      { kind: 'pauseDomain', until: d.pausedUntil, reason: ERROR_TYPES.siteUnreachable },
       {
         kind: 'updateLink',
         change: { status: LINK_STATUSES.paused, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel, lastErrorType: ERROR_TYPES.siteUnreachable, lastError: verdict.reason ?? ERROR_TYPES.siteUnreachable },

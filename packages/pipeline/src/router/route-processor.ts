@@ -279,7 +279,8 @@ async function finish(
     } else if (step.why === 'site_unreachable') {
       deps.metrics.pause(facts.domain, ERROR_TYPES.siteUnreachable);
       const reason = facts.robots && 'allowed' in facts.robots ? facts.robots.reason : undefined;
-      log.warn({ domain: facts.domain, pausedUntil, errorType: ERROR_TYPES.siteUnreachable, reason }, 'domain paused: site unreachable');
+      const linkPausedUntil = step.effects.flatMap((e) => (e.kind === 'updateLink' ? [e.change.pausedUntil] : [])).at(0)?.toISOString();
+      log.warn({ domain: facts.domain, pausedUntil: linkPausedUntil, errorType: ERROR_TYPES.siteUnreachable, reason }, 'link paused: its site is unreachable');
     } else if (step.why === 'politeness') {
       log.debug({ retryInMs: step.delayMs, reason: facts.gate && !facts.gate.granted ? facts.gate.reason : undefined }, 'politeness: probe delayed');
     } else {
