@@ -164,6 +164,17 @@ describe('POST /links', () => {
     const shaped = await authed({ method: 'POST', url: '/links', payload: { urls: 'https://c.example/' } });
     expect(shaped.json()).toMatchObject({ error: 'invalid_body', message: expect.stringContaining('"urls"'), issues: [expect.objectContaining({ message: expect.any(String) })] });
     expect((shaped.json() as { issues: unknown[] }).issues.length).toBeLessThanOrEqual(5);
+    // Each wrong field is named, from the shape the body came closest to.
+    for (const [payload, path] of [
+      [{ urls: 'https://c.example/' }, 'urls'],
+      [{ urls: null }, 'urls'],
+      [{ urls: ['https://c.example/'], priority: '1' }, 'priority'],
+      [{ urls: ['https://c.example/'], learningMode: 'yes' }, 'learningMode'],
+      [{ links: [{ url: 'https://c.example/', priority: 'x' }] }, 'links.0.priority'],
+    ] as const) {
+      const res = await authed({ method: 'POST', url: '/links', payload });
+      expect((res.json() as { issues: Array<{ path: string }> }).issues.map((i) => i.path), JSON.stringify(payload)).toEqual([path]);
+    }
     const big = await authed({ method: 'POST', url: '/links', payload: { urls: Array.from({ length: 6 }, (_, i) => `https://c.example/${i}`) } });
     expect(big.statusCode).toBe(413);
     expect((big.json() as { error: string }).error).toBe('batch_too_large');
