@@ -21,15 +21,28 @@ export function mimeOf(contentType: string | undefined): string {
 
 /**
  * The family of a response: from its Content-Type when that is specific, otherwise sniffed from the first bytes
- * (servers often send application/octet-stream or nothing for PDFs and images).
+ * (servers often send application/octet-stream or nothing for PDFs and images). A textual type is overruled by a
+ * file signature no text starts with: a PDF served as text/html is a PDF, not an empty page.
  */
 export function detectContentFamily(contentType: string | undefined, head: Uint8Array | string): ContentFamily {
   const mime = mimeOf(contentType);
   if (mime !== '' && mime !== 'application/octet-stream' && mime !== 'binary/octet-stream') {
-    for (const [re, fam] of MIME_FAMILIES) if (re.test(mime)) return fam;
+    for (const [re, fam] of MIME_FAMILIES) {
+      if (!re.test(mime)) continue;
+      return fam === 'html' || fam === 'text' ? (signatureFamily(head) ?? fam) : fam;
+    }
     return 'binary';
   }
   return sniffFamily(head);
+}
+
+/** The family of a body that opens with an unmistakable binary file signature (none that text could start with). */
+function signatureFamily(head: Uint8Array | string): ContentFamily | null {
+  const text = typeof head === 'string' ? head.slice(0, 16) : String.fromCharCode(...head.subarray(0, 16));
+  if (text.startsWith('%PDF-')) return 'pdf';
+  if (/^\x89PNG\r\n|^\xFF\xD8\xFF|^GIF8[79]a|^RIFF....WEBP/s.test(text)) return 'image';
+  if (/^....ftyp(isom|mp4|M4V|avc1|dash|qt)/s.test(text) || text.startsWith('\x1A\x45\xDF\xA3')) return 'video';
+  return null;
 }
 
 function sniffFamily(head: Uint8Array | string): ContentFamily {

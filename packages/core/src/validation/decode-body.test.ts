@@ -55,4 +55,12 @@ describe('detectContentFamily', () => {
     expect(detectContentFamily(undefined, new Uint8Array([0x00, 0x01, 0x02]))).toBe('binary');
     expect(detectContentFamily(undefined, 'just words')).toBe('text');
   });
+  it('believes a binary file signature over a textual type: a PDF served as text/html is a PDF', () => {
+    expect(detectContentFamily('text/html; charset=utf-8', Buffer.from('%PDF-1.4\n%\xe2\xe3'))).toBe('pdf');
+    expect(detectContentFamily('text/plain', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe('image');
+    // Text that merely starts like one stays text; a specific non-text type is never second-guessed.
+    expect(detectContentFamily('text/plain', 'BMW sales rose')).toBe('text');
+    expect(detectContentFamily('text/html', '<html><body>%PDF-1.4 is a version</body></html>')).toBe('html');
+    expect(detectContentFamily('application/json', Buffer.from('%PDF-1.4'))).toBe('json');
+  });
 });

@@ -6,6 +6,11 @@ const text = (n: number) => 'word '.repeat(Math.ceil(n / 5)).slice(0, n);
 const H = { 'content-type': 'text/html; charset=utf-8' };
 
 describe('validateResponse', () => {
+  it('takes a PDF served as text/html for the PDF it is, not for an empty page', () => {
+    const pdf = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
+    expect(validateResponse({ status: 200, headers: H, body: new Uint8Array(pdf) })).toMatchObject({ contentFamily: 'pdf', isHtml: false, isEmpty: false, isBlocked: false });
+  });
+
   it('sees an ordinary page as content', () => {
     const v = validateResponse({ status: 200, headers: H, body: html(`<p>${text(600)}</p>`) });
     expect(v).toMatchObject({ isBlocked: false, blockType: null, hasSpa: false, isEmpty: false, isHtml: true, contentFamily: 'html', hasPaywall: false });
