@@ -88,9 +88,15 @@ describe('GET /links/:id/content', () => {
     const [link] = await links.upsertMany([{ url: 'https://pages.example/never', initialUrl: 'https://pages.example/never', domain: 'pages.example' }]);
     const none = await app.inject({ method: 'GET', url: `/links/${link!.id}/content` });
     expect(none.statusCode).toBe(404);
-    expect(none.json()).toMatchObject({ error: 'no_content' });
+    expect(none.json()).toMatchObject({ error: 'no_content', message: `no stored page for link ${link!.id} yet: it is queued` });
+    // A failed link says why it has no page; an unknown one says it does not exist.
+    const [failed] = await links.upsertMany([{ url: 'https://pages.example/broken', initialUrl: 'https://pages.example/broken', domain: 'pages.example' }]);
+    await links.update(failed!.id, { status: 'failed', lastErrorType: 'empty_content', lastError: 'empty_content:playwright' });
+    const failedRes = await app.inject({ method: 'GET', url: `/links/${failed!.id}/content` });
+    expect(failedRes.json()).toMatchObject({ error: 'no_content', message: expect.stringContaining('failed (empty_content: empty_content:playwright); no page was stored') });
     const unknown = await app.inject({ method: 'GET', url: '/links/00000000-0000-4000-8000-000000000000/content' });
     expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toMatchObject({ message: 'no link 00000000-0000-4000-8000-000000000000' });
     expect((await app.inject({ method: 'GET', url: '/links/nope/content' })).statusCode).toBe(400);
     const pdfId = await storePage('https://pages.example/other.pdf', PDF, { 'content-type': 'application/pdf' }, 'application/pdf');
     expect((await app.inject({ method: 'GET', url: `/links/${pdfId}/content?format=docx` })).statusCode).toBe(400);

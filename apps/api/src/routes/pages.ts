@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { VersionStore, type PrismaClient } from '@crawler/db';
-import { CONTENT_FORMATS, EXPORT_FORMATS, UnsupportedFormatError, exportContentType, exportPages, readContent } from '@crawler/export';
+import { CONTENT_FORMATS, EXPORT_FORMATS, UnsupportedFormatError, exportContentType, exportPages, noContentReason, readContent } from '@crawler/export';
 
 /** What the pages routes need. */
 export interface PagesRouteDeps {
@@ -49,7 +49,7 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
     if (!content && query.data.version !== undefined) {
       return reply.code(404).send({ error: 'no_version', message: `link ${id.data} has no stored version ${query.data.version} (see GET /links/${id.data}/versions)` });
     }
-    if (!content) return reply.code(404).send({ error: 'no_content', message: `no stored page for link ${id.data} (unknown link, or not fetched yet)` });
+    if (!content) return reply.code(404).send({ error: 'no_content', message: await noContentReason(deps.prisma, id.data) });
     if (req.headers['if-none-match'] === content.etag) return reply.code(304).header('etag', content.etag).send();
     return reply
       .header('content-type', content.contentType)

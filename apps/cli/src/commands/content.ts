@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { normalizeUrl } from '@crawler/core';
 import { LinkStore, createPrismaClient } from '@crawler/db';
-import { CONTENT_FORMATS, UnsupportedFormatError, readContent, type ContentFormat } from '@crawler/export';
+import { CONTENT_FORMATS, UnsupportedFormatError, noContentReason, readContent, type ContentFormat } from '@crawler/export';
 import { UsageError, type Command } from '../command.js';
 import { databaseUrlFrom } from '../env.js';
 
@@ -49,7 +49,7 @@ const command: Command = {
         return 1;
       }
       if (!content) {
-        io.stderr.write(`no stored page for link ${linkId} (unknown link, or not fetched yet)\n`);
+        io.stderr.write(`${await noContentReason(prisma, linkId)}\n`);
         return 1;
       }
       const out = Buffer.from(content.body.buffer, content.body.byteOffset, content.body.byteLength);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ContentStore, type PrismaClient, type StoredContent } from '@crawler/db';
+import { ContentStore, LinkStore, type PrismaClient, type StoredContent } from '@crawler/db';
 import { formatAsMarkdown, formatAsText, type ContentFormat } from './format-content.js';
 
 /** A page as handed out: the body to send and its headers. */
@@ -37,4 +37,18 @@ export async function readContent(prisma: PrismaClient, linkId: string, format: 
     etag: `"${createHash('sha256').update(bytes).digest('hex')}"`,
     page,
   };
+}
+
+/**
+ * Why a link has no stored page, in one sentence for the 404 of `GET /links/:id/content` and `crawl content`: it does
+ * not exist, it failed (with its error), or it is not fetched yet (with its status).
+ */
+export async function noContentReason(prisma: PrismaClient, linkId: string): Promise<string> {
+  const link = await new LinkStore(prisma).get(linkId);
+  if (!link) return `no link ${linkId}`;
+  if (link.status === 'failed') {
+    return `link ${linkId} failed (${link.lastErrorType ?? 'unknown error'}${link.lastError ? `: ${link.lastError}` : ''}); no page was stored`;
+  }
+  if (link.status === 'done') return `link ${linkId} is done but has no stored page`;
+  return `no stored page for link ${linkId} yet: it is ${link.status}`;
 }
