@@ -15,8 +15,8 @@ const PREFIX = `{crawler_test_cli_${process.pid}}`;
 let db: TestDatabase;
 let server: TestServer;
 
-function crawl(args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = {
+function crawl(args: string[], stdin = '', extraEnv: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: Record<string, string | undefined> = {
     ...process.env,
     DATABASE_URL: db.url,
     REDIS_URL,
@@ -26,7 +26,9 @@ function crawl(args: string[], stdin = ''): Promise<{ code: number | null; stdou
     FETCHERS: 'simple_http:4',
     DOMAIN_MIN_DELAY_MS: '0',
     LOG_LEVEL: 'warn',
+    ...extraEnv,
   };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -51,10 +53,14 @@ afterAll(async () => {
 
 describe('crawl CLI', () => {
   it('enqueue reads stdin, reports each invalid URL and stores the rest', async () => {
-    const res = await crawl(['enqueue'], `${server.url('/a')}\n# a comment\nftp://nope.example/x\n\n${server.url('/a')}#again\n`);
+    // LOG_LEVEL unset, as a user runs it.
+    const res = await crawl(['enqueue'], `${server.url('/a')}\n# a comment\nftp://nope.example/x\n\n${server.url('/a')}#again\n`, { LOG_LEVEL: undefined });
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('crawl enqueue: ftp://nope.example/x: unsupported scheme ftp');
     expect(res.stdout).toContain('accepted 2 (1 new, 1 already known), rejected 1');
+    // Its own account only: no worker log lines (a one-shot command logs at warn unless LOG_LEVEL says otherwise).
+    expect(res.stderr).not.toContain('crawler closed');
+    expect(res.stderr.split('\n').filter((l) => l.startsWith('{'))).toEqual([]);
     expect(await db.prisma.link.count()).toBe(1);
   });
 

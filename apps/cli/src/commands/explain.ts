@@ -4,7 +4,7 @@ import { AttemptStore, DomainStateStore, RouteStore, VersionStore, createPrismaC
 import { DomainPauses, armView, chooseLearned, runnableArm, tiersOf, type CrawlerConfig } from '@crawler/pipeline';
 import { closeRedisConnection, createRedisConnection } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
-import { configFrom } from '../crawler/cli-context.js';
+import { reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl explain <URL> [--json] [--learning on|off]';
 
@@ -162,7 +162,7 @@ const command: Command = {
     if (parsed.positionals.length !== 1) throw new UsageError(`expected exactly one URL\n${USAGE}`);
     const { parseLearningFlag } = await import('./enqueue.js');
     const learning = parseLearningFlag(parsed.values.learning);
-    const config = configFrom(io);
+    const config = reportingConfigFrom(io);
     const prisma = createPrismaClient(config.databaseUrl);
     const redis = createRedisConnection(config.redisUrl, 'producer');
     try {

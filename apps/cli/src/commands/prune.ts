@@ -1,6 +1,6 @@
 import { AttemptStore, createPrismaClient, DEFAULT_RETENTION_DAYS, OutboxStore, VersionStore } from '@crawler/db';
 import { UsageError, type Command } from '../command.js';
-import { configFrom } from '../crawler/cli-context.js';
+import { reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl prune [--older-than-days N]';
 
@@ -20,7 +20,7 @@ const command: Command = {
   usage: USAGE,
   async run(args, io) {
     const olderThanDays = parseDays(args);
-    const config = configFrom(io);
+    const config = reportingConfigFrom(io);
     const prisma = createPrismaClient(config.databaseUrl);
     try {
       const result = await new AttemptStore({ prisma }).pruneAttempts({ olderThanDays });

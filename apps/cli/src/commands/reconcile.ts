@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, configFrom } from '../crawler/cli-context.js';
+import { cliLogger, reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl reconcile [--grace-ms N] [--json]';
 
@@ -14,7 +14,7 @@ const command: Command = {
     } catch (err) {
       throw new UsageError(`${(err as Error).message}\n${USAGE}`);
     }
-    const config = configFrom(io);
+    const config = reportingConfigFrom(io);
     const raw = parsed.values['grace-ms'];
     const graceMs = raw === undefined ? config.reconcileGraceMs : Number(raw);
     if (!Number.isInteger(graceMs) || graceMs < 0) throw new UsageError(`--grace-ms must be a non-negative integer (got ${JSON.stringify(raw)})\n${USAGE}`);

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ScheduleStore, createPrismaClient } from '@crawler/db';
 import { UsageError, type Command } from '../command.js';
-import { configFrom } from '../crawler/cli-context.js';
+import { reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl schedule [--limit N] [--json]  (what the revisit scheduler will enqueue, and when)';
 
@@ -25,7 +25,7 @@ const command: Command = {
     }
     const limit = parsed.values.limit === undefined ? 20 : Number(parsed.values.limit);
     if (!Number.isInteger(limit) || limit < 0 || limit > 10_000) throw new UsageError(`--limit must be an integer from 0 to 10000 (got ${JSON.stringify(parsed.values.limit)})\n${USAGE}`);
-    const config = configFrom(io);
+    const config = reportingConfigFrom(io);
     const prisma = createPrismaClient(config.databaseUrl, { maxConnections: 2 });
     try {
       const s = await new ScheduleStore({ prisma }).summary({ limit });

@@ -4,7 +4,7 @@ import { AttemptStore, createPrismaClient, type AttemptStats, type ProxyStats, t
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { DomainPauses, type DomainPauseView } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { configFrom } from '../crawler/cli-context.js';
+import { reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl stats [--days N] [--hours N] [--domains N] [--json]';
 
@@ -141,7 +141,7 @@ const command: Command = {
     const sinceDays = positiveInt('days', values.days, 7);
     const velocityHours = positiveInt('hours', values.hours, 24);
     const domainLimit = positiveInt('domains', values.domains, 20);
-    const config = configFrom(io);
+    const config = reportingConfigFrom(io);
     const prisma = createPrismaClient(config.databaseUrl);
     const redis = createRedisConnection(config.redisTarget, 'producer');
     const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards });

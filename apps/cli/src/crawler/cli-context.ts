@@ -13,9 +13,10 @@ export function configFrom(io: CommandIO, overrides: Record<string, string> = {}
 }
 
 /**
- * The configuration of a command that prints its own account of the crawl (`crawl crawl`: a progress bar and a
- * report of every link): logs default to `warn`, not the workers' `info`, whose two lines per page repeat the report
- * and, on a terminal, scroll the progress bar away. LOG_LEVEL set in the environment wins.
+ * The configuration of a command that prints its own account (`crawl crawl`: a progress bar and a report of every
+ * link; `enqueue`, `pauses`, `reconcile`, `stats`, …: their results): logs default to `warn`, not the workers' `info`,
+ * whose lines repeat the report, scroll a progress bar away, or add a `crawler closed` to every one-shot command.
+ * LOG_LEVEL set in the environment wins. `crawl run` (the workers) keeps `info`.
  */
 export function reportingConfigFrom(io: CommandIO): CrawlerConfig {
   return configFrom(io, io.env.LOG_LEVEL ? {} : { LOG_LEVEL: 'warn' });
