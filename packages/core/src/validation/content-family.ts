@@ -29,16 +29,20 @@ export function detectContentFamily(contentType: string | undefined, head: Uint8
   if (mime !== '' && mime !== 'application/octet-stream' && mime !== 'binary/octet-stream') {
     for (const [re, fam] of MIME_FAMILIES) {
       if (!re.test(mime)) continue;
-      return fam === 'html' || fam === 'text' ? (signatureFamily(head) ?? fam) : fam;
+      return fam === 'html' || fam === 'text' ? (signatureFamily(headText(head, 16)) ?? fam) : fam;
     }
     return 'binary';
   }
   return sniffFamily(head);
 }
 
+/** The first `n` characters of a body, bytes as Latin-1, for signature tests. */
+function headText(head: Uint8Array | string, n: number): string {
+  return typeof head === 'string' ? head.slice(0, n) : String.fromCharCode(...head.subarray(0, n));
+}
+
 /** The family of a body that opens with an unmistakable binary file signature (none that text could start with). */
-function signatureFamily(head: Uint8Array | string): ContentFamily | null {
-  const text = typeof head === 'string' ? head.slice(0, 16) : String.fromCharCode(...head.subarray(0, 16));
+function signatureFamily(text: string): ContentFamily | null {
   if (text.startsWith('%PDF-')) return 'pdf';
   if (/^\x89PNG\r\n|^\xFF\xD8\xFF|^GIF8[79]a|^RIFF....WEBP/s.test(text)) return 'image';
   if (/^....ftyp(isom|mp4|M4V|avc1|dash|qt)/s.test(text) || text.startsWith('\x1A\x45\xDF\xA3')) return 'video';
@@ -47,11 +51,13 @@ function signatureFamily(head: Uint8Array | string): ContentFamily | null {
 
 function sniffFamily(head: Uint8Array | string): ContentFamily {
   const bytes = typeof head === 'string' ? null : head.subarray(0, 512);
-  const text = typeof head === 'string' ? head.slice(0, 512) : String.fromCharCode(...(bytes ?? []));
+  const text = headText(head, 512);
   const start = text.replace(/^\uFEFF|^\xEF\xBB\xBF/, '').trimStart();
   if (start.startsWith('%PDF-')) return 'pdf';
-  if (/^\x89PNG|^\xFF\xD8\xFF|^GIF8[79]a|^RIFF....WEBP|^BM/s.test(text)) return 'image';
-  if (/^....ftyp(isom|mp4|M4V|avc1|dash|qt)/s.test(text) || text.startsWith('\x1A\x45\xDF\xA3')) return 'video';
+  const signed = signatureFamily(text);
+  if (signed) return signed;
+  // Weaker signatures, believed only when no specific type was declared.
+  if (/^\x89PNG|^BM/.test(text)) return 'image';
   if (/^ID3|^OggS|^fLaC|^\xFF\xFB/.test(text) || /^....ftypM4A/s.test(text)) return 'audio';
   if (/^<!doctype html|^<html|^<head|^<body|^<!--[\s\S]*?-->\s*<(!doctype html|html)/i.test(start)) return 'html';
   if (/^<\?xml|^<(rss|feed|urlset|sitemapindex)\b/i.test(start)) return /<html/i.test(start) ? 'html' : 'xml';
