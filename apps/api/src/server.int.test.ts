@@ -205,7 +205,14 @@ describe('GET /links/:id', () => {
     const link = res.json() as Record<string, unknown> & { attempts: Array<Record<string, unknown>> };
     expect(link).toMatchObject({ id, url: 'https://d.example/report.pdf', status: 'done', attemptCount: 1, decision: { fetcher: 'simple_http', selectionSource: 'learned' }, lastVisitChanged: null });
     expect(link.attempts).toHaveLength(1);
-    expect(link.attempts[0]).toMatchObject({ fetcher: 'simple_http', success: true, httpStatus: 200, selectionSource: 'learned', heuristics: { url_suffix: '.pdf', domain: 'd.example' } });
+    expect(link.attempts[0]).toMatchObject({ fetcher: 'simple_http', success: true, httpStatus: 200, selectionSource: 'learned', errorMessage: null, heuristics: { url_suffix: '.pdf', domain: 'd.example' } });
+    // An attempt that got no response says why in words.
+    await new AttemptStore({ prisma: db.prisma }).logAttempt({
+      linkId: id, url: 'https://d.example/report.pdf', fetcher: 'simple_http', success: false, errorType: 'network_error',
+      errorMessage: 'UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)', selectionSource: 'retry', heuristics: [],
+    });
+    const again = (await authed({ method: 'GET', url: `/links/${id}` })).json() as { attempts: Array<Record<string, unknown>> };
+    expect(again.attempts.at(-1)).toMatchObject({ success: false, errorType: 'network_error', errorMessage: 'UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)' });
   });
 
   it('answers 404 for an unknown id and 400 for a malformed one', async () => {

@@ -225,6 +225,8 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
         success: a.success,
         isBanned: a.isBanned,
         errorType: a.errorType,
+        // Why, in words, when the attempt got no response (`UND_ERR_SOCKET: other side closed (18 of 5000 body bytes received)`).
+        errorMessage: a.errorMessage,
         httpStatus: a.httpStatus,
         durationMs: a.durationMs,
         attemptedAt: a.attemptedAt.toISOString(),

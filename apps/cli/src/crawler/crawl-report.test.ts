@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildCrawlReport, formatCrawlReport } from './crawl-report.js';
 
 const row = (url: string, status: string, extra: Partial<Parameters<typeof buildCrawlReport>[0][number]> = {}) => ({
-  url, status, fetcher: 'simple_http', selectionSource: 'probe', attemptCount: 1, lastErrorType: null, pausedUntil: null, ...extra,
+  url, status, fetcher: 'simple_http', selectionSource: 'probe', attemptCount: 1, lastErrorType: null, lastError: null, pausedUntil: null, ...extra,
 });
 
 describe('crawl report', () => {
@@ -11,17 +11,19 @@ describe('crawl report', () => {
     const report = buildCrawlReport(
       [
         row('https://a/', 'done', { lastErrorType: 'wrong_tool', attemptCount: 2, selectionSource: 'retry' }),
-        row('https://b/', 'failed', { lastErrorType: 'no_route', fetcher: null, selectionSource: null, attemptCount: 0 }),
+        row('https://b/', 'failed', { lastErrorType: 'no_route', lastError: 'no_route: nothing routes it', fetcher: null, selectionSource: null, attemptCount: 0 }),
         row('https://c/', 'paused', { lastErrorType: 'blocked_captcha', pausedUntil: until }),
       ],
       [{ input: 'ftp://x', code: 'invalid_url', message: 'unsupported scheme ftp' }],
     );
     expect(report.totals).toEqual({ links: 3, done: 1, failed: 1, paused: 1, other: 0, rejected: 1, attempts: 3, bySource: { retry: 1, probe: 1 } });
     expect(report.links[0]!.errorType).toBeNull();
+    expect(report.links[1]).toMatchObject({ errorType: 'no_route', error: 'no_route: nothing routes it' });
     expect(report.links[2]).toMatchObject({ errorType: 'blocked_captcha', pausedUntil: until.toISOString() });
     const text = formatCrawlReport(report);
     expect(text).toContain(`until ${until.toISOString()}`);
     expect(text).toContain('rejected ftp://x: unsupported scheme ftp');
+    expect(text).toContain('https://b/ no_route: nothing routes it');
     expect(text).toContain('3 links: 1 done, 1 failed, 1 paused; 1 rejected; 3 attempts');
   });
 });

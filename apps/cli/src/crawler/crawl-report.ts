@@ -8,6 +8,8 @@ export interface LinkReport {
   selectionSource: string | null;
   attemptCount: number;
   errorType: string | null;
+  /** The link's last error in words (`max_attempts:network_error: …`); null when done. */
+  error: string | null;
   pausedUntil: string | null;
 }
 
@@ -30,6 +32,7 @@ export function buildCrawlReport(rows: readonly LinkRow[], rejected: CrawlReport
     selectionSource: r.selectionSource,
     attemptCount: r.attemptCount,
     errorType: r.status === 'done' ? null : r.lastErrorType,
+    error: r.status === 'done' ? null : r.lastError,
     pausedUntil: r.status === 'paused' && r.pausedUntil ? r.pausedUntil.toISOString() : null,
   }));
   const count = (s: string) => links.filter((l) => l.status === s).length;
@@ -48,11 +51,15 @@ export function buildCrawlReport(rows: readonly LinkRow[], rejected: CrawlReport
   };
 }
 
+function clip(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
 /** A plain-text summary for a terminal: one line per link, then totals. */
 export function formatCrawlReport(report: CrawlReport): string {
   const lines = report.links.map((l) => {
     const how = l.fetcher ? `${l.fetcher} (${l.selectionSource ?? '?'})` : '-';
-    const extra = l.status === 'paused' ? ` until ${l.pausedUntil}` : l.errorType ? ` ${l.errorType}` : '';
+    const extra = l.status === 'paused' ? ` until ${l.pausedUntil}` : l.error ? ` ${clip(l.error, 200)}` : l.errorType ? ` ${l.errorType}` : '';
     return `${l.status.padEnd(7)} ${how.padEnd(34)} ${String(l.attemptCount).padStart(2)} att  ${l.url}${extra}`;
   });
   for (const r of report.rejected) lines.push(`rejected ${r.input}: ${r.message}`);

@@ -193,6 +193,19 @@ describe('logging', () => {
     expect(await store.logAttempts([])).toEqual([]);
   });
 
+  it('keeps an error message bounded and with any proxy credentials in it masked', async () => {
+    const ids = await store.logAttempts([
+      { url: 'https://msg.test/a', fetcher: 'simple_http', success: false, errorType: 'network_error', errorMessage: 'UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)', heuristics: [] },
+      { url: 'https://msg.test/b', fetcher: 'simple_http', success: false, errorType: 'proxy_unavailable', errorMessage: `cannot reach http://user:s3cret@10.0.0.1:8080 ${'x'.repeat(2_000)}`, heuristics: [] },
+      { url: 'https://msg.test/c', fetcher: 'simple_http', success: true, heuristics: [] },
+    ]);
+    const rows = await db.prisma.fetcherAttempt.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' } });
+    expect(rows[0]!.errorMessage).toBe('UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)');
+    expect(rows[1]!.errorMessage).toMatch(/^cannot reach http:\/\/\*\*\*@10\.0\.0\.1:8080 x+$/);
+    expect(rows[1]!.errorMessage).toHaveLength(500);
+    expect(rows[2]!.errorMessage).toBeNull();
+  });
+
   it('rejects bad input with a typed error, and a bad row never costs the rest of its batch', async () => {
     const before = await db.prisma.fetcherAttempt.count();
     const good = attempts(1, 'playwright', true, [{ type: 'domain', value: 'bad.test' }])[0]!;

@@ -49,6 +49,16 @@ function exitProxyOf(proxy: unknown, index: number, input: AttemptInput): string
   return maskProxyUrl(proxy).slice(0, 300);
 }
 
+/** The longest error message an attempt keeps: enough for a cause chain, not a page someone put in an exception. */
+export const ATTEMPT_ERROR_MESSAGE_MAX = 500;
+
+/** The error message as stored: bounded, and any credentials in a URL it quotes (a proxy's) masked. */
+function errorMessageOf(message: unknown, index: number, input: AttemptInput): string | null {
+  if (message === undefined || message === null || message === '') return null;
+  if (typeof message !== 'string') throw invalid(index, 'errorMessage is not a string', input);
+  return message.replace(/\/\/[^/@\s]*@/g, '//***@').slice(0, ATTEMPT_ERROR_MESSAGE_MAX);
+}
+
 /** The JSON row one attempt becomes; validated so bad input fails with a typed error before touching the db. */
 export function toAttemptRow(input: AttemptInput, index: number, now: Date): Record<string, unknown> {
   if (typeof input !== 'object' || input === null) throw invalid(index, 'not an object', {});
@@ -74,6 +84,7 @@ export function toAttemptRow(input: AttemptInput, index: number, now: Date): Rec
     success: input.success,
     is_banned: input.isBanned ?? false,
     error_type: input.errorType ?? null,
+    error_message: errorMessageOf(input.errorMessage, index, input),
     http_status: intOrNull(input.httpStatus),
     response_headers: input.responseHeaders ?? null,
     duration_ms: intOrNull(input.durationMs),
@@ -104,7 +115,7 @@ input AS MATERIALIZED (
   SELECT nextval(pg_get_serial_sequence('fetcher_attempts', 'id')) AS id, x.*
   FROM (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
-      i int, link uuid, url text, fetcher text, success boolean, is_banned boolean, error_type text,
+      i int, link uuid, url text, fetcher text, success boolean, is_banned boolean, error_type text, error_message text,
       http_status int, response_headers jsonb, duration_ms int, attempted_at timestamptz, selection_source text,
       exit_tier text, exit_proxy text, heuristics jsonb, o int)
     ORDER BY i
@@ -120,9 +131,9 @@ keyed AS MATERIALIZED (
   FROM input
 ),
 attempts AS (
-  INSERT INTO fetcher_attempts (id, link, url, fetcher, success, is_banned, error_type, http_status,
+  INSERT INTO fetcher_attempts (id, link, url, fetcher, success, is_banned, error_type, error_message, http_status,
     response_headers, duration_ms, attempted_at, selection_source, exit_tier, exit_proxy, rollup_keys)
-  SELECT input.id, link, url, fetcher, success, is_banned, error_type, http_status,
+  SELECT input.id, link, url, fetcher, success, is_banned, error_type, error_message, http_status,
     response_headers, duration_ms, attempted_at, selection_source, exit_tier, exit_proxy, keyed.keys
   FROM input JOIN keyed ON keyed.id = input.id
 ),

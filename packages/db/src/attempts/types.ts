@@ -25,6 +25,11 @@ export interface AttemptInput {
   /** The site pushed back (challenge, 403/429): counts towards the domain's ban rate. @defaultValue false */
   isBanned?: boolean;
   errorType?: string | null;
+  /**
+   * What went wrong, in words, for an attempt that got no response (`UND_ERR_SOCKET: other side closed (the body ended
+   * after 18 of 5000 bytes)`): stored cut to 500 characters, with any `user:password@` in it masked. @defaultValue null
+   */
+  errorMessage?: string | null;
   httpStatus?: number | null;
   /** Safe response headers only (Server, Content-Type, CF-Ray ...), never cookies. */
   responseHeaders?: Record<string, string> | null;

@@ -37,6 +37,8 @@ export interface LinkSummary {
   selectionSource: string | null;
   attemptCount: number;
   lastErrorType: string | null;
+  /** Why, in words: the error's message for a failed or paused link (e.g. `max_attempts:network_error: …`). */
+  lastError: string | null;
   pausedUntil: Date | null;
 }
 
@@ -348,7 +350,7 @@ const IN_FLIGHT_SQL = `SELECT count(*)::int AS n FROM (SELECT 1 FROM links WHERE
 
 const SUMMARY_CHUNK = 10_000;
 const SUMMARY_COLUMNS = `url, status, fetcher, selection_source AS "selectionSource", attempt_count AS "attemptCount",
-  last_error_type AS "lastErrorType", paused_until AS "pausedUntil"`;
+  last_error_type AS "lastErrorType", last_error AS "lastError", paused_until AS "pausedUntil"`;
 const SETTLED_SQL_LIST = sqlList([...FINISHED_STATUSES, LINK_STATUSES.paused]);
 
 // Keyset pagination per status over idx_links_unfinished_updated (status, updated_at, id): each batch is an index range,

@@ -101,12 +101,12 @@ describe('partitioning migration on a database that holds attempts', () => {
     await sql.query("INSERT INTO links (url, initial_url, domain) SELECT 'https://d0.part/l' || g, 'https://d0.part/l' || g, 'd0.part' FROM generate_series(1, 40) g");
     const links = (await sql.query<{ id: string }>('SELECT id FROM links ORDER BY url')).map((r) => r.id);
     const inputs = spread(now, 95, 9).map((a, i) => ({ ...a, linkId: i < links.length ? links[i] : null }));
-    // Today's store writes the exit tier and proxy (later migrations): lent to the old schema for the writes, then
-    // taken back, so the partitioning migration sees the columns it was written for.
-    await sql.query(`ALTER TABLE fetcher_attempts ADD COLUMN exit_tier TEXT NOT NULL DEFAULT 'direct', ADD COLUMN exit_proxy TEXT`);
+    // Today's store writes the exit tier, proxy and error message (later migrations): lent to the old schema for the
+    // writes, then taken back, so the partitioning migration sees the columns it was written for.
+    await sql.query(`ALTER TABLE fetcher_attempts ADD COLUMN exit_tier TEXT NOT NULL DEFAULT 'direct', ADD COLUMN exit_proxy TEXT, ADD COLUMN error_message TEXT`);
     await sql.query(`CREATE FUNCTION attempt_arm(f TEXT, t TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$ SELECT f $$`);
     for (let i = 0; i < inputs.length; i += 200) await store.logAttempts(inputs.slice(i, i + 200));
-    await sql.query('ALTER TABLE fetcher_attempts DROP COLUMN exit_tier, DROP COLUMN exit_proxy');
+    await sql.query('ALTER TABLE fetcher_attempts DROP COLUMN exit_tier, DROP COLUMN exit_proxy, DROP COLUMN error_message');
     await sql.query('DROP FUNCTION attempt_arm(TEXT, TEXT)');
     await sql.query("UPDATE fetcher_attempts SET success = NOT success WHERE id % 13 = 0 AND selection_source = 'learned'");
     await sql.query('DELETE FROM links WHERE id = $1', [links[0]]);

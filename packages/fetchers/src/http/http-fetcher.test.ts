@@ -83,6 +83,12 @@ describe('simple_http against local servers', () => {
       '/503': { status: 503, body: 'down' },
       '/reset': connectionReset(),
       '/reset-mid-body': resetMidBody(2048),
+      // A compressed body cut in half: Content-Length counts the compressed bytes.
+      '/gzip-cut': (req, res) => {
+        const whole = gzipSync(Buffer.from('<p>' + 'word '.repeat(50_000) + '</p>'));
+        res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': String(whole.length) });
+        res.write(whole.subarray(0, 100), () => setTimeout(() => req.socket.destroy(), 20));
+      },
       '/doc.pdf': pdf(pdfBytes()),
       '/echo-headers': (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers)),
       '/to-other': redirect(`${other.url('/landing')}`, 301),
@@ -210,6 +216,11 @@ describe('simple_http against local servers', () => {
     expect((err as FetchError).url).toBe(server.url('/reset'));
     const mid = await http.fetch({ url: server.url('/reset-mid-body') }).catch((e: unknown) => e);
     expect((mid as FetchError).code).toBe('network_error');
+    // How far the body got is in the message: a server that cuts its responses short, not one that never answered.
+    expect((mid as FetchError).message).toMatch(/\(2048 of 20480 body bytes received\)$/);
+    const gz = await http.fetch({ url: server.url('/gzip-cut') }).catch((e: unknown) => e);
+    expect((gz as FetchError).code).toBe('network_error');
+    expect((gz as FetchError).message).toMatch(/\(100 of \d+ body bytes received\)$/);
   });
 
   it('keeps binary bodies as bytes without text', async () => {

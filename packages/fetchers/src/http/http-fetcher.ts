@@ -143,6 +143,12 @@ export class HttpFetcher extends BaseFetcher {
     for (let e: unknown = err, n = 0; e && n < 8; e = (e as { cause?: unknown }).cause, n++) {
       if (e instanceof ProxyExitError) return new FetchError('proxy_unavailable', e.message, { url: req.originalUrl, fetcher: this.name });
     }
+    if (err instanceof BodyCutOff) {
+      // The headers came and the body did not finish: the same code as the error alone, with how far the body got,
+      // which is what tells a server that cuts its responses short from one that never answered.
+      const inner = this.translateError(err.cause, req);
+      return new FetchError(inner.code, `${inner.message} (${err.describe()})`, { url: req.originalUrl, fetcher: this.name, cause: err.cause });
+    }
     return translateUndiciError(err, { url: req.originalUrl, fetcher: this.name, signal: req.signal }) ?? super.translateError(err, req);
   }
 
@@ -157,6 +163,22 @@ export class HttpFetcher extends BaseFetcher {
 /** Create the simple_http fetcher. */
 export function createHttpFetcher(opts: FetchersOptions = {}): HttpFetcher {
   return new HttpFetcher(resolveFetchersOptions(opts));
+}
+
+/** Reading a response's body failed after its headers came: the error, and how many body bytes had arrived. */
+class BodyCutOff extends Error {
+  override name = 'BodyCutOff';
+  constructor(
+    readonly received: number,
+    readonly declared: number | null,
+    override readonly cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+
+  describe(): string {
+    return this.declared !== null ? `${this.received} of ${this.declared} body bytes received` : `${this.received} body bytes received`;
+  }
 }
 
 // Past 1 MiB decoded, a body may not inflate more than this many times its compressed size: HTML compresses 5-20x,
@@ -185,8 +207,12 @@ async function readBody(
     raw.destroy();
     throw tooLarge();
   }
+  const declaredOrNull = Number.isFinite(declared) && headers['content-length'] !== undefined ? declared : null;
+  const cutOff = (received: number, err: unknown) => (err instanceof FetchError ? err : new BodyCutOff(received, declaredOrNull, err));
   const iterator = raw[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const first = await iterator.next();
+  const first = await iterator.next().catch((err: unknown) => {
+    throw cutOff(0, err);
+  });
   if (first.done) return new Uint8Array(0);
   const decoder = createDecoder(encoding, first.value[0]);
   if (!decoder) {
@@ -195,7 +221,9 @@ async function readBody(
     let total = first.value.length;
     try {
       while (total <= maxBytes) {
-        const n = await iterator.next();
+        const n = await iterator.next().catch((err: unknown) => {
+          throw cutOff(total, err);
+        });
         if (n.done) break;
         total += n.value.length;
         chunks.push(n.value);
@@ -247,7 +275,8 @@ async function readBody(
     if (typeof code === 'string' && code.startsWith('Z_')) {
       throw new FetchError('decode_error', `cannot decompress ${encoding} body: ${(err as Error).message}`, { ...ctx, cause: err });
     }
-    throw err;
+    // Content-Length counts the bytes on the wire: the compressed ones.
+    throw cutOff(rawTotal, err);
   } finally {
     source.destroy();
     replay.destroy();

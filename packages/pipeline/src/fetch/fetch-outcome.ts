@@ -10,6 +10,9 @@ import { domainPauseReason } from './site-pause.js';
 import { armKey, escalatedArm, hasProxiedTiers } from '../router/arm-choice.js';
 import type { ArmBlock } from './blocked-arms.js';
 
+/** The longest `last_error` a decision writes: the reason and the error's message, not a page of stack. */
+const LAST_ERROR_MAX = 600;
+
 /** The retry policy's decision for one attempt. */
 export type Decision = ReturnType<typeof decideOutcome>;
 
@@ -71,6 +74,8 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
   const attempts = ctx.attempts.length;
   const httpStatus = attempt.response?.status;
   const errorType = decision.errorType ?? undefined;
+  // A failure without a response says what happened in words too: `max_attempts:network_error: UND_ERR_SOCKET: …`.
+  const reason = attempt.error && !attempt.response ? `${decision.reason}: ${attempt.error}`.slice(0, LAST_ERROR_MAX) : decision.reason;
   switch (decision.kind) {
     case 'success': {
       const res = attempt.response!;
@@ -117,7 +122,7 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       const pausedUntil = decision.pausedUntil ?? new Date(now.getTime() + (decision.pauseMs ?? 0));
       const generation = Math.max(data.generation, ctx.link.generation) + 1;
       const applied = await write(deps, ctx, {
-        status: LINK_STATUSES.paused, pausedUntil, riskLevel: decision.riskLevel, lastErrorType: decision.errorType, lastError: decision.reason, generation,
+        status: LINK_STATUSES.paused, pausedUntil, riskLevel: decision.riskLevel, lastErrorType: decision.errorType, lastError: reason, generation,
       });
       // The fleet's domain pause for a site that pushed back was written when the attempt was decided (fetch-processor).
       if (decision.isBanned) deps.metrics.ban(ctx.domain);
@@ -132,7 +137,7 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       return { outcome: 'paused', fetcher, attempts, errorType, httpStatus, pausedUntil: pausedUntil.toISOString() };
     }
     case 'fail':
-      return failLink(deps, ctx, { errorType: decision.errorType ?? ERROR_TYPES.internal, message: decision.reason, httpStatus });
+      return failLink(deps, ctx, { errorType: decision.errorType ?? ERROR_TYPES.internal, message: reason, httpStatus });
     case 'retry_now':
       throw new Error('retry_now is handled by the fetch loop, not applied');
   }

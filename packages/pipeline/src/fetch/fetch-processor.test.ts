@@ -104,6 +104,20 @@ describe('fetch processor', () => {
     expect(h.routeJobs[0]!.input).toMatchObject({ linkId: link.id, generation: 1, reason: 'resume' });
     expect(h.routeJobs[0]!.delayMs).toBe(5 * 60_000);
     expect(h.links.rows.get(link.id)).toMatchObject({ status: 'paused', attemptCount: 2 });
+    // What the error said is on each attempt and on the link, not only in the worker's log.
+    expect(h.attempts.map((a) => a.errorMessage)).toEqual(['too slow', 'still slow']);
+    expect(h.links.rows.get(link.id)?.lastError).toBe('timeout: still slow');
+  });
+
+  it('fails a link on its last attempt with the error in words: max_attempts, the code and the message', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://cut.example/', { status: 'fetching', attemptCount: 3 });
+    const cut = () => new CrawlerError('network_error', 'UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)');
+    h.script(cut(), cut());
+    const out = await fetchProc(h)(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'network_error' });
+    expect(h.links.rows.get(link.id)?.lastError).toBe('max_attempts:network_error: UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)');
+    expect(h.attempts.at(-1)).toMatchObject({ errorType: 'network_error', errorMessage: 'UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)' });
   });
 
   it('succeeds on the immediate retry after a network error', async () => {

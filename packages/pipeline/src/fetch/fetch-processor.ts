@@ -124,6 +124,8 @@ export interface FetchHooks {
 export interface Try {
   response: FetchResult | null;
   errorType: ErrorCode | null;
+  /** Without a response: the fetch error's message (what the network or the browser said), for the attempt and the link. */
+  error?: string;
   durationMs: number;
 }
 
@@ -345,6 +347,7 @@ async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: 
     success: decision.success,
     isBanned: decision.isBanned,
     errorType: decision.errorType,
+    ...(attempt.error ? { errorMessage: attempt.error } : {}),
     httpStatus: attempt.response?.status ?? null,
     responseHeaders: attempt.response ? safeResponseHeaders(attempt.response.headers) : null,
     durationMs: Math.round(attempt.durationMs),
@@ -426,6 +429,6 @@ async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, heade
     const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal, ...(headers ? { headers } : {}), ...(exit ? { exit } : {}) });
     return { response, errorType: null, durationMs: response.timings?.totalMs ?? performance.now() - started };
   } catch (err) {
-    return { response: null, errorType: errorTypeOf(err), durationMs: performance.now() - started };
+    return { response: null, errorType: errorTypeOf(err), error: err instanceof Error ? err.message : String(err), durationMs: performance.now() - started };
   }
 }
