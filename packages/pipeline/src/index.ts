@@ -120,6 +120,7 @@ export {
   type ReconcileReport,
   type ReconcilerDeps,
   reconcileLinks,
+  unservedAdvice,
   type ReconcileLoopOptions,
   ReconcileLoop,
 } from './reconcile/reconciler.js';

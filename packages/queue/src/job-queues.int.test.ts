@@ -220,4 +220,31 @@ describe('JobQueues against real Redis', () => {
     single.mockRestore();
     await queues.obliterate([name]);
   });
+  it('names a queue with jobs ready and no worker connected as unserved, and not once a worker serves it', async () => {
+    const name = fetchQueueName('playwright');
+    await queues.obliterate([name]);
+    expect(await queues.unservedQueues([name])).toEqual([]);
+    const ids = ['8f2b8c1e-2d4a-4c5b-9e6f-000000000001', '8f2b8c1e-2d4a-4c5b-9e6f-000000000002'];
+    for (const id of ids) await queues.enqueueFetch({ linkId: id, url: `https://d.example/${id}`, fetcher: 'playwright', selectionSource: 'learned' });
+    // Delayed jobs are not ready: they do not make a queue unserved.
+    await queues.enqueueFetch({ linkId: '8f2b8c1e-2d4a-4c5b-9e6f-000000000003', url: 'https://d.example/later', fetcher: 'playwright', selectionSource: 'learned' }, { delayMs: 60_000 });
+    expect(await queues.unservedQueues([ROUTE_QUEUE, name])).toEqual([{ queue: name, shard: 0, label: name, ready: 2 }]);
+    expect((await queues.workerCounts([name]))[name]).toBe(0);
+    // A worker that holds its one job: the other still waits, and the queue is served.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const worker = new Worker(name, async () => (started(), held), { connection, prefix, concurrency: 1 });
+    try {
+      await running;
+      expect((await queues.countJobs([name])).waiting).toBe(1);
+      expect((await queues.workerCounts([name]))[name]).toBeGreaterThan(0);
+      expect(await queues.unservedQueues([name])).toEqual([]);
+    } finally {
+      release();
+      await worker.close();
+      await queues.obliterate([name]);
+    }
+  });
 });

@@ -275,6 +275,36 @@ export class JobQueues {
     return out;
   }
 
+  /**
+   * Workers connected to each queue, keyed like {@link queueDepths}: BullMQ names each worker's Redis connection after
+   * its queue and counts them in CLIENT LIST (on a cluster, on the node with the most). A managed Redis that refuses
+   * CLIENT LIST counts as one worker, so nothing is reported unserved there.
+   */
+  async workerCounts(names: string[], shards: readonly number[] = this.allShards()): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const shard of shards) {
+      for (const name of names) out[shardedQueueLabel(name, shard, this.shards)] = await this.queue(name, shard).getWorkersCount();
+    }
+    return out;
+  }
+
+  /**
+   * Queues with jobs ready to run (waiting or prioritized) and no worker connected: the links those jobs carry do not
+   * move until a process serves the queue. Delayed and active jobs are not counted.
+   */
+  async unservedQueues(names: string[], shards: readonly number[] = this.allShards()): Promise<UnservedQueue[]> {
+    const out: UnservedQueue[] = [];
+    for (const shard of shards) {
+      for (const name of names) {
+        const q = this.queue(name, shard);
+        const c = await q.getJobCounts('waiting', 'prioritized');
+        const ready = (c.waiting ?? 0) + (c.prioritized ?? 0);
+        if (ready > 0 && (await q.getWorkersCount()) === 0) out.push({ queue: name, shard, label: shardedQueueLabel(name, shard, this.shards), ready });
+      }
+    }
+    return out;
+  }
+
   #createdNames(): string[] {
     return [...new Set([...this.#queues.keys()].map((k) => k.slice(k.indexOf('/') + 1)))];
   }
@@ -323,6 +353,16 @@ export interface QueueCounts {
 /** A queue's name in metrics, stats and Bull Board: the bare name with one shard (today's labels), `name@s<i>` with several. */
 export function shardedQueueLabel(name: string, shard: number, shards: number): string {
   return shards <= 1 ? name : `${name}@s${shard}`;
+}
+
+/** A queue with jobs ready to run and no worker connected (see JobQueues.unservedQueues). */
+export interface UnservedQueue {
+  queue: string;
+  shard: number;
+  /** `fetch-playwright`, or `fetch-playwright@s1` when the queues are sharded. */
+  label: string;
+  /** Jobs waiting or prioritized. */
+  ready: number;
 }
 
 /** One queue's job counts on one shard. */

@@ -44,6 +44,8 @@ describe('crawl reconcile', () => {
     expect(first).toMatch(/scanned 3 unfinished links untouched for 0 ms: 0 carried by a live job, 3 requeued/);
     expect(first).toMatch(/queued: 2/);
     expect(first).toMatch(/1 paused links wait out the rest of their pause/);
+    // No process serves the queues here: the jobs just given back wait on a queue with no worker, and that is said.
+    expect(first).toMatch(/2 jobs wait on route and no worker is connected to it: start a router/);
     expect(JSON.parse(await run(['--grace-ms', '0', '--json']))).toMatchObject({ scanned: 3, alive: 3, requeued: {} });
   });
 });

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createRuntime } from '@crawler/pipeline';
+import { createRuntime, unservedAdvice } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, reportingConfigFrom } from '../crawler/cli-context.js';
 
@@ -32,6 +32,7 @@ const command: Command = {
       if (report.nextGeneration > 0) io.stdout.write(`  ${report.nextGeneration} moved to a new generation (their job id was held by a dead job)\n`);
       if (report.pausedDelayed > 0) io.stdout.write(`  ${report.pausedDelayed} paused links wait out the rest of their pause\n`);
       if (report.lost > 0) io.stdout.write(`  ${report.lost} links failed with job_lost: their jobs died more than RECONCILE_MAX_RESCUES times\n`);
+      for (const u of report.unserved ?? []) io.stdout.write(`${unservedAdvice(u)}\n`);
       return 0;
     } finally {
       await runtime.close({ drainTimeoutMs: 0 });

@@ -47,6 +47,8 @@ describe('reconcileLinks', () => {
 
     const first = await crawler.runtime.reconcile({ graceMs: 0 });
     expect(first).toMatchObject({ scanned: 5, alive: 0, requeued: { queued: 3, fetching: 1, paused: 1 }, nextGeneration: 0, pausedDelayed: 1 });
+    // No worker runs yet: the four ready route jobs wait on a queue nobody serves, and the pass says so.
+    expect(first.unserved).toEqual([{ queue: ROUTE_QUEUE, shard: 0, label: ROUTE_QUEUE, ready: 4 }]);
     const counts = await crawler.runtime.counts();
     expect(counts.waiting + counts.delayed).toBe(5);
     expect(counts.delayed).toBe(1);
@@ -64,6 +66,7 @@ describe('reconcileLinks', () => {
     expect(await crawler.db.prisma.link.count({ where: { status: 'done' } })).toBe(4);
     expect(await crawler.db.prisma.link.findUniqueOrThrow({ where: { id: accepted[2]!.linkId } })).toMatchObject({ status: 'paused' });
     expect(server.hits()).toBe(4);
+    expect((await crawler.runtime.reconcile({ graceMs: 0 })).unserved).toEqual([]);
   }, 60_000);
 
   it('a rebuilt job keeps the priority its producer gave the link', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ERROR_TYPES, LINK_STATUSES, canonicalFetcherName, resumeFetcherAfterPause, type Clock, type Logger } from '@crawler/core';
-import { ROUTE_QUEUE, fetchJobId, fetchQueueName, routeJobId, type JobPresence, type JobQueues, type JobRef, type RouteJobInput } from '@crawler/queue';
+import { ROUTE_QUEUE, fetchJobId, fetchQueueName, fetcherOfQueue, routeJobId, type JobPresence, type JobQueues, type JobRef, type RouteJobInput, type UnservedQueue } from '@crawler/queue';
 import { IN_PROGRESS_STATUSES } from '@crawler/db';
 import type { ReconcileLinks, StaleLink } from '../ports.js';
 import { Periodic } from '../periodic.js';
@@ -33,6 +33,11 @@ export interface ReconcileReport {
   pausedDelayed: number;
   /** Links failed with `job_lost`: their jobs died more than `maxRescues` times. */
   lost: number;
+  /**
+   * Queues with jobs ready to run and no worker connected (only when the deps name the queues to check): their links
+   * stay where they are, live jobs and all, until a process serves the queue — a reconcile cannot help them.
+   */
+  unserved?: UnservedQueue[];
   durationMs: number;
 }
 
@@ -43,6 +48,8 @@ export interface ReconcilerDeps {
   clock: Clock;
   logger: Logger;
   settings: ReconcileSettings;
+  /** Queues to check for ready jobs that no worker serves (the route queue and the fleet's fetch queues). */
+  queueNames?: readonly string[];
 }
 
 
@@ -71,8 +78,18 @@ export async function reconcileLinks(deps: ReconcilerDeps): Promise<ReconcileRep
       if (batch.length < deps.settings.batchSize) break;
     }
   }
+  if (deps.queueNames && deps.queueNames.length > 0) report.unserved = await deps.queues.unservedQueues([...deps.queueNames]);
   report.durationMs = Math.round(performance.now() - started);
   return report;
+}
+
+/** What to do about a queue nobody serves, in a sentence for the log and `crawl reconcile`. */
+export function unservedAdvice(u: UnservedQueue): string {
+  const fetcher = fetcherOfQueue(u.queue);
+  const who = fetcher
+    ? `a fetcher with ${fetcher} in FETCHERS (node apps/fetcher/dist/main.js, crawl run); their links stay 'fetching' until one runs`
+    : `a router (node apps/router/dist/main.js, crawl run); their links stay 'queued' until one runs`;
+  return `${u.ready} jobs wait on ${u.label} and no worker is connected to it: start ${who}`;
 }
 
 async function reconcileBatch(deps: ReconcilerDeps, links: StaleLink[], report: ReconcileReport): Promise<void> {
@@ -207,6 +224,7 @@ export class ReconcileLoop {
         const requeued = Object.values(report.requeued).reduce((a, b) => a + b, 0);
         if (requeued > 0) logger.warn({ report }, `reconcile: ${requeued} unfinished links had no live job and were requeued`);
         else logger.debug({ report }, 'reconcile: every unfinished link has a live job');
+        for (const u of report.unserved ?? []) logger.warn({ queue: u.label, ready: u.ready }, `queue unserved: ${unservedAdvice(u)}`);
         return report;
       } finally {
         // Released only if still ours (the lease may have expired and been taken meanwhile).

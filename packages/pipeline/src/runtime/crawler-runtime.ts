@@ -260,6 +260,7 @@ export class CrawlerRuntime {
       clock: this.#parts.clock,
       logger: this.logger.child({ component: 'reconciler' }),
       settings: { graceMs, batchSize: this.config.reconcileBatchSize, maxRescues: this.config.reconcileMaxRescues },
+      queueNames: this.queueNames(),
     };
   }
 
