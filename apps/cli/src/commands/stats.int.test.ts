@@ -65,7 +65,7 @@ describe('crawl stats', () => {
       ['b.example', 3, 1],
       ['a.example', 2, 0],
     ]);
-    expect(r.queues[ROUTE_QUEUE]).toEqual({ waiting: 1, active: 0, delayed: 1, failed: 0 });
+    expect(r.queues[ROUTE_QUEUE]).toEqual({ waiting: 1, active: 0, delayed: 1, failed: 0, workers: 0 });
     expect(Object.keys(r.queues)).toEqual(['route', 'fetch-simple_http', 'fetch-playwright']);
     expect(r.decisions).toEqual({ attempts: 5, learned: 2, probes: 2, learnedShare: 0.4, probesSaved: 2 });
     expect(r.velocity).toHaveLength(1);
@@ -75,7 +75,8 @@ describe('crawl stats', () => {
     const text = await run([]);
     expect(text).toMatch(/By fetcher \(last 7 days\)\nfetcher\s+attempts\s+success\s+banned/);
     expect(text).toMatch(/simple_http\s+3\s+66\.7%\s+33\.3%/);
-    expect(text).toMatch(/route\s+1\s+0\s+1\s+0/);
+    expect(text).toMatch(/route\s+1\s+0\s+1\s+0\s+0/);
+    expect(text).toContain('route: 1 jobs waiting and no worker connected');
     expect(text).toContain('5 attempts, 40.0% learned, 2 probes, 2 probes saved');
   });
 

@@ -8,8 +8,8 @@ import { reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl stats [--days N] [--hours N] [--domains N] [--json]';
 
-/** Jobs of one queue by state. */
-export type QueueDepth = Record<'waiting' | 'active' | 'delayed' | 'failed', number>;
+/** Jobs of one queue by state, and the workers connected to it (0 with jobs waiting: nobody serves the queue). */
+export type QueueDepth = Record<'waiting' | 'active' | 'delayed' | 'failed', number> & { workers?: number };
 
 /** One hour of learning velocity: a learned decision is a probe the crawler did not have to send. */
 export interface VelocityRow extends VelocityBucket {
@@ -44,6 +44,14 @@ export interface StatsReport {
   velocity: VelocityRow[];
   /** Domains paused now (crawl pauses): reason, until, links waiting. */
   paused: DomainPauseView[];
+}
+
+/** A line under the queue table for each queue with jobs waiting and no worker connected. */
+function unservedNote(queues: Record<string, QueueDepth>): string {
+  const lines = Object.entries(queues)
+    .filter(([, d]) => d.workers === 0 && d.waiting > 0)
+    .map(([q, d]) => `\n  ${q}: ${d.waiting} jobs waiting and no worker connected: nothing moves them until a process serves this queue`);
+  return lines.join('');
 }
 
 /** Assemble the report from what the stores and queues returned (pure, so it is unit-tested without a database). */
@@ -113,7 +121,7 @@ export function formatStatsReport(r: StatsReport): string {
     r.paused.length === 0
       ? 'Paused domains\n  (none)'
       : `Paused domains (crawl pauses lift <domain> ends one)\n${formatTable(['domain', 'reason', 'until', 'paused links'], r.paused.map((p) => [p.domain, p.reason ?? '-', p.until, p.pausedLinks]))}`,
-    `Queues\n${formatTable(['queue', 'waiting', 'active', 'delayed', 'failed'], Object.entries(r.queues).map(([q, d]) => [q, d.waiting, d.active, d.delayed, d.failed]))}`,
+    `Queues\n${formatTable(['queue', 'waiting', 'active', 'delayed', 'failed', 'workers'], Object.entries(r.queues).map(([q, d]) => [q, d.waiting, d.active, d.delayed, d.failed, d.workers ?? '-']))}${unservedNote(r.queues)}`,
     `Decisions (last ${r.velocityHours} h): ${r.decisions.attempts} attempts, ${pct(r.decisions.learnedShare)} learned, ${r.decisions.probes} probes, ${r.decisions.probesSaved} probes saved`,
     r.velocity.length === 0
       ? `Learning velocity per hour\n  (no attempts)`
@@ -149,9 +157,11 @@ const command: Command = {
       const store = new AttemptStore({ prisma });
       const depths: Record<string, QueueDepth> = {};
       // One row per queue per shard (`route@s1`) when the queues are sharded.
-      const counts = await queues.queueDepths([ROUTE_QUEUE, ...config.fetchers.map((f) => fetchQueueName(f.name))], ['waiting', 'active', 'delayed', 'failed', 'prioritized']);
+      const names = [ROUTE_QUEUE, ...config.fetchers.map((f) => fetchQueueName(f.name))];
+      const counts = await queues.queueDepths(names, ['waiting', 'active', 'delayed', 'failed', 'prioritized']);
+      const workers = await queues.workerCounts(names);
       for (const [name, c] of Object.entries(counts)) {
-        depths[name] = { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
+        depths[name] = { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0, workers: workers[name] ?? 0 };
       }
       const report = buildStatsReport({
         sinceDays,
