@@ -21,7 +21,7 @@ describe('crawl report', () => {
     expect(report.links[1]).toMatchObject({ errorType: 'no_route', error: 'no_route: nothing routes it' });
     expect(report.links[2]).toMatchObject({ errorType: 'blocked_captcha', pausedUntil: until.toISOString() });
     const text = formatCrawlReport(report);
-    expect(text).toContain(`until ${until.toISOString()}`);
+    expect(text).toContain(`until ${until.toISOString()} (blocked_captcha)`);
     expect(text).toContain('rejected ftp://x: unsupported scheme ftp');
     expect(text).toContain('https://b/ no_route: nothing routes it');
     expect(text).toContain('3 links: 1 done, 1 failed, 1 paused; 1 rejected; 3 attempts');

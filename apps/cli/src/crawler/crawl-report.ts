@@ -59,7 +59,8 @@ function clip(s: string, max: number): string {
 export function formatCrawlReport(report: CrawlReport): string {
   const lines = report.links.map((l) => {
     const how = l.fetcher ? `${l.fetcher} (${l.selectionSource ?? '?'})` : '-';
-    const extra = l.status === 'paused' ? ` until ${l.pausedUntil}` : l.error ? ` ${clip(l.error, 200)}` : l.errorType ? ` ${l.errorType}` : '';
+    const why = l.error ? clip(l.error, 200) : l.errorType;
+    const extra = l.status === 'paused' ? ` until ${l.pausedUntil}${why ? ` (${why})` : ''}` : why ? ` ${why}` : '';
     return `${l.status.padEnd(7)} ${how.padEnd(34)} ${String(l.attemptCount).padStart(2)} att  ${l.url}${extra}`;
   });
   for (const r of report.rejected) lines.push(`rejected ${r.input}: ${r.message}`);
