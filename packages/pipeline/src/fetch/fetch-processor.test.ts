@@ -355,6 +355,32 @@ describe('fetch processor', () => {
     expect(h.links.rows.get(link.id)!.pausedUntil!.getTime() - h.clock.now().getTime()).toBe(30_000);
   });
 
+  it('an immediate retry parked by the politeness gate is not granted again when the job runs on: the link pauses with backoff', async () => {
+    // Before: each run of the job after a politeness wait took the failure for a first one and retried at once, so a
+    // flaky site got MAX_ATTEMPTS requests a politeness delay apart and the link failed in seconds, never backing off.
+    const h = makeHarness();
+    const link = h.links.add('https://flaky-gate.example/', { status: 'fetching' });
+    h.script(new CrawlerError('timeout', 'too slow'), new CrawlerError('timeout', 'still slow'));
+    let calls = 0;
+    const gate = {
+      ...h.common.gate,
+      acquire: async () =>
+        calls++ === 1
+          ? { granted: false as const, retryInMs: 1_000, reason: 'delay' as const }
+          : { granted: true as const, permit: { release: async () => {} } },
+    };
+    const j = job(link.id, link.url);
+    await expect(fetchProc(h, { gate })(j)).rejects.toBeInstanceOf(DelayedError);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', attemptCount: 1 });
+    const out = await fetchProc(h, { gate })(j);
+    expect(out).toMatchObject({ outcome: 'paused', errorType: 'timeout' });
+    expect(h.fetchCalls).toHaveLength(2);
+    expect(h.attempts.map((a) => a.selectionSource)).toEqual(['probe', 'retry']);
+    expect(h.routeJobs).toHaveLength(1);
+    expect(h.routeJobs[0]!.delayMs).toBe(5 * 60_000);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'paused', attemptCount: 2 });
+  });
+
   it('moves a paused link to the next generation with its delayed re-route', async () => {
     const h = makeHarness();
     const link = h.links.add('https://blocked.example/g', { status: 'fetching' });

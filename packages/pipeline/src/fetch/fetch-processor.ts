@@ -194,7 +194,9 @@ async function openJob(deps: FetchDeps, job: FetchJobHandle, token: string | und
     domain: domainOf(data.url),
     urlHeuristics: extractUrlHeuristics(data.url),
     attempts: [],
-    retried: {},
+    // Attempts logged since this job was made were this job's own: it made one, was told to retry at once and met a
+    // politeness wait. That immediate retry is spent; a failure now backs off, as it would have without the wait.
+    retried: link.attemptCount > data.attemptsBefore ? { retryNow: true } : {},
   };
 }
 
@@ -352,7 +354,7 @@ async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: 
     responseHeaders: attempt.response ? safeResponseHeaders(attempt.response.headers) : null,
     durationMs: Math.round(attempt.durationMs),
     attemptedAt: now,
-    selectionSource: ctx.attempts.length > 0 ? SELECTION_SOURCES.retry : ctx.data.selectionSource,
+    selectionSource: ctx.attempts.length > 0 || ctx.retried.retryNow ? SELECTION_SOURCES.retry : ctx.data.selectionSource,
     exitTier: ctx.exitTier,
     // Which proxy of the tier carried it, masked: `crawl stats` counts per proxy from the log.
     ...(ctx.exitTier !== DIRECT_TIER && ctx.exitUsed?.proxyUrl ? { exitProxy: maskProxyUrl(ctx.exitUsed.proxyUrl) } : {}),
