@@ -129,3 +129,4 @@ export {
 export * from './schedule/revisit-policy.js';
 export * from './exits/index.js';
 export { Semaphore } from './concurrency/semaphore.js';
+export { BoundedMap } from './collections/bounded-map.js';

@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import { ManualClock, parseProxyTiers } from '@crawler/core';
 import { deleteRedisPrefix } from '@crawler/queue';
 import { REDIS_URL } from '@crawler/testkit';
-import { ExitPool } from './exit-pool.js';
+import { ExitPool, SITES_REMEMBERED } from './exit-pool.js';
+import { SessionJars, LOCAL_JARS_KEPT } from './session-jars.js';
 
 const A = 'http://ua:pa@a.example:8000';
 const B = 'http://ub:pb@b.example:8000';
@@ -62,6 +63,29 @@ describe('exit sessions', () => {
       expect(keys.join(' ').replace(prefix, '')).not.toContain(secret);
       expect(values.join(' ')).not.toContain(secret);
     }
+  });
+
+  it('remembers a bounded number of sites, the most recently used: a worker meeting sites without end does not grow without end', async () => {
+    // Before, a sticky session and a cookie jar per site stayed in memory for the life of the worker.
+    const ids = Array.from({ length: SITES_REMEMBERED + 3 }, (_, i) => `id${i}`);
+    const alone = pool(new ManualClock(Date.now()), false, ids);
+    const first = (await alone.pick('mobile', new Set(), 'site-0.example'))!.proxyUrl!;
+    expect(first).toContain('session-id0:');
+    // Still in use: picking it again keeps it the most recent.
+    for (let i = 1; i <= SITES_REMEMBERED; i++) {
+      await alone.pick('mobile', new Set(), `site-${i}.example`);
+      if (i === SITES_REMEMBERED / 2) expect((await alone.pick('mobile', new Set(), 'site-0.example'))!.proxyUrl).toBe(first);
+    }
+    expect((await alone.pick('mobile', new Set(), 'site-0.example'))!.proxyUrl).toBe(first);
+    // site-1 was the least recently used: forgotten, it gets a new session.
+    expect((await alone.pick('mobile', new Set(), 'site-1.example'))!.proxyUrl).not.toContain('session-id1:');
+
+    const clock = new ManualClock(Date.now());
+    const jars = new SessionJars({ clock });
+    await jars.remember('site-0.example', A, 'clearance=ok; Path=/');
+    for (let i = 1; i <= LOCAL_JARS_KEPT; i++) await jars.remember(`site-${i}.example`, A, 'c=1; Path=/');
+    expect(await jars.cookieHeader(`site-${LOCAL_JARS_KEPT}.example`, A)).toBe('c=1');
+    expect(await jars.cookieHeader('site-0.example', A)).toBeUndefined();
   });
 
   it('works on its own without Redis: retirement and health are this worker\'s', async () => {

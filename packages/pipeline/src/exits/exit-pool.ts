@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { DIRECT_TIER, maskProxyUrl, type Clock, type ExitTier, type Logger } from '@crawler/core';
+import { BoundedMap, DIRECT_TIER, maskProxyUrl, type Clock, type ExitTier, type Logger } from '@crawler/core';
 import type { FetchExit } from '@crawler/fetchers';
 
 /** Where the fleet shares which proxies are down: a key per proxy under the queue prefix, expiring with the verdict. */
@@ -11,6 +11,9 @@ export interface ExitPoolShared {
 
 /** The placeholder a sticky-session proxy URL carries (`http://user-session-{session}:pass@gw.example:8000`). */
 export const SESSION_PLACEHOLDER = '{session}';
+
+/** Per-site entries this worker keeps in memory; past it, the least recently set site is forgotten (a new session id). */
+export const SITES_REMEMBERED = 10_000;
 
 /**
  * The exits of the configured tiers and their health. A proxy URL that refused a connection, answered 407 or timed
@@ -23,10 +26,13 @@ export class ExitPool {
   /** This process's verdicts: proxy URL → clock time until which it is left out. */
   readonly #down = new Map<string, number>();
   readonly #turn = new Map<string, number>();
-  /** Sessions (site + proxy URL as configured) retired after a block: clock time until which they are not reused. */
-  readonly #retired = new Map<string, number>();
-  /** The current sticky-session id per site and configured URL. */
-  readonly #sessions = new Map<string, string>();
+  /**
+   * Sessions (site + proxy URL as configured) retired after a block: clock time until which they are not reused. Per
+   * site, so bounded to the most recent: a fleet meets sites without end (the shared Redis keys expire on their own).
+   */
+  readonly #retired = new BoundedMap<string, number>(SITES_REMEMBERED);
+  /** The current sticky-session id per site and configured URL, for the sites used most recently. */
+  readonly #sessions = new BoundedMap<string, string>(SITES_REMEMBERED);
 
   constructor(
     tiers: readonly ExitTier[],

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { applySetCookie, cookieHeaderOf, parseJar, type Clock, type CookieJar, type Logger } from '@crawler/core';
+import { BoundedMap, applySetCookie, cookieHeaderOf, parseJar, type Clock, type CookieJar, type Logger } from '@crawler/core';
 import { proxyId } from './exit-pool.js';
 
 /** Where session jars live: one Redis key per (exit session, site), under the queue prefix. */
@@ -8,13 +8,16 @@ export interface SessionJarsShared {
   prefix: string;
 }
 
+/** Jars this worker keeps (the most recently used): one per site and exit session it met, not one per site ever met. */
+export const LOCAL_JARS_KEPT = 10_000;
+
 /**
  * Plain HTTP's cookie jars per exit session and site, shared by the fleet through Redis: what a site set through one
  * identity goes back only through that identity, from whichever worker. Without Redis, a jar is this worker's. A
  * Redis error costs the cookies of one request, never the request.
  */
 export class SessionJars {
-  readonly #local = new Map<string, CookieJar>();
+  readonly #local = new BoundedMap<string, CookieJar>(LOCAL_JARS_KEPT);
 
   constructor(private readonly opts: { clock: Clock; shared?: SessionJarsShared; logger?: Logger; ttlMs?: number }) {}
 
