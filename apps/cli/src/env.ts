@@ -37,7 +37,7 @@ export const DEMO_ENV = {
   /** @defaultValue 'redis://127.0.0.1:6379' */
   REDIS_URL: redisUrlVar().default('redis://127.0.0.1:6379'),
   /** The demo's queue prefix, emptied before and after each run. @defaultValue '{crawler_demo}' */
-  DEMO_QUEUE_PREFIX: queuePrefixVar().default('{crawler_demo}'),
+  DEMO_QUEUE_PREFIX: queuePrefixVar('{crawler_demo}'),
   /** @defaultValue '/usr/bin/chromium' */
   CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
   /** Loopback address of the first demo site; the others follow it. @defaultValue '127.0.10.2' */

@@ -276,7 +276,20 @@ export const databaseUrlVar = () => urlVar(['postgresql:', 'postgres:']);
 export const redisUrlVar = () => urlVar(['redis:', 'rediss:', 'unix:']);
 
 /** A Redis key prefix for queues: non-empty, no ':' (braces make it a Cluster hash tag). */
-export const queuePrefixVar = () => z.string().regex(/^[^:]+$/, 'must be non-empty without ":"');
+export const queuePrefixVar = (def: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      // Blank is the default, as for every variable here: `QUEUE_PREFIX: ${QUEUE_PREFIX:-}` in a compose file.
+      if (isBlank(v)) return def;
+      const prefix = v.trim();
+      if (prefix.includes(':')) {
+        ctx.addIssue({ code: 'custom', message: 'must be non-empty without ":"' });
+        return z.NEVER;
+      }
+      return prefix;
+    });
 
 /**
  * Postgres connections a crawler process keeps open. Every connection is its own Postgres backend: it loads its own

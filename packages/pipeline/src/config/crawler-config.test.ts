@@ -111,6 +111,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, QUEUE_SHARDS_CONSUMED: 'x' })).toThrow(/QUEUE_SHARDS_CONSUMED/);
   });
 
+  it('refuses a queue prefix without a hash tag on a Redis Cluster, and reads a blank prefix as the default', () => {
+    // Each key of a queue would hash to its own slot: BullMQ's multi-key scripts fail with CROSSSLOT on the first job.
+    expect(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7001', QUEUE_PREFIX: 'crawler' })).toThrow(/QUEUE_PREFIX="crawler".*hash tag.*'\{crawler\}'/s);
+    expect(loadConfig({ ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7001', QUEUE_PREFIX: 'fleet-{a}' }).queuePrefix).toBe('fleet-{a}');
+    expect(loadConfig({ ...base, QUEUE_PREFIX: 'crawler' }).queuePrefix).toBe('crawler');
+    // docker-compose passes `QUEUE_PREFIX: ${QUEUE_PREFIX:-}`: blank is the hash-tagged default.
+    expect(loadConfig({ ...base, QUEUE_PREFIX: '' }).queuePrefix).toBe('{crawler}');
+    expect(() => loadConfig({ ...base, QUEUE_PREFIX: 'a:b' })).toThrow(/QUEUE_PREFIX/);
+  });
+
   it('requires a postgres DATABASE_URL', () => {
     expect(() => loadConfig({})).toThrow(/DATABASE_URL=\(unset\)/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL="mysql:\/\/x"/);

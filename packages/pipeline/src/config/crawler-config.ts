@@ -141,7 +141,7 @@ export const QUEUE_ENV = {
    */
   REDIS_CLUSTER_NODES: parsedVar(parseClusterNodeList),
   /** Redis key prefix of every queue (shard 0's); braces make it a Cluster hash tag. @defaultValue '{crawler}' */
-  QUEUE_PREFIX: queuePrefixVar().default('{crawler}'),
+  QUEUE_PREFIX: queuePrefixVar('{crawler}'),
   /**
    * Shards the route and fetch queues and the politeness keys are split into, each under its own hash tag (one Cluster
    * slot each); a link goes to the shard of its registrable domain. Every process of a fleet must agree; 1 is the
@@ -484,6 +484,14 @@ export const CRAWLER = envGroup(
       } catch (err) {
         ctx.addIssue({ code: 'custom', path: [tiersVar], message: (err as Error).message });
       }
+    }
+    if ((e.REDIS_CLUSTER_NODES ?? []).length > 0 && typeof e.QUEUE_PREFIX === 'string' && !/\{[^{}]+\}/.test(e.QUEUE_PREFIX)) {
+      // Without a hash tag each key of a queue hashes to its own slot, and BullMQ's scripts, which touch several keys
+      // of a queue at once, fail with CROSSSLOT on the first job.
+      ctx.addIssue({
+        code: 'custom', path: ['QUEUE_PREFIX'],
+        message: `needs a hash tag on a Redis Cluster (REDIS_CLUSTER_NODES is set): every key of a queue must share one slot; use '{${e.QUEUE_PREFIX}}'`,
+      });
     }
     const bad = (e.QUEUE_SHARDS_CONSUMED ?? []).filter((n) => n >= e.QUEUE_SHARDS);
     if (bad.length > 0) ctx.addIssue({ code: 'custom', path: ['QUEUE_SHARDS_CONSUMED'], message: `shard ${bad.join(', ')} does not exist (QUEUE_SHARDS=${e.QUEUE_SHARDS}: 0..${e.QUEUE_SHARDS - 1})` });
