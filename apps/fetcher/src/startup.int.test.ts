@@ -58,6 +58,11 @@ describe('fetcher start-up', () => {
     }
     const text = await (await fetch(`http://127.0.0.1:${ports[1]}/metrics`)).text();
     expect(text).toContain('crawler_queue_jobs');
+    // Beside /metrics: liveness for a restart policy, readiness (Redis and Postgres answer) for a rollout.
+    const live = await fetch(`http://127.0.0.1:${ports[0]}/healthz`);
+    expect([live.status, await live.json()]).toEqual([200, { status: 'ok' }]);
+    const ready = await fetch(`http://127.0.0.1:${ports[0]}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ok', checks: { redis: 'ok', postgres: 'ok' } }]);
   }, 90_000);
 
   it('refuses a METRICS_PORT set explicitly that is taken, in one line without a stack trace', async () => {

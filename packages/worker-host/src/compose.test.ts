@@ -14,7 +14,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const REQUIRED = { POSTGRES_PASSWORD: 'a-test-password', BULL_BOARD_USER: 'admin', BULL_BOARD_PASSWORD: 'a-board-password', API_KEYS: 'k'.repeat(24) };
 
 interface Resolved {
-  services: Record<string, { command?: string[]; environment?: Record<string, string | null> }>;
+  services: Record<string, { command?: string[]; environment?: Record<string, string | null>; healthcheck?: { test?: string[] } }>;
 }
 
 /** `docker-compose config` with only these variables (no .env, nothing from the test's own environment). */
@@ -55,6 +55,14 @@ describe('docker-compose.yml', () => {
     const fetchers = Object.fromEntries(services.map(([name, env]) => [name, parseWorkerEnv(env).crawler.fetchers.map((f) => f.name)]));
     expect(fetchers.fetcher).toEqual(['simple_http']);
     expect(fetchers['browser-fetcher']).toEqual(['playwright', 'playwright_stealth']);
+  });
+
+  it('checks each long-running worker on the /healthz it serves, and not the one-shot migrate', () => {
+    const out = composeConfig(REQUIRED);
+    const services = parseYaml(out.stdout).services;
+    for (const name of ['router', 'fetcher', 'browser-fetcher']) expect(services[name]!.healthcheck?.test?.join(' '), name).toMatch(/\/healthz/);
+    expect(services.migrate!.healthcheck?.test).toEqual(['NONE']);
+    expect(services.api!.healthcheck?.test?.join(' ')).toMatch(/:3000\/healthz/);
   });
 
   it('takes a Redis Cluster with shards as its comments say: the default prefix carries the hash tag a cluster needs', () => {

@@ -1,6 +1,6 @@
 import type { EnvSource, Logger, PipelineMetrics } from '@crawler/core';
 import { createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
-import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths } from '@crawler/telemetry';
+import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
 import { fetchQueueName } from '@crawler/queue';
 import { startEventDispatcher } from '@crawler/events';
 import { parseWorkerEnv, type WorkerEnv } from './env.js';
@@ -70,10 +70,20 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   };
   metrics.collectQueueDepths(depths);
 
+  let shuttingDown = false;
+  const readiness = async (): Promise<Readiness> => {
+    const [redis, postgres] = await Promise.all([
+      check(() => runtime.redis.ping()),
+      check(() => runtime.prisma.$queryRawUnsafe('SELECT 1')),
+    ]);
+    const checks = { redis, postgres, ...(shuttingDown ? { process: 'shutting down' } : {}) };
+    return { ready: !shuttingDown && redis === 'ok' && postgres === 'ok', checks };
+  };
+
   let server: MetricsServer | null = null;
   try {
     if (env.metricsPort !== null) {
-      server = await listenForMetrics(metrics, env, logger);
+      server = await listenForMetrics(metrics, env, logger, readiness);
       logger.info({ port: server.port }, 'metrics listening on /metrics');
     }
     runtime.startWorkers(opts.workers);
@@ -109,6 +119,7 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
     health,
     close: () =>
       (closing ??= (async () => {
+        shuttingDown = true;
         clearInterval(timer);
         logger.info({ drainTimeoutMs: env.shutdownDrainTimeoutMs }, 'shutting down: draining workers');
         await dispatcher?.stop().catch((err: unknown) => logger.warn({ err }, 'stopping the event dispatcher failed'));
@@ -118,6 +129,27 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
         logger.info('shut down');
       })()),
   };
+}
+
+/** How long a readiness check waits for Redis or Postgres to answer before it reports them unavailable. */
+const READINESS_TIMEOUT_MS = 2_000;
+
+/** `ok`, or why not: a dependency that errs or does not answer in time (ioredis queues commands while it reconnects). */
+async function check(probe: () => Promise<unknown>): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${READINESS_TIMEOUT_MS} ms`)), READINESS_TIMEOUT_MS);
+      }),
+    ]);
+    return 'ok';
+  } catch (err) {
+    return (err as Error).message ?? String(err);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Raised when the METRICS_PORT that was set explicitly is taken: a start-up error with a one-line message. */
@@ -133,9 +165,9 @@ export class MetricsPortInUseError extends Error {
  * Bind /metrics. Several workers on one host all default to 9464: with METRICS_PORT unset, the second one takes a
  * free port instead of crashing, and the warning names it (Prometheus needs each worker's port, or service discovery).
  */
-async function listenForMetrics(metrics: PrometheusPipelineMetrics, env: WorkerEnv, logger: Logger): Promise<MetricsServer> {
+async function listenForMetrics(metrics: PrometheusPipelineMetrics, env: WorkerEnv, logger: Logger, readiness: () => Promise<Readiness>): Promise<MetricsServer> {
   const { port, fallback } = env.metricsPort!;
-  const start = (p: number) => startMetricsServer({ registry: metrics.registry, port: p, host: env.metricsHost, logger });
+  const start = (p: number) => startMetricsServer({ registry: metrics.registry, port: p, host: env.metricsHost, logger, readiness });
   try {
     return await start(port);
   } catch (err) {

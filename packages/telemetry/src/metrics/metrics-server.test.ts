@@ -16,4 +16,26 @@ describe('startMetricsServer', () => {
     expect(await res.text()).toContain('crawler_decisions_total{source="probe",fetcher="simple_http"} 1');
     expect((await fetch(`http://127.0.0.1:${server.port}/other`)).status).toBe(404);
   });
+
+  it('answers /healthz while the process runs, and /readyz with its checks: 200 when they pass, 503 when one fails', async () => {
+    const metrics = createPipelineMetrics();
+    let redis = 'ok';
+    const ready = await startMetricsServer({
+      registry: metrics.registry, port: 0, host: '127.0.0.1',
+      readiness: async () => ({ ready: redis === 'ok', checks: { redis, postgres: 'ok' } }),
+    });
+    try {
+      const live = await fetch(`http://127.0.0.1:${ready.port}/healthz`);
+      expect([live.status, await live.json()]).toEqual([200, { status: 'ok' }]);
+      const ok = await fetch(`http://127.0.0.1:${ready.port}/readyz`);
+      expect([ok.status, await ok.json()]).toEqual([200, { status: 'ok', checks: { redis: 'ok', postgres: 'ok' } }]);
+      redis = 'connect ECONNREFUSED 127.0.0.1:6379';
+      const down = await fetch(`http://127.0.0.1:${ready.port}/readyz`);
+      expect([down.status, await down.json()]).toEqual([503, { status: 'unavailable', checks: { redis, postgres: 'ok' } }]);
+      // Liveness does not follow Redis: workers ride out its outage, a restart would not help.
+      expect((await fetch(`http://127.0.0.1:${ready.port}/healthz`)).status).toBe(200);
+    } finally {
+      await ready.close();
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { silentLogger, type Logger } from '@crawler/core';
@@ -12,6 +12,17 @@ export interface MetricsServerOptions {
   host?: string;
   /** @defaultValue silentLogger */
   logger?: Logger;
+  /**
+   * Readiness for GET /readyz: whether the process can take work now (its Redis and Postgres answer, it is not
+   * shutting down). 200 with the checks when `ready`, 503 otherwise. Without it /readyz answers as /healthz.
+   */
+  readiness?: () => Promise<Readiness>;
+}
+
+/** What GET /readyz reports: each check's `ok` or its error, and whether all passed. */
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, string>;
 }
 
 export interface MetricsServer {
@@ -21,14 +32,35 @@ export interface MetricsServer {
 }
 
 /**
- * A bare HTTP server answering GET /metrics, for the worker apps (router, fetcher) that have no web framework:
- * Prometheus scrapes each worker where it runs.
+ * A bare HTTP server for the worker apps (router, fetcher) that have no web framework: GET /metrics, which Prometheus
+ * scrapes where each worker runs; GET /healthz, liveness (the process answers: its event loop turns), for a restart
+ * policy; GET /readyz, readiness (see `readiness`), for a load balancer or an orchestrator's rollout. Liveness never
+ * depends on Redis or Postgres: workers ride out their outages, and restarting every worker of a fleet because
+ * Postgres blinked would only add a cold start to the outage.
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   const render = metricsHandler(options.registry);
   const logger = options.logger ?? silentLogger;
+  const json = (res: ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
   const server: Server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '/').split('?')[0] !== '/metrics') {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && path === '/healthz') {
+      json(res, 200, { status: 'ok' });
+      return;
+    }
+    if (req.method === 'GET' && path === '/readyz') {
+      if (!options.readiness) {
+        json(res, 200, { status: 'ok' });
+        return;
+      }
+      options.readiness().then(
+        (r) => json(res, r.ready ? 200 : 503, { status: r.ready ? 'ok' : 'unavailable', checks: r.checks }),
+        (err: unknown) => json(res, 503, { status: 'unavailable', checks: { readiness: (err as Error).message ?? String(err) } }),
+      );
+      return;
+    }
+    if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
