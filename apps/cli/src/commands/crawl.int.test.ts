@@ -85,7 +85,7 @@ describe('crawl CLI', () => {
     const report = JSON.parse(res.stdout) as { links: Array<Record<string, unknown>>; totals: Record<string, unknown>; rejected: unknown[] };
     expect(report.links).toEqual([
       // A probe found this host's page /a static a moment ago: plain-HTTP domain memory routes /b without one.
-      { url: server.url('/b'), status: 'done', fetcher: 'simple_http', selectionSource: 'domain_memory', attemptCount: 1, errorType: null, pausedUntil: null },
+      { url: server.url('/b'), status: 'done', fetcher: 'simple_http', selectionSource: 'domain_memory', attemptCount: 1, errorType: null, error: null, pausedUntil: null },
     ]);
     expect(report.totals).toMatchObject({ links: 1, done: 1, failed: 0, paused: 0, rejected: 1, attempts: 1 });
     expect(server.hits('/b')).toBe(1);
