@@ -8,6 +8,8 @@ import { Redis } from 'ioredis';
 import { ROUTE_QUEUE, routeJobId, deleteRedisPrefix } from '@crawler/queue';
 import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { startE2e, REDIS_URL, type E2eCrawler } from '../__fixtures__/e2e.js';
+import { ReconcileLoop } from './reconciler.js';
+import { ManualClock, type Logger } from '@crawler/core';
 
 let crawler: E2eCrawler | undefined;
 let server: TestServer | undefined;
@@ -136,5 +138,35 @@ describe('reconcileLinks', () => {
     expect(link.lastError).toContain('died 3 times');
     // Settled: later passes leave it alone.
     expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ scanned: 0, lost: 0 });
+  }, 60_000);
+
+});
+
+describe('ReconcileLoop', () => {
+  it('warns of a queue whose jobs wait with no worker connected, but not on its first pass, while this process\'s workers connect', async () => {
+    server = await startTestServer({ '/u/a': { body: staticArticle({ title: 'U' }) } });
+    crawler = await startE2e('reconcile_unserved', { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:1', RECONCILE_INTERVAL_MS: '0' });
+    await crawler.runtime.enqueue([server.url('/u/a')]);
+    const warnings: string[] = [];
+    const at = (into: string[] | null) => (a: unknown, b?: unknown) => void into?.push(String(typeof a === 'string' ? a : b));
+    const logger: Logger = { debug: at(null), info: at(null), warn: at(warnings), error: at(warnings), child: () => logger };
+    const loop = new ReconcileLoop({
+      links: crawler.runtime.linkStore, queues: crawler.runtime.queues, clock: new ManualClock(Date.now()), logger,
+      settings: { graceMs: 60_000, batchSize: 100 }, queueNames: crawler.runtime.queueNames(),
+      redis: crawler.runtime.redis, leaseKey: `${crawler.prefix}:test-reconcile-lease`, intervalMs: 0, unservedConfirmMs: 50,
+    });
+    try {
+      expect((await loop.runOnce())?.unserved).toHaveLength(1);
+      expect(warnings).toEqual([]);
+      await loop.runOnce();
+      expect(warnings).toEqual([expect.stringMatching(/^queue unserved: 1 jobs wait on route and no worker is connected to it: start a router/)]);
+      // Once a worker serves the queue, the job runs and nothing is said.
+      crawler.runtime.startWorkers();
+      await crawler.runtime.waitUntilIdle();
+      await loop.runOnce();
+      expect(warnings).toHaveLength(1);
+    } finally {
+      await loop.stop();
+    }
   }, 60_000);
 });

@@ -185,6 +185,11 @@ export interface ReconcileLoopOptions extends ReconcilerDeps {
   leaseKey: string;
   /** Time between passes; 0 runs only the pass at start. */
   intervalMs: number;
+  /**
+   * A queue found unserved is looked at again after this long before it is reported: a worker restarting somewhere
+   * in the fleet leaves its queue without a connection for a moment. @defaultValue 2000
+   */
+  unservedConfirmMs?: number;
 }
 
 /**
@@ -196,6 +201,8 @@ export class ReconcileLoop {
   readonly #opts: ReconcileLoopOptions;
   readonly #token = randomUUID();
   readonly #periodic: Periodic<ReconcileReport | null>;
+  /** Passes this process ran: the first, at start, may find this process's own workers not yet connected. */
+  #passes = 0;
 
   constructor(opts: ReconcileLoopOptions) {
     this.#opts = opts;
@@ -224,7 +231,8 @@ export class ReconcileLoop {
         const requeued = Object.values(report.requeued).reduce((a, b) => a + b, 0);
         if (requeued > 0) logger.warn({ report }, `reconcile: ${requeued} unfinished links had no live job and were requeued`);
         else logger.debug({ report }, 'reconcile: every unfinished link has a live job');
-        for (const u of report.unserved ?? []) logger.warn({ queue: u.label, ready: u.ready }, `queue unserved: ${unservedAdvice(u)}`);
+        const first = this.#passes++ === 0;
+        if (!first) for (const u of await this.#confirmUnserved(report.unserved ?? [])) logger.warn({ queue: u.label, ready: u.ready }, `queue unserved: ${unservedAdvice(u)}`);
         return report;
       } finally {
         // Released only if still ours (the lease may have expired and been taken meanwhile).
@@ -234,6 +242,14 @@ export class ReconcileLoop {
       logger.warn({ err }, 'reconcile pass failed; will try again');
       return null;
     }
+  }
+
+  /** The queues of `found` still unserved after a short wait (a worker of the fleet may have been restarting). */
+  async #confirmUnserved(found: UnservedQueue[]): Promise<UnservedQueue[]> {
+    if (found.length === 0) return [];
+    await new Promise((resolve) => setTimeout(resolve, this.#opts.unservedConfirmMs ?? 2_000).unref());
+    const again = await this.#opts.queues.unservedQueues([...new Set(found.map((u) => u.queue))], [...new Set(found.map((u) => u.shard))]);
+    return again.filter((a) => found.some((u) => u.label === a.label));
   }
 
   /** Stop scheduling and wait for a running pass. Idempotent. */
