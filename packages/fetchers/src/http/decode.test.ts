@@ -26,5 +26,8 @@ describe('charset sniffing', () => {
     expect(isTextualType('application/pdf', enc.encode('%PDF-1.4'))).toBe(false);
     expect(isTextualType(null, enc.encode('  <!DOCTYPE html><html>'))).toBe(true);
     expect(isTextualType(null, new Uint8Array([0, 1, 2]))).toBe(false);
+    // Untyped HTML as the validator sniffs it: behind a UTF-8 BOM, or after a leading comment.
+    expect(isTextualType(null, new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode('<!doctype html><html>')]))).toBe(true);
+    expect(isTextualType(null, enc.encode('<!-- generated -->\n<!doctype html><html>'))).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, constants as zlibConstants } from 'node:zlib';
 import type { Transform } from 'node:stream';
 import iconv from 'iconv-lite';
+import { detectContentFamily } from '@crawler/core';
 
 /**
  * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
@@ -39,9 +40,10 @@ export function isTextualType(mime: string | null, body: Uint8Array): boolean {
   );
 }
 
+/** An untyped body is read as text when it sniffs as HTML or XML as the validator sniffs it (a BOM, a leading comment). */
 function looksLikeMarkup(body: Uint8Array): boolean {
-  const head = Buffer.from(body.subarray(0, 512)).toString('latin1').trimStart().toLowerCase();
-  return head.startsWith('<!doctype html') || head.startsWith('<html') || head.startsWith('<?xml') || head.startsWith('<head');
+  const family = detectContentFamily(undefined, body.subarray(0, 512));
+  return family === 'html' || family === 'xml';
 }
 
 const CHARSET_IN_TYPE = /charset\s*=\s*["']?([\w.:-]+)/i;
