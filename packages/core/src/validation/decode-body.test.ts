@@ -16,6 +16,10 @@ describe('decodeBody', () => {
     const sjis = new Uint8Array([...Buffer.from('<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">', 'latin1'), 0x82, 0xa0]);
     expect(decodeBody(sjis, undefined)).toContain('あ');
   });
+  it('reads a page whose <meta> names UTF-16 as UTF-8, as the HTML standard does', () => {
+    const page = Buffer.from('<html><head><meta charset="utf-16"><title>Café</title></head><body><a href="/next">next</a></body></html>', 'utf8');
+    expect(decodeBody(page, 'text/html')).toBe(page.toString('utf8'));
+  });
   it('falls back to UTF-8 for an unknown label', () => {
     expect(decodeBody(Buffer.from('ok'), 'text/html; charset=no-such-charset')).toBe('ok');
   });

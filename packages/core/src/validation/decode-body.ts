@@ -33,7 +33,12 @@ function bomEncoding(b: Uint8Array): { encoding: string; length: number } | null
 function sniffMetaCharset(b: Uint8Array): string | null {
   const head = latin1(b.subarray(0, 1024));
   const m = /<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.+-]+)/i.exec(head);
-  return m?.[1] ? m[1].toLowerCase() : null;
+  const label = m?.[1]?.toLowerCase();
+  if (!label) return null;
+  // The HTML standard's prescan: bytes that an ASCII <meta> could be read from are not UTF-16, so a <meta> naming
+  // UTF-16 means UTF-8 (and x-user-defined means windows-1252), as browsers read it.
+  if (/^(utf-16|utf-16le|utf-16be|unicode|ucs-2|unicodefeff|unicodefffe|iso-10646-ucs-2|csunicode)$/.test(label)) return 'utf-8';
+  return label === 'x-user-defined' ? 'windows-1252' : label;
 }
 
 function latin1(b: Uint8Array): string {

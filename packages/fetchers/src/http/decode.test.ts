@@ -12,6 +12,9 @@ describe('charset sniffing', () => {
     expect(sniffCharset(enc.encode('<head><meta charset="windows-1251">'), 'text/html')).toBe('windows-1251');
     expect(sniffCharset(enc.encode('<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">'), undefined)).toBe('koi8-r');
     expect(sniffCharset(enc.encode('<p>plain</p>'), undefined)).toBe('utf-8');
+    // A <meta> read as ASCII cannot be in UTF-16: the HTML standard reads such a page as UTF-8.
+    expect(sniffCharset(enc.encode('<meta charset="utf-16"><p>plain</p>'), 'text/html')).toBe('utf-8');
+    expect(sniffCharset(enc.encode('<meta http-equiv="Content-Type" content="text/html; charset=UTF-16LE">'), undefined)).toBe('utf-8');
   });
 
   it('decodes single-byte charsets and survives unknown labels', () => {
