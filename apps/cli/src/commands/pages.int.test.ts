@@ -110,3 +110,16 @@ describe('crawl content --version', () => {
     await expect(run(content, [url, '--version', 'x'])).rejects.toThrow(UsageError);
   });
 });
+
+describe('crawl content of a page served without a Content-Type', () => {
+  it('sniffs it as HTML for --format markdown and text, as the fetcher and validator did', async () => {
+    const url = 'https://cafe.example/untyped';
+    const [link] = await new LinkStore(db.prisma).upsertMany([{ url, initialUrl: url, domain: 'cafe.example' }]);
+    const body = Buffer.from('<!doctype html><html><head><title>Untyped</title></head><body><h1>Plat du jour</h1><p>Soupe, <a href="/menu">menu</a>.</p></body></html>');
+    await new ContentStore({ prisma: db.prisma }).save({ linkId: link!.id, body, contentType: null, httpStatus: 200, finalUrl: url, fetcher: 'simple_http', headers: {} });
+    const md = await run(content, [url, '--format', 'markdown']);
+    expect([md.code, md.stderr]).toEqual([0, '']);
+    expect(md.stdout.toString()).toContain('[menu](https://cafe.example/menu)');
+    expect((await run(content, [url, '--format', 'text'])).stdout.toString()).toContain('Plat du jour');
+  });
+});

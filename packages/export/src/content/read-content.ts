@@ -28,7 +28,8 @@ export async function readContent(prisma: PrismaClient, linkId: string, format: 
   if (!stored) return null;
   const { body, ...page } = stored;
   if (format === 'raw') return { body, contentType: originalContentType(stored), etag: `"${stored.sha256}"`, page };
-  const input = { body, contentType: originalContentType(stored), finalUrl: stored.finalUrl };
+  // No type at all stays null for the converters, which sniff the bytes; octet-stream would refuse an untyped HTML page.
+  const input = { body, contentType: stored.headers?.['content-type'] ?? stored.contentType ?? null, finalUrl: stored.finalUrl };
   const out = format === 'text' ? formatAsText(input) : formatAsMarkdown(input);
   const bytes = Buffer.from(out.text, 'utf8');
   return {
