@@ -90,6 +90,9 @@ describe('simple_http against local servers', () => {
         res.write(whole.subarray(0, 100), () => setTimeout(() => req.socket.destroy(), 20));
       },
       '/doc.pdf': pdf(pdfBytes()),
+      // 100 KB of response headers (a big CSP, many cookies): Chromium takes up to 256 KiB.
+      '/big-headers': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'x-policy': 'a'.repeat(100_000) }).end(staticArticle({ title: 'Big headers' })),
+      '/huge-headers': (_req, res) => res.writeHead(200, { 'content-type': 'text/html', 'x-policy': 'a'.repeat(300_000) }).end('x'),
       '/echo-headers': (req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.headers)),
       '/to-other': redirect(`${other.url('/landing')}`, 301),
       '/see-other': redirect('/', 303),
@@ -206,6 +209,12 @@ describe('simple_http against local servers', () => {
     expect(t.status).toBe(429);
     expect(t.headers['retry-after']).toBe('120');
     expect((await http.fetch({ url: server.url('/503') })).status).toBe(503);
+  });
+
+  it('reads response headers as large as a browser does, and fails larger ones as too_large, not a network error to retry', async () => {
+    expect((await http.fetch({ url: server.url('/big-headers') })).text).toContain('Big headers');
+    const huge = await http.fetch({ url: server.url('/huge-headers') }).catch((e: unknown) => e);
+    expect([(huge as FetchError).code, (huge as FetchError).retryable]).toEqual(['too_large', false]);
   });
 
   it('turns a connection reset into a retryable network_error', async () => {

@@ -21,6 +21,11 @@ export interface HttpFetchRequest extends FetchRequest {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/**
+ * Response headers as large as Chromium takes (256 KiB), not Node's 16 KiB default: pages with a big CSP or a pile of
+ * Set-Cookie headers load in any browser. Past it, the answer is too large, not a network fault to retry.
+ */
+export const MAX_RESPONSE_HEADER_BYTES = 256 * 1024;
 // Credentials must not follow a redirect to another origin.
 const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
@@ -44,6 +49,7 @@ export class HttpFetcher extends BaseFetcher {
     this.#agent = new Agent({
       connections: options.connectionsPerOrigin,
       keepAliveTimeout: 10_000,
+      maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
       headersTimeout: options.headersTimeoutMs,
       bodyTimeout: options.bodyTimeoutMs,
       connect: {
@@ -130,6 +136,7 @@ export class HttpFetcher extends BaseFetcher {
       agent = new Agent({
         connections: this.options.connectionsPerOrigin,
         keepAliveTimeout: 10_000,
+        maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
         headersTimeout: this.options.headersTimeoutMs,
         bodyTimeout: this.options.bodyTimeoutMs,
         connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs }) as never,

@@ -43,6 +43,7 @@ export function translateUndiciError(
     if (NETWORK_CODES.has(code)) return new FetchError('network_error', `${code}: ${message}`, base);
     if (TLS_CODE.test(code)) return new FetchError('tls_error', `${code}: ${message}`, base);
     if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new FetchError('too_large', message, base);
+    if (code === 'UND_ERR_HEADERS_OVERFLOW') return new FetchError('too_large', `response headers too large: ${message}`, base);
     if (code.startsWith('HPE_')) return new FetchError('protocol_error', `${code}: ${message}`, base);
   }
   return null;
