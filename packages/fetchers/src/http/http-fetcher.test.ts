@@ -99,6 +99,13 @@ describe('simple_http against local servers', () => {
       ...redirectChain('/chain', 3, '/'),
       ...redirectChain('/long', 12, '/'),
       ...redirectLoop('/loop-a', '/loop-b'),
+      // A cookie check: the first visit sets a cookie and redirects to itself; a visit with the cookie gets the page.
+      '/cookie-check': (req, res) => {
+        if (/(^|; )seen=1(;|$)/.test(req.headers.cookie ?? '')) res.writeHead(200, { 'content-type': 'text/html' }).end(staticArticle({ title: 'Past the cookie check' }));
+        else res.writeHead(302, { location: '/cookie-check', 'set-cookie': 'seen=1; Path=/; HttpOnly' }).end();
+      },
+      // A cookie that never satisfies the check is still a loop.
+      '/cookie-loop': (_req, res) => res.writeHead(302, { location: '/cookie-loop', 'set-cookie': 'seen=0; Path=/' }).end(),
     });
     http = createHttpFetcher({ allowPrivateNetworks: true, maxBytes: 1024 * 1024 });
   });
@@ -192,6 +199,13 @@ describe('simple_http against local servers', () => {
     expect(cross.finalUrl).toBe(other.url('/landing'));
     expect(cross.text).toContain('Other host');
     expect((await http.fetch({ url: server.url('/see-other') })).status).toBe(200);
+  });
+
+  it('sends the cookies a redirect set on the next hops, as a browser does: a cookie check that redirects to itself is no loop', async () => {
+    const r = await http.fetch({ url: server.url('/cookie-check') });
+    expect([r.status, r.finalUrl, r.redirectChain]).toEqual([200, server.url('/cookie-check'), [server.url('/cookie-check')]]);
+    expect(r.text).toContain('Past the cookie check');
+    expect(await codeOf(http.fetch({ url: server.url('/cookie-loop') }))).toBe('redirect_loop');
   });
 
   it('decodes windows-1251 and ISO-8859-1 declared by header or <meta>', async () => {

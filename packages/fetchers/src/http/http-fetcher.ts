@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
-import { FETCHERS } from '@crawler/core';
+import { FETCHERS, applySetCookie, cookieHeaderOf, type CookieJar } from '@crawler/core';
 import { BaseFetcher, parseFetchUrl, type PreparedRequest } from '../base-fetcher.js';
 import type { FetchRequest, FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
@@ -71,7 +71,11 @@ export class HttpFetcher extends BaseFetcher {
     const proxyUrl = req.request.exit?.proxyUrl ?? null;
     const agent = proxyUrl ? this.#proxyAgent(proxyUrl) : this.#agent;
     const chain: string[] = [];
-    const seen = new Set<string>([withoutHash(url)]);
+    // Cookies set along the redirect chain, per host, sent on its next hops as a browser does: a page that sets a
+    // cookie and redirects to itself is not a loop. A hop is a loop when its URL and its cookies repeat.
+    const chainJars = new Map<string, CookieJar>();
+    let callerCookie: string | undefined = headers.cookie;
+    const seen = new Set<string>([`${withoutHash(url)}\n${callerCookie ?? ''}`]);
     for (;;) {
       // Through a proxy the proxy resolves the name, so the connect-time lookup cannot guard it: every hop's name is
       // resolved here and refused if any answer is not public (a rebinding between this and the proxy's own lookup
@@ -92,7 +96,16 @@ export class HttpFetcher extends BaseFetcher {
         await res.body.dump().catch(() => undefined);
         const next = resolveLocation(location, url, this.name);
         chain.push(url.href);
-        if (seen.has(withoutHash(next))) {
+        const setCookie = res.headers['set-cookie'];
+        if (setCookie) chainJars.set(url.hostname, applySetCookie(chainJars.get(url.hostname) ?? {}, [setCookie].flat().join('\n'), Date.now()));
+        if (next.origin !== url.origin) {
+          headers = dropKeys(headers, ORIGIN_BOUND_HEADERS);
+          callerCookie = undefined;
+        }
+        const cookie = [callerCookie, cookieHeaderOf(chainJars.get(next.hostname) ?? {}, Date.now())].filter(Boolean).join('; ');
+        headers = cookie ? { ...headers, cookie } : dropKeys(headers, ['cookie']);
+        const hop = `${withoutHash(next)}\n${cookie}`;
+        if (seen.has(hop)) {
           throw new FetchError('redirect_loop', `redirect loop at ${next.href}`, { url: req.originalUrl, fetcher: this.name });
         }
         if (chain.length > this.options.maxRedirects) {
@@ -101,8 +114,7 @@ export class HttpFetcher extends BaseFetcher {
             fetcher: this.name,
           });
         }
-        seen.add(withoutHash(next));
-        if (next.origin !== url.origin) headers = dropKeys(headers, ORIGIN_BOUND_HEADERS);
+        seen.add(hop);
         // 301/302/303 turn into GET per browsers; we only ever send GET, so there is no body to drop.
         url = next;
         continue;
