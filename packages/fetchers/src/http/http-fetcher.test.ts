@@ -104,6 +104,11 @@ describe('simple_http against local servers', () => {
         if (/(^|; )seen=1(;|$)/.test(req.headers.cookie ?? '')) res.writeHead(200, { 'content-type': 'text/html' }).end(staticArticle({ title: 'Past the cookie check' }));
         else res.writeHead(302, { location: '/cookie-check', 'set-cookie': 'seen=1; Path=/; HttpOnly' }).end();
       },
+      // Location as raw bytes on the wire (Node writes a header string as Latin-1): UTF-8, and bytes that are no UTF-8.
+      '/to-utf8': (_req, res) => res.writeHead(301, { location: Buffer.from('/café/ñ?q=ü', 'utf8').toString('latin1') }).end(),
+      '/to-latin1': (_req, res) => res.writeHead(301, { location: '/caf\xe9' }).end(),
+      '/caf%C3%A9/%C3%B1': { body: staticArticle({ title: 'Café' }) },
+      '/caf%E9': { body: staticArticle({ title: 'Latin-1 café' }) },
       // A cookie that never satisfies the check is still a loop.
       '/cookie-loop': (_req, res) => res.writeHead(302, { location: '/cookie-loop', 'set-cookie': 'seen=0; Path=/' }).end(),
     });
@@ -199,6 +204,13 @@ describe('simple_http against local servers', () => {
     expect(cross.finalUrl).toBe(other.url('/landing'));
     expect(cross.text).toContain('Other host');
     expect((await http.fetch({ url: server.url('/see-other') })).status).toBe(200);
+  });
+
+  it('reads a Location sent as raw UTF-8 as UTF-8, as browsers do, and keeps other bytes percent-encoded', async () => {
+    const utf8 = await http.fetch({ url: server.url('/to-utf8') });
+    expect([utf8.status, utf8.finalUrl]).toEqual([200, server.url('/caf%C3%A9/%C3%B1?q=%C3%BC')]);
+    const latin1 = await http.fetch({ url: server.url('/to-latin1') });
+    expect([latin1.status, latin1.finalUrl]).toEqual([200, server.url('/caf%E9')]);
   });
 
   it('sends the cookies a redirect set on the next hops, as a browser does: a cookie check that redirects to itself is no loop', async () => {

@@ -304,7 +304,23 @@ async function readBody(
   return new Uint8Array(Buffer.concat(chunks, Math.min(total, maxBytes)));
 }
 
-function resolveLocation(location: string, base: URL, fetcher: string): URL {
+/**
+ * undici hands header values over as Latin-1, one character per byte, so a Location sent as raw UTF-8 (`/café`, as
+ * many servers send non-ASCII paths) would be percent-encoded as mojibake (`/caf%C3%83%C2%A9`). Browsers read its bytes
+ * as UTF-8; bytes that are no UTF-8 are kept as they came, percent-encoded.
+ */
+function locationFromBytes(latin1: string): string {
+  if (!/[\x80-\xff]/.test(latin1)) return latin1;
+  const bytes = Buffer.from(latin1, 'latin1');
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return latin1.replace(/[\x80-\xff]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  }
+}
+
+function resolveLocation(rawLocation: string, base: URL, fetcher: string): URL {
+  const location = locationFromBytes(rawLocation);
   let next: URL;
   try {
     next = new URL(location, base);
