@@ -80,3 +80,28 @@ describe('browser egress byte cap', () => {
     expect(warnings.some((w) => w['pageUrl'] === url && String(w['target']).endsWith('/endless.js')), JSON.stringify(warnings)).toBe(true);
   }, 150_000);
 });
+
+/** Chromium loads a page with up to 256 KiB of response headers; the proxy in front of it must relay them too. */
+describe('browser egress response headers', () => {
+  let site: TestServer;
+  let registry: FetcherRegistry;
+
+  beforeAll(async () => {
+    site = await startTestServer({
+      '/big-headers': (_req, res) =>
+        void res.writeHead(200, { 'content-type': 'text/html', 'x-policy': 'a'.repeat(100_000) }).end(`<!doctype html><html><body><p>${HOSTILE_RENDERED_TEXT}</p></body></html>`),
+    }, { host: '127.0.0.2' });
+    registry = createDefaultRegistry({ allowHosts: ['127.0.0.2'], browser: { maxPages: 1 } });
+  });
+
+  afterAll(async () => {
+    await registry.closeAll();
+    await site.close();
+  });
+
+  it('relays 100 KB of response headers to the browser (a big CSP, many cookies) instead of failing the page', async () => {
+    const result = await registry.get('playwright').fetch({ url: site.url('/big-headers') });
+    expect(result.status).toBe(200);
+    expect(result.text).toContain(HOSTILE_RENDERED_TEXT);
+  }, 60_000);
+});

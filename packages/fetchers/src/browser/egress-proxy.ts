@@ -6,6 +6,7 @@ import type { Logger } from '@crawler/core';
 import { FetchError, isFetchErrorCode } from '../errors.js';
 import { AddressRefusedError, assertAllowedTarget, checkAddress, createGuardedLookup, type AddressPolicy } from '../http/ssrf.js';
 import { ProxyExitError, createProxyConnector } from '../http/proxy-connector.js';
+import { MAX_RESPONSE_HEADER_BYTES } from '../http/http-fetcher.js';
 
 /** Settings of the browsers' egress proxy. */
 export interface EgressProxyOptions {
@@ -340,6 +341,8 @@ export class EgressProxy {
       method: req.method,
       path: target.pathname + target.search,
       headers: forwardableHeaders(req.rawHeaders),
+      // As large as Chromium itself takes, not Node's 16 KiB: the proxy must not refuse what the browser would load.
+      maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
       ...how,
       timeout: this.#connectTimeoutMs,
     });
