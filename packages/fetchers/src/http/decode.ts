@@ -1,15 +1,30 @@
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, constants as zlibConstants } from 'node:zlib';
-import type { Transform } from 'node:stream';
+import { Duplex, type Transform } from 'node:stream';
 import iconv from 'iconv-lite';
 import { detectContentFamily } from '@crawler/core';
 
 /**
  * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
  * sent raw by some servers, so the first byte decides (0x78 is the zlib header's usual first byte).
- * Unknown encodings pass through untouched: the bytes are still the server's answer.
+ * Unknown encodings pass through untouched: the bytes are still the server's answer. A list (`gzip, gzip`,
+ * `gzip, identity`) was applied in its order, so it is undone from the last; `identity` is no coding.
  */
-export function createDecoder(contentEncoding: string | undefined, firstByte: number | undefined): Transform | null {
-  const enc = (contentEncoding ?? '').trim().toLowerCase();
+export function createDecoder(contentEncoding: string | undefined, firstByte: number | undefined): Duplex | null {
+  const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
+  if (codings.length <= 1) return decoderFor(codings[0] ?? '', firstByte);
+  // Only the outermost coding's first byte is known; an inner deflate is taken for the RFC's zlib-wrapped one.
+  const decoders = codings.reverse().map((c, i) => decoderFor(c, i === 0 ? firstByte : 0x78));
+  if (decoders.some((d) => d === null)) return null;
+  const [head, ...rest] = decoders as Transform[];
+  let tail: Transform = head!;
+  for (const d of rest) {
+    tail.on('error', (e) => d.destroy(e));
+    tail = tail.pipe(d);
+  }
+  return Duplex.from({ writable: head, readable: tail });
+}
+
+function decoderFor(enc: string, firstByte: number | undefined): Transform | null {
   // Partial trailing data is common on the web; undici and browsers accept it, so do we.
   const lenient = { finishFlush: zlibConstants.Z_SYNC_FLUSH };
   if (enc === 'gzip' || enc === 'x-gzip') return createGunzip(lenient);

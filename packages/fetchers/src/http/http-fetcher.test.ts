@@ -49,6 +49,10 @@ describe('simple_http against local servers', () => {
       '/gzip': { headers: { 'content-encoding': 'gzip', 'content-type': 'text/html' }, body: gzipSync(article) },
       '/br': { headers: { 'content-encoding': 'br', 'content-type': 'text/html' }, body: brotliCompressSync(article) },
       '/deflate-raw': { headers: { 'content-encoding': 'deflate', 'content-type': 'text/html' }, body: deflateRawSync(article) },
+      // Codings listed in the order applied (RFC 9110): undone from the last; identity is none.
+      '/gzip-gzip': { headers: { 'content-encoding': 'gzip, gzip', 'content-type': 'text/html' }, body: gzipSync(gzipSync(article)) },
+      '/gzip-br': { headers: { 'content-encoding': 'gzip, br', 'content-type': 'text/html' }, body: brotliCompressSync(gzipSync(article)) },
+      '/gzip-identity': { headers: { 'content-encoding': 'gzip, identity', 'content-type': 'text/html' }, body: gzipSync(article) },
       '/slow-headers': slowHeaders(3000),
       '/slow-body': slowBody({ chunks: 40, intervalMs: 100 }),
       '/stalling-body': slowBody({ chunks: 3, intervalMs: 1500 }),
@@ -144,7 +148,7 @@ describe('simple_http against local servers', () => {
     expect(r.text?.replace(/<script[\s\S]*?<\/script>/g, '')).not.toContain('Only a browser reads');
   });
 
-  it.each(['/gzip', '/br', '/deflate-raw'])('decompresses %s by hand', async (path) => {
+  it.each(['/gzip', '/br', '/deflate-raw', '/gzip-gzip', '/gzip-br', '/gzip-identity'])('decompresses %s by hand', async (path) => {
     const r = await http.fetch({ url: server.url(path) });
     expect(r.text).toContain('<h1>Harbour news</h1>');
   });
