@@ -49,6 +49,9 @@ describe('simple_http against local servers', () => {
       '/gzip': { headers: { 'content-encoding': 'gzip', 'content-type': 'text/html' }, body: gzipSync(article) },
       '/br': { headers: { 'content-encoding': 'br', 'content-type': 'text/html' }, body: brotliCompressSync(article) },
       '/deflate-raw': { headers: { 'content-encoding': 'deflate', 'content-type': 'text/html' }, body: deflateRawSync(article) },
+      // A body that is not what its Content-Encoding says.
+      '/gzip-lie': { headers: { 'content-encoding': 'gzip', 'content-type': 'text/html' }, body: article },
+      '/br-lie': { headers: { 'content-encoding': 'br', 'content-type': 'text/html' }, body: 'plain text, no brotli here' },
       // Codings listed in the order applied (RFC 9110): undone from the last; identity is none.
       '/gzip-gzip': { headers: { 'content-encoding': 'gzip, gzip', 'content-type': 'text/html' }, body: gzipSync(gzipSync(article)) },
       '/gzip-br': { headers: { 'content-encoding': 'gzip, br', 'content-type': 'text/html' }, body: brotliCompressSync(gzipSync(article)) },
@@ -151,6 +154,11 @@ describe('simple_http against local servers', () => {
   it.each(['/gzip', '/br', '/deflate-raw', '/gzip-gzip', '/gzip-br', '/gzip-identity'])('decompresses %s by hand', async (path) => {
     const r = await http.fetch({ url: server.url(path) });
     expect(r.text).toContain('<h1>Harbour news</h1>');
+  });
+
+  it.each(['/gzip-lie', '/br-lie'])('fails %s, a body that is not what its Content-Encoding says, as decode_error: the same answer next time', async (path) => {
+    const err = (await http.fetch({ url: server.url(path) }).catch((e: unknown) => e)) as FetchError;
+    expect([err.code, err.retryable]).toEqual(['decode_error', false]);
   });
 
   it('times out on slow headers with the headers timeout and on a trickling body with the deadline', async () => {

@@ -291,7 +291,8 @@ async function readBody(
   } catch (err) {
     if (err instanceof FetchError) throw err;
     const code = (err as { code?: string }).code;
-    if (typeof code === 'string' && code.startsWith('Z_')) {
+    // zlib's codes are Z_*; brotli's are ERR__ERROR_* (BROTLI_DECODER_ERROR_* as Node names them).
+    if (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR__ERROR_'))) {
       throw new FetchError('decode_error', `cannot decompress ${encoding} body: ${(err as Error).message}`, { ...ctx, cause: err });
     }
     // Content-Length counts the bytes on the wire: the compressed ones.
