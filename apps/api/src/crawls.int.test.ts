@@ -84,6 +84,12 @@ describe('/crawls', () => {
     const badExclude = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://a.test/'], include: ['/ok/*'], exclude: ['re:[z'] } });
     expect(badExclude.json()).toMatchObject({ error: 'invalid_crawl', field: 'exclude', message: expect.stringContaining('re:[z') });
     expect((await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['nope'] } })).json()).toMatchObject({ error: 'invalid_crawl', field: 'seeds' });
+    // A limit past what the crawls table holds is the caller's mistake, not a database failure to retry.
+    for (const field of ['maxPages', 'maxDepth', 'maxPagesPerHost']) {
+      const res = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://a.test/'], [field]: 10_000_000_000 } });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ error: 'invalid_crawl', field, message: expect.stringContaining('2147483647') });
+    }
     // Refresh ages and revisit policies: the field at fault is named.
     for (const [extra, field] of [
       [{ maxAgeSeconds: -1 }, 'maxAgeSeconds'],

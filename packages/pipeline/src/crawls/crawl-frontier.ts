@@ -121,6 +121,9 @@ const MAX_CACHED_CRAWLS = 1_000;
  * depth) and hands the rest to the store's atomic admission; admitted links get their route jobs, so they go
  * through the same router as any other link.
  */
+/** Largest maxDepth, maxPages and maxPagesPerHost a crawl may have: they are stored as Postgres integers. */
+export const MAX_CRAWL_LIMIT = 2_147_483_647;
+
 export class CrawlFrontier implements LinkDiscovery {
   readonly #deps: CrawlFrontierDeps;
   readonly #compiled = new Map<string, Promise<CompiledCrawl | null>>();
@@ -132,9 +135,10 @@ export class CrawlFrontier implements LinkDiscovery {
   async create(spec: CrawlSpec): Promise<CreatedCrawl> {
     const scope = spec.scope ?? 'same-site';
     if (!CRAWL_SCOPES.includes(scope)) throw new CrawlSpecError('scope', `scope must be one of ${CRAWL_SCOPES.join(', ')}, got ${JSON.stringify(scope)}`);
+    // The crawls table keeps them as Postgres integers: a larger value would fail the insert as a database error.
     for (const [field, v] of [['maxDepth', spec.maxDepth], ['maxPages', spec.maxPages], ['maxPagesPerHost', spec.maxPagesPerHost]] as const) {
-      if (v !== undefined && v !== null && (!Number.isInteger(v) || v < (field === 'maxDepth' ? 0 : 1))) {
-        throw new CrawlSpecError(field, `${field} must be an integer ≥ ${field === 'maxDepth' ? 0 : 1}, got ${v}`);
+      if (v !== undefined && v !== null && (!Number.isInteger(v) || v < (field === 'maxDepth' ? 0 : 1) || v > MAX_CRAWL_LIMIT)) {
+        throw new CrawlSpecError(field, `${field} must be an integer from ${field === 'maxDepth' ? 0 : 1} to ${MAX_CRAWL_LIMIT}, got ${v}`);
       }
     }
     let maxAgeSeconds: number | null = null;
