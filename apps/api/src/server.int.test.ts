@@ -129,6 +129,15 @@ describe('POST /links', () => {
     expect(alone.statusCode).toBe(422);
   });
 
+  it('rejects credentials however the URL spells them, as the URL parser reads it', async () => {
+    // No '//' after the scheme, backslashes, a tab inside the scheme: WHATWG still reads user:password@.
+    const urls = ['https:user:secret@creds.example/a', 'https:\\\\user:secret@creds.example/b', 'ht\ttps://u:secret@creds.example/c'];
+    const res = await authed({ method: 'POST', url: '/links', payload: { urls } });
+    expect(res.statusCode).toBe(422);
+    expect((res.json() as { rejected: Array<{ input: string; code: string }> }).rejected.map((r) => [r.input, r.code])).toEqual(urls.map((u) => [u, 'invalid_url']));
+    expect(await db.prisma.link.count({ where: { initialUrl: { contains: 'secret' } } })).toBe(0);
+  });
+
   it('rejects a link nested too deep to quote on its own, not with a 503 to retry', async () => {
     const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
     const res = await authed({ method: 'POST', url: '/links', payload: `{"urls": ["https://deep.example/ok", ${deep}]}`, headers: { 'content-type': 'application/json' } });

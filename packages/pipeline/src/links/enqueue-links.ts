@@ -63,11 +63,23 @@ function refuseInput(input: string): RejectedLink | null {
   if (input.trim().length > MAX_URL_LENGTH) {
     return { input, code: ERROR_TYPES.urlTooLong, message: `URL longer than ${MAX_URL_LENGTH} characters (${input.trim().length})` };
   }
-  // The input is stored as the link's initial URL: credentials in it would be kept and shown.
-  if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(input.trim())) {
+  // The input is stored as the link's initial URL: credentials in it would be kept and shown. Asked of the URL
+  // parser too, which also finds them in spellings without '//' ('https:user:pw@host', 'https:\\user:pw@host', a tab
+  // inside the scheme).
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(input.trim()) || hasCredentials(input.trim())) {
     return { input, code: ERROR_TYPES.invalidUrl, message: 'URLs with credentials (user:password@) are not accepted' };
   }
   return null;
+}
+
+/** Whether the URL parser finds a user name or password in the input (false when it cannot parse it at all). */
+function hasCredentials(input: string): boolean {
+  try {
+    const url = new URL(input);
+    return url.username !== '' || url.password !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** Failures a re-post undoes: they were about the site's availability, not the page. */
