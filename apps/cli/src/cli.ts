@@ -26,6 +26,12 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
       io.stderr.write(`crawl ${name}: ${err.message}\n`);
       return 2;
     }
+    // A SIGTERM or SIGINT stopped a command that waits for the crawl to end (by name: this module does not load the
+    // pipeline for every command). The workers finished their pages in flight; nothing is lost.
+    if (err instanceof Error && err.name === 'CrawlerStoppedError') {
+      io.stderr.write(`crawl ${name}: interrupted: the pages in flight were finished and stored; links not fetched yet stay queued for the next crawl run\n`);
+      return 130;
+    }
     io.stderr.write(`crawl ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return 1;
   }

@@ -125,7 +125,7 @@ export {
   ReconcileLoop,
 } from './reconcile/reconciler.js';
 export { onShutdownSignal, exitOnSignals } from './runtime/shutdown-signals.js';
-export { IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDeps } from './runtime/idle-check.js';
+export { CrawlerStoppedError, IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDeps } from './runtime/idle-check.js';
 export * from './schedule/revisit-scheduler.js';
 export * from './pauses/domain-pauses.js';
 export { ExitPool, proxyId, type ExitPoolShared } from './exits/exit-pool.js';

@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import { CrawlSpecError, createRuntime, type CrawlSpec } from '@crawler/pipeline';
+import { CrawlSpecError, CrawlerStoppedError, createRuntime, type CrawlSpec } from '@crawler/pipeline';
 import { UsageError, type CommandIO } from '../command.js';
 import { cliLogger, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
@@ -45,6 +45,8 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
     let lastRequeue = Date.now();
     for (let quiet = 0; quiet < 2; ) {
       await new Promise((r) => setTimeout(r, opts.pollMs ?? 250));
+      // A signal closed the runtime (its in-flight pages are finished): stop here, not on a query to a closed pool.
+      if (runtime.closed) throw new CrawlerStoppedError();
       const view = await runtime.crawlStore.view(id);
       if (!view) break;
       bar?.setTotal(view.counters.admitted);
@@ -71,7 +73,8 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
     return report.totals.failed > 0 || report.totals.rejected > 0 ? 1 : 0;
   } finally {
     release();
-    await events?.finish();
+    // After a signal the dispatcher is stopped and the clients are closed: there is nothing left to deliver with.
+    if (!runtime.closed) await events?.finish();
     await runtime.close();
   }
 }

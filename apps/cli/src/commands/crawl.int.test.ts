@@ -2,12 +2,12 @@
  * The `crawl` command line end to end: the real CLI entry point in a child process, real Redis and Postgres,
  * a local site.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { startTestServer, staticArticle, type TestServer, REDIS_URL } from '@crawler/testkit';
+import { slowHeaders, startTestServer, staticArticle, type TestServer, REDIS_URL } from '@crawler/testkit';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 const PREFIX = `{crawler_test_cli_${process.pid}}`;
@@ -15,7 +15,7 @@ const PREFIX = `{crawler_test_cli_${process.pid}}`;
 let db: TestDatabase;
 let server: TestServer;
 
-function crawl(args: string[], stdin = '', extraEnv: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function crawl(args: string[], stdin = '', extraEnv: Record<string, string | undefined> = {}, onChild?: (child: ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: Record<string, string | undefined> = {
     ...process.env,
     DATABASE_URL: db.url,
@@ -35,6 +35,7 @@ function crawl(args: string[], stdin = '', extraEnv: Record<string, string | und
   child.stdout.on('data', (d) => (stdout += String(d)));
   child.stderr.on('data', (d) => (stderr += String(d)));
   child.stdin.end(stdin);
+  onChild?.(child);
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
@@ -110,4 +111,40 @@ describe('crawl CLI', () => {
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain('LEARNING_MODE_ENABLED="perhaps"');
   });
+
+  it('crawl and run --until-idle stop on SIGTERM once their page in flight is stored, exit 130 and leave the rest queued', async () => {
+    const slow = await startTestServer(Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`/slow${i}`, slowHeaders(1_500)])));
+    let last: ChildProcess | undefined;
+    try {
+      const env = { FETCHERS: 'simple_http:1', DOMAIN_MAX_CONCURRENCY: '1', PROBE_TIMEOUT_MS: '30000' };
+      const urls = Array.from({ length: 6 }, (_, i) => slow.url(`/slow${i}`));
+      const pageHits = () => urls.reduce((n, u) => n + slow.hits(new URL(u).pathname), 0);
+      for (const args of [['crawl', ...urls.slice(0, 3)], ['run', '--until-idle']]) {
+        const before = pageHits();
+        const res = await crawl(args, '', env, (child) => {
+          last = child;
+          // SIGTERM while the first page's request is on the wire.
+          const poll = setInterval(() => {
+            if (pageHits() > before) {
+              clearInterval(poll);
+              child.kill('SIGTERM');
+            }
+          }, 20);
+          child.on('close', () => clearInterval(poll));
+        });
+        expect(res.code, res.stderr).toBe(130);
+        expect(res.stderr).toContain('interrupted: the pages in flight were finished and stored');
+        if (args[0] === 'crawl') await crawl(['enqueue', ...urls.slice(3)]);
+      }
+      // Every page fetched was stored; nothing was lost: the rest are still queued, routing or fetching, with a job.
+      const links = await db.prisma.link.findMany({ where: { url: { in: urls } }, select: { status: true } });
+      expect(links).toHaveLength(6);
+      expect(links.filter((l) => l.status === 'done').length).toBeGreaterThanOrEqual(2);
+      expect(links.filter((l) => !['done', 'queued', 'routing', 'fetching'].includes(l.status))).toEqual([]);
+    } finally {
+      // A process that did not stop is not left behind.
+      if (last?.exitCode === null) last.kill('SIGKILL');
+      await slow.close();
+    }
+  }, 60_000);
 });

@@ -104,7 +104,8 @@ const command: Command = {
       return report.totals.failed > 0 || report.totals.rejected > 0 ? 1 : 0;
     } finally {
       release();
-      await events?.finish();
+      // After a signal the dispatcher is stopped and the clients are closed: there is nothing left to deliver with.
+      if (!runtime.closed) await events?.finish();
       await runtime.close();
     }
   },

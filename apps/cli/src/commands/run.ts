@@ -41,8 +41,8 @@ const command: Command = {
         await runtime.waitUntilIdle();
       } finally {
         release();
-        // The last pages' events go out before the process ends.
-        await events.finish();
+        // The last pages' events go out before the process ends (after a signal the dispatcher is already stopped).
+        if (!runtime.closed) await events.finish();
         await runtime.close();
       }
       return 0;

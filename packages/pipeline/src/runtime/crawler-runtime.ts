@@ -282,9 +282,14 @@ export class CrawlerRuntime {
     return this.#idle.isIdle();
   }
 
-  /** See {@link IdleCheck.waitUntilIdle}. */
+  /** See {@link IdleCheck.waitUntilIdle}; rejects with CrawlerStoppedError once close() was called. */
   waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
-    return this.#idle.waitUntilIdle(opts);
+    return this.#idle.waitUntilIdle({ ...opts, stopped: () => this.closed });
+  }
+
+  /** Whether close() was called (the shutdown may still be under way). */
+  get closed(): boolean {
+    return this.#closing !== null;
   }
 
   /**

@@ -6,6 +6,18 @@ import type { ReconcileReport } from '../reconcile/reconciler.js';
 /** Delayed jobs due within this window keep the runtime from being idle: politeness gaps and Crawl-delays (≤ 60 s). */
 export const IDLE_DELAY_HORIZON_MS = 65_000;
 
+/**
+ * The crawler was shut down (a SIGTERM or SIGINT, runtime.close()) while something waited for it to be idle: the work
+ * is not done, and the clients the wait reads through are closed. Named so the CLI, which does not load this package
+ * for every command, can tell it by its name.
+ */
+export class CrawlerStoppedError extends Error {
+  override name = 'CrawlerStoppedError';
+  constructor() {
+    super('the crawler was shut down before its work was done');
+  }
+}
+
 /** What the idle check reads. */
 export interface IdleCheckDeps {
   queues: JobQueues;
@@ -62,9 +74,10 @@ export class IdleCheck {
    * Resolve once the queues are idle on two checks in a row (a job between queues is never missed: the router adds
    * the fetch job before its own job completes, so a check can only miss a link in the microseconds between reading
    * one queue and the next, and the confirming check `confirmMs` later reads both again). Through a Postgres or Redis
-   * outage it keeps waiting (one warning per outage), and goes on when the service is back.
+   * outage it keeps waiting (one warning per outage), and goes on when the service is back. Once `stopped()` says the
+   * crawler is shutting down it rejects with CrawlerStoppedError instead of polling closed clients forever.
    */
-  async waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
+  async waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void>; stopped?: () => boolean } = {}): Promise<void> {
     // Each check is one Redis round trip (and a Postgres one once the queues are empty): polling often costs nothing
     // next to a crawl's thousands of commands a second, and a crawl ends when its last page is done, not a poll later.
     // The confirmation only has to outlast the gap between reading one queue and the next (microseconds).
@@ -74,6 +87,7 @@ export class IdleCheck {
     let quiet = 0;
     while (quiet < 2) {
       await new Promise((r) => setTimeout(r, quiet === 1 ? confirmMs : pollMs));
+      if (opts.stopped?.()) throw new CrawlerStoppedError();
       try {
         await opts.onTick?.();
         quiet = (await this.isIdle()) ? quiet + 1 : 0;
