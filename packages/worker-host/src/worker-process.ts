@@ -1,4 +1,4 @@
-import type { EnvSource, Logger, PipelineMetrics } from '@crawler/core';
+import { checkDependency, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
 import { createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
 import { fetchQueueName } from '@crawler/queue';
@@ -73,10 +73,10 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   let shuttingDown = false;
   const readiness = async (): Promise<Readiness> => {
     const [redis, postgres] = await Promise.all([
-      check(() => runtime.redis.ping()),
-      check(() => runtime.prisma.$queryRawUnsafe('SELECT 1')),
+      checkDependency('redis', () => runtime.redis.ping(), READINESS_TIMEOUT_MS, logger),
+      checkDependency('postgres', () => runtime.pingPostgres(), READINESS_TIMEOUT_MS, logger),
     ]);
-    const checks = { redis, postgres, ...(shuttingDown ? { process: 'shutting down' } : {}) };
+    const checks: Record<string, string> = { redis, postgres, ...(shuttingDown ? { process: 'shutting down' } : {}) };
     return { ready: !shuttingDown && redis === 'ok' && postgres === 'ok', checks };
   };
 
@@ -133,24 +133,6 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
 
 /** How long a readiness check waits for Redis or Postgres to answer before it reports them unavailable. */
 const READINESS_TIMEOUT_MS = 2_000;
-
-/** `ok`, or why not: a dependency that errs or does not answer in time (ioredis queues commands while it reconnects). */
-async function check(probe: () => Promise<unknown>): Promise<string> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      probe(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${READINESS_TIMEOUT_MS} ms`)), READINESS_TIMEOUT_MS);
-      }),
-    ]);
-    return 'ok';
-  } catch (err) {
-    return (err as Error).message ?? String(err);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Raised when the METRICS_PORT that was set explicitly is taken: a start-up error with a one-line message. */
 export class MetricsPortInUseError extends Error {

@@ -139,7 +139,6 @@ describe('reconcileLinks', () => {
     // Settled: later passes leave it alone.
     expect(await crawler.runtime.reconcile({ graceMs: 0 })).toMatchObject({ scanned: 0, lost: 0 });
   }, 60_000);
-
 });
 
 describe('ReconcileLoop', () => {

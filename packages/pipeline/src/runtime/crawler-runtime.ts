@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { FETCHERS, canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
 import { JobQueues, ROUTE_QUEUE, Worker, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
-import type { CrawlStore, LinkStore, PrismaClient, ScheduleStore } from '@crawler/db';
+import { pingDatabase, type CrawlStore, type LinkStore, type PrismaClient, type ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
 import { RevisitScheduler } from '../schedule/revisit-scheduler.js';
 import type { CrawlerConfig } from '../config/crawler-config.js';
@@ -285,6 +285,11 @@ export class CrawlerRuntime {
   /** See {@link IdleCheck.waitUntilIdle}; rejects with CrawlerStoppedError once close() was called. */
   waitUntilIdle(opts: { pollMs?: number; confirmMs?: number; onTick?: () => void | Promise<void> } = {}): Promise<void> {
     return this.#idle.waitUntilIdle({ ...opts, stopped: () => this.closed });
+  }
+
+  /** Postgres answers a trivial statement (readiness checks); rejects when it does not. */
+  pingPostgres(): Promise<void> {
+    return pingDatabase(this.prisma);
   }
 
   /** Whether close() was called (the shutdown may still be under way). */

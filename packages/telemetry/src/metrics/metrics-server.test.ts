@@ -29,7 +29,7 @@ describe('startMetricsServer', () => {
       expect([live.status, await live.json()]).toEqual([200, { status: 'ok' }]);
       const ok = await fetch(`http://127.0.0.1:${ready.port}/readyz`);
       expect([ok.status, await ok.json()]).toEqual([200, { status: 'ok', checks: { redis: 'ok', postgres: 'ok' } }]);
-      redis = 'connect ECONNREFUSED 127.0.0.1:6379';
+      redis = 'fail';
       const down = await fetch(`http://127.0.0.1:${ready.port}/readyz`);
       expect([down.status, await down.json()]).toEqual([503, { status: 'unavailable', checks: { redis, postgres: 'ok' } }]);
       // Liveness does not follow Redis: workers ride out its outage, a restart would not help.

@@ -19,7 +19,7 @@ export interface MetricsServerOptions {
   readiness?: () => Promise<Readiness>;
 }
 
-/** What GET /readyz reports: each check's `ok` or its error, and whether all passed. */
+/** What GET /readyz reports: each check's verdict (`ok`, `fail`: never a driver's words, which name hosts), and whether all passed. */
 export interface Readiness {
   ready: boolean;
   checks: Record<string, string>;
