@@ -19,6 +19,13 @@ describe('decideOutcome', () => {
     expect(decide({ status: 410 })).toMatchObject({ kind: 'success' });
   });
 
+  it('a 3xx that was not followed (no Location, 300, 305) is the page\'s answer too, not an empty page for a browser', () => {
+    const emptyHtml = { ...ok, isEmpty: true, visibleTextLength: 5 };
+    for (const status of [300, 302, 305]) {
+      expect(decide({ status, validation: emptyHtml })).toMatchObject({ kind: 'success', success: true, reason: `fetched_status_${status}` });
+    }
+  });
+
   it('transient errors retry once at once with the same fetcher, then pause on the short table', () => {
     for (const errorType of ['timeout', 'network_error', 'dns_error']) {
       expect(decide({ errorType, validation: null })).toMatchObject({ kind: 'retry_now', nextFetcher: 'simple_http', success: false, isBanned: false, riskLevel: 0 });

@@ -67,7 +67,7 @@ export interface OutcomeDecision {
  * attempt, stores `riskLevel`, and then retries, switches, pauses (a delayed job) or fails the link.
  * Rules, in order: a blocked response (challenge, 403) is a ban that escalates to stealth after the pause; a rate limit
  * (429, or 503 with Retry-After) is a ban that keeps the fetcher; other 5xx is transient; any other status is the
- * page's answer (404/410 are successes of the fetcher); an HTML shell or empty page is the wrong tool from plain
+ * page's answer (404/410, a 3xx left without a Location, are successes of the fetcher); an HTML shell or empty page is the wrong tool from plain
  * HTTP and `empty_content` from a browser; a browser handed a file (a download) switches to plain HTTP; non-HTML
  * content is never empty. Success resets the risk level.
  */
@@ -120,8 +120,10 @@ function errorTypeOfResponse(v: ValidationResult | null, status: number | undefi
   if (isRateLimitResponse(status, retryAfterMs != null)) return ERROR_TYPES.rateLimited;
   if (status === 403) return ERROR_TYPES.blocked403;
   if (status !== undefined && status >= 500) return ERROR_TYPES.httpError;
-  // 4xx other than 403/406/429 is the page's own answer; re-fetching with a browser would not change it.
-  if (status !== undefined && status >= 400) return null;
+  // 4xx other than 403/406/429 is the page's own answer; re-fetching with a browser would not change it. So is a 3xx that
+  // reached us (plain HTTP follows every redirect with a Location): a 302 without one, a 300, a 305 are what a browser
+  // gets and shows too.
+  if (status !== undefined && status >= 300) return null;
   if (v && v.isHtml && (v.hasSpa || v.isEmpty)) return ERROR_TYPES.wrongTool;
   return null;
 }
