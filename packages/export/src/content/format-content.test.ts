@@ -64,6 +64,14 @@ describe('formatAsText', () => {
     expect(() => formatAsMarkdown(page(new Uint8Array([0x25, 0x50, 0x44, 0x46]), 'application/pdf'))).toThrow(UnsupportedFormatError);
   });
 
+  it('sniffs a page without a Content-Type as the fetcher did: behind a BOM or a leading comment too', () => {
+    const html = '<!doctype html><html><head><title>Untyped</title></head><body><p>Plat du jour</p></body></html>';
+    expect(formatAsText(page(html, null)).text).toContain('Plat du jour');
+    expect(formatAsText(page(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(html)]), null)).text).toContain('Plat du jour');
+    expect(formatAsText(page(`<!-- generated -->\n${html}`, null)).text).toContain('Plat du jour');
+    expect(() => formatAsText(page(new Uint8Array([0x00, 0x01, 0x02]), null))).toThrow(UnsupportedFormatError);
+  });
+
   it('finds the text of a page with too little prose for Readability', () => {
     const out = formatAsText(page('<html><head><title>Tiny</title></head><body><div>Hello <b>there</b></div></body></html>'));
     expect(out.text).toContain('Hello there');

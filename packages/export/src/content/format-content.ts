@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
-import { decodeBody } from '@crawler/core';
+import { decodeBody, detectContentFamily } from '@crawler/core';
 
 /** How a stored page is handed out: the bytes as fetched, its readable text, or its main content as Markdown. */
 export const CONTENT_FORMATS = ['raw', 'text', 'markdown'] as const;
@@ -40,8 +40,8 @@ function mimeOf(contentType: string | null): string | null {
 function isHtml(page: PageForFormat): boolean {
   const mime = mimeOf(page.contentType);
   if (mime) return HTML_TYPES.has(mime);
-  // No type at all: sniff the first bytes the way a browser would before calling it HTML.
-  return /^\s*(<!doctype html|<html|<head|<body)/i.test(Buffer.from(page.body.subarray(0, 512)).toString('latin1'));
+  // No type at all: sniff the first bytes as the fetcher and the validator did (a BOM, a leading comment included).
+  return detectContentFamily(undefined, page.body.subarray(0, 512)) === 'html';
 }
 
 function isPlainText(page: PageForFormat): boolean {
