@@ -119,6 +119,13 @@ describe('browser fetchers (one shared Chromium)', () => {
       '/unknown-200': unknownWall(200, 'pass_k200'),
       '/cookie-then-home': unknownWall(200, 'pass_home', { unreadable: true, leave: true }),
       '/forbidden-then-home': unknownWall(403, 'pass_fhome', { leave: true }),
+      // Documents that commit and then break: a body that is not the gzip it claims, a chunked body cut short.
+      '/gzip-lie': { headers: { 'content-type': 'text/html', 'content-encoding': 'gzip' }, body: staticArticle({ title: 'Not gzip' }) },
+      '/cut-chunked': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.write(`<!doctype html><html><head><title>Cut</title></head><body><p>${'The start of a page. '.repeat(50)}`);
+        setImmediate(() => res.socket?.destroy());
+      },
     });
     registry = createDefaultRegistry({ allowPrivateNetworks: true, browser: { maxPages: 2 } });
   });
@@ -239,6 +246,14 @@ describe('browser fetchers (one shared Chromium)', () => {
     expect((late as FetchError).code).toBe('timeout');
     expect((late as FetchError).retryable).toBe(true);
   });
+
+  it('fails a document that breaks after it committed with its own error, instead of waiting for the deadline', async () => {
+    // With a deadline that the wait for DOMContentLoaded would run into, the code tells which ended the fetch.
+    const lie = await registry.get('playwright').fetch({ url: server.url('/gzip-lie'), timeoutMs: 8_000 }).catch((e: unknown) => e);
+    expect([(lie as FetchError).code, (lie as FetchError).message]).toEqual(['decode_error', expect.stringContaining('ERR_CONTENT_DECODING_FAILED')]);
+    const cut = await registry.get('playwright').fetch({ url: server.url('/cut-chunked'), timeoutMs: 8_000 }).catch((e: unknown) => e);
+    expect((cut as FetchError).code).toBe('network_error');
+  }, 30_000);
   // The SSRF guard in the browser (redirects, subresources, WebSockets, popups, downloads): egress.int.test.ts.
 });
 

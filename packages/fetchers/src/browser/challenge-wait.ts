@@ -178,20 +178,26 @@ function cookiePairs(header: string | null | undefined): Set<string> {
  * Wait for the committed document's DOMContentLoaded, or until a navigation the page itself started ends without a
  * document (a download, a 204): Chromium stops parsing a document once a navigation away from it begins, so when that
  * navigation never commits, DOMContentLoaded never comes and the page stays as far as it was parsed. `document` is
- * the committed document's request (its own failure is not such a navigation). Rejects as waitForLoadState does when
- * neither happens within `timeoutMs`.
+ * the committed document's request: its own failure (other than being replaced) rejects with Chromium's error. Rejects
+ * as waitForLoadState does when none of these happens within `timeoutMs`.
  */
 export async function documentLoaded(page: Page, document: Request, timeoutMs: number): Promise<void> {
   const loaded = page.waitForLoadState('domcontentloaded', { timeout: timeoutMs });
   // The page may be left in place before the wait times out: that rejection then has no reader.
   loaded.catch(() => undefined);
   let onFailed: ((r: Request) => void) | undefined;
-  const leftInPlace = new Promise<void>((resolve) => {
+  const leftInPlace = new Promise<void>((resolve, reject) => {
     onFailed = (r) => {
-      if (r !== document && r.isNavigationRequest() && r.frame() === page.mainFrame()) resolve();
+      if (!r.isNavigationRequest() || r.frame() !== page.mainFrame()) return;
+      if (r !== document) return resolve();
+      // The document itself failed after it committed (a body that does not decode, a chunked body cut short): it never
+      // reaches DOMContentLoaded, so its error is the fetch's. Aborted means replaced by a navigation: the cases above.
+      const why = r.failure()?.errorText ?? '';
+      if (why !== '' && !why.includes('ERR_ABORTED')) reject(new Error(`${why} at ${r.url()}`));
     };
     page.on('requestfailed', onFailed);
   });
+  leftInPlace.catch(() => undefined);
   try {
     await Promise.race([loaded, leftInPlace]);
   } finally {
