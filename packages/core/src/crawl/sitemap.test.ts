@@ -37,4 +37,9 @@ describe('sitemapsFromRobots', () => {
     const txt = 'User-agent: *\nDisallow: /x\nSitemap: https://a.test/s.xml\r\nsitemap:https://a.test/s.xml\n  SITEMAP: https://a.test/news.xml.gz # c\nSitemap: not-a-url';
     expect(sitemapsFromRobots(txt)).toEqual(['https://a.test/s.xml', 'https://a.test/news.xml.gz']);
   });
+
+  it('resolves a Sitemap line written as a path against the robots.txt URL', () => {
+    const txt = 'User-agent: *\nSitemap: /sitemap_index.xml\nSitemap: not-a-url';
+    expect(sitemapsFromRobots(txt, 'https://a.test/robots.txt')).toEqual(['https://a.test/sitemap_index.xml']);
+  });
 });

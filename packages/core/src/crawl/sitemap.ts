@@ -55,12 +55,16 @@ export function parseSitemap(xml: string, opts: { maxEntries?: number } = {}): S
   return { urls, sitemaps, truncated };
 }
 
-/** The `Sitemap:` lines of a robots.txt (any case, anywhere in the file), as canonical URLs. */
-export function sitemapsFromRobots(robotsTxt: string): string[] {
+/**
+ * The `Sitemap:` lines of a robots.txt (any case, anywhere in the file), as canonical URLs. The protocol wants them
+ * absolute; one written as a path (`Sitemap: /sitemap_index.xml`, common in the wild) is resolved against `robotsUrl`
+ * when given, as Scrapy does.
+ */
+export function sitemapsFromRobots(robotsTxt: string, robotsUrl?: string): string[] {
   const out: string[] = [];
   for (const line of robotsTxt.split(/\r?\n|\r/)) {
     const m = /^\s*sitemap\s*:\s*(\S+)/i.exec(line);
-    const url = m ? canonicalCrawlUrl(m[1]!) : null;
+    const url = m ? canonicalCrawlUrl(m[1]!, m[1]!.startsWith('/') ? robotsUrl : undefined) : null;
     if (url !== null && !out.includes(url)) out.push(url);
   }
   return out;

@@ -55,7 +55,7 @@ export async function readSitemaps(
     let listed: string[] = [];
     try {
       const res = await opts.fetch(`${origin}/robots.txt`);
-      if (res.status >= 200 && res.status < 300) listed = sitemapsFromRobots(new TextDecoder().decode(res.body.subarray(0, 512 * 1024)));
+      if (res.status >= 200 && res.status < 300) listed = sitemapsFromRobots(new TextDecoder().decode(res.body.subarray(0, 512 * 1024)), `${origin}/robots.txt`);
     } catch (err) {
       opts.logger.debug({ err, origin }, 'robots.txt unreadable for sitemaps');
     }
