@@ -20,6 +20,15 @@ describe('parseDurationSeconds', () => {
     expect(() => checkMaxAgeSeconds(-1)).toThrow(/maxAgeSeconds must not be negative/);
     expect(() => checkMaxAgeSeconds('1h')).toThrow(/maxAgeSeconds must be a number/);
   });
+
+  it('refuses an age or interval Postgres could not add to a timestamp, naming the field', () => {
+    expect(parseDurationSeconds('5200w', 'f')).toBe(3_144_960_000);
+    expect(() => parseDurationSeconds('99999999999d', '--max-age')).toThrow(/--max-age must be at most 3155760000 s/);
+    expect(() => checkMaxAgeSeconds(1e300)).toThrow(/maxAgeSeconds must be at most/);
+    expect(() => parseRevisitFlag('99999999999d', 60)).toThrow(/--revisit must be at most/);
+    expect(() => checkRevisitPolicy({ mode: 'fixed', intervalSeconds: 1e300 }, 60)).toThrow(/revisit\.intervalSeconds must be at most/);
+    expect(() => checkRevisitPolicy({ mode: 'adaptive', minSeconds: 600, maxSeconds: 1e16 }, 60)).toThrow(/revisit\.maxSeconds must be at most/);
+  });
 });
 
 describe('revisit policies', () => {

@@ -33,6 +33,13 @@ export class ScheduleInputError extends Error {
   }
 }
 
+/**
+ * Longest age or interval accepted, 100 years in seconds. Postgres adds them to timestamps (next_fetch_at, the refresh
+ * cut-off) as intervals: far past this they overflow ('interval out of range'), and a revisit interval that did would
+ * fail every write of its link's outcome.
+ */
+export const MAX_SCHEDULE_SECONDS = 3_155_760_000;
+
 const UNITS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3_600, d: 86_400, w: 604_800 };
 
 /**
@@ -54,6 +61,7 @@ export function parseDurationSeconds(input: string | number, field: string): num
 function checkSeconds(value: number, field: string): number {
   if (!Number.isFinite(value)) throw new ScheduleInputError(field, `${field} must be a finite number of seconds (got ${value})`);
   if (value < 0) throw new ScheduleInputError(field, `${field} must not be negative (got ${value})`);
+  if (value > MAX_SCHEDULE_SECONDS) throw new ScheduleInputError(field, `${field} must be at most ${MAX_SCHEDULE_SECONDS} s (100 years) (got ${value})`);
   return value;
 }
 
@@ -82,6 +90,7 @@ export function checkRevisitPolicy(input: RevisitPolicyInput, minIntervalSeconds
     const f = `${field}.${name}`;
     if (typeof value !== 'number' || !Number.isFinite(value)) throw new ScheduleInputError(f, `${f} must be a number of seconds (got ${JSON.stringify(value)})`);
     if (value < minIntervalSeconds) throw new ScheduleInputError(f, `${f} must be at least ${minIntervalSeconds} s, the configured minimum (REVISIT_MIN_INTERVAL_S) (got ${value})`);
+    if (value > MAX_SCHEDULE_SECONDS) throw new ScheduleInputError(f, `${f} must be at most ${MAX_SCHEDULE_SECONDS} s (100 years) (got ${value})`);
     return value;
   };
   if (input.mode === 'fixed') return { mode: 'fixed', intervalSeconds: seconds('intervalSeconds') };
