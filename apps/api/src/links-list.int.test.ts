@@ -83,6 +83,20 @@ describe('GET /links', () => {
     expect(failed.nextCursor).toBeNull();
   });
 
+  it('filters by the host as the user writes it: www., an IDN, a trailing dot', async () => {
+    await authed('POST', '/links', { urls: ['https://www.host-filter.example/a', 'https://bücher-filter.example/b'] });
+    for (const [domain, url] of [
+      ['www.host-filter.example', 'https://www.host-filter.example/a'],
+      ['host-filter.example.', 'https://www.host-filter.example/a'],
+      ['bücher-filter.example', 'https://xn--bcher-filter-dlb.example/b'],
+    ]) {
+      const res = await authed('GET', `/links?domain=${encodeURIComponent(domain!)}`);
+      expect(res.statusCode, domain).toBe(200);
+      expect(res.json().links.map((l: { url: string }) => l.url), domain).toEqual([url]);
+    }
+    expect((await authed('GET', '/links?domain=not%20a%20host')).json().error).toBe('invalid_query');
+  });
+
   it('looks a link up by URL, normalized as it was stored', async () => {
     await authed('POST', '/links', { urls: ['https://Find.example/page?b=2&a=1#frag'] });
     const res = await authed('GET', `/links?url=${encodeURIComponent('https://find.example/page?b=2&a=1')}`);

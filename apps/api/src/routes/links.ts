@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { LINK_STATUSES, ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, normalizeUrl, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
+import { LINK_STATUSES, ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, domainOf, normalizeUrl, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
 import { LinkStore, ScheduleStore, listLinks, type PrismaClient } from '@crawler/db';
 import { MAX_JOB_PRIORITY } from '@crawler/queue';
 import { enqueueLinks, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
@@ -35,11 +35,29 @@ const PostBody = z.union([
   }).strict(),
 ]);
 
+/**
+ * A domain filter as links store their domain (core `domainOf`): a host as the user writes it — `www.`, upper case,
+ * an IDN, a trailing dot — finds the links of that host.
+ */
+export const DomainFilter = z
+  .string()
+  .trim()
+  .min(1)
+  .max(253)
+  .transform((d, ctx) => {
+    try {
+      return domainOf(d);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'expected a domain name', input: d });
+      return z.NEVER;
+    }
+  });
+
 /** GET /links: filters, page size and cursor, validated. */
 const ListQuery = z
   .object({
     status: z.enum(Object.values(LINK_STATUSES) as [string, ...string[]]).optional(),
-    domain: z.string().trim().toLowerCase().min(1).max(253).optional(),
+    domain: DomainFilter.optional(),
     url: z.string().min(1).max(8192).optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
     cursor: z.string().max(200).optional(),

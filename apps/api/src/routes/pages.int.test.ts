@@ -129,6 +129,17 @@ describe('GET /export', () => {
     expect(other.body).toBe('');
     expect((await app.inject({ method: 'GET', url: '/export?format=zip' })).statusCode).toBe(400);
     expect((await app.inject({ method: 'GET', url: '/export?since=yesterday' })).statusCode).toBe(400);
+    expect((await app.inject({ method: 'GET', url: '/export?domain=not%20a%20host' })).statusCode).toBe(400);
+  });
+
+  it('reads the domain filter as links store it: www., upper case, a trailing dot', async () => {
+    const all = (await app.inject({ method: 'GET', url: '/export?domain=pages.example' })).body;
+    expect(all).not.toBe('');
+    for (const domain of ['www.pages.example', 'PAGES.example', 'pages.example.']) {
+      const res = await app.inject({ method: 'GET', url: `/export?domain=${encodeURIComponent(domain)}` });
+      expect(res.statusCode, domain).toBe(200);
+      expect(res.body, domain).toBe(all);
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { VersionStore, type PrismaClient } from '@crawler/db';
 import { CONTENT_FORMATS, EXPORT_FORMATS, UnsupportedFormatError, exportContentType, exportPages, noContentReason, readContent } from '@crawler/export';
+import { DomainFilter } from './links.js';
 
 /** What the pages routes need. */
 export interface PagesRouteDeps {
@@ -22,7 +23,7 @@ const ExportQuery = z
     format: z.enum(EXPORT_FORMATS).default('jsonl'),
     since: z.iso.datetime({ offset: true }).optional(),
     status: z.enum(['queued', 'routing', 'fetching', 'paused', 'done', 'failed']).optional(),
-    domain: z.string().trim().toLowerCase().regex(/^[a-z0-9.-]+$/, 'expected a domain name').optional(),
+    domain: DomainFilter.optional(),
     /** JSONL: `all` for every stored version, not only each page's latest. */
     versions: z.enum(['latest', 'all']).default('latest'),
   })

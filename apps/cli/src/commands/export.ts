@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
+import { domainOf } from '@crawler/core';
 import { countContent, countVisits, createPrismaClient } from '@crawler/db';
 import { EXPORT_FORMATS, exportPages, type ExportFormat } from '@crawler/export';
 import { UsageError, type Command } from '../command.js';
@@ -42,8 +43,13 @@ export function parseExportArgs(args: string[]): ExportArgs {
     if (Number.isNaN(since.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(v.since)) throw new UsageError(`--since must be an ISO time such as 2026-11-23T10:00:00Z (got ${JSON.stringify(v.since)})`);
   }
   if (v.status !== undefined && !STATUSES.includes(v.status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')} (got ${JSON.stringify(v.status)})`);
-  const domain = v.domain?.trim().toLowerCase() ?? null;
-  if (domain !== null && !/^[a-z0-9.-]+$/.test(domain)) throw new UsageError(`--domain must be a domain name (got ${JSON.stringify(v.domain)})`);
+  // As links store their domain: `www.`, upper case, an IDN or a trailing dot find the pages of that host.
+  let domain: string | null = null;
+  try {
+    if (v.domain !== undefined) domain = domainOf(v.domain);
+  } catch {
+    throw new UsageError(`--domain must be a domain name (got ${JSON.stringify(v.domain)})`);
+  }
   if (v['all-versions'] && format !== 'jsonl') throw new UsageError('--all-versions is for --format jsonl (a WARC export holds every visit already)');
   return { format, since, status: v.status ?? null, domain, out: v.out ?? null, allVersions: v['all-versions'] ?? false };
 }

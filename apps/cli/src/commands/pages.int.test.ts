@@ -91,6 +91,13 @@ describe('crawl export', () => {
     await expect(run(exportCommand, ['--format', 'csv'])).rejects.toThrow(UsageError);
     await expect(run(exportCommand, ['--since', 'last week'])).rejects.toThrow(UsageError);
     await expect(run(exportCommand, ['--status', 'finished'])).rejects.toThrow(UsageError);
+    await expect(run(exportCommand, ['--domain', 'not a host'])).rejects.toThrow(UsageError);
+  });
+
+  it('reads --domain as links store it: www. and upper case find the host', async () => {
+    const jsonl = await run(exportCommand, ['--format', 'jsonl', '--domain', 'WWW.Cafe.example']);
+    expect(jsonl.code).toBe(0);
+    expect(jsonl.stdout.toString()).toContain('"url":"https://cafe.example/"');
   });
 });
 
