@@ -316,6 +316,24 @@ describe('/healthz', () => {
       await missingDb.$disconnect().catch(() => undefined);
     }
   });
+
+  it('says the database is not migrated, rather than to try again, when its tables are missing', async () => {
+    const name = `${db.name}_unmigrated`;
+    await db.prisma.$executeRawUnsafe(`CREATE DATABASE "${name}"`);
+    const empty = createPrismaClient(db.url.replace(/\/[^/?]+(\?|$)/, `/${name}$1`));
+    const unmigrated = await createServer({ prisma: empty, redis, queues, links: new LinkStore(empty), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null });
+    try {
+      for (const [method, url, payload] of [['POST', '/links', { urls: ['https://unmigrated.example/a'] }], ['GET', '/links'], ['GET', '/export']] as const) {
+        const res = await unmigrated.inject({ method, url, payload });
+        expect(res.statusCode, url).toBe(503);
+        expect(res.json(), url).toEqual({ error: 'db_migration', message: expect.stringContaining('run `npx crawl migrate`') });
+      }
+    } finally {
+      await unmigrated.close();
+      await empty.$disconnect().catch(() => undefined);
+      await db.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    }
+  });
 });
 
 describe('API keys', () => {

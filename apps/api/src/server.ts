@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { Redis } from 'ioredis';
 import { Counter } from 'prom-client';
 import { CrawlerError } from '@crawler/core';
-import type { CrawlStore, PrismaClient } from '@crawler/db';
+import { NOT_MIGRATED_MESSAGE, isSchemaMissingError, type CrawlStore, type PrismaClient } from '@crawler/db';
 import type { CrawlFrontier, DomainPauses, LinkRepo } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { PrometheusPipelineMetrics } from '@crawler/telemetry';
@@ -62,6 +62,8 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
       return reply.code(status).send({ error: (err as { code?: string }).code ?? 'bad_request', message: err instanceof Error ? err.message : String(err) });
     }
     req.log.error({ err }, 'request failed');
+    // Not something a retry mends: say what to do.
+    if (isSchemaMissingError(err)) return reply.code(503).send({ error: 'db_migration', message: NOT_MIGRATED_MESSAGE });
     // Our typed errors carry a stable code worth showing; anything else stays generic.
     const code = err instanceof CrawlerError ? err.code : 'internal_error';
     return reply.code(503).send({ error: code, message: 'the crawler could not handle this request now; try again' });

@@ -45,6 +45,7 @@ export function translateDbError(err: unknown, action: string): CrawlerError {
   const detail = err instanceof Error ? err.message.split('\n').filter(Boolean).slice(-1)[0] : String(err);
   const message = `${action}: ${detail}`;
   if (code === 'P2025') return new CrawlerError(DB_ERROR_CODES.notFound, message, { cause: err });
+  if (code && SCHEMA_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.migration, `${message}: ${NOT_MIGRATED_MESSAGE}`, { cause: err });
   if (code && CONNECTION_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.unavailable, message, { cause: err });
   if (code && CONSTRAINT_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.constraint, message, { cause: err });
   if (code && CONFLICT_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.conflict, message, { cause: err });
@@ -56,6 +57,20 @@ export function translateDbError(err: unknown, action: string): CrawlerError {
   }
   return new CrawlerError(DB_ERROR_CODES.other, message, { cause: err });
 }
+
+/** Undefined table, column or function: the statement names what the database lacks, as before `crawl migrate`. */
+const SCHEMA_CODES = new Set(['42P01', '42703', '42883']);
+
+/** True when a database error says the schema is behind the code (migrations not applied). */
+export function isSchemaMissingError(err: unknown): boolean {
+  // A translated error carries its own code; the driver's is on its cause.
+  if (err instanceof CrawlerError) return err.cause !== undefined && isSchemaMissingError(err.cause);
+  const code = codeOf(err);
+  return code !== undefined && SCHEMA_CODES.has(code);
+}
+
+/** What to tell a user whose database is not migrated. */
+export const NOT_MIGRATED_MESSAGE = 'the database is not migrated (a table or column of the crawler is missing): run `npx crawl migrate` against DATABASE_URL';
 
 /** True when a database error was caused by the values written (retrying them cannot help; other rows can go in). */
 export function isInputDbError(err: unknown): boolean {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptStore, ContentStore, sqlOf } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { UsageError, type CommandIO } from '../command.js';
+import { runCli } from '../cli.js';
 import migrate from './migrate.js';
 import prune from './prune.js';
 
@@ -40,6 +41,18 @@ async function run(command: typeof migrate, args: string[], env: NodeJS.ProcessE
 }
 
 describe('crawl migrate', () => {
+  it('is what a command run against a database without migrations says to do, not a stack trace', async () => {
+    for (const args of [['schedule'], ['stats'], ['content', 'https://x.example/']]) {
+      const stderr = new PassThrough();
+      let err = '';
+      stderr.on('data', (d) => (err += String(d)));
+      const env = { DATABASE_URL: emptyUrl, QUEUE_PREFIX: `{crawler_test_cli_unmigrated_${process.pid}}`, REDIS_URL: process.env.REDIS_URL };
+      const code = await runCli(args, { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env });
+      expect(code, args[0]).toBe(1);
+      expect(err, args[0]).toMatch(new RegExp(`^crawl ${args[0]}: the database is not migrated \\(.*does not exist.*\\): run \`npx crawl migrate\` against DATABASE_URL first\n$`));
+    }
+  });
+
   it('applies every migration to an empty database, then finds nothing to do', async () => {
     const first = await run(migrate, [], { DATABASE_URL: emptyUrl });
     expect(first.code).toBe(0);
