@@ -93,6 +93,13 @@ describe('loadConfig', () => {
   it('reads FETCH_ALLOW_HOSTS as a de-duplicated, lower-case list', () => {
     expect(loadConfig(base).fetchAllowHosts).toEqual([]);
     expect(loadConfig({ ...base, FETCH_ALLOW_HOSTS: ' Intranet.example, 10.1.2.0/24,,intranet.example ' }).fetchAllowHosts).toEqual(['intranet.example', '10.1.2.0/24']);
+    expect(loadConfig({ ...base, FETCH_ALLOW_HOSTS: '127.0.0.1,::1,fd00::/8,my_host.internal,localhost' }).fetchAllowHosts).toEqual(['127.0.0.1', '::1', 'fd00::/8', 'my_host.internal', 'localhost']);
+  });
+
+  it('stops at an FETCH_ALLOW_HOSTS entry the SSRF guard would take for a host name that never matches', () => {
+    for (const bad of ['127.0.0.0/33', '999.1.1.1/8', '10.0.0.0/8/8', 'fd00::/129', 'http://intranet.example', 'intranet.example:8080', '10.0.0.0/']) {
+      expect(() => loadConfig({ ...base, FETCH_ALLOW_HOSTS: `localhost,${bad}` }), bad).toThrow(new RegExp(`FETCH_ALLOW_HOSTS=.*bad entry '${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}'`));
+    }
   });
 
   it('defaults to one Redis and one shard, and reads cluster nodes and shards for every process', () => {

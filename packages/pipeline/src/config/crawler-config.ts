@@ -9,6 +9,7 @@
  * A variable only one process kind reads goes into that app's `env.ts` instead, the same way.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import {
@@ -112,6 +113,28 @@ export function parseHeuristicTypes(value: string): string[] {
 export interface DomainLimits {
   maxConcurrency: number;
   minDelayMs?: number;
+}
+
+/**
+ * Parse FETCH_ALLOW_HOSTS, `name,IP,IP/prefix,…`: lower case, de-duplicated. Throws with the offending entry when one
+ * is none of the three (a CIDR range with a bad prefix, a URL, a host with a port): the SSRF guard would take it for a
+ * host name that never matches, and refuse what it was meant to let through.
+ */
+export function parseAllowHosts(value: string): string[] {
+  const out = new Set<string>();
+  for (const raw of value.split(',')) {
+    const h = raw.trim().toLowerCase();
+    if (h === '') continue;
+    const [address, prefix, extra] = h.split('/');
+    const family = isIP(address!);
+    const ok =
+      prefix === undefined
+        ? family !== 0 || /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$/.test(h)
+        : extra === undefined && family !== 0 && /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+    if (!ok) throw new Error(`bad entry '${raw.trim()}' (expected a host name, an IP address or a CIDR range such as 127.0.0.0/8)`);
+    out.add(h);
+  }
+  return [...out];
 }
 
 const LIMIT_ITEM = /^([a-z0-9.-]+)=(\d+)(?::(\d+))?$/;
@@ -240,10 +263,7 @@ export const FETCHERS_ENV = {
    * Host names, IP literals or CIDR ranges let through the SSRF guard although not public,
    * `intranet.example,10.1.2.0/24` (every fetcher, the browsers' egress proxy included). @defaultValue []
    */
-  FETCH_ALLOW_HOSTS: z
-    .string()
-    .optional()
-    .transform((v) => [...new Set((v ?? '').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== ''))]),
+  FETCH_ALLOW_HOSTS: parsedVar(parseAllowHosts),
   /** Overall deadline of one fetch. @defaultValue 30000 */
   FETCH_TIMEOUT_MS: intVar(30_000, 1),
   /** Largest body accepted, after decompression. @defaultValue 10 MiB */
