@@ -5,6 +5,7 @@ export {
   parseHeuristicTypes,
   type DomainLimits,
   parseDomainLimits,
+  MAX_RETENTION_DAYS,
   QUEUE_ENV,
   ROUTING_ENV,
   RETRY_ENV,

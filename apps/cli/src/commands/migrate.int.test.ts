@@ -109,6 +109,9 @@ describe('crawl prune', () => {
 
   it('rejects a retention that is not a positive whole number of days', async () => {
     await expect(run(prune, ['--older-than-days', '0'], { DATABASE_URL: db.url })).rejects.toThrow(/positive integer/);
+    // A retention past any date is a usage error, not 'Invalid time value' from the database layer.
+    await expect(run(prune, ['--older-than-days', '99999999999'], { DATABASE_URL: db.url })).rejects.toThrow(/positive integer up to 36500/);
+    await expect(run(prune, [], { DATABASE_URL: db.url, VERSIONS_KEEP_DAYS: '99999999999' })).rejects.toThrow(/VERSIONS_KEEP_DAYS="99999999999"/);
     await expect(run(prune, ['--days', '5'], { DATABASE_URL: db.url })).rejects.toThrow(/unknown argument --days/);
   });
 });

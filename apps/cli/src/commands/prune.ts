@@ -1,4 +1,5 @@
 import { AttemptStore, createPrismaClient, DEFAULT_RETENTION_DAYS, OutboxStore, VersionStore } from '@crawler/db';
+import { MAX_RETENTION_DAYS } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { reportingConfigFrom } from '../crawler/cli-context.js';
 
@@ -11,7 +12,8 @@ function parseDays(args: string[]): number {
     const value = a.startsWith('--older-than-days=') ? a.slice('--older-than-days='.length) : a === '--older-than-days' ? args[++i] : undefined;
     if (value === undefined) throw new UsageError(`unknown argument ${a} (${USAGE})`);
     days = Number(value);
-    if (!Number.isInteger(days) || days < 1) throw new UsageError(`--older-than-days must be a positive integer (got ${JSON.stringify(value)})`);
+    // Past 100 years the cut-off date is no longer a date ('Invalid time value' from every prune step).
+    if (!Number.isInteger(days) || days < 1 || days > MAX_RETENTION_DAYS) throw new UsageError(`--older-than-days must be a positive integer up to ${MAX_RETENTION_DAYS} (got ${JSON.stringify(value)})`);
   }
   return days;
 }

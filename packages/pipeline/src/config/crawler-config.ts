@@ -115,6 +115,9 @@ export interface DomainLimits {
   minDelayMs?: number;
 }
 
+/** Longest retention in days (100 years): a date further back than JavaScript dates reach would fail `crawl prune`. */
+export const MAX_RETENTION_DAYS = 36_500;
+
 /**
  * Parse FETCH_ALLOW_HOSTS, `name,IP,IP/prefix,…`: lower case, de-duplicated. Throws with the offending entry when one
  * is none of the three (a CIDR range with a bad prefix, a URL, a host with a port): the SSRF guard would take it for a
@@ -440,7 +443,7 @@ export const VERSIONS_ENV = {
   /** `crawl prune` keeps each link's last this many versions, whatever their age. @defaultValue 10 */
   VERSIONS_KEEP: intVar(10, 1),
   /** `crawl prune` keeps versions younger than this many days, whatever their number. @defaultValue 30 */
-  VERSIONS_KEEP_DAYS: intVar(30, 0),
+  VERSIONS_KEEP_DAYS: intVar(30, 0, MAX_RETENTION_DAYS),
   /** A revisit that finds the page unchanged (304 or the same body) writes a `link.unchanged` event. @defaultValue false */
   EVENTS_UNCHANGED: boolVar(false),
 };
