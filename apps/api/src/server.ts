@@ -75,6 +75,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     Object.assign(out, await deps.queues.queueDepths(deps.queueNames, ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed']));
     return out;
   });
+  deps.metrics.collectQueueWorkers(() => deps.queues.workerCounts(deps.queueNames));
   const linksCounter =
     (registry.getSingleMetric('crawler_api_links_total') as Counter<'outcome'> | undefined) ??
     new Counter({ name: 'crawler_api_links_total', help: 'Links submitted to POST /links, by outcome (accepted or rejected).', labelNames: ['outcome'], registers: [registry] });

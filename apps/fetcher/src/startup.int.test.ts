@@ -58,6 +58,8 @@ describe('fetcher start-up', () => {
     }
     const text = await (await fetch(`http://127.0.0.1:${ports[1]}/metrics`)).text();
     expect(text).toContain('crawler_queue_jobs');
+    // Both workers serve fetch-simple_http; Redis counts their connections fleet-wide.
+    expect(Number(/crawler_queue_workers\{queue="fetch-simple_http"\} (\d+)/.exec(text)?.[1])).toBeGreaterThanOrEqual(2);
     // Beside /metrics: liveness for a restart policy, readiness (Redis and Postgres answer) for a rollout.
     const live = await fetch(`http://127.0.0.1:${ports[0]}/healthz`);
     expect([live.status, await live.json()]).toEqual([200, { status: 'ok' }]);

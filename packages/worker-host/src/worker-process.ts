@@ -69,6 +69,7 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
     return out;
   };
   metrics.collectQueueDepths(depths);
+  metrics.collectQueueWorkers(() => runtime.queues.workerCounts(served, env.crawler.queueShardsConsumed));
 
   let shuttingDown = false;
   const readiness = async (): Promise<Readiness> => {

@@ -92,6 +92,17 @@ describe('createPipelineMetrics', () => {
     expect(await metrics.registry.metrics()).toContain('crawler_queue_depth_errors_total 1');
   });
 
+  it('reads the workers of each queue at scrape time', async () => {
+    const metrics = createPipelineMetrics();
+    let browsers = 0;
+    metrics.collectQueueWorkers(async () => ({ route: 2, 'fetch-simple_http': 4, 'fetch-playwright': browsers }));
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('crawler_queue_workers{queue="route"} 2');
+    expect(text).toContain('crawler_queue_workers{queue="fetch-playwright"} 0');
+    browsers = 1;
+    expect(await metrics.registry.metrics()).toContain('crawler_queue_workers{queue="fetch-playwright"} 1');
+  });
+
   it('shares metrics when two pipelines register on one registry, and can add Node process metrics', async () => {
     const registry = new Registry();
     const a = createPipelineMetrics({ registry, defaultMetrics: true });

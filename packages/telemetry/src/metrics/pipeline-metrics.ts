@@ -36,6 +36,11 @@ export interface PrometheusPipelineMetrics extends PipelineMetrics {
   readonly registry: Registry;
   /** Read queue depths on each scrape (not on a timer), so the gauge is as fresh as the scrape and costs nothing between them. */
   collectQueueDepths(getCounts: () => Promise<QueueDepths>): void;
+  /**
+   * Read the workers connected to each queue on each scrape (crawler_queue_workers): 0 beside waiting jobs is a queue
+   * no process serves, the alert an operator wants.
+   */
+  collectQueueWorkers(getWorkers: () => Promise<Record<string, number>>): void;
 }
 
 const DEFAULT_BUCKETS_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60];
@@ -96,7 +101,7 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
   const analysisThreads = once(registry, 'crawler_analysis_thread_events_total', () => new Counter({ name: 'crawler_analysis_thread_events_total', help: 'Response analysis threads that died, or were stopped because a response took longer than its deadline.', labelNames: ['event'], registers }));
 
   let getCounts: (() => Promise<QueueDepths>) | undefined;
-  const scrapeErrors = once(registry, 'crawler_queue_depth_errors_total', () => new Counter({ name: 'crawler_queue_depth_errors_total', help: 'Scrapes where queue depths could not be read.', registers }));
+  const scrapeErrors = once(registry, 'crawler_queue_depth_errors_total', () => new Counter({ name: 'crawler_queue_depth_errors_total', help: 'Scrapes where queue depths or workers could not be read.', registers }));
   once(
     registry,
     'crawler_queue_jobs',
@@ -125,10 +130,39 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
       }),
   );
 
+  let getWorkers: (() => Promise<Record<string, number>>) | undefined;
+  once(
+    registry,
+    'crawler_queue_workers',
+    () =>
+      new Gauge({
+        name: 'crawler_queue_workers',
+        help: 'Workers connected to each queue, fleet-wide, read at scrape time (0 with jobs waiting: nobody serves the queue).',
+        labelNames: ['queue'],
+        registers,
+        async collect() {
+          if (!getWorkers) return;
+          let workers: Record<string, number>;
+          try {
+            workers = await getWorkers();
+          } catch {
+            scrapeErrors.inc();
+            this.reset();
+            return;
+          }
+          this.reset();
+          for (const [queue, n] of Object.entries(workers)) this.set({ queue }, n);
+        },
+      }),
+  );
+
   return {
     registry,
     collectQueueDepths: (fn) => {
       getCounts = fn;
+    },
+    collectQueueWorkers: (fn) => {
+      getWorkers = fn;
     },
     jobFinished: (queue, outcome) => jobs.inc({ queue, outcome }),
     fetchObserved: (fetcher, durationMs, outcome) => fetchDuration.observe({ fetcher, outcome }, durationMs / 1000),
