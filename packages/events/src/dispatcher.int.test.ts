@@ -86,7 +86,7 @@ describe('the outbox trigger', () => {
     await sql().query("UPDATE links SET status = 'done', fetcher = 'simple_http' WHERE id = $1::uuid", [a]);
     // done → done (a duplicate job storing the page again) is not a second event.
     await sql().query("UPDATE links SET status = 'done' WHERE id = $1::uuid", [a]);
-    await sql().query("UPDATE links SET status = 'failed', fetcher = 'playwright', last_error_type = 'blocked_captcha' WHERE id = $1::uuid", [b]);
+    await sql().query("UPDATE links SET status = 'failed', fetcher = 'playwright', last_error_type = 'blocked_captcha', last_error = $2 WHERE id = $1::uuid", [b, `max_attempts:blocked_captcha:cloudflare ${'x'.repeat(1000)}`]);
     await sql().query("UPDATE links SET status = 'paused' WHERE id = $1::uuid", [c]);
     // A transaction that rolls back leaves no event behind.
     await db.prisma.$transaction(async (tx) => {
@@ -95,7 +95,9 @@ describe('the outbox trigger', () => {
     }).catch(() => undefined);
     const store = new OutboxStore({ prisma: db.prisma });
     expect(await store.forLink(a!)).toMatchObject([{ type: 'link.done', status: 'done', fetcher: 'simple_http', errorType: null, url: 'https://ev.example/a1' }]);
-    expect(await store.forLink(b!)).toMatchObject([{ type: 'link.failed', status: 'failed', fetcher: 'playwright', errorType: 'blocked_captcha' }]);
+    expect(await store.forLink(b!)).toMatchObject([{ type: 'link.failed', status: 'failed', fetcher: 'playwright', errorType: 'blocked_captcha', error: expect.stringMatching(/^max_attempts:blocked_captcha:cloudflare x+$/) }]);
+    expect((await store.forLink(b!))[0]!.error).toHaveLength(600);
+    expect(await store.forLink(a!)).not.toMatchObject([{ error: expect.anything() }]);
     expect(await store.forLink(c!)).toEqual([]);
   });
 });

@@ -66,7 +66,9 @@ export const fetchSender: WebhookSender = async (url, body, headers, timeoutMs) 
 /** The JSON a webhook carries and the stream stores: the event's public fields, in a stable order. */
 export function eventBody(e: LinkEvent): string {
   const versions = e.newSha256 !== undefined ? { oldSha256: e.oldSha256 ?? null, newSha256: e.newSha256, version: e.version ?? null } : {};
-  return JSON.stringify({ id: e.id, type: e.type, linkId: e.linkId, url: e.url, status: e.status, fetcher: e.fetcher, errorType: e.errorType, occurredAt: e.occurredAt, seq: e.seq, ...versions });
+  // A failure says why in words too; link.done payloads stay as they were.
+  const why = e.status === 'failed' ? { error: e.error ?? null } : {};
+  return JSON.stringify({ id: e.id, type: e.type, linkId: e.linkId, url: e.url, status: e.status, fetcher: e.fetcher, errorType: e.errorType, ...why, occurredAt: e.occurredAt, seq: e.seq, ...versions });
 }
 
 /**

@@ -12,6 +12,13 @@ describe('eventBody', () => {
     expect(Object.keys(JSON.parse(eventBody(base)))).toEqual(['id', 'type', 'linkId', 'url', 'status', 'fetcher', 'errorType', 'occurredAt', 'seq']);
   });
 
+  it('says why a link failed, in words, on link.failed only', () => {
+    const failed = JSON.parse(eventBody({ ...base, type: 'link.failed', status: 'failed', errorType: 'network_error', error: 'max_attempts:network_error: UND_ERR_SOCKET: other side closed' }));
+    expect(Object.keys(failed)).toEqual(['id', 'type', 'linkId', 'url', 'status', 'fetcher', 'errorType', 'error', 'occurredAt', 'seq']);
+    expect(failed.error).toBe('max_attempts:network_error: UND_ERR_SOCKET: other side closed');
+    expect(JSON.parse(eventBody({ ...base, type: 'link.failed', status: 'failed', errorType: 'internal_error' })).error).toBeNull();
+  });
+
   it('carries the old and new sha256 and the version on change events', () => {
     const changed = JSON.parse(eventBody({ ...base, type: 'link.changed', oldSha256: 'a'.repeat(64), newSha256: 'b'.repeat(64), version: 3 }));
     expect(changed).toMatchObject({ type: 'link.changed', oldSha256: 'a'.repeat(64), newSha256: 'b'.repeat(64), version: 3 });

@@ -13,6 +13,8 @@ export interface LinkEvent {
   status: 'done' | 'failed';
   fetcher: string | null;
   errorType: string | null;
+  /** link.failed: why, in words (the link's last_error). Absent on other events. */
+  error?: string | null;
   occurredAt: string;
   /** Outbox sequence: increasing in insertion order (not a gap-free or commit-ordered counter). */
   seq: string;
@@ -49,7 +51,7 @@ export interface OutboxStats {
   unstreamed: number;
 }
 
-const EVENT_COLUMNS = `id::text AS id, type, link::text AS "linkId", url, status, fetcher, error_type AS "errorType",
+const EVENT_COLUMNS = `id::text AS id, type, link::text AS "linkId", url, status, fetcher, error_type AS "errorType", link_error AS "error",
   occurred_at AS "occurredAt", seq::text AS seq, old_sha256 AS "oldSha256", new_sha256 AS "newSha256", version`;
 
 // SKIP LOCKED: dispatchers in other processes pass over the rows this one is claiming instead of waiting on them; the
@@ -77,14 +79,14 @@ WHERE seq IN (
 )
 RETURNING ${EVENT_COLUMNS}`;
 
-type EventRow = Omit<LinkEvent, 'occurredAt' | 'oldSha256' | 'newSha256' | 'version'> & {
-  occurredAt: Date; oldSha256: string | null; newSha256: string | null; version: number | null;
+type EventRow = Omit<LinkEvent, 'occurredAt' | 'oldSha256' | 'newSha256' | 'version' | 'error'> & {
+  occurredAt: Date; oldSha256: string | null; newSha256: string | null; version: number | null; error: string | null;
 };
 
 function toEvent(row: EventRow): LinkEvent {
   return {
     id: row.id, type: row.type, linkId: row.linkId, url: row.url, status: row.status, fetcher: row.fetcher,
-    errorType: row.errorType, occurredAt: row.occurredAt.toISOString(), seq: row.seq,
+    errorType: row.errorType, ...(row.status === 'failed' ? { error: row.error } : {}), occurredAt: row.occurredAt.toISOString(), seq: row.seq,
     // Only change events carry versions: done/failed payloads stay as they were.
     ...(row.newSha256 !== null && row.newSha256 !== undefined ? { oldSha256: row.oldSha256 ?? undefined, newSha256: row.newSha256, version: row.version ?? undefined } : {}),
   };
