@@ -76,4 +76,16 @@ describe('/pauses', () => {
     expect((await authed('GET', '/pauses')).json().pauses.map((p: { domain: string }) => p.domain)).toEqual(['news.example']);
     expect((await authed('DELETE', '/pauses/not a domain')).statusCode).toBe(400);
   });
+
+  it('lifts the pause of a host named as users write it: with www. and a trailing dot', async () => {
+    const gate = new RedisPolitenessGate({ redis, prefix: politenessPrefix(PREFIX) });
+    const until = Date.now() + 3_600_000;
+    // Links and pauses are keyed by the link's domain, which drops www.
+    await gate.pauseDomain('store.example', until, 'blocked_403');
+    await db.prisma.link.create({
+      data: { url: 'https://www.store.example/a', initialUrl: 'https://www.store.example/a', domain: 'store.example', status: 'paused', pausedUntil: new Date(until), lastErrorType: 'blocked_403' },
+    });
+    const lifted = await authed('DELETE', '/pauses/www.Store.example.');
+    expect(lifted.json()).toEqual({ domain: 'store.example', domainPauseLifted: true, linksResumed: 1 });
+  });
 });

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { pausedLinksByDomain, resumePausedLinks, type PrismaClient } from '@crawler/db';
 import { RedisPolitenessGate, normalizeDomain } from '@crawler/politeness';
 import type { JobQueues } from '@crawler/queue';
-import { systemClock, type Clock } from '@crawler/core';
+import { domainOf, systemClock, type Clock } from '@crawler/core';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 
 /** The Redis key prefix of the fleet's politeness gate for a queue prefix (every process of a fleet derives the same). */
@@ -30,6 +30,18 @@ export interface DomainPausesDeps {
   /** Needed to lift: the resumed links' route jobs go here. */
   queues?: Pick<JobQueues, 'enqueueRoutes'>;
   clock?: Clock;
+}
+
+/**
+ * A domain as links (and so their pauses) are keyed: core's domainOf, which drops `www.` and a trailing dot and
+ * punycodes an IDN, so `www.shop.example` lifts the pause of `shop.example`; input it cannot read is only trimmed.
+ */
+function linkDomain(input: string): string {
+  try {
+    return domainOf(input);
+  } catch {
+    return normalizeDomain(input);
+  }
 }
 
 /** What lifting a domain's pause did. */
@@ -88,7 +100,7 @@ export class DomainPauses {
 
   /** End `domain`'s pause: the fleet may ask the site again at once, and its paused links are routed again now. */
   async lift(domainInput: string): Promise<LiftResult> {
-    const domain = normalizeDomain(domainInput);
+    const domain = linkDomain(domainInput);
     if (!this.#deps.queues) throw new Error('DomainPauses.lift needs the job queues');
     const domainPauseLifted = await this.#gate.liftPause(domain);
     const resumed = await resumePausedLinks(this.#deps.prisma, domain, this.#clock.now());
