@@ -41,6 +41,13 @@ describe('envSchema', () => {
     expect(showEnvValue('DATABASE_URL', 'postgres://u:pw@h:port/db')).toBe('"postgres://u:***@h:port/db"');
     expect(showEnvValue('PORT', undefined)).toBe('(unset)');
   });
+
+  it('masks a password that holds an unescaped @ whole, in proxy lists and in URLs it cannot parse', () => {
+    const tiers = '[{"name":"dc","cost":"x","urls":["http://user:p@ss@dc1.example:3128"]}]';
+    expect(showEnvValue('PROXY_TIERS', tiers)).toBe(JSON.stringify('[{"name":"dc","cost":"x","urls":["http://***@dc1.example:3128"]}]'));
+    expect(showEnvValue('DATABASE_URL', 'postgres://u:p@ss@h:bad-port/db')).toBe('"postgres://u:***@h:bad-port/db"');
+    expect(showEnvValue('PROXY_TIERS', 'http://host/a@b')).toBe('"http://host/a@b"');
+  });
 });
 
 describe('composeEnv', () => {

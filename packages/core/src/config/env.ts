@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { CrawlerError } from '../contracts/errors.js';
+import { redactCredentials } from '../exits/exit-tiers.js';
 
 /** An environment as a process receives it (`process.env`, or a test's plain object). */
 export type EnvSource = Record<string, string | undefined>;
@@ -54,7 +55,7 @@ export function showEnvValue(name: string, value: string | undefined): string {
   if (value === undefined) return '(unset)';
   if (SECRET_NAME.test(name)) return '(hidden)';
   // Proxy lists carry many URLs, each with its own credentials (and sticky-session usernames name the account).
-  if (name.includes('PROXY')) return JSON.stringify(value.replace(/\/\/[^/@\s"'<>]+@/g, '//***@'));
+  if (name.includes('PROXY')) return JSON.stringify(redactCredentials(value));
   return JSON.stringify(maskUrlPassword(value));
 }
 
@@ -66,8 +67,9 @@ function maskUrlPassword(value: string): string {
     u.password = '***';
     return u.toString();
   } catch {
-    // Not a URL WHATWG can read, but it may still carry `user:password@`: mask what sits between ':' and '@'.
-    return value.replace(/(\/\/[^:/@\s]*:)[^@\s]*@/, '$1***@');
+    // Not a URL WHATWG can read, but it may still carry `user:password@`: mask what sits between ':' and the last '@'
+    // before the path (a password may hold an '@' of its own).
+    return value.replace(/(\/\/[^:/@\s]*:)[^/\s]*@/, '$1***@');
   }
 }
 

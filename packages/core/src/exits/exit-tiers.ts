@@ -29,9 +29,13 @@ export function maskProxyUrl(url: string): string {
   }
 }
 
-/** Replace every `//user:pass@` (or `//user@`) in free text by `//***@`: for messages that may quote a proxy URL. */
+/**
+ * Replace every `//user:pass@` (or `//user@`) in free text by `//***@`: for messages that may quote a proxy URL. The
+ * user info runs to the last '@' before the path, as URL parsers read it: a password with an unescaped '@'
+ * (`//user:p@ss@host`) is masked whole, not up to its own '@'.
+ */
 export function redactCredentials(text: string): string {
-  return text.replace(/\/\/[^/@\s"'<>]+@/g, '//***@');
+  return text.replace(/\/\/[^/\s"'<>]+@/g, '//***@');
 }
 
 const proxyUrl = z.string().superRefine((v, ctx) => {
