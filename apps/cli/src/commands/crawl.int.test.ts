@@ -80,6 +80,14 @@ describe('crawl CLI', () => {
     }
   });
 
+  it('crawl of an empty file or stdin is a usage error, not a run of whatever else is queued', async () => {
+    await crawl(['enqueue', 'https://elsewhere.invalid/queued']);
+    const res = await crawl(['crawl', '-'], '\n# only a comment\n');
+    expect([res.code, res.stderr]).toEqual([2, expect.stringContaining('crawl crawl: no URLs in -')]);
+    expect((await db.prisma.link.findUniqueOrThrow({ where: { url: 'https://elsewhere.invalid/queued' } })).status).toBe('queued');
+    await db.prisma.link.delete({ where: { url: 'https://elsewhere.invalid/queued' } });
+  });
+
   it('crawl --json enqueues, runs until idle and prints every link with totals', async () => {
     const res = await crawl(['crawl', '--json', server.url('/b'), 'mailto:x@example.com']);
     expect(res.code).toBe(1);

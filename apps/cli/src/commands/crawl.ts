@@ -48,6 +48,8 @@ const command: Command = {
     const { parseLearningFlag } = await import('./enqueue.js');
     const learningModeEnabled = parseLearningFlag(parsed.values.learning);
     const urls = await collectUrls(io, { ...splitPositionals(parsed.positionals), stdinWhenEmpty: false });
+    // An empty file (or stdin) is no crawl: without this the run would work the fleet's whole queue until idle.
+    if (urls.length === 0) throw new UsageError(`no URLs in ${parsed.positionals.join(', ')}\n${USAGE}`);
     const v = parsed.values;
     const followOnly = ['scope', 'max-depth', 'max-pages', 'max-pages-per-host', 'include', 'exclude', 'sitemaps', 'follow-nofollow'].filter((k) => v[k as keyof typeof v] !== undefined);
     if (!v.follow && followOnly.length > 0) throw new UsageError(`--${followOnly[0]} needs --follow\n${USAGE}`);
