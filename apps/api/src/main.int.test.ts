@@ -1,5 +1,6 @@
 /** The built API process: refuses a bad environment naming the variable, serves, and shuts down on SIGTERM. */
 import { execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
@@ -48,6 +49,19 @@ describe('apps/api main', () => {
     expect(await p.exited).toBe(1);
     expect(p.err()).toContain('REDIS_URL="localhost:6379"');
     expect(p.err()).toContain('PORT="http"');
+  });
+
+  it('says in one line that its port is taken, naming HOST and PORT', async () => {
+    const taken = createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => taken.once('listening', r));
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const p = start({ DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, PORT: String(port), HOST: '127.0.0.1' });
+      expect(await p.exited).toBe(1);
+      expect(p.err()).toBe(`api: cannot listen on HOST=127.0.0.1 PORT=${port}: already in use (another API on this host?)\n`);
+    } finally {
+      taken.close();
+    }
   });
 
   it('serves /healthz and exits 0 on SIGTERM', async () => {

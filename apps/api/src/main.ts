@@ -54,4 +54,14 @@ const close = () =>
     }
   })());
 exitOnSignals(close, logger, 30_000);
-await app.listen({ port: env.port, host: env.host });
+try {
+  await app.listen({ port: env.port, host: env.host });
+} catch (err) {
+  // A taken port or an address this host does not have: one line naming the variables, as a bad value gets, not
+  // Node's uncaught-exception dump.
+  const code = (err as NodeJS.ErrnoException).code;
+  const why = code === 'EADDRINUSE' ? 'already in use (another API on this host?)' : code === 'EADDRNOTAVAIL' ? 'not an address of this host' : (err as Error).message;
+  process.stderr.write(`api: cannot listen on HOST=${env.host} PORT=${env.port}: ${why}\n`);
+  await close();
+  process.exit(1);
+}
