@@ -184,8 +184,9 @@ export class CrawlStore {
 
   /**
    * Cancel: the crawl admits nothing more, and every unfinished link of it fails with `crawl_cancelled` (their
-   * queued jobs then skip them). A request already on the wire finishes (its page is stored; its links are not
-   * followed). False when there is no such running crawl.
+   * queued jobs then skip them). A request already on the wire finishes and its attempt is logged, but its page is not
+   * stored (an outcome stores a page only with the change of an unfinished link) and its links are not followed.
+   * False when there is no such running crawl.
    */
   async cancel(id: string): Promise<boolean> {
     if (!isUuid(id)) return false;
