@@ -48,4 +48,10 @@ describe('crawl reconcile', () => {
     expect(first).toMatch(/2 jobs wait on route and no worker is connected to it: start a router/);
     expect(JSON.parse(await run(['--grace-ms', '0', '--json']))).toMatchObject({ scanned: 3, alive: 3, requeued: {} });
   });
+
+  it('refuses a grace period past any date as a usage error, in the flag and in RECONCILE_GRACE_MS', async () => {
+    await expect(run(['--grace-ms', '99999999999999999'])).rejects.toThrow(/--grace-ms must be a non-negative integer up to 3153600000000/);
+    const io: CommandIO = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), env: { DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, RECONCILE_GRACE_MS: '99999999999999999' } };
+    await expect(reconcile.run([], io)).rejects.toThrow(/RECONCILE_GRACE_MS="99999999999999999"/);
+  });
 });

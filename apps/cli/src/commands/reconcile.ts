@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createRuntime, unservedAdvice } from '@crawler/pipeline';
+import { MAX_RETENTION_DAYS, createRuntime, unservedAdvice } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, reportingConfigFrom } from '../crawler/cli-context.js';
 
@@ -17,7 +17,9 @@ const command: Command = {
     const config = reportingConfigFrom(io);
     const raw = parsed.values['grace-ms'];
     const graceMs = raw === undefined ? config.reconcileGraceMs : Number(raw);
-    if (!Number.isInteger(graceMs) || graceMs < 0) throw new UsageError(`--grace-ms must be a non-negative integer (got ${JSON.stringify(raw)})\n${USAGE}`);
+    // Past 100 years the cut-off is no longer a date Postgres can compare with (an 'invalid input syntax' stack trace).
+    const maxMs = MAX_RETENTION_DAYS * 86_400_000;
+    if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > maxMs) throw new UsageError(`--grace-ms must be a non-negative integer up to ${maxMs} (got ${JSON.stringify(raw)})\n${USAGE}`);
     const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
     try {
       const report = await runtime.reconcile({ graceMs });

@@ -360,7 +360,7 @@ export const RECONCILE_ENV = {
   /** Time between reconcile passes (0: only the pass at worker start). @defaultValue 60000 */
   RECONCILE_INTERVAL_MS: intVar(60_000, 0),
   /** Unfinished links touched more recently than this are not reconciled (their job may be between queues). @defaultValue 120000 */
-  RECONCILE_GRACE_MS: intVar(120_000, 0),
+  RECONCILE_GRACE_MS: intVar(120_000, 0, MAX_RETENTION_DAYS * 86_400_000),
   /** Links per reconcile batch. @defaultValue 500 */
   RECONCILE_BATCH_SIZE: intVar(500, 1, 10_000),
   /**
