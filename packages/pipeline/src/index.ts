@@ -6,6 +6,7 @@ export {
   type DomainLimits,
   parseDomainLimits,
   MAX_RETENTION_DAYS,
+  MAX_TIMER_MS,
   QUEUE_ENV,
   ROUTING_ENV,
   RETRY_ENV,

@@ -30,6 +30,7 @@ describe('parseWorkerEnv', () => {
     expect(bad).toThrow(/DATABASE_URL="mysql:\/\/x"/);
     expect(bad).toThrow(/METRICS_PORT="70000": expected a port/);
     expect(bad).toThrow(/FETCHERS="simple_http:0"/);
+    expect(() => parseWorkerEnv({ DATABASE_URL: 'postgresql://x@h/db', HEALTH_LOG_INTERVAL_MS: '3000000000' })).toThrow(/HEALTH_LOG_INTERVAL_MS="3000000000": expected an integer from 100 to 2147483647/);
     expect(bad).toThrow(/HEALTH_LOG_INTERVAL_MS="soon"/);
     expect(() => parseWorkerEnv({})).toThrow(/DATABASE_URL=\(unset\)/);
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CRAWLER } from '@crawler/pipeline';
+import { CRAWLER, MAX_TIMER_MS } from '@crawler/pipeline';
 import { composeEnv, intVar, parseEnv, type EnvSource } from '@crawler/core';
 
 export { parseDomainLimits, type DomainLimits } from '@crawler/pipeline';
@@ -42,9 +42,9 @@ export const WORKER_ENV = {
    */
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   /** How often a health line (queue depths, jobs done, memory) is logged. @defaultValue 30000 */
-  HEALTH_LOG_INTERVAL_MS: intVar(30_000, 100),
+  HEALTH_LOG_INTERVAL_MS: intVar(30_000, 100, MAX_TIMER_MS),
   /** How long SIGTERM waits for in-flight jobs before aborting their fetches. @defaultValue 30000 */
-  SHUTDOWN_DRAIN_TIMEOUT_MS: intVar(30_000, 0),
+  SHUTDOWN_DRAIN_TIMEOUT_MS: intVar(30_000, 0, MAX_TIMER_MS),
 };
 
 const WorkerEnvSchema = composeEnv({ crawler: CRAWLER, worker: WORKER_ENV }).transform(({ crawler, worker }) => ({ crawler, ...worker }));

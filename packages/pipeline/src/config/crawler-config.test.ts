@@ -96,6 +96,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, FETCH_ALLOW_HOSTS: '127.0.0.1,::1,fd00::/8,my_host.internal,localhost' }).fetchAllowHosts).toEqual(['127.0.0.1', '::1', 'fd00::/8', 'my_host.internal', 'localhost']);
   });
 
+  it('stops at a background-loop interval Node would run after 1 ms (past 2^31 - 1 ms)', () => {
+    for (const name of ['RECONCILE_INTERVAL_MS', 'SCHEDULER_INTERVAL_MS', 'TABLE_STATS_INTERVAL_MS']) {
+      expect(() => loadConfig({ ...base, [name]: '3000000000' }), name).toThrow(new RegExp(`${name}="3000000000": expected an integer from 0 to 2147483647`));
+      expect(() => loadConfig({ ...base, [name]: '2147483647' }), name).not.toThrow();
+    }
+  });
+
   it('stops at an FETCH_ALLOW_HOSTS entry the SSRF guard would take for a host name that never matches', () => {
     for (const bad of ['127.0.0.0/33', '999.1.1.1/8', '10.0.0.0/8/8', 'fd00::/129', 'http://intranet.example', 'intranet.example:8080', '10.0.0.0/']) {
       expect(() => loadConfig({ ...base, FETCH_ALLOW_HOSTS: `localhost,${bad}` }), bad).toThrow(new RegExp(`FETCH_ALLOW_HOSTS=.*bad entry '${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}'`));

@@ -115,6 +115,12 @@ export interface DomainLimits {
   minDelayMs?: number;
 }
 
+/**
+ * Longest interval of a background loop: Node runs a setInterval/setTimeout longer than 2^31 − 1 ms (24.8 days) after
+ * 1 ms, so a larger RECONCILE_INTERVAL_MS meant to say "rarely" ran the loop back to back.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** Longest retention in days (100 years): a date further back than JavaScript dates reach would fail `crawl prune`. */
 export const MAX_RETENTION_DAYS = 36_500;
 
@@ -358,7 +364,7 @@ export const PROBE_ENV = {
 /** Recovery: Postgres rebuilds what Redis lost; jobs ride out outages. */
 export const RECONCILE_ENV = {
   /** Time between reconcile passes (0: only the pass at worker start). @defaultValue 60000 */
-  RECONCILE_INTERVAL_MS: intVar(60_000, 0),
+  RECONCILE_INTERVAL_MS: intVar(60_000, 0, MAX_TIMER_MS),
   /** Unfinished links touched more recently than this are not reconciled (their job may be between queues). @defaultValue 120000 */
   RECONCILE_GRACE_MS: intVar(120_000, 0, MAX_RETENTION_DAYS * 86_400_000),
   /** Links per reconcile batch. @defaultValue 500 */
@@ -375,7 +381,7 @@ export const RECONCILE_ENV = {
    * that changed by as much as they held (@crawler/db analyzeStaleTables; one process of the fleet at a time). 0: off,
    * autovacuum alone. @defaultValue 5000
    */
-  TABLE_STATS_INTERVAL_MS: intVar(5_000, 0),
+  TABLE_STATS_INTERVAL_MS: intVar(5_000, 0, MAX_TIMER_MS),
   /**
    * Fetch outcomes (attempts, heuristics, the link, the page) that finish close together are written by one statement
    * and one commit, up to this many; each job completes only once its outcome committed. 1: one statement per
@@ -402,7 +408,7 @@ export const SCHEDULE_ENV = {
    * Time between the revisit scheduler's passes in every worker process (router app, fetcher app, `crawl run`);
    * 0: this process runs no scheduler (due links wait for one that does). @defaultValue 5000
    */
-  SCHEDULER_INTERVAL_MS: intVar(5_000, 0),
+  SCHEDULER_INTERVAL_MS: intVar(5_000, 0, MAX_TIMER_MS),
   /** Due links claimed per statement. @defaultValue 500 */
   SCHEDULER_BATCH_SIZE: intVar(500, 1, 10_000),
   /** The scheduler claims due links only while fewer route jobs than this wait in Redis. @defaultValue 10000 */
