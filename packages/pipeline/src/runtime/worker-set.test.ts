@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Worker } from '@crawler/queue';
 import type { Logger } from '@crawler/core';
+import { DelayedError } from '@crawler/queue';
 import { WorkerSet } from './worker-set.js';
 
 function fakeWorker(name: string, close: () => Promise<void>) {
@@ -44,5 +45,21 @@ describe('WorkerSet.close', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('WorkerSet.guard', () => {
+  it('parks jobs through an outage with one warning per interval, not one per job', async () => {
+    const warnings: string[] = [];
+    const debug: string[] = [];
+    const logger = { debug: (_o: unknown, msg: string) => void debug.push(msg), info: () => undefined, error: () => undefined, warn: (_o: unknown, msg: string) => void warnings.push(msg), child: () => logger } as unknown as Logger;
+    const set = new WorkerSet({ links: { updateUnlessFinished: async () => true }, logger, infraRetryMaxMs: 1_000, served: new Set() });
+    const guarded = set.guard(async () => {
+      throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
+    });
+    const job = () => ({ id: 'j', queueName: 'route', attemptsStarted: 1, moveToDelayed: async () => undefined }) as unknown as Parameters<typeof guarded>[0];
+    for (let i = 0; i < 400; i++) await expect(guarded(job(), 'token')).rejects.toBeInstanceOf(DelayedError);
+    expect(warnings).toEqual(['infrastructure unreachable: 1 jobs parked for a retry since the last warning']);
+    expect(debug).toHaveLength(399);
   });
 });

@@ -8,6 +8,12 @@ import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.
 /** How long past the drain deadline a worker may take to close before its connections are dropped. */
 const CLOSE_GRACE_MS = 5_000;
 
+/**
+ * During an outage every job of every worker parks, hundreds a second: one warning per this interval says so, with
+ * how many parked since the last one; each park is at debug.
+ */
+export const PARK_WARNING_EVERY_MS = 10_000;
+
 /** What the worker set needs. */
 export interface WorkerSetDeps {
   links: Pick<LinkRepo, 'updateUnlessFinished'>;
@@ -26,6 +32,8 @@ export class WorkerSet {
   readonly #deps: WorkerSetDeps;
   readonly #workers: Worker[] = [];
   readonly #abort = new AbortController();
+  #parkedSinceWarning = 0;
+  #lastParkWarningAt = Number.NEGATIVE_INFINITY;
 
   constructor(deps: WorkerSetDeps) {
     this.#deps = deps;
@@ -48,7 +56,7 @@ export class WorkerSet {
       } catch (err) {
         if (err instanceof DelayedError || !isInfraError(err)) throw err;
         const delayMs = infraRetryDelayMs(job.attemptsStarted ?? 1, this.#deps.infraRetryMaxMs);
-        this.#deps.logger.warn({ err, jobId: job.id, queue: job.queueName, delayMs }, 'infrastructure unreachable: job parked for a retry');
+        this.#noteParked(err, { jobId: job.id, queue: job.queueName, delayMs });
         try {
           return await delayJob(job, token, delayMs);
         } catch (parked) {
@@ -57,6 +65,18 @@ export class WorkerSet {
         }
       }
     };
+  }
+
+  #noteParked(err: unknown, fields: Record<string, unknown>): void {
+    this.#parkedSinceWarning += 1;
+    const now = performance.now();
+    if (now - this.#lastParkWarningAt < PARK_WARNING_EVERY_MS) {
+      this.#deps.logger.debug({ err, ...fields }, 'infrastructure unreachable: job parked for a retry');
+      return;
+    }
+    this.#deps.logger.warn({ err, ...fields, parked: this.#parkedSinceWarning }, `infrastructure unreachable: ${this.#parkedSinceWarning} jobs parked for a retry since the last warning`);
+    this.#parkedSinceWarning = 0;
+    this.#lastParkWarningAt = now;
   }
 
   add(worker: Worker): void {
