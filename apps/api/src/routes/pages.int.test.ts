@@ -93,7 +93,7 @@ describe('GET /links/:id/content', () => {
     const [failed] = await links.upsertMany([{ url: 'https://pages.example/broken', initialUrl: 'https://pages.example/broken', domain: 'pages.example' }]);
     await links.update(failed!.id, { status: 'failed', lastErrorType: 'empty_content', lastError: 'empty_content:playwright' });
     const failedRes = await app.inject({ method: 'GET', url: `/links/${failed!.id}/content` });
-    expect(failedRes.json()).toMatchObject({ error: 'no_content', message: expect.stringContaining('failed (empty_content: empty_content:playwright); no page was stored') });
+    expect(failedRes.json()).toMatchObject({ error: 'no_content', message: expect.stringContaining('failed (empty_content:playwright); no page was stored') });
     const unknown = await app.inject({ method: 'GET', url: '/links/00000000-0000-4000-8000-000000000000/content' });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toMatchObject({ message: 'no link 00000000-0000-4000-8000-000000000000' });
@@ -129,6 +129,13 @@ describe('GET /export', () => {
     expect(other.body).toBe('');
     expect((await app.inject({ method: 'GET', url: '/export?format=zip' })).statusCode).toBe(400);
     expect((await app.inject({ method: 'GET', url: '/export?since=yesterday' })).statusCode).toBe(400);
+    // A bare date is its UTC midnight, as crawl export --since reads it.
+    expect((await app.inject({ method: 'GET', url: '/export?format=jsonl&since=2999-01-01' })).body).toBe('');
+    const all = await app.inject({ method: 'GET', url: '/export?format=jsonl' });
+    const sinceDate = await app.inject({ method: 'GET', url: '/export?format=jsonl&since=2000-01-01' });
+    expect(sinceDate.statusCode).toBe(200);
+    expect(sinceDate.body.length).toBeGreaterThan(0);
+    expect(sinceDate.body).toBe(all.body);
     expect((await app.inject({ method: 'GET', url: '/export?domain=not%20a%20host' })).statusCode).toBe(400);
   });
 

@@ -21,7 +21,8 @@ const ContentQuery = z
 const ExportQuery = z
   .object({
     format: z.enum(EXPORT_FORMATS).default('jsonl'),
-    since: z.iso.datetime({ offset: true }).optional(),
+    // An ISO time, or a date (its UTC midnight), as `crawl export --since` takes them.
+    since: z.union([z.iso.datetime({ offset: true }), z.iso.date()]).optional(),
     status: z.enum(['queued', 'routing', 'fetching', 'paused', 'done', 'failed']).optional(),
     domain: DomainFilter.optional(),
     /** JSONL: `all` for every stored version, not only each page's latest. */

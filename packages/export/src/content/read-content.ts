@@ -48,7 +48,11 @@ export async function noContentReason(prisma: PrismaClient, linkId: string): Pro
   const link = await new LinkStore(prisma).get(linkId);
   if (!link) return `no link ${linkId}`;
   if (link.status === 'failed') {
-    return `link ${linkId} failed (${link.lastErrorType ?? 'unknown error'}${link.lastError ? `: ${link.lastError}` : ''}); no page was stored`;
+    // The error in words usually starts with or names its type ('max_attempts:network_error: …'): not said twice.
+    const type = link.lastErrorType;
+    const text = link.lastError;
+    const why = text ? (type && !text.includes(type) ? `${type}: ${text}` : text) : (type ?? 'unknown error');
+    return `link ${linkId} failed (${why}); no page was stored`;
   }
   if (link.status === 'done') return `link ${linkId} is done but has no stored page`;
   return `no stored page for link ${linkId} yet: it is ${link.status}`;
