@@ -100,69 +100,52 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
 
   const analysisThreads = once(registry, 'crawler_analysis_thread_events_total', () => new Counter({ name: 'crawler_analysis_thread_events_total', help: 'Response analysis threads that died, or were stopped because a response took longer than its deadline.', labelNames: ['event'], registers }));
 
-  let getCounts: (() => Promise<QueueDepths>) | undefined;
   const scrapeErrors = once(registry, 'crawler_queue_depth_errors_total', () => new Counter({ name: 'crawler_queue_depth_errors_total', help: 'Scrapes where queue depths or workers could not be read.', registers }));
-  once(
-    registry,
-    'crawler_queue_jobs',
-    () =>
-      new Gauge({
-        name: 'crawler_queue_jobs',
-        help: 'Jobs in each queue by state, read at scrape time.',
-        labelNames: ['queue', 'state'],
-        registers,
+  /**
+   * A gauge read from Redis at scrape time. A scrape must not fail because Redis hiccuped, and stale values would
+   * mislead: a failed read reports none and counts the error.
+   */
+  function readAtScrape<L extends string, T>(name: string, help: string, labelNames: L[], write: (gauge: Gauge<L>, value: T) => void): { read?: () => Promise<T> } {
+    const source: { read?: () => Promise<T> } = {};
+    once(registry, name, () =>
+      new Gauge<L>({
+        name, help, labelNames, registers,
         async collect() {
-          if (!getCounts) return;
-          let depths: QueueDepths;
+          if (!source.read) return;
+          let value: T;
           try {
-            depths = await getCounts();
+            value = await source.read();
           } catch {
-            // A scrape must not fail because Redis hiccuped; stale depths would mislead, so report none.
             scrapeErrors.inc();
             this.reset();
             return;
           }
           this.reset();
-          for (const [queue, states] of Object.entries(depths)) {
-            for (const [state, count] of Object.entries(states)) this.set({ queue, state }, count);
-          }
+          write(this, value);
         },
       }),
-  );
-
-  let getWorkers: (() => Promise<Record<string, number>>) | undefined;
-  once(
-    registry,
+    );
+    return source;
+  }
+  const depthSource = readAtScrape<'queue' | 'state', QueueDepths>('crawler_queue_jobs', 'Jobs in each queue by state, read at scrape time.', ['queue', 'state'], (g, depths) => {
+    for (const [queue, states] of Object.entries(depths)) for (const [state, count] of Object.entries(states)) g.set({ queue, state }, count);
+  });
+  const workerSource = readAtScrape<'queue', Record<string, number>>(
     'crawler_queue_workers',
-    () =>
-      new Gauge({
-        name: 'crawler_queue_workers',
-        help: 'Workers connected to each queue, fleet-wide, read at scrape time (0 with jobs waiting: nobody serves the queue).',
-        labelNames: ['queue'],
-        registers,
-        async collect() {
-          if (!getWorkers) return;
-          let workers: Record<string, number>;
-          try {
-            workers = await getWorkers();
-          } catch {
-            scrapeErrors.inc();
-            this.reset();
-            return;
-          }
-          this.reset();
-          for (const [queue, n] of Object.entries(workers)) this.set({ queue }, n);
-        },
-      }),
+    'Workers connected to each queue, fleet-wide, read at scrape time (0 with jobs waiting: nobody serves the queue).',
+    ['queue'],
+    (g, workers) => {
+      for (const [queue, n] of Object.entries(workers)) g.set({ queue }, n);
+    },
   );
 
   return {
     registry,
     collectQueueDepths: (fn) => {
-      getCounts = fn;
+      depthSource.read = fn;
     },
     collectQueueWorkers: (fn) => {
-      getWorkers = fn;
+      workerSource.read = fn;
     },
     jobFinished: (queue, outcome) => jobs.inc({ queue, outcome }),
     fetchObserved: (fetcher, durationMs, outcome) => fetchDuration.observe({ fetcher, outcome }, durationMs / 1000),
