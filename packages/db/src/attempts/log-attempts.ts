@@ -1,4 +1,4 @@
-import { canonicalFetcherName, CrawlerError, DIRECT_TIER, ERROR_TYPES, maskProxyUrl } from '@crawler/core';
+import { canonicalFetcherName, CrawlerError, DIRECT_TIER, ERROR_TYPES, maskProxyUrl, redactCredentials } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import type { AttemptInput } from './types.js';
 import { sqlOf } from '../sql.js';
@@ -56,7 +56,7 @@ export const ATTEMPT_ERROR_MESSAGE_MAX = 500;
 function errorMessageOf(message: unknown, index: number, input: AttemptInput): string | null {
   if (message === undefined || message === null || message === '') return null;
   if (typeof message !== 'string') throw invalid(index, 'errorMessage is not a string', input);
-  return message.replace(/\/\/[^/@\s]*@/g, '//***@').slice(0, ATTEMPT_ERROR_MESSAGE_MAX);
+  return redactCredentials(message).slice(0, ATTEMPT_ERROR_MESSAGE_MAX);
 }
 
 /** The JSON row one attempt becomes; validated so bad input fails with a typed error before touching the db. */

@@ -1,4 +1,4 @@
-import { ERROR_TYPES, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
+import { ERROR_TYPES, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, redactCredentials, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
 import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
 import type { FetchExit } from '@crawler/fetchers';
 import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '../ports.js';
@@ -75,7 +75,8 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
   const httpStatus = attempt.response?.status;
   const errorType = decision.errorType ?? undefined;
   // A failure without a response says what happened in words too: `max_attempts:network_error: UND_ERR_SOCKET: …`.
-  const reason = attempt.error && !attempt.response ? `${decision.reason}: ${attempt.error}`.slice(0, LAST_ERROR_MAX) : decision.reason;
+  // Any credentials a message quotes (a proxy URL's) are masked: GET /links/:id shows it.
+  const reason = attempt.error && !attempt.response ? redactCredentials(`${decision.reason}: ${attempt.error}`).slice(0, LAST_ERROR_MAX) : decision.reason;
   switch (decision.kind) {
     case 'success': {
       const res = attempt.response!;

@@ -118,6 +118,12 @@ describe('fetch processor', () => {
     expect(out).toMatchObject({ outcome: 'failed', errorType: 'network_error' });
     expect(h.links.rows.get(link.id)?.lastError).toBe('max_attempts:network_error: UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)');
     expect(h.attempts.at(-1)).toMatchObject({ errorType: 'network_error', errorMessage: 'UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)' });
+    // A message that quotes a proxy URL does not show its credentials on the link.
+    const proxied = h.links.add('https://cut.example/proxied', { status: 'fetching', attemptCount: 3 });
+    const hangUp = () => new CrawlerError('network_error', 'socket hang up through http://user:s3cret@10.0.0.1:8080');
+    h.script(hangUp(), hangUp());
+    await fetchProc(h)(job(proxied.id, proxied.url));
+    expect(h.links.rows.get(proxied.id)?.lastError).toBe('max_attempts:network_error: socket hang up through http://***@10.0.0.1:8080');
   });
 
   it('succeeds on the immediate retry after a network error', async () => {
