@@ -54,7 +54,8 @@ describe('SQL literals against core constants', () => {
     expect(predicate, lastIndex.name).not.toBeNull();
     expect([...predicate![1]!.matchAll(/'([^']*)'/g)].map((l) => l[1]).sort()).toEqual([...IN_PROGRESS_STATUSES].sort());
 
-    const events = all.filter((m) => /CREATE\s+(?:OR\s+REPLACE\s+)?TRIGGER[^;]*link_events|link_events[^;]*TRIGGER/i.test(m.sql) || m.name.endsWith('_link_events')).at(-1)!;
+    // The last migration that creates the trigger (a later one may replace only its function, `RETURNS trigger`).
+    const events = all.filter((m) => /CREATE\s+(?:OR\s+REPLACE\s+)?TRIGGER[^;]*link_events/i.test(m.sql) || m.name.endsWith('_link_events')).at(-1)!;
     const lists = literalsComparedWith(events.sql, 'NEW\\."status').filter((l) => l.length > 1);
     expect(lists.length).toBeGreaterThan(0);
     for (const l of lists) expect([...l].sort()).toEqual([...FINISHED_STATUSES].sort());
