@@ -52,8 +52,13 @@ const WINDOWS_1252_LABELS = new Set(['windows-1252', 'cp1252', 'x-cp1252', 'lati
 /** windows-1252 code points for bytes 0x80–0x9F (the rest equal their byte value). */
 const CP1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008DŽ\u008F\u0090‘’“”•–—˜™š›œ\u009DžŸ';
 
+/** Whether the Encoding Standard reads `label` as windows-1252 (`iso-8859-1`, `us-ascii`, `latin1`… included). */
+export function isWindows1252Label(label: string): boolean {
+  return WINDOWS_1252_LABELS.has(label.trim().toLowerCase());
+}
+
 /** Node 20's TextDecoder decodes windows-1252 as ISO-8859-1 (0x80 → U+0080, not €), so we map it ourselves. */
-function decodeWindows1252(bytes: Uint8Array): string {
+export function decodeWindows1252(bytes: Uint8Array): string {
   const parts: string[] = [];
   for (let start = 0; start < bytes.length; start += 8192) {
     const chunk = bytes.subarray(start, start + 8192);

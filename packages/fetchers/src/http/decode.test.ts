@@ -23,6 +23,12 @@ describe('charset sniffing', () => {
     expect(decodeText(enc.encode('héllo'), 'x-no-such-charset')).toBe('héllo');
   });
 
+  it('reads windows-1252, and the iso-8859-1 and us-ascii labels browsers read as it, with its quotes, dashes and euro sign', () => {
+    // “Price” – 5€… in windows-1252: Node 20's TextDecoder gave C1 control characters for the bytes 0x80–0x9F.
+    const bytes = Uint8Array.from([0x93, ...enc.encode('Price'), 0x94, 0x20, 0x96, 0x20, 0x35, 0x80, 0x85, 0xe9]);
+    for (const label of ['windows-1252', 'iso-8859-1', 'ISO-8859-1', 'us-ascii', 'latin1']) expect(decodeText(bytes, label), label).toBe('“Price” – 5€…é');
+  });
+
   it('tells text from binary', () => {
     expect(mimeTypeOf('Text/HTML; charset=utf-8')).toBe('text/html');
     expect(isTextualType('application/xhtml+xml', new Uint8Array())).toBe(true);

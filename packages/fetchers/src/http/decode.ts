@@ -1,7 +1,7 @@
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, constants as zlibConstants } from 'node:zlib';
 import { Duplex, type Transform } from 'node:stream';
 import iconv from 'iconv-lite';
-import { detectContentFamily } from '@crawler/core';
+import { decodeWindows1252, detectContentFamily, isWindows1252Label } from '@crawler/core';
 
 /**
  * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
@@ -86,6 +86,9 @@ export function sniffCharset(body: Uint8Array, contentType: string | undefined):
 
 /** Decode with the platform's WHATWG decoder (full ICU), falling back to iconv-lite, then UTF-8. */
 export function decodeText(body: Uint8Array, charset: string): string {
+  // Node 20's TextDecoder reads windows-1252 (and iso-8859-1, us-ascii: the same to a browser) as ISO-8859-1, so a
+  // legacy page's curly quotes, dashes and euro signs came out as C1 control characters.
+  if (isWindows1252Label(charset)) return decodeWindows1252(body);
   try {
     // TextDecoder strips the BOM itself.
     return new TextDecoder(charset).decode(body);
