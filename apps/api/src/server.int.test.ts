@@ -328,6 +328,9 @@ describe('/healthz', () => {
         expect(res.statusCode, url).toBe(503);
         expect(res.json(), url).toEqual({ error: 'db_migration', message: expect.stringContaining('run `npx crawl migrate`') });
       }
+      // Nor is it healthy: Postgres answers, the crawler's tables are not there.
+      const health = await unmigrated.inject({ method: 'GET', url: '/healthz' });
+      expect([health.statusCode, health.json()]).toEqual([503, { status: 'fail', checks: { redis: 'ok', postgres: 'fail' } }]);
     } finally {
       await unmigrated.close();
       await empty.$disconnect().catch(() => undefined);

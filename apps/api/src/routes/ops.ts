@@ -12,7 +12,7 @@ export interface OpsRouteDeps {
   healthTimeoutMs?: number;
 }
 
-/** GET /healthz (Redis PING and Postgres SELECT 1, in parallel) and GET /metrics (Prometheus text). */
+/** GET /healthz (Redis PING and a read of the crawler's tables in Postgres, in parallel) and GET /metrics (Prometheus text). */
 export function registerOpsRoutes(app: FastifyInstance, deps: OpsRouteDeps): void {
   const ms = deps.healthTimeoutMs ?? 2_000;
   app.get('/healthz', async (req, reply) => {
