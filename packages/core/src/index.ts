@@ -112,6 +112,8 @@ export {
   databaseUrlVar,
   redisUrlVar,
   queuePrefixVar,
+  MAX_TIMER_MS,
+  MAX_DURATION_MS,
   DATABASE_ENV,
   DEFAULT_DATABASE_POOL_SIZE,
   LOG_LEVELS,

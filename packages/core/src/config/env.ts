@@ -191,6 +191,18 @@ export const boolVar = <D extends boolean | undefined>(def: D) =>
       return z.NEVER;
     });
 
+/**
+ * Longest duration a timer can wait: Node runs a setTimeout/setInterval longer than 2^31 − 1 ms (24.8 days) after 1 ms,
+ * so a larger value meant as "rarely" or "patiently" fires at once. Settings a timer waits out stop here.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Longest pause, memory, TTL or window setting: 100 years. Past it, `now + value` leaves the dates Postgres and
+ * BullMQ's delay scores keep exactly, and the first write of such a pause failed.
+ */
+export const MAX_DURATION_MS = 36_500 * 86_400_000;
+
 /** An integer within [min, max], `def` when unset or blank. */
 export const intVar = (def: number, min = 0, max?: number) =>
   z

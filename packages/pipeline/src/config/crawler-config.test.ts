@@ -103,6 +103,18 @@ describe('loadConfig', () => {
     }
   });
 
+  it('stops at a timeout or delay a timer would run after 1 ms, and at a pause or memory no date can hold', () => {
+    // FETCH_TIMEOUT_MS=3000000000 ("be patient") made every fetch's deadline fire at once: every link timed out.
+    for (const name of ['FETCH_TIMEOUT_MS', 'PROBE_TIMEOUT_MS', 'CHALLENGE_WAIT_MS', 'LOCK_DURATION_MS', 'STALLED_INTERVAL_MS', 'DOMAIN_MIN_DELAY_MS', 'INFRA_RETRY_MAX_MS', 'PROXY_UNHEALTHY_MS', 'WEBHOOK_TIMEOUT_MS', 'WEBHOOK_RETRY_BASE_MS', 'WEBHOOK_RETRY_MAX_MS']) {
+      expect(() => loadConfig({ ...base, [name]: '3000000000' }), name).toThrow(new RegExp(`${name}="3000000000": expected an integer from \\d+ to 2147483647`));
+    }
+    for (const name of ['PAUSE_MAX_MS', 'PAUSE_BLOCK_BASE_MS', 'RATE_LIMIT_MIN_PAUSE_MS', 'UNREACHABLE_PAUSE_BASE_MS', 'PLAIN_HTTP_MEMORY_MS', 'PROBE_WALL_MEMORY_MS', 'ROUTER_DECISION_CACHE_MS', 'ROBOTS_UNREACHABLE_TTL_MS', 'PROBE_TTL_MS', 'WEBHOOK_RETRY_WINDOW_MS']) {
+      expect(() => loadConfig({ ...base, [name]: '1e20' }), name).toThrow(new RegExp(name));
+      expect(() => loadConfig({ ...base, [name]: String(36_500 * 86_400_000 + 1) }), name).toThrow(new RegExp(`${name}=.*expected an integer from \\d+ to 3153600000000`));
+      expect(() => loadConfig({ ...base, [name]: String(30 * 86_400_000) }), name).not.toThrow();
+    }
+  });
+
   it('stops at an FETCH_ALLOW_HOSTS entry the SSRF guard would take for a host name that never matches', () => {
     for (const bad of ['127.0.0.0/33', '999.1.1.1/8', '10.0.0.0/8/8', 'fd00::/129', 'http://intranet.example', 'intranet.example:8080', '10.0.0.0/']) {
       expect(() => loadConfig({ ...base, FETCH_ALLOW_HOSTS: `localhost,${bad}` }), bad).toThrow(new RegExp(`FETCH_ALLOW_HOSTS=.*bad entry '${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}'`));

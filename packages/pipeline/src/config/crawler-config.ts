@@ -35,6 +35,8 @@ import {
   parseEnv,
   parsedVar,
   queuePrefixVar,
+  MAX_TIMER_MS,
+  MAX_DURATION_MS,
   redisUrlVar,
   type ConcernConfig,
   type EnvSource,
@@ -115,11 +117,8 @@ export interface DomainLimits {
   minDelayMs?: number;
 }
 
-/**
- * Longest interval of a background loop: Node runs a setInterval/setTimeout longer than 2^31 − 1 ms (24.8 days) after
- * 1 ms, so a larger RECONCILE_INTERVAL_MS meant to say "rarely" ran the loop back to back.
- */
-export const MAX_TIMER_MS = 2_147_483_647;
+/** Longest interval of a background loop or timer-driven setting (core's MAX_TIMER_MS, 2^31 − 1 ms). */
+export { MAX_TIMER_MS };
 
 /** Longest retention in days (100 years): a date further back than JavaScript dates reach would fail `crawl prune`. */
 export const MAX_RETENTION_DAYS = 36_500;
@@ -183,9 +182,9 @@ export const QUEUE_ENV = {
   /** Shards this process's router and fetchers consume, `0,2`. @defaultValue every shard */
   QUEUE_SHARDS_CONSUMED: parsedVar(parseShardNumbers),
   /** How long a worker owns a job before BullMQ considers it stalled. @defaultValue 30000 */
-  LOCK_DURATION_MS: intVar(30_000, 1_000),
+  LOCK_DURATION_MS: intVar(30_000, 1_000, MAX_TIMER_MS),
   /** How often stalled jobs are looked for. @defaultValue 15000 */
-  STALLED_INTERVAL_MS: intVar(15_000, 500),
+  STALLED_INTERVAL_MS: intVar(15_000, 500, MAX_TIMER_MS),
 };
 
 /** How the router chooses a fetcher. */
@@ -225,18 +224,18 @@ export const ROUTING_ENV = {
    * sends the domain's new URLs to plain HTTP without probing, while its latest attempt there keeps working (0: off).
    * @defaultValue 3600000 (one hour)
    */
-  PLAIN_HTTP_MEMORY_MS: intVar(3_600_000, 0),
+  PLAIN_HTTP_MEMORY_MS: intVar(3_600_000, 0, MAX_DURATION_MS),
   /**
    * How long after a probe met a bot wall (a challenge or a block) every router of the fleet (shared through Redis)
    * sends the domain's other URLs that would be probed to the tool the probe chose, without probing them (0: off).
    * @defaultValue 600000
    */
-  PROBE_WALL_MEMORY_MS: intVar(600_000, 0),
+  PROBE_WALL_MEMORY_MS: intVar(600_000, 0, MAX_DURATION_MS),
   /**
    * How long the router reuses a confident learned decision for URLs with the same routing heuristics, instead of
    * reading the store again (0: never). Decisions that would probe are never reused. @defaultValue 10000
    */
-  ROUTER_DECISION_CACHE_MS: intVar(10_000, 0),
+  ROUTER_DECISION_CACHE_MS: intVar(10_000, 0, MAX_DURATION_MS),
 };
 
 /** What happens after a failed attempt. */
@@ -244,22 +243,22 @@ export const RETRY_ENV = {
   /** Fetch attempts a link gets before it is failed for good. @defaultValue core's DEFAULT_MAX_ATTEMPTS (6) */
   MAX_ATTEMPTS: intVar(DEFAULT_MAX_ATTEMPTS, 1),
   /** Longest pause after blocks. @defaultValue 24 h */
-  PAUSE_MAX_MS: intVar(24 * 3600_000, 1),
+  PAUSE_MAX_MS: intVar(24 * 3600_000, 1, MAX_DURATION_MS),
   /**
    * First pause of a domain that blocked us (challenge, 403, a 429 without Retry-After); it doubles with each block
    * in a row, up to PAUSE_MAX_MS. @defaultValue 600000 (10 min)
    */
-  PAUSE_BLOCK_BASE_MS: intVar(BLOCK_BASE_PAUSE_MS, 1),
+  PAUSE_BLOCK_BASE_MS: intVar(BLOCK_BASE_PAUSE_MS, 1, MAX_DURATION_MS),
   /**
    * Shortest pause after a rate limit that named a Retry-After: the pause is Retry-After, never less than this.
    * @defaultValue 1000
    */
-  RATE_LIMIT_MIN_PAUSE_MS: intVar(DEFAULT_RATE_LIMIT_MIN_PAUSE_MS, 0),
+  RATE_LIMIT_MIN_PAUSE_MS: intVar(DEFAULT_RATE_LIMIT_MIN_PAUSE_MS, 0, MAX_DURATION_MS),
   /**
    * First pause of a site that cannot be reached (robots.txt unreachable, 5xx or 429); it doubles with each check in a
    * row, and the MAX_ATTEMPTS-th fails the link with `site_unreachable`. @defaultValue 60000
    */
-  UNREACHABLE_PAUSE_BASE_MS: intVar(DEFAULT_UNREACHABLE_BASE_PAUSE_MS, 1),
+  UNREACHABLE_PAUSE_BASE_MS: intVar(DEFAULT_UNREACHABLE_BASE_PAUSE_MS, 1, MAX_DURATION_MS),
 };
 
 /** The fetchers' own settings. */
@@ -274,14 +273,14 @@ export const FETCHERS_ENV = {
    */
   FETCH_ALLOW_HOSTS: parsedVar(parseAllowHosts),
   /** Overall deadline of one fetch. @defaultValue 30000 */
-  FETCH_TIMEOUT_MS: intVar(30_000, 1),
+  FETCH_TIMEOUT_MS: intVar(30_000, 1, MAX_TIMER_MS),
   /** Largest body accepted, after decompression. @defaultValue 10 MiB */
   FETCH_MAX_BYTES: intVar(10 * 1024 * 1024, 1),
   /**
    * How long a browser fetcher waits for a challenge page to clear itself (script, cookie, reload) before the page
    * counts as the block it is; 0 turns the wait off. Bounded by FETCH_TIMEOUT_MS. @defaultValue 15000
    */
-  CHALLENGE_WAIT_MS: intVar(15_000, 0),
+  CHALLENGE_WAIT_MS: intVar(15_000, 0, MAX_TIMER_MS),
   /**
    * Worker threads that validate fetched responses and take their heuristics (analysis-pool.ts), so the event loop
    * that runs the jobs does not parse pages; 0 analyses on the event loop. @defaultValue 1 on a machine with 2 or more
@@ -315,7 +314,7 @@ export const EXITS_ENV = {
    * How long a proxy URL that refused a connection, answered 407 or timed out is left out, fleet-wide (shared through
    * Redis), before it is tried again. @defaultValue 60000
    */
-  PROXY_UNHEALTHY_MS: intVar(60_000, 1_000),
+  PROXY_UNHEALTHY_MS: intVar(60_000, 1_000, MAX_TIMER_MS),
 };
 
 /** The exit tiers of a parsed environment, or the parser's error. */
@@ -331,13 +330,13 @@ export const POLITENESS_ENV = {
    * How long the fleet remembers that a site's robots.txt could not be read before one worker asks again; keep it at
    * most UNREACHABLE_PAUSE_BASE_MS, so a paused link's retry reads robots.txt afresh. @defaultValue 30000
    */
-  ROBOTS_UNREACHABLE_TTL_MS: intVar(30_000, 1),
+  ROBOTS_UNREACHABLE_TTL_MS: intVar(30_000, 1, MAX_DURATION_MS),
   /** Product token matched against robots.txt User-agent lines. @defaultValue 'fetch-router' */
   ROBOTS_USER_AGENT: z.string().min(1).default('fetch-router'),
   /** Requests in flight to one domain across the fleet. @defaultValue 2 */
   DOMAIN_MAX_CONCURRENCY: intVar(2, 1),
   /** Minimum gap between request starts to one domain. @defaultValue 1000 */
-  DOMAIN_MIN_DELAY_MS: intVar(1_000, 0),
+  DOMAIN_MIN_DELAY_MS: intVar(1_000, 0, MAX_TIMER_MS),
   /**
    * Per-domain politeness over the two defaults above, `shop.example=1:2000,news.example=4` (concurrency, optionally
    * `:minDelayMs`). Every process of the fleet must get the same value: the limits travel with each request to the
@@ -349,13 +348,13 @@ export const POLITENESS_ENV = {
 /** The probe: the cheap plain-HTTP request whose answer picks a fetcher. */
 export const PROBE_ENV = {
   /** @defaultValue 3000 */
-  PROBE_TIMEOUT_MS: intVar(3_000, 1),
+  PROBE_TIMEOUT_MS: intVar(3_000, 1, MAX_TIMER_MS),
   /** Largest probe body read (uncompressed). @defaultValue 5 MiB */
   PROBE_MAX_BYTES: intVar(5 * 1024 * 1024, 1),
   /** Largest compressed probe body kept in Redis for reuse; bigger ones are fetched again. @defaultValue 2 MiB */
   PROBE_STORE_MAX_BYTES: intVar(2 * 1024 * 1024, 1),
   /** How long a stored probe lives in Redis. @defaultValue 30 min */
-  PROBE_TTL_MS: intVar(30 * 60_000, 1_000),
+  PROBE_TTL_MS: intVar(30 * 60_000, 1_000, MAX_DURATION_MS),
   /** Total compressed bytes all stored probes may take in Redis; past it probes are not kept. @defaultValue 256 MiB */
   PROBE_STORE_BUDGET_BYTES: intVar(256 * 1024 * 1024, 1),
 };
@@ -375,7 +374,7 @@ export const RECONCILE_ENV = {
    */
   RECONCILE_MAX_RESCUES: intVar(3, 0, 1_000),
   /** Longest wait before a job retries after Postgres or Redis was unreachable (it doubles up to this). @defaultValue 60000 */
-  INFRA_RETRY_MAX_MS: intVar(60_000, 100),
+  INFRA_RETRY_MAX_MS: intVar(60_000, 100, MAX_TIMER_MS),
   /**
    * How often a worker process checks whether the crawl's tables outgrew their planner statistics, and ANALYZEs those
    * that changed by as much as they held (@crawler/db analyzeStaleTables; one process of the fleet at a time). 0: off,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boolVar, intVar, type EnvConfig, type EnvValuesOf } from '@crawler/core';
+import { MAX_DURATION_MS, MAX_TIMER_MS, boolVar, intVar, type EnvConfig, type EnvValuesOf } from '@crawler/core';
 
 /** Where and how link events are delivered (the dispatchers' settings). */
 export interface EventsConfig {
@@ -37,13 +37,13 @@ export const EVENTS_ENV = {
   /** Key of the events' HMAC signature; required with WEBHOOK_URL. */
   WEBHOOK_SECRET: z.string().optional(),
   /** @defaultValue 10000 */
-  WEBHOOK_TIMEOUT_MS: intVar(10_000, 100),
+  WEBHOOK_TIMEOUT_MS: intVar(10_000, 100, MAX_TIMER_MS),
   /** @defaultValue 5000 */
-  WEBHOOK_RETRY_BASE_MS: intVar(5_000, 1),
+  WEBHOOK_RETRY_BASE_MS: intVar(5_000, 1, MAX_TIMER_MS),
   /** @defaultValue 3600000 */
-  WEBHOOK_RETRY_MAX_MS: intVar(3_600_000, 1),
+  WEBHOOK_RETRY_MAX_MS: intVar(3_600_000, 1, MAX_TIMER_MS),
   /** @defaultValue 86400000 */
-  WEBHOOK_RETRY_WINDOW_MS: intVar(86_400_000, 1),
+  WEBHOOK_RETRY_WINDOW_MS: intVar(86_400_000, 1, MAX_DURATION_MS),
   /** The Redis stream key, or `off`. @defaultValue `<QUEUE_PREFIX>:events` */
   EVENTS_STREAM: z.string().trim().optional(),
   /** @defaultValue 100000 */
