@@ -32,7 +32,7 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
       io.stderr.write(`crawl ${name}: interrupted: the pages in flight were finished and stored; links not fetched yet stay queued for the next crawl run\n`);
       return 130;
     }
-    if (isSchemaMissing(err)) {
+    if (await isSchemaMissing(err)) {
       io.stderr.write(`crawl ${name}: the database is not migrated (${lastCause(err)}): run \`npx crawl migrate\` against DATABASE_URL first\n`);
       return 1;
     }
@@ -42,16 +42,13 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
 }
 
 /**
- * Postgres' undefined table, column or function (42P01, 42703, 42883) anywhere in the error's causes: a database the
- * migrations were not applied to. Checked here rather than with @crawler/db's helper, which this module does not load.
+ * A database the migrations were not applied to (@crawler/db's verdict). Loaded only on this error path: the commands
+ * that reach Postgres have loaded the package already, the others never get here with such an error.
  */
-function isSchemaMissing(err: unknown): boolean {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const { code, meta } = e as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
-    // pg errors carry the code; Prisma's raw-query errors carry it in their driver adapter's cause.
-    if ([code, meta?.driverAdapterError?.cause?.originalCode].some((c) => ['42P01', '42703', '42883'].includes(String(c)))) return true;
-  }
-  return false;
+async function isSchemaMissing(err: unknown): Promise<boolean> {
+  if (typeof err !== 'object' || err === null) return false;
+  const { isSchemaMissingError } = await import('@crawler/db');
+  return isSchemaMissingError(err);
 }
 
 /** The last line of the innermost message of an error's causes: the driver's own words ('relation "links" does not exist'). */

@@ -63,10 +63,13 @@ const SCHEMA_CODES = new Set(['42P01', '42703', '42883']);
 
 /** True when a database error says the schema is behind the code (migrations not applied). */
 export function isSchemaMissingError(err: unknown): boolean {
-  // A translated error carries its own code; the driver's is on its cause.
-  if (err instanceof CrawlerError) return err.cause !== undefined && isSchemaMissingError(err.cause);
-  const code = codeOf(err);
-  return code !== undefined && SCHEMA_CODES.has(code);
+  // Anywhere in the causes: a translated error carries its own code, Prisma's its own (P2010) over the driver's.
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof CrawlerError) continue;
+    const code = codeOf(e);
+    if (code !== undefined && SCHEMA_CODES.has(code)) return true;
+  }
+  return false;
 }
 
 /** What to tell a user whose database is not migrated. */

@@ -60,6 +60,12 @@ export interface FetchersOptions {
 export type ResolvedBrowserOptions = Required<BrowserOptions>;
 export type ResolvedFetchersOptions = Required<Omit<FetchersOptions, 'browser'>> & { browser: ResolvedBrowserOptions };
 
+/**
+ * Response headers as large as Chromium takes (256 KiB), not Node's 16 KiB default: pages with a big CSP or a pile of
+ * Set-Cookie headers load in any browser. Past it, the answer is too large, not a network fault to retry.
+ */
+export const MAX_RESPONSE_HEADER_BYTES = 256 * 1024;
+
 /** Chrome 13x on Linux: what most desktop traffic looks like; sites that sniff UAs treat it as a browser. */
 export const DEFAULT_USER_AGENT =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36';

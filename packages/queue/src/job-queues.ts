@@ -280,7 +280,7 @@ export class JobQueues {
    * its queue and counts them in CLIENT LIST (on a cluster, on the node with the most). A managed Redis that refuses
    * CLIENT LIST counts as one worker, so nothing is reported unserved there.
    */
-  async workerCounts(names: string[], shards: readonly number[] = this.allShards()): Promise<Record<string, number>> {
+  async workerCounts(names: readonly string[], shards: readonly number[] = this.allShards()): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
     for (const shard of shards) {
       for (const name of names) out[shardedQueueLabel(name, shard, this.shards)] = await this.queue(name, shard).getWorkersCount();
@@ -292,7 +292,7 @@ export class JobQueues {
    * Queues with jobs ready to run (waiting or prioritized) and no worker connected: the links those jobs carry do not
    * move until a process serves the queue. Delayed and active jobs are not counted.
    */
-  async unservedQueues(names: string[], shards: readonly number[] = this.allShards()): Promise<UnservedQueue[]> {
+  async unservedQueues(names: readonly string[], shards: readonly number[] = this.allShards()): Promise<UnservedQueue[]> {
     const out: UnservedQueue[] = [];
     for (const shard of shards) {
       for (const name of names) {

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { MAX_RETENTION_DAYS, createRuntime, unservedAdvice } from '@crawler/pipeline';
+import { MAX_DURATION_MS } from '@crawler/core';
+import { createRuntime, unservedAdvice } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, reportingConfigFrom } from '../crawler/cli-context.js';
 
@@ -18,8 +19,7 @@ const command: Command = {
     const raw = parsed.values['grace-ms'];
     const graceMs = raw === undefined ? config.reconcileGraceMs : Number(raw);
     // Past 100 years the cut-off is no longer a date Postgres can compare with (an 'invalid input syntax' stack trace).
-    const maxMs = MAX_RETENTION_DAYS * 86_400_000;
-    if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > maxMs) throw new UsageError(`--grace-ms must be a non-negative integer up to ${maxMs} (got ${JSON.stringify(raw)})\n${USAGE}`);
+    if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_DURATION_MS) throw new UsageError(`--grace-ms must be a non-negative integer up to ${MAX_DURATION_MS} (got ${JSON.stringify(raw)})\n${USAGE}`);
     const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
     try {
       const report = await runtime.reconcile({ graceMs });

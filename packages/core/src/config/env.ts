@@ -197,11 +197,14 @@ export const boolVar = <D extends boolean | undefined>(def: D) =>
  */
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/** Longest retention in days (100 years): a date further back than JavaScript dates reach would fail `crawl prune`. */
+export const MAX_RETENTION_DAYS = 36_500;
+
 /**
- * Longest pause, memory, TTL or window setting: 100 years. Past it, `now + value` leaves the dates Postgres and
+ * Longest pause, memory, TTL, window or grace setting: 100 years. Past it, `now + value` leaves the dates Postgres and
  * BullMQ's delay scores keep exactly, and the first write of such a pause failed.
  */
-export const MAX_DURATION_MS = 36_500 * 86_400_000;
+export const MAX_DURATION_MS = MAX_RETENTION_DAYS * 86_400_000;
 
 /** An integer within [min, max], `def` when unset or blank. */
 export const intVar = (def: number, min = 0, max?: number) =>

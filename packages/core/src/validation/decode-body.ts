@@ -34,9 +34,14 @@ function sniffMetaCharset(b: Uint8Array): string | null {
   const head = latin1(b.subarray(0, 1024));
   const m = /<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.+-]+)/i.exec(head);
   const label = m?.[1]?.toLowerCase();
-  if (!label) return null;
-  // The HTML standard's prescan: bytes that an ASCII <meta> could be read from are not UTF-16, so a <meta> naming
-  // UTF-16 means UTF-8 (and x-user-defined means windows-1252), as browsers read it.
+  return label ? metaCharsetLabel(label) : null;
+}
+
+/**
+ * The charset a `<meta>` label means, as the HTML standard's prescan reads it: bytes that an ASCII `<meta>` could be
+ * read from are not UTF-16, so a label naming UTF-16 means UTF-8 (and x-user-defined means windows-1252).
+ */
+export function metaCharsetLabel(label: string): string {
   if (/^(utf-16|utf-16le|utf-16be|unicode|ucs-2|unicodefeff|unicodefffe|iso-10646-ucs-2|csunicode)$/.test(label)) return 'utf-8';
   return label === 'x-user-defined' ? 'windows-1252' : label;
 }

@@ -6,7 +6,7 @@ import type { Logger } from '@crawler/core';
 import { FetchError, isFetchErrorCode } from '../errors.js';
 import { AddressRefusedError, assertAllowedTarget, checkAddress, createGuardedLookup, type AddressPolicy } from '../http/ssrf.js';
 import { ProxyExitError, createProxyConnector } from '../http/proxy-connector.js';
-import { MAX_RESPONSE_HEADER_BYTES } from '../http/http-fetcher.js';
+import { MAX_RESPONSE_HEADER_BYTES } from '../options.js';
 
 /** Settings of the browsers' egress proxy. */
 export interface EgressProxyOptions {

@@ -1,7 +1,7 @@
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, constants as zlibConstants } from 'node:zlib';
 import { Duplex, type Transform } from 'node:stream';
 import iconv from 'iconv-lite';
-import { decodeWindows1252, detectContentFamily, isWindows1252Label } from '@crawler/core';
+import { decodeWindows1252, detectContentFamily, isWindows1252Label, metaCharsetLabel } from '@crawler/core';
 
 /**
  * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
@@ -77,11 +77,7 @@ export function sniffCharset(body: Uint8Array, contentType: string | undefined):
   // Latin-1 maps bytes one-to-one, so the ASCII <meta> is found whatever the real charset is.
   const head = Buffer.from(body.subarray(0, 4096)).toString('latin1');
   const fromMeta = head.match(META_CHARSET)?.[1]?.toLowerCase();
-  // The HTML standard's prescan: bytes that an ASCII <meta> could be read from are not UTF-16, so a <meta> naming
-  // UTF-16 means UTF-8 (and x-user-defined means windows-1252), as browsers read it.
-  if (fromMeta && /^(utf-16|utf-16le|utf-16be|unicode|ucs-2|unicodefeff|unicodefffe|iso-10646-ucs-2|csunicode)$/.test(fromMeta)) return 'utf-8';
-  if (fromMeta === 'x-user-defined') return 'windows-1252';
-  return fromMeta ?? 'utf-8';
+  return fromMeta ? metaCharsetLabel(fromMeta) : 'utf-8';
 }
 
 /** Decode with the platform's WHATWG decoder (full ICU), falling back to iconv-lite, then UTF-8. */

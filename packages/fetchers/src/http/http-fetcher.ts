@@ -5,7 +5,7 @@ import { FETCHERS, applySetCookie, cookieHeaderOf, type CookieJar } from '@crawl
 import { BaseFetcher, parseFetchUrl, type PreparedRequest } from '../base-fetcher.js';
 import type { FetchRequest, FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
-import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
+import { MAX_RESPONSE_HEADER_BYTES, resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { browserLikeHeaders } from './browser-headers.js';
 import { createDecoder, decodeText, isTextualType, mimeTypeOf, sniffCharset } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
@@ -21,11 +21,6 @@ export interface HttpFetchRequest extends FetchRequest {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/**
- * Response headers as large as Chromium takes (256 KiB), not Node's 16 KiB default: pages with a big CSP or a pile of
- * Set-Cookie headers load in any browser. Past it, the answer is too large, not a network fault to retry.
- */
-export const MAX_RESPONSE_HEADER_BYTES = 256 * 1024;
 // Credentials must not follow a redirect to another origin.
 const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 

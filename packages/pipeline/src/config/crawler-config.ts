@@ -37,6 +37,7 @@ import {
   queuePrefixVar,
   MAX_TIMER_MS,
   MAX_DURATION_MS,
+  MAX_RETENTION_DAYS,
   redisUrlVar,
   type ConcernConfig,
   type EnvSource,
@@ -117,11 +118,9 @@ export interface DomainLimits {
   minDelayMs?: number;
 }
 
-/** Longest interval of a background loop or timer-driven setting (core's MAX_TIMER_MS, 2^31 − 1 ms). */
-export { MAX_TIMER_MS };
+/** Core's limits, re-exported for the apps: MAX_TIMER_MS (2^31 − 1 ms) and MAX_RETENTION_DAYS (100 years). */
+export { MAX_RETENTION_DAYS, MAX_TIMER_MS };
 
-/** Longest retention in days (100 years): a date further back than JavaScript dates reach would fail `crawl prune`. */
-export const MAX_RETENTION_DAYS = 36_500;
 
 /**
  * Parse FETCH_ALLOW_HOSTS, `name,IP,IP/prefix,…`: lower case, de-duplicated. Throws with the offending entry when one
@@ -365,7 +364,7 @@ export const RECONCILE_ENV = {
   /** Time between reconcile passes (0: only the pass at worker start). @defaultValue 60000 */
   RECONCILE_INTERVAL_MS: intVar(60_000, 0, MAX_TIMER_MS),
   /** Unfinished links touched more recently than this are not reconciled (their job may be between queues). @defaultValue 120000 */
-  RECONCILE_GRACE_MS: intVar(120_000, 0, MAX_RETENTION_DAYS * 86_400_000),
+  RECONCILE_GRACE_MS: intVar(120_000, 0, MAX_DURATION_MS),
   /** Links per reconcile batch. @defaultValue 500 */
   RECONCILE_BATCH_SIZE: intVar(500, 1, 10_000),
   /**

@@ -78,7 +78,7 @@ export async function reconcileLinks(deps: ReconcilerDeps): Promise<ReconcileRep
       if (batch.length < deps.settings.batchSize) break;
     }
   }
-  if (deps.queueNames && deps.queueNames.length > 0) report.unserved = await deps.queues.unservedQueues([...deps.queueNames]);
+  if (deps.queueNames && deps.queueNames.length > 0) report.unserved = await deps.queues.unservedQueues(deps.queueNames);
   report.durationMs = Math.round(performance.now() - started);
   return report;
 }
