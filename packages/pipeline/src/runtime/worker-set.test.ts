@@ -63,3 +63,21 @@ describe('WorkerSet.guard', () => {
     expect(debug).toHaveLength(399);
   });
 });
+
+describe('WorkerSet.signal', () => {
+  it('takes a listener from every fetch in flight without a MaxListenersExceededWarning on stderr', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: () => undefined, child: () => logger } as unknown as Logger;
+      const set = new WorkerSet({ links: { updateUnlessFinished: async () => true }, logger, infraRetryMaxMs: 1_000, served: new Set() });
+      // What 32 fetch slots' waiters and requests do to the shared signal.
+      for (let i = 0; i < 40; i++) set.signal.addEventListener('abort', () => undefined, { once: true });
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Job } from 'bullmq';
 import { DelayedError, type Worker } from '@crawler/queue';
 import { ERROR_TYPES, LINK_STATUSES, type Logger } from '@crawler/core';
@@ -37,6 +38,9 @@ export class WorkerSet {
 
   constructor(deps: WorkerSetDeps) {
     this.#deps = deps;
+    // Every fetch in flight and every job waiting for a fetch slot listens to this one signal (and stops listening
+    // when done): with 32 slots that is dozens of listeners, none leaked, which Node would warn about past 10.
+    setMaxListeners(0, this.#abort.signal);
   }
 
   /** Aborted when a close's drain deadline passes: fetches listen to it. */
