@@ -75,7 +75,7 @@ async function main(): Promise<void> {
     const [size] = await sql.query<{ mb: number }>("SELECT (pg_total_relation_size('fetched_content') / 1048576)::int AS mb");
     console.log(`seeded ${PAGES} pages of ~${PAGE_BYTES / 1024} KB (${size?.mb} MB stored) in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
 
-    const cli = new URL('../../apps/cli/dist/main.js', import.meta.url).pathname;
+    const cli = new URL('../../apps/cli/bin/crawl.js', import.meta.url).pathname;
     console.log('| format | pages | seconds | pages/s | RSS after 10% MB | peak RSS MB | peak / RSS after 10% |');
     console.log('|---|---|---|---|---|---|---|');
     for (const format of ['jsonl', 'warc']) {

@@ -37,7 +37,8 @@ import { listPageUrls, type RequestStats } from './synthetic-web.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const BENCH_ROOT = resolve(HERE, '..');
-const CLI = resolve(BENCH_ROOT, '..', 'apps', 'cli', 'dist', 'main.js');
+// What a user runs (`npx crawl`): bin/crawl.js, which loads the build's bundle.
+const CLI = resolve(BENCH_ROOT, '..', 'apps', 'cli', 'bin', 'crawl.js');
 const CONTENDERS = ['undici', 'crawlee', 'crawlee-store', 'scrapy', 'bullmq', 'ours'] as const;
 /** Debian's Python, where `python3-scrapy` installs Scrapy. */
 const PYTHON = '/usr/bin/python3';

@@ -1,0 +1,91 @@
+/**
+ * What `npx crawl` runs: bin/crawl.js loads the build's bundle (dist/bundle/, scripts/bundle.mjs), not the ~400 modules
+ * of dist/. These run the built files as a user does, so they need `npm run build` first (CI builds before testing).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
+import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { startTestServer, staticArticle, type TestServer, REDIS_URL } from '@crawler/testkit';
+
+const BIN = fileURLToPath(new URL('../bin/crawl.js', import.meta.url));
+const BUNDLE = fileURLToPath(new URL('../dist/bundle/main.js', import.meta.url));
+const PREFIX = `{crawler_test_cli_bundle_${process.pid}}`;
+
+let db: TestDatabase;
+let server: TestServer;
+let tmp: string;
+let hook: string;
+
+function run(args: string[], extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    REDIS_URL,
+    QUEUE_PREFIX: PREFIX,
+    FETCH_ALLOW_HOSTS: '127.0.0.1',
+    FETCHERS: 'simple_http:4',
+    DOMAIN_MIN_DELAY_MS: '0',
+    // The response analysis on its thread, whose entry the bundle must hold beside the pool's chunk.
+    ANALYSIS_THREADS: '1',
+    LOG_LEVEL: 'warn',
+    ...extraEnv,
+  };
+  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += String(d)));
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+beforeAll(async () => {
+  if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run \`npm run build\` at the repository's root first`);
+  db = await createTestDatabase('cli_bundle');
+  server = await startTestServer({ '/a': { body: staticArticle({ title: 'A' }) }, '/b': { body: staticArticle({ title: 'B' }) } });
+  tmp = mkdtempSync(join(tmpdir(), 'crawl-bundle-'));
+  // A loader hook that names, on stderr, every file of ours the process loads from a dist/ directory.
+  hook = join(tmp, 'register.mjs');
+  writeFileSync(join(tmp, 'hooks.mjs'), `export async function resolve(s, c, next) { const r = await next(s, c); if (/\\/(apps|packages)\\/[^/]+\\/dist\\//.test(r.url)) process.stderr.write('LOADED ' + r.url + '\\n'); return r; }\n`);
+  writeFileSync(hook, `import { register } from 'node:module'; register(${JSON.stringify(`file://${join(tmp, 'hooks.mjs')}`)});\n`);
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  const r = createRedisConnection(REDIS_URL, 'producer');
+  await deleteRedisPrefix(r, PREFIX);
+  r.disconnect();
+  await db?.drop();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the bundled CLI', () => {
+  it('is what bin/crawl.js runs: none of the packages’ dist modules load', async () => {
+    const res = await run(['--help'], {}, ['--import', hook]);
+    expect(res.code).toBe(0);
+    const loaded = res.stderr.split('\n').filter((l) => l.startsWith('LOADED ')).map((l) => l.slice(7));
+    expect(loaded.some((u) => u.endsWith('/apps/cli/dist/bundle/main.js'))).toBe(true);
+    expect(loaded.filter((u) => !u.includes('/apps/cli/dist/bundle/'))).toEqual([]);
+  });
+
+  it('crawls pages end to end, analysing them on its thread, with nothing on stderr', async () => {
+    const res = await run(['crawl', '--json', server.url('/a'), server.url('/b')]);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const report = JSON.parse(res.stdout) as { totals: { links: number; done: number } };
+    expect(report.totals).toMatchObject({ links: 2, done: 2 });
+    const heuristics = await db.prisma.$queryRawUnsafe<{ n: number }[]>('SELECT count(*)::int AS n FROM attempt_heuristics');
+    expect(heuristics[0]!.n).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('CRAWL_UNBUNDLED=1 runs the modules of dist/ instead', async () => {
+    const res = await run(['--help'], { CRAWL_UNBUNDLED: '1' }, ['--import', hook]);
+    expect(res.code).toBe(0);
+    expect(res.stderr).toContain('/apps/cli/dist/main.js');
+    expect(res.stderr).not.toContain('/dist/bundle/');
+  });
+});
