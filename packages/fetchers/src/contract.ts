@@ -56,6 +56,13 @@ export interface FetchResult {
   contentType: string | null;
   /** The body decoded with its charset when it is textual; null for binary content (PDF, images). */
   text: string | null;
+  /**
+   * The charset `text` is decoded with (`decodeText(body, charset)`, from `@crawler/fetchers/decode`), when a fetcher
+   * decodes bytes: plain HTTP decodes on first read of `text`, and the fetch worker's analysis thread decodes the
+   * bytes itself, so the event loop of a crawl that follows no links never decodes a page. Absent where `text` came
+   * as text (a browser's DOM, a stored probe).
+   */
+  charset?: string;
   /** URLs that answered with a redirect, in order; empty when there was none. */
   redirectChain: string[];
   /**

@@ -177,3 +177,46 @@ describe('AnalysisPool', () => {
     expect(p.threads).toBe(0);
   });
 });
+
+describe('plain HTTP responses on the analysis thread', () => {
+  it('travel as bytes and their charset, and are analysed as their text reads, legacy charsets included', async () => {
+    const { createServer } = await import('node:http');
+    const { createHttpFetcher } = await import('@crawler/fetchers');
+    const { analysisInputOf } = await import('./response-analysis.js');
+    const iconv = (await import('iconv-lite')).default;
+    const article = (s: string) => `<html><head><meta charset="SET"><title>${s}</title></head><body><article><h1>${s}</h1>${`<p>${s} — “quoted” text of the article, long enough to read.</p>`.repeat(30)}</article></body></html>`;
+    const pages: Record<string, { type: string; body: Buffer }> = {
+      '/utf8': { type: 'text/html; charset=utf-8', body: Buffer.from(article('Café déjà vu')) },
+      '/cp1252': { type: 'text/html', body: iconv.encode(article('Œuvre €5 naïve').replace('SET', 'windows-1252'), 'windows-1252') },
+      '/sjis': { type: 'text/html; charset=shift_jis', body: iconv.encode(article('日本語の記事です'), 'shift_jis') },
+      '/challenge': { type: 'text/html; charset=utf-8', body: Buffer.from('<html><head><title>Just a moment...</title></head><body><div id="challenge-form">Checking your browser before accessing. cf-chl</div></body></html>') },
+    };
+    const server = createServer((req, res) => {
+      const page = pages[req.url ?? ''];
+      res.writeHead(page ? 200 : 404, { 'content-type': page?.type ?? 'text/plain' });
+      res.end(page?.body ?? '');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const http = createHttpFetcher({ allowPrivateNetworks: true });
+    const p = pool({ threads: 1 });
+    try {
+      const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      for (const path of Object.keys(pages)) {
+        const res = await http.fetch({ url: `${base}${path}` });
+        const input = analysisInputOf(res);
+        // Bytes on the way, not the decoded page.
+        expect(input.body, path).toBeInstanceOf(Uint8Array);
+        expect(input.charset, path).toBeDefined();
+        const fromThread = await p.analyze(input);
+        // What the event loop makes of the text the fetcher decodes.
+        expect(fromThread, path).toEqual(analyzeSnapshot({ status: res.status, headers: res.headers, body: res.text!, url: res.finalUrl }));
+      }
+      expect(p.threads).toBe(1);
+      expect((await http.fetch({ url: `${base}/sjis` })).text).toContain('日本語の記事です');
+      expect((await http.fetch({ url: `${base}/cp1252` })).text).toContain('Œuvre €5 naïve');
+    } finally {
+      await http.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

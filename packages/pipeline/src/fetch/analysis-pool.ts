@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { silentLogger, type Logger, type PipelineMetrics, type ResponseSnapshot } from '@crawler/core';
+import { silentLogger, type Logger, type PipelineMetrics } from '@crawler/core';
 import { ANALYSIS_WORKER_MARK, type AnalysisReply, type AnalysisRequest, type ResponseAnalysis } from './analysis-protocol.js';
-import { analyzeSnapshot } from './response-analysis.js';
+import { analyzeSnapshot, type AnalysisInput } from './response-analysis.js';
 
 /** Where the fetch worker has its responses validated and their heuristics taken. */
 export interface ResponseAnalyzer {
-  analyze(snap: ResponseSnapshot): Promise<ResponseAnalysis>;
+  analyze(snap: AnalysisInput): Promise<ResponseAnalysis>;
   /** Get ready for the first response (threads started). */
   warm?(): void;
   close(): Promise<void>;
@@ -20,7 +20,7 @@ export const inProcessAnalyzer: ResponseAnalyzer = {
 };
 
 /** Settle a request by analysing its response on the event loop. */
-function analyseHere(snap: ResponseSnapshot, resolve: (a: ResponseAnalysis) => void, reject: (err: Error) => void): void {
+function analyseHere(snap: AnalysisInput, resolve: (a: ResponseAnalysis) => void, reject: (err: Error) => void): void {
   inProcessAnalyzer.analyze(snap).then(resolve, reject);
 }
 
@@ -42,7 +42,7 @@ export interface AnalysisPoolOptions {
 }
 
 interface Pending {
-  snap: ResponseSnapshot;
+  snap: AnalysisInput;
   resolve(a: ResponseAnalysis): void;
   reject(err: Error): void;
 }
@@ -108,12 +108,12 @@ export class AnalysisPool implements ResponseAnalyzer {
     }
   }
 
-  analyze(snap: ResponseSnapshot): Promise<ResponseAnalysis> {
+  analyze(snap: AnalysisInput): Promise<ResponseAnalysis> {
     return new Promise<ResponseAnalysis>((resolve, reject) => this.#send(snap, resolve, reject));
   }
 
   /** Hand one response to the least busy thread, or analyse it here when the pool has none. */
-  #send(snap: ResponseSnapshot, resolve: (a: ResponseAnalysis) => void, reject: (err: Error) => void): void {
+  #send(snap: AnalysisInput, resolve: (a: ResponseAnalysis) => void, reject: (err: Error) => void): void {
     const thread = this.#pick();
     if (!thread) {
       analyseHere(snap, resolve, reject);

@@ -1,4 +1,5 @@
-import type { Heuristic, ResponseSnapshot, ValidationResult } from '@crawler/core';
+import type { Heuristic, ValidationResult } from '@crawler/core';
+import type { AnalysisInput } from './response-analysis.js';
 
 /** The analysis of one response: what the fetch worker decides on and logs with the attempt. */
 export interface ResponseAnalysis {
@@ -11,7 +12,7 @@ export const ANALYSIS_WORKER_MARK = 'crawler-response-analysis';
 
 export interface AnalysisRequest {
   id: number;
-  snap: ResponseSnapshot;
+  snap: AnalysisInput;
 }
 
 /** A thread's answer to one request, or its word that it has loaded its modules (its deadlines start then). */

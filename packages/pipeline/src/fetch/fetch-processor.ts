@@ -32,7 +32,7 @@ import type { LinkRecord, LinkRepo, OutcomeLinkChange } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
-import { snapshotOf } from './response-analysis.js';
+import { analysisInputOf } from './response-analysis.js';
 import { inProcessAnalyzer, type ResponseAnalyzer } from './analysis-pool.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
@@ -325,7 +325,7 @@ async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: 
   // A 304 to our conditional request has no body to validate: the stored page is still the page.
   const notModified = notModifiedDecision(ctx, attempt);
   const { validation, heuristics } = attempt.response && !notModified
-    ? await (deps.analyzer ?? inProcessAnalyzer).analyze(snapshotOf(attempt.response))
+    ? await (deps.analyzer ?? inProcessAnalyzer).analyze(analysisInputOf(attempt.response))
     : { validation: null, heuristics: [] };
   const now = deps.clock.now();
   const decision = notModified ?? decideOutcome({

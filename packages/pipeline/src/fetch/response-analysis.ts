@@ -6,11 +6,26 @@ import {
   type ResponseSnapshot,
 } from '@crawler/core';
 import type { FetchResult } from '@crawler/fetchers';
+import { decodeText } from '@crawler/fetchers/decode';
 import type { ResponseAnalysis } from './analysis-protocol.js';
+
+/**
+ * The core's view of a fetched response, and the charset to decode its bytes with when the fetcher decodes bytes
+ * ({@link FetchResult.charset}): then the bytes travel and the analysis decodes them, on its thread, as `text` reads.
+ */
+export interface AnalysisInput extends ResponseSnapshot {
+  charset?: string;
+}
 
 /** The core's view of a fetched response. Text when the fetcher decoded it, bytes otherwise. */
 export function snapshotOf(res: Pick<FetchResult, 'status' | 'headers' | 'body' | 'text' | 'finalUrl'>): ResponseSnapshot {
   return { status: res.status, headers: res.headers, body: res.text ?? res.body, url: res.finalUrl };
+}
+
+/** What the analysis gets of a response: its bytes and their charset where the fetcher decodes bytes, else {@link snapshotOf}. */
+export function analysisInputOf(res: Pick<FetchResult, 'status' | 'headers' | 'body' | 'text' | 'finalUrl' | 'charset'>): AnalysisInput {
+  if (res.charset !== undefined) return { status: res.status, headers: res.headers, body: res.body, url: res.finalUrl, charset: res.charset };
+  return snapshotOf(res);
 }
 
 /** Validation and post-fetch heuristics of a response, in one place so both workers read responses alike. */
@@ -19,7 +34,9 @@ export function analyzeResponse(res: Pick<FetchResult, 'status' | 'headers' | 'b
 }
 
 /** analyzeResponse on the core's view of the response (what the analysis pool's threads receive). */
-export function analyzeSnapshot(snap: ResponseSnapshot): ResponseAnalysis {
+export function analyzeSnapshot(input: AnalysisInput): ResponseAnalysis {
+  const { charset, ...view } = input;
+  const snap: ResponseSnapshot = charset !== undefined && typeof view.body !== 'string' ? { ...view, body: decodeText(view.body, charset) } : view;
   const validation = validateResponse(snap);
   return { validation, heuristics: extractResponseHeuristics(snap, validation) };
 }
