@@ -115,10 +115,23 @@ export async function createTestDatabase(label: string, options: CreateTestDatab
     // The template's day partitions are those of the day it was built: today's and the week ahead's are made here,
     // as a worker's background loop would, before the priors move to today.
     await client.query("SELECT attempt_log_ensure_partitions(now() - interval '1 day', now() + interval '8 days')");
-    await client.query("UPDATE fetcher_attempts SET attempted_at = now() WHERE selection_source = 'prior' AND link IS NULL");
-    await client.query(
-      "UPDATE attempt_heuristics SET created_at = now() WHERE attempt IN (SELECT id FROM fetcher_attempts WHERE selection_source = 'prior' AND link IS NULL)",
-    );
+    // An attempt moving to another partition would take its heuristics with it (each partition holds the key to its
+    // twin): they step out, the priors move, and they come back dated now (migration 20261203000100).
+    await client.query('BEGIN');
+    try {
+      await client.query(`CREATE TEMP TABLE "prior_heuristics" ON COMMIT DROP AS
+        SELECT h.* FROM attempt_heuristics AS h JOIN fetcher_attempts AS a ON a.id = h.attempt AND a.attempted_at = h.attempted_at
+        WHERE a.selection_source = 'prior' AND a.link IS NULL`);
+      await client.query('DELETE FROM attempt_heuristics AS h USING "prior_heuristics" AS p WHERE h.id = p.id AND h.attempted_at = p.attempted_at');
+      await client.query("SET LOCAL crawler.move_attempts = 'on'");
+      await client.query("UPDATE fetcher_attempts SET attempted_at = now() WHERE selection_source = 'prior' AND link IS NULL");
+      await client.query(`INSERT INTO attempt_heuristics (id, attempt, heuristic_type, heuristic_value, importance_score, created_at, attempted_at, fetcher, success)
+        SELECT id, attempt, heuristic_type, heuristic_value, importance_score, now(), now(), fetcher, success FROM "prior_heuristics"`);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK');
+      throw err;
+    }
   });
   const prisma = createPrismaClient(url, { maxConnections: 4 });
   let dropped = false;

@@ -122,8 +122,12 @@ describe('rollup ↔ exact scan', () => {
     }
     const some = await db.prisma.fetcherAttempt.findMany({ where: { url: { startsWith: 'https://eq/' } }, take: 60, orderBy: { id: 'desc' } });
     for (const a of some.slice(0, 20)) {
-      await db.prisma.fetcherAttempt.update({ where: { id_attemptedAt: { id: a.id, attemptedAt: a.attemptedAt } }, data: { success: !a.success, fetcher: pick(FETCHERS), attemptedAt: new Date(a.attemptedAt.getTime() - 5 * DAY_MS) } });
+      await db.prisma.fetcherAttempt.update({ where: { id_attemptedAt: { id: a.id, attemptedAt: a.attemptedAt } }, data: { success: !a.success, fetcher: pick(FETCHERS) } });
     }
+    // An attempt's time is its key in the log: moving it is refused, and changes nothing.
+    const moved = some[0]!;
+    await expect(db.prisma.fetcherAttempt.update({ where: { id_attemptedAt: { id: moved.id, attemptedAt: moved.attemptedAt } }, data: { attemptedAt: new Date(moved.attemptedAt.getTime() - 5 * DAY_MS) } }))
+      .rejects.toThrow(/do not change/);
     await db.prisma.fetcherAttempt.updateMany({ where: { id: { in: some.slice(20, 40).map((a) => a.id) } }, data: { success: true } });
     const heur = await db.prisma.attemptHeuristic.findMany({ where: { attemptId: { in: some.map((a) => a.id) } }, take: 40 });
     await db.prisma.attemptHeuristic.deleteMany({ where: { id: { in: heur.slice(0, 15).map((h) => h.id) } } });

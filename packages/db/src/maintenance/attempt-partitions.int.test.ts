@@ -174,10 +174,56 @@ describe('attempt log partitions', () => {
     expect(await rebuiltRollups(db.url)).toEqual(rollupsBefore.rollups);
   }, 60_000);
 
+  it("check each heuristic's attempt in the twin partition, for partitions made later too, and cascade deletes", async () => {
+    const db = await createTestDatabase('attempt_partitions_keys');
+    cleanups.push(() => db.drop());
+    const now = Date.now();
+    await ensureAttemptPartitions(db.prisma, { now: new Date(now + 30 * DAY_MS), aheadDays: 2, unit: 'day' });
+    const sql = sqlOf(db.prisma);
+    // Every heuristics partition references its twin (same range; the defaults each other), none the parent.
+    const keys = await sql.query<{ ah: string; fa: string }>(
+      `SELECT conrelid::regclass::text AS ah, confrelid::regclass::text AS fa FROM pg_constraint
+       WHERE contype = 'f' AND conrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'attempt_heuristics'::regclass)
+          OR contype = 'f' AND conrelid = 'attempt_heuristics'::regclass`,
+    );
+    const partitions = (await listAttemptPartitions(db.prisma)).filter((p) => p.parent === 'attempt_heuristics');
+    expect(partitions.length).toBeGreaterThanOrEqual(5);
+    expect(keys.map((k) => k.ah).sort()).toEqual(partitions.map((p) => p.partition).sort());
+    for (const k of keys) expect(k.fa).toBe(k.ah.replace('attempt_heuristics_', 'fetcher_attempts_'));
+
+    const store = new AttemptStore({ prisma: db.prisma, clock: new ManualClock(now) });
+    // One attempt in today's week, one in a day made above, one in the default partition.
+    for (const at of [now, now + 31 * DAY_MS, now + 400 * DAY_MS]) await store.logAttempts(spread(at, 1, 1));
+    const [link] = await sql.query<{ id: string }>(`INSERT INTO links (url, initial_url, domain) VALUES ('https://keys.part/', 'https://keys.part/', 'keys.part') RETURNING id::text`);
+    await sql.query("UPDATE fetcher_attempts SET link = $1::uuid WHERE selection_source = 'learned'", [link!.id]);
+    const ours = "(SELECT count(*) FROM fetcher_attempts WHERE selection_source = 'learned')::int AS a, (SELECT count(*) FROM attempt_heuristics WHERE attempt IN (SELECT id FROM fetcher_attempts WHERE selection_source = 'learned'))::int AS h";
+    expect(await sql.query(`SELECT ${ours}`)).toEqual([{ a: 3, h: 12 }]);
+    // A heuristic of an attempt that does not exist is refused, in a partition made later as in the default one.
+    for (const at of [now + 31 * DAY_MS, now + 400 * DAY_MS]) {
+      await expect(sql.query(`INSERT INTO attempt_heuristics (attempt, heuristic_type, heuristic_value, attempted_at) VALUES (987654321, 'domain', 'x', $1)`, [new Date(at)]))
+        .rejects.toThrow(/foreign key/);
+    }
+    // Deleting the link deletes its attempts, and theirs their heuristics.
+    const all = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM attempt_heuristics');
+    await sql.query('DELETE FROM links WHERE id = $1::uuid', [link!.id]);
+    expect(await sql.query(`SELECT ${ours}`)).toEqual([{ a: 0, h: 0 }]);
+    expect(await sql.query('SELECT count(*)::int AS n FROM attempt_heuristics')).toEqual([{ n: all[0]!.n - 12 }]);
+  }, 60_000);
+
   it('prune drops whole partitions (no dead rows left), deletes stray old rows from the default partition, and keeps the rollups exact', async () => {
     const db = await createTestDatabase('attempt_partitions_prune');
     cleanups.push(() => db.drop());
     const now = Date.now();
+    // Rows the partitions had deleted before the prune (the test database re-dates the seed priors' heuristics).
+    const deletedRows = async () => {
+      await sqlOf(db.prisma).query('SELECT pg_stat_force_next_flush()');
+      const [row] = await sqlOf(db.prisma).query<{ n: number }>(
+        `SELECT coalesce(sum(n_tup_del), 0)::int AS n FROM pg_stat_user_tables s JOIN pg_inherits i ON i.inhrelid = s.relid
+         WHERE i.inhparent IN ('fetcher_attempts'::regclass, 'attempt_heuristics'::regclass) AND s.relname NOT LIKE '%_default'`,
+      );
+      return row!.n;
+    };
+    const deletedBefore = await deletedRows();
     // Day partitions around today's weeks (createTestDatabase made those): lengths can be mixed.
     await ensureAttemptPartitions(db.prisma, { now: new Date(now - 100 * DAY_MS), aheadDays: 30, unit: 'day' });
     await ensureAttemptPartitions(db.prisma, { now: new Date(now - 69 * DAY_MS), aheadDays: 70, unit: 'day' });
@@ -205,13 +251,8 @@ describe('attempt log partitions', () => {
     const after = await listAttemptPartitions(db.prisma);
     expect(after.length).toBeLessThan(partitionsBefore);
     expect(after.filter((p) => p.to && p.to.getTime() <= cutoff)).toEqual([]);
-    // The partitions left carry no deleted rows: nothing to vacuum.
-    await sql.query('SELECT pg_stat_force_next_flush()');
-    const dead = await sql.query<{ n: number }>(
-      `SELECT coalesce(sum(n_tup_del), 0)::int AS n FROM pg_stat_user_tables s JOIN pg_inherits i ON i.inhrelid = s.relid
-       WHERE i.inhparent IN ('fetcher_attempts'::regclass, 'attempt_heuristics'::regclass) AND s.relname NOT LIKE '%_default'`,
-    );
-    expect(dead[0]!.n).toBe(0);
+    // The prune deleted no row of the partitions left (it dropped whole partitions): nothing to vacuum.
+    expect(await deletedRows()).toBe(deletedBefore);
     const fp = await fingerprint(db.url);
     expect(await rebuiltRollups(db.url)).toEqual(fp.rollups);
     // And the learned selection answers the same from the rollups as from the scan, across the remaining days.
