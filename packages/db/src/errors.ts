@@ -2,7 +2,7 @@ import { CrawlerError, type ErrorCode } from '@crawler/core';
 
 /** Stable codes for data-layer failures, recorded like any other error type (core's ERROR_POLICY says which are retryable). */
 export const DB_ERROR_CODES = {
-  /** Postgres is unreachable or the connection dropped: retry later. */
+  /** Postgres is unreachable, the connection dropped, or it cannot take the statement now (full, read-only): retry later. */
   unavailable: 'db_unavailable',
   /** A unique, foreign-key or check constraint refused the write. */
   constraint: 'db_constraint',
@@ -19,6 +19,12 @@ export const DB_ERROR_CODES = {
 } as const satisfies Record<string, ErrorCode>;
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', 'P1001', 'P1002', 'P1008', 'P1017']);
+/**
+ * A Postgres that answers but cannot run the statement now, which the operator mends: class 53 (too many clients,
+ * disk full, out of memory) and 25006 (a read-only transaction: a failover onto a standby, default_transaction_read_only
+ * during maintenance). The same statement succeeds afterwards.
+ */
+const NOT_NOW_CODES = /^(53[0-9A-Z]{3}|25006)$/;
 const CONSTRAINT_CODES = new Set(['23505', '23503', '23502', '23514', 'P2002', 'P2003', 'P2011', 'P2014']);
 const CONFLICT_CODES = new Set(['40001', '40P01', 'P2034']);
 
@@ -46,7 +52,7 @@ export function translateDbError(err: unknown, action: string): CrawlerError {
   const message = `${action}: ${detail}`;
   if (code === 'P2025') return new CrawlerError(DB_ERROR_CODES.notFound, message, { cause: err });
   if (code && SCHEMA_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.migration, `${message}: ${NOT_MIGRATED_MESSAGE}`, { cause: err });
-  if (code && CONNECTION_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.unavailable, message, { cause: err });
+  if (code && (CONNECTION_CODES.has(code) || NOT_NOW_CODES.test(code))) return new CrawlerError(DB_ERROR_CODES.unavailable, message, { cause: err });
   if (code && CONSTRAINT_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.constraint, message, { cause: err });
   if (code && CONFLICT_CODES.has(code)) return new CrawlerError(DB_ERROR_CODES.conflict, message, { cause: err });
   // Class 22 (data exception: invalid byte sequence, value too long) and 54 (program limit exceeded: index row size).

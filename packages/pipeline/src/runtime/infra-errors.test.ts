@@ -13,6 +13,15 @@ describe('isInfraError', () => {
     expect(isInfraError(Object.assign(new Error('Reached the max retries per request limit'), { name: 'MaxRetriesPerRequestError' }))).toBe(true);
   });
 
+  it('recognises a Postgres that answers but cannot take writes now: full of clients, out of disk, read-only', () => {
+    // A fleet past max_connections, a full disk, a failover onto a standby or default_transaction_read_only for
+    // maintenance: the same write goes through once the operator has fixed it, so the job waits instead of failing.
+    expect(isInfraError(Object.assign(new Error('sorry, too many clients already'), { code: '53300' }))).toBe(true);
+    expect(isInfraError(Object.assign(new Error('could not extend file "base/16384/16390": No space left on device'), { code: '53100' }))).toBe(true);
+    expect(isInfraError(Object.assign(new Error('out of memory'), { code: '53200' }))).toBe(true);
+    expect(isInfraError(Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }))).toBe(true);
+  });
+
   it('leaves the page’s and the code’s own errors alone', () => {
     expect(isInfraError(new CrawlerError('invalid_content', 'body must be a Uint8Array'))).toBe(false);
     expect(isInfraError(new CrawlerError('timeout', 'the site was slow'))).toBe(false);
