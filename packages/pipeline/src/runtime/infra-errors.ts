@@ -1,8 +1,9 @@
 import { CrawlerError } from '@crawler/core';
 import { DB_ERROR_CODES, translateDbError } from '@crawler/db';
 
-// ioredis and BullMQ when Redis is away or restarting: the command could not be sent or its answer never came.
-const REDIS_DOWN = /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|LOADING|READONLY|MaxRetriesPerRequest|Reached the max retries|Command timed out/i;
+// ioredis and BullMQ when Redis is away or restarting: the command could not be sent or its answer never came. Or
+// Redis refuses writes until its operator acts: full under maxmemory with noeviction (OOM), unable to persist (MISCONF).
+const REDIS_DOWN = /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|LOADING|READONLY|MaxRetriesPerRequest|Reached the max retries|Command timed out|OOM command not allowed|MISCONF/i;
 
 /**
  * True when `err` says our own infrastructure (Postgres or Redis) was unreachable, not that the page or the code is
