@@ -48,6 +48,22 @@ describe('WorkerSet.close', () => {
   });
 });
 
+describe('WorkerSet.add', () => {
+  it('logs a worker error storm once per interval, with how many, not once per error', () => {
+    const errors: Array<{ o: Record<string, unknown>; msg: string }> = [];
+    const logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (o: Record<string, unknown>, msg: string) => void errors.push({ o, msg }), child: () => logger } as unknown as Logger;
+    const set = new WorkerSet({ links: { updateUnlessFinished: async () => true }, logger, infraRetryMaxMs: 1_000, served: new Set() });
+    const handlers = new Map<string, (...args: unknown[]) => void>();
+    const worker = { name: 'fetch-simple_http', on: (event: string, fn: (...args: unknown[]) => void) => (handlers.set(event, fn), worker) };
+    set.add(worker as unknown as Worker);
+    // A full Redis refuses BullMQ's fetch of the next job, and BullMQ asks again at once: 125,947 lines in 40 s.
+    const oom = new Error("OOM command not allowed when used memory > 'maxmemory'.");
+    for (let i = 0; i < 5_000; i++) handlers.get('error')!(oom);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.msg).toBe('worker error');
+  });
+});
+
 describe('WorkerSet.guard', () => {
   it('parks jobs through an outage with one warning per interval, not one per job', async () => {
     const warnings: string[] = [];

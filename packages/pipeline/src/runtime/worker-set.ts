@@ -11,7 +11,7 @@ const CLOSE_GRACE_MS = 5_000;
 
 /**
  * During an outage every job of every worker parks, hundreds a second: one warning per this interval says so, with
- * how many parked since the last one; each park is at debug.
+ * how many parked since the last one; each park is at debug. A worker's own errors are logged at most this often too.
  */
 export const PARK_WARNING_EVERY_MS = 10_000;
 
@@ -85,8 +85,19 @@ export class WorkerSet {
 
   add(worker: Worker): void {
     const log = this.#deps.logger.child({ queue: worker.name });
-    // An 'error' event without a listener would crash the process; a worker must survive Redis hiccups.
-    worker.on('error', (err) => log.error({ err }, 'worker error'));
+    // An 'error' event without a listener would crash the process; a worker must survive Redis hiccups. BullMQ asks
+    // again at once when Redis refuses its fetch of the next job (full: thousands a second), so one line per interval
+    // says so, with how many errors since the last one.
+    let errorsSinceLog = 0;
+    let lastErrorLogAt = Number.NEGATIVE_INFINITY;
+    worker.on('error', (err) => {
+      errorsSinceLog += 1;
+      const now = performance.now();
+      if (now - lastErrorLogAt < PARK_WARNING_EVERY_MS) return;
+      log.error({ err, errors: errorsSinceLog }, 'worker error');
+      errorsSinceLog = 0;
+      lastErrorLogAt = now;
+    });
     worker.on('failed', (job, err) => {
       log.warn({ jobId: job?.id, err }, 'job failed');
       // BullMQ gave up on the job (crashes exhausted its attempts): record it on the link so it is never silently
