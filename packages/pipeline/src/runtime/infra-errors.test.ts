@@ -29,6 +29,11 @@ describe('isInfraError', () => {
     expect(isInfraError(replyError("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled"))).toBe(true);
   });
 
+  it('recognises a Redis Cluster that is down longer than ioredis retries (a master without a replica died)', () => {
+    expect(isInfraError(new Error('Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN The cluster is down'))).toBe(true);
+    expect(isInfraError(Object.assign(new Error('CLUSTERDOWN Hash slot not served'), { name: 'ReplyError' }))).toBe(true);
+  });
+
   it('leaves the page’s and the code’s own errors alone', () => {
     expect(isInfraError(new CrawlerError('invalid_content', 'body must be a Uint8Array'))).toBe(false);
     expect(isInfraError(new CrawlerError('timeout', 'the site was slow'))).toBe(false);

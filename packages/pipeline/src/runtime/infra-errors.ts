@@ -3,7 +3,8 @@ import { DB_ERROR_CODES, translateDbError } from '@crawler/db';
 
 // ioredis and BullMQ when Redis is away or restarting: the command could not be sent or its answer never came. Or
 // Redis refuses writes until its operator acts: full under maxmemory with noeviction (OOM), unable to persist (MISCONF).
-const REDIS_DOWN = /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|LOADING|READONLY|MaxRetriesPerRequest|Reached the max retries|Command timed out|OOM command not allowed|MISCONF/i;
+// Or a Redis Cluster down for longer than ioredis' retries (CLUSTERDOWN, then "Too many Cluster redirections").
+const REDIS_DOWN = /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|LOADING|READONLY|MaxRetriesPerRequest|Reached the max retries|Command timed out|OOM command not allowed|MISCONF|CLUSTERDOWN|Too many Cluster redirections/i;
 
 /**
  * True when `err` says our own infrastructure (Postgres or Redis) was unreachable, not that the page or the code is
