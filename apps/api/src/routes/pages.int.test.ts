@@ -78,6 +78,17 @@ describe('GET /links/:id/content', () => {
     expect(md.headers['etag']).toBe(`"${sha(Buffer.from(md.body))}"`);
   });
 
+  it('names the final URL as stored: its percent escapes are not escaped again', async () => {
+    const url = 'https://pages.example/caf%C3%A9%20menu?q=a%20b&x=%C3%BC';
+    const id = await storePage(url, HTML, { 'content-type': 'text/html' }, 'text/html');
+    const res = await app.inject({ method: 'GET', url: `/links/${id}/content` });
+    expect(res.headers['x-crawler-final-url']).toBe(url);
+    // Whatever a header cannot carry is percent-encoded as UTF-8, the URL's own escapes left alone.
+    const odd = await storePage('https://pages.example/odd', HTML, { 'content-type': 'text/html' }, 'text/html');
+    await db.prisma.$executeRawUnsafe(`UPDATE fetched_content SET final_url = 'https://pages.example/é%20x y' WHERE link = $1::uuid`, odd);
+    expect((await app.inject({ method: 'GET', url: `/links/${odd}/content` })).headers['x-crawler-final-url']).toBe('https://pages.example/%C3%A9%20x%20y');
+  });
+
   it('keeps links absolute in Markdown', async () => {
     const id = await storePage('https://pages.example/dir/hello', HTML, { 'content-type': 'text/html' }, 'text/html');
     const md = await app.inject({ method: 'GET', url: `/links/${id}/content?format=markdown` });

@@ -30,6 +30,15 @@ const ExportQuery = z
   })
   .strict();
 
+/**
+ * A stored URL as a header value. URLs are stored as WHATWG serialises them, ASCII with their own percent escapes, so
+ * they go as they are (encodeURI would turn `%C3%A9` into `%25C3%25A9`); anything a header cannot carry (spaces,
+ * controls, non-ASCII) is percent-encoded as UTF-8.
+ */
+function headerSafeUrl(url: string): string {
+  return url.replace(/[^\x21-\x7e]/gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+}
+
 function queryError(issues: z.core.$ZodIssue[]) {
   return { error: 'invalid_query', message: issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ') };
 }
@@ -57,7 +66,7 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
       .header('content-type', content.contentType)
       .header('etag', content.etag)
       .header('content-length', content.body.byteLength)
-      .header('x-crawler-final-url', encodeURI(content.page.finalUrl))
+      .header('x-crawler-final-url', headerSafeUrl(content.page.finalUrl))
       .header('x-crawler-fetched-at', content.page.fetchedAt.toISOString())
       .header('x-crawler-fetcher', content.page.fetcher)
       .header('x-crawler-version', content.page.version)
