@@ -10,6 +10,8 @@ export interface VisitStart {
   linkId: string;
   url: string;
   generation: number;
+  /** The BullMQ priority the link was posted with (claimDue only), so its revisit keeps its place behind everyday work. */
+  priority?: number;
 }
 
 /** What {@link ScheduleStore.refresh} did with each link it was asked about. */
@@ -65,7 +67,7 @@ WITH due AS (
 )
 UPDATE links SET ${START_VISIT}
 FROM due WHERE links.id = due.id AND links.status IN (${FINISHED_SQL_LIST})
-RETURNING links.id::text AS "linkId", links.url, links.generation`;
+RETURNING links.id::text AS "linkId", links.url, links.generation, links.priority`;
 
 /**
  * The revisit schedule in Postgres: revisit policies on links, refresh on demand, and the scheduler's claim of due
@@ -116,7 +118,8 @@ export class ScheduleStore {
   /** Claim up to `limit` links due at `now` (soonest first) and start their new visit; route the returned ones. */
   async claimDue(limit: number, now: Date = this.#clock.now()): Promise<VisitStart[]> {
     if (limit <= 0) return [];
-    return withDbErrors('claim due links', () => this.#sql.query<VisitStart>(CLAIM_DUE_SQL, [now, limit]));
+    const rows = await withDbErrors('claim due links', () => this.#sql.query<Omit<VisitStart, 'priority'> & { priority: number | null }>(CLAIM_DUE_SQL, [now, limit]));
+    return rows.map(({ priority, ...start }) => (priority === null ? start : { ...start, priority }));
   }
 
   /** What is due when (`crawl schedule`). */

@@ -54,4 +54,19 @@ describe('RevisitScheduler', () => {
     await scheduler.stop();
     expect(await scheduler.runOnce()).toBeNull();
   });
+
+  it("gives a due link's route job the priority the link was posted with: a backfill's revisits stay behind everyday work", async () => {
+    await db.prisma.$executeRawUnsafe(
+      `INSERT INTO links (url, initial_url, domain, status, revisit_mode, revisit_interval_s, last_attempt_at, priority)
+       VALUES ('https://backfill.test/a', 'https://backfill.test/a', 'backfill.test', 'done', 'fixed', 3600, now() - interval '2 hours', 500),
+              ('https://everyday.test/a', 'https://everyday.test/a', 'everyday.test', 'done', 'fixed', 3600, now() - interval '2 hours', NULL)`,
+    );
+    await queues.routeQueue().drain();
+    const scheduler = new RevisitScheduler({ schedule: new ScheduleStore({ prisma: db.prisma }), queues, logger: silentLogger, settings: { intervalMs: 0, batchSize: 10, maxQueued: 100 } });
+    expect(await scheduler.runOnce()).toEqual({ claimed: 2 });
+    const jobs = await queues.routeQueue().getJobs(['waiting', 'prioritized']);
+    const priorityOf = (url: string) => jobs.find((j) => j.data.url === url)!.opts.priority ?? 0;
+    expect([priorityOf('https://backfill.test/a'), priorityOf('https://everyday.test/a')]).toEqual([500, 0]);
+    await scheduler.stop();
+  });
 });
