@@ -60,6 +60,11 @@ describe('GET /links/:id/content', () => {
     expect(res.headers['content-security-policy']).toContain('sandbox');
     const again = await app.inject({ method: 'GET', url: `/links/${id}/content`, headers: { 'if-none-match': `"${sha(body)}"` } });
     expect(again.statusCode).toBe(304);
+    // As RFC 9110 reads If-None-Match: a list, a weak tag (a gzipping proxy in front weakens ours), or `*`.
+    for (const inm of [`"other", "${sha(body)}"`, `W/"${sha(body)}"`, '*']) {
+      expect((await app.inject({ method: 'GET', url: `/links/${id}/content`, headers: { 'if-none-match': inm } })).statusCode, inm).toBe(304);
+    }
+    expect((await app.inject({ method: 'GET', url: `/links/${id}/content`, headers: { 'if-none-match': '"other"' } })).statusCode).toBe(200);
     // Cookies the site set for the crawler are never stored.
     const [row] = await db.prisma.$queryRawUnsafe<Array<{ h: Record<string, string> }>>('SELECT response_headers AS h FROM fetched_content WHERE link = $1::uuid', id);
     expect(row!.h).toEqual({ 'content-type': header, server: 'test', 'content-encoding': 'gzip' });

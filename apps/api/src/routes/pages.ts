@@ -39,6 +39,16 @@ function headerSafeUrl(url: string): string {
   return url.replace(/[^\x21-\x7e]/gu, (c) => [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }
 
+/**
+ * If-None-Match as RFC 9110 §13.1.2 reads it: `*`, or a list of entity tags compared weakly, so `W/"<sha>"` (what a
+ * gzipping proxy in front of the API turns our tag into) still answers 304.
+ */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.trim() === '*' || header.split(',').some((tag) => opaque(tag) === opaque(etag));
+}
+
 function queryError(issues: z.core.$ZodIssue[]) {
   return { error: 'invalid_query', message: issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ') };
 }
@@ -61,7 +71,7 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
       return reply.code(404).send({ error: 'no_version', message: `link ${id.data} has no stored version ${query.data.version} (see GET /links/${id.data}/versions)` });
     }
     if (!content) return reply.code(404).send({ error: 'no_content', message: await noContentReason(deps.prisma, id.data) });
-    if (req.headers['if-none-match'] === content.etag) return reply.code(304).header('etag', content.etag).send();
+    if (noneMatch(req.headers['if-none-match'], content.etag)) return reply.code(304).header('etag', content.etag).send();
     return reply
       .header('content-type', content.contentType)
       .header('etag', content.etag)
