@@ -75,8 +75,11 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
   const httpStatus = attempt.response?.status;
   const errorType = decision.errorType ?? undefined;
   // A failure without a response says what happened in words too: `max_attempts:network_error: UND_ERR_SOCKET: …`.
-  // Any credentials a message quotes (a proxy URL's) are masked: GET /links/:id shows it.
-  const reason = attempt.error && !attempt.response ? redactCredentials(`${decision.reason}: ${attempt.error}`).slice(0, LAST_ERROR_MAX) : decision.reason;
+  // Any credentials a message quotes (a proxy URL's) are masked: GET /links/:id shows it. A server error names its
+  // status (`http_error: HTTP 502`), which its error type alone does not.
+  const reason = attempt.error && !attempt.response
+    ? redactCredentials(`${decision.reason}: ${attempt.error}`).slice(0, LAST_ERROR_MAX)
+    : decision.errorType === ERROR_TYPES.httpError && httpStatus !== undefined ? `${decision.reason}: HTTP ${httpStatus}` : decision.reason;
   switch (decision.kind) {
     case 'success': {
       const res = attempt.response!;

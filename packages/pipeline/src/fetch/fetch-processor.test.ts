@@ -126,6 +126,18 @@ describe('fetch processor', () => {
     expect(h.links.rows.get(proxied.id)?.lastError).toBe('max_attempts:network_error: socket hang up through http://***@10.0.0.1:8080');
   });
 
+  it('names the HTTP status of a server error on the link: a 502 and a 503 are not the same outage', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://down.example/', { status: 'fetching', attemptCount: 3 });
+    h.script(response(link.url, { status: 502, html: '<html><body>Bad gateway</body></html>' }), response(link.url, { status: 502, html: '<html><body>Bad gateway</body></html>' }));
+    expect(await fetchProc(h)(job(link.id, link.url))).toMatchObject({ outcome: 'failed', errorType: 'http_error', httpStatus: 502 });
+    expect(h.links.rows.get(link.id)?.lastError).toBe('max_attempts:http_error: HTTP 502');
+    const paused = h.links.add('https://down.example/paused', { status: 'fetching' });
+    h.script(response(paused.url, { status: 500, html: '<html><body>Oops</body></html>' }), response(paused.url, { status: 500, html: '<html><body>Oops</body></html>' }));
+    await fetchProc(h)(job(paused.id, paused.url));
+    expect(h.links.rows.get(paused.id)).toMatchObject({ status: 'paused', lastError: 'http_error: HTTP 500' });
+  });
+
   it('succeeds on the immediate retry after a network error', async () => {
     const h = makeHarness();
     const link = h.links.add('https://flaky.example/', { status: 'fetching' });
