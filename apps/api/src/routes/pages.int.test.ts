@@ -166,6 +166,17 @@ describe('GET /export', () => {
   });
 });
 
+describe('GET /export?domain=', () => {
+  it('takes the domain as a name, not a pattern: a_b.example is not axb.example', async () => {
+    await storePage('https://a_b.example/', HTML, { 'content-type': 'text/html' }, 'text/html');
+    await storePage('https://www.a_b.example/sub', HTML, { 'content-type': 'text/html' }, 'text/html');
+    await storePage('https://sub.axb.example/', HTML, { 'content-type': 'text/html' }, 'text/html');
+    const res = await app.inject({ method: 'GET', url: '/export?domain=a_b.example' });
+    const urls = res.body.trim().split('\n').map((l) => (JSON.parse(l) as { url: string }).url);
+    expect(urls.sort()).toEqual(['https://a_b.example/', 'https://www.a_b.example/sub']);
+  });
+});
+
 describe('GET /links/:id/versions and ?version=N', () => {
   it('lists every version and answers an older one, the latest by default; unknown versions and bad numbers are named', async () => {
     const url = 'https://pages.example/versions';

@@ -13,7 +13,7 @@ export interface ContentExportFilter {
   since?: Date | null;
   /** Only pages whose link is in this status (`done` for pages still current). */
   linkStatus?: string | null;
-  /** Only pages of this domain or its subdomains. */
+  /** Only pages of this domain or its subdomains (a name, not a pattern: `_` is no wildcard). */
   domain?: string | null;
   /**
    * Only the latest version of each page (with `since`: the pages whose latest version is newer than it). False: every
@@ -60,7 +60,7 @@ FROM fetched_content c JOIN links l ON l.id = c.link
 WHERE c.id > $1::bigint
   AND ($2::timestamptz IS NULL OR c.fetched_at >= $2::timestamptz)
   AND ($3::text IS NULL OR l.status = $3::text)
-  AND ($4::text IS NULL OR l.domain = $4::text OR l.domain LIKE '%.' || $4::text)
+  AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
   AND (NOT $6::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))
 ORDER BY c.id
 LIMIT $5::int`;
@@ -78,7 +78,7 @@ SELECT count(*)::int AS n
 FROM fetched_content c JOIN links l ON l.id = c.link
 WHERE ($1::timestamptz IS NULL OR c.fetched_at >= $1::timestamptz)
   AND ($2::text IS NULL OR l.status = $2::text)
-  AND ($3::text IS NULL OR l.domain = $3::text OR l.domain LIKE '%.' || $3::text)
+  AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)
   AND (NOT $4::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))`;
 
 interface Row extends Omit<ExportedPage, 'id' | 'body'> {
@@ -161,7 +161,7 @@ FROM page_visits v JOIN links l ON l.id = v.link JOIN fetched_content c ON c.id 
 WHERE v.id > $1::bigint
   AND ($2::timestamptz IS NULL OR v.visited_at >= $2::timestamptz)
   AND ($3::text IS NULL OR l.status = $3::text)
-  AND ($4::text IS NULL OR l.domain = $4::text OR l.domain LIKE '%.' || $4::text)
+  AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
 ORDER BY v.id
 LIMIT $5::int`;
 
@@ -177,7 +177,7 @@ SELECT count(*)::int AS n
 FROM page_visits v JOIN links l ON l.id = v.link
 WHERE ($1::timestamptz IS NULL OR v.visited_at >= $1::timestamptz)
   AND ($2::text IS NULL OR l.status = $2::text)
-  AND ($3::text IS NULL OR l.domain = $3::text OR l.domain LIKE '%.' || $3::text)`;
+  AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)`;
 
 interface RevisitRow {
   id: string; kind: 'not_modified' | 'identical'; linkId: string; url: string; linkStatus: string; finalUrl: string; httpStatus: number;
