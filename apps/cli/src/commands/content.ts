@@ -6,6 +6,7 @@ import { UsageError, type Command } from '../command.js';
 import { databaseUrlFrom } from '../env.js';
 
 const USAGE = 'usage: crawl content <link-id|url> [--format raw|text|markdown] [--version N]';
+const MAX_VERSION = 2_147_483_647;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const command: Command = {
@@ -24,8 +25,9 @@ const command: Command = {
     let version: number | undefined;
     if (parsed.values.version !== undefined) {
       version = Number(parsed.values.version);
-      if (!/^\d+$/.test(parsed.values.version) || !Number.isSafeInteger(version) || version < 1) {
-        throw new UsageError(`--version must be a version number, 1 or more (got ${JSON.stringify(parsed.values.version)})`);
+      // Versions are Postgres integers, as GET /links/:id/content?version= bounds them.
+      if (!/^\d+$/.test(parsed.values.version) || version < 1 || version > MAX_VERSION) {
+        throw new UsageError(`--version must be a version number from 1 to ${MAX_VERSION} (got ${JSON.stringify(parsed.values.version)})`);
       }
     }
     let linkUrl: string | null = null;

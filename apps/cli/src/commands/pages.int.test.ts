@@ -115,6 +115,8 @@ describe('crawl content --version', () => {
     expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining('no stored version 3')]);
     await expect(run(content, [url, '--version', '0'])).rejects.toThrow(/--version must be/);
     await expect(run(content, [url, '--version', 'x'])).rejects.toThrow(UsageError);
+    // Past the largest version a page can have (a Postgres integer): named as a usage error, not a database stack trace.
+    await expect(run(content, [url, '--version', '99999999999'])).rejects.toThrow(/--version must be .*2147483647/);
   });
 });
 
