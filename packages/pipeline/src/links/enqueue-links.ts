@@ -82,8 +82,11 @@ function hasCredentials(input: string): boolean {
   }
 }
 
-/** Failures a re-post undoes: they were about the site's availability, not the page. */
-const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable];
+/**
+ * Failures a re-post undoes: they said nothing about the page. A site that was down, or a crawl cancelled before it
+ * fetched the page (a producer posting that URL wants it, whoever's crawl had admitted it).
+ */
+const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable, ERROR_TYPES.crawlCancelled];
 
 /**
  * Put URLs into the crawl: normalize, reject invalid ones with a per-URL message (they are not stored), dedupe,
@@ -133,8 +136,8 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   // A link still `queued` gets its job (again) too: if a previous enqueue stored the row but died before adding the
   // job, this repairs it; when the job does exist the same job id makes the add a no-op.
   const toQueue: Array<{ id: string; url: string; generation: number }> = rows.filter((r) => r.created || r.status === LINK_STATUSES.queued);
-  // A link that failed only because its site was down (site_unreachable) is posted again to be tried again: the
-  // outage said nothing about the page.
+  // A link that failed only because its site was down (site_unreachable) or its crawl was cancelled is posted again to
+  // be tried again: neither said anything about the page.
   const outage = rows.filter((r) => r.status === LINK_STATUSES.failed && REVIVED_ON_REPOST.includes(r.lastErrorType ?? ''));
   if (outage.length > 0 && opts.links.reviveFailed) toQueue.push(...(await opts.links.reviveFailed(outage.map((r) => r.id), REVIVED_ON_REPOST)));
   for (let i = 0; i < toQueue.length; i += 1_000) {
