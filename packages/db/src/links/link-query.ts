@@ -100,7 +100,7 @@ const LIST_COLUMNS = `id, url, domain, status, fetcher, paused_until AS "pausedU
 
 // Newest first, by (created_at, id): a keyset walk, so page N costs what page 1 does and a link added meanwhile
 // neither repeats nor shifts a page. NULL parameters switch their filter off.
-const LIST_SQL = `
+export const LIST_SQL = `
 SELECT ${LIST_COLUMNS} FROM links
 WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR domain = $2) AND ($3::text IS NULL OR url = $3)
   AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid))
