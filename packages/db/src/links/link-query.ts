@@ -53,13 +53,15 @@ export async function resumePausedLinks(prisma: PrismaClient, domain: string, no
 // Only links still failed with one of the given codes: a concurrent revival or a newer outcome is left alone.
 const REVIVE_SQL = `
 UPDATE links SET status = '${LINK_STATUSES.queued}', paused_until = NULL, risk_level = 0, generation = generation + 1,
-       last_error_type = NULL, last_error = NULL, updated_at = now()
+       attempt_count = 0, rescues = 0, last_error_type = NULL, last_error = NULL, updated_at = now()
 WHERE id = ANY($1::uuid[]) AND status = '${LINK_STATUSES.failed}' AND last_error_type = ANY($2::text[])
 RETURNING id, url, generation`;
 
 /**
- * Give failed links another go when their failure said nothing about the page (a site that was down): back to
- * `queued` in a new generation with a clean risk level; the caller enqueues their route jobs. Returns those revived.
+ * Give failed links another go when their failure said nothing about the page (a site that was down, a cancelled
+ * crawl): back to `queued` in a new generation with a clean risk level and a fresh attempt budget, as a refresh starts
+ * a visit (the attempts of the failed visit must not use up the new one's); the caller enqueues their route jobs.
+ * Returns those revived.
  */
 export async function reviveFailedLinks(prisma: PrismaClient, ids: readonly string[], errorTypes: readonly string[]): Promise<ResumedLink[]> {
   if (ids.length === 0) return [];

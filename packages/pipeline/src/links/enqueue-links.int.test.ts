@@ -38,12 +38,13 @@ describe('enqueueLinks on real Postgres and Redis', () => {
     const links = new LinkStore(db.prisma);
     const urls = ['https://cancelled.example/page', 'https://gone.example/page'];
     const [cancelled, gone] = await links.upsertMany(urls.map((url) => ({ url, initialUrl: url, domain: new URL(url).hostname })));
-    await links.update(cancelled!.id, { status: 'failed', lastErrorType: 'crawl_cancelled', lastError: 'the crawl was cancelled' });
+    // Cancelled mid-visit, after two attempts: the page it is posted for again gets a whole attempt budget.
+    await links.update(cancelled!.id, { status: 'failed', lastErrorType: 'crawl_cancelled', lastError: 'the crawl was cancelled', attemptsMade: 2 });
     await links.update(gone!.id, { status: 'failed', lastErrorType: 'robots_disallowed', lastError: 'robots.txt disallows /page' });
     await queues.obliterate([ROUTE_QUEUE]);
     const res = await enqueueLinks(urls, { links, queues });
     expect(res.accepted.map((a) => [a.url, a.created, a.queued])).toEqual([[urls[0], false, true], [urls[1], false, false]]);
-    expect(await links.get(cancelled!.id)).toMatchObject({ status: 'queued', lastErrorType: null, generation: cancelled!.generation + 1 });
+    expect(await links.get(cancelled!.id)).toMatchObject({ status: 'queued', lastErrorType: null, generation: cancelled!.generation + 1, attemptCount: 0 });
     expect(await links.get(gone!.id)).toMatchObject({ status: 'failed', lastErrorType: 'robots_disallowed' });
     const jobs = await queues.routeQueue().getJobs(['waiting']);
     expect(jobs.map((j) => j.data.linkId)).toEqual([cancelled!.id]);
