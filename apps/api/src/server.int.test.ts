@@ -170,6 +170,9 @@ describe('POST /links', () => {
       expect(res.statusCode, JSON.stringify(b.payload)).toBe(400);
       expect((res.json() as { error: string }).error).toMatch(/^[A-Za-z_]+$/);
     }
+    // `curl -d` without `-H 'content-type: application/json'` sends a form: the answer says what to send instead.
+    const form = await authed({ method: 'POST', url: '/links', payload: '{"urls": ["https://c.example/"]}', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect([form.statusCode, form.json().message]).toEqual([415, expect.stringContaining('Content-Type: application/json')]);
     const shaped = await authed({ method: 'POST', url: '/links', payload: { urls: 'https://c.example/' } });
     expect(shaped.json()).toMatchObject({ error: 'invalid_body', message: expect.stringContaining('"urls"'), issues: [expect.objectContaining({ message: expect.any(String) })] });
     expect((shaped.json() as { issues: unknown[] }).issues.length).toBeLessThanOrEqual(5);

@@ -59,7 +59,12 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err, req, reply) => {
     const status = (err as { statusCode?: number }).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
-      return reply.code(status).send({ error: (err as { code?: string }).code ?? 'bad_request', message: err instanceof Error ? err.message : String(err) });
+      const code = (err as { code?: string }).code;
+      // `curl -d` without a content type sends a form: say what to send, not Fastify's bare "Unsupported Media Type".
+      const message = code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? `send the body as JSON with Content-Type: application/json (got ${JSON.stringify(req.headers['content-type'] ?? null)})`
+        : err instanceof Error ? err.message : String(err);
+      return reply.code(status).send({ error: code ?? 'bad_request', message });
     }
     req.log.error({ err }, 'request failed');
     // Not something a retry mends: say what to do.
