@@ -229,7 +229,10 @@ export class BrowserPool {
         // without it a page could reach 127.0.0.1 directly.
         args: [...CHROMIUM_ARGS, `--proxy-server=${egress.url}`, '--proxy-bypass-list=<-loopback>'],
         // Playwright turns Chromium's popup blocker off; a crawler never clicks, so every popup is a page's own doing.
-        ignoreDefaultArgs: ['--disable-popup-blocking'],
+        // It also turns off Chromium's IPC flooding protection, which throttles a page's history.pushState/replaceState
+        // storm: without it one such page floods the browser process until no other page loads and its own close takes
+        // minutes, far past the fetch's deadline.
+        ignoreDefaultArgs: ['--disable-popup-blocking', '--disable-ipc-flooding-protection'],
         // Workers own shutdown order; Playwright must not install its own signal handlers.
         handleSIGINT: false,
         handleSIGTERM: false,
