@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { createPlaywrightFetcher, type PlaywrightFetcher } from './playwright-fetcher.js';
+import { FetchError } from '../errors.js';
+
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+/** Documents Chromium shows in a viewer of its own, as a site serves them. */
+const NOT_HTML: Record<string, { type: string; body: Uint8Array }> = {
+  '/data.json': { type: 'application/json', body: Buffer.from('{"a":1,"b":[1,2,3]}') },
+  '/notes.txt': { type: 'text/plain; charset=utf-8', body: Buffer.from('plain text, caf\u00e9\n') },
+  '/feed.xml': { type: 'application/xml', body: Buffer.from('<?xml version="1.0"?><rss><channel><link>https://example.com/</link></channel></rss>') },
+  '/pixel': { type: 'image/png', body: PNG },
+};
 
 /** Pages of the open web that fight the browser rather than the crawler: each must end in bounded time, and the next page must still load. */
 describe('hostile pages in the browser', () => {
@@ -10,6 +20,8 @@ describe('hostile pages in the browser', () => {
   beforeAll(async () => {
     server = await startTestServer({
       '/': { body: staticArticle({ title: 'An ordinary page' }) },
+      ...Object.fromEntries(Object.entries(NOT_HTML).map(([path, { type, body }]) => [path, { headers: { 'content-type': type }, body }])),
+      '/report.pdf': { headers: { 'content-type': 'application/pdf' }, body: Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n') },
       // A router bug of a single-page app: history.pushState in a tight timer loop, forever.
       '/push-storm': {
         body: staticArticle({ title: 'Push storm' }).replace(
@@ -36,4 +48,25 @@ describe('hostile pages in the browser', () => {
     const next = await fetcher.fetch({ url: server.url('/'), timeoutMs: 10_000 });
     expect(next.text).toContain('An ordinary page');
   }, 120_000);
+
+  it('returns the bytes the site sent for a document Chromium shows in a viewer, not the viewer', async () => {
+    // The result was the viewer's HTML under the site's content type: a JSON body wrapped in <pre>, an image's viewer
+    // page stored as image/png.
+    for (const [path, { type, body }] of Object.entries(NOT_HTML)) {
+      const r = await fetcher.fetch({ url: server.url(path) });
+      expect({ path, status: r.status, contentType: r.contentType, body: Buffer.from(r.body).toString('base64') }).toEqual({
+        path,
+        status: 200,
+        contentType: type.split(';')[0],
+        body: Buffer.from(body).toString('base64'),
+      });
+      expect(r.text).toBe(type.startsWith('image/') ? null : Buffer.from(body).toString('utf8'));
+    }
+  }, 60_000);
+
+  it('hands a PDF to plain HTTP: the PDF viewer keeps its bytes', async () => {
+    const pdf = await fetcher.fetch({ url: server.url('/report.pdf') }).catch((e: unknown) => e);
+    expect(pdf).toBeInstanceOf(FetchError);
+    expect((pdf as FetchError).code).toBe('wrong_tool');
+  });
 });

@@ -4,7 +4,7 @@ import { BaseFetcher, type PreparedRequest } from '../base-fetcher.js';
 import type { FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
 import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
-import { isTextualType, mimeTypeOf } from '../http/decode.js';
+import { decodeText, isTextualType, mimeTypeOf, sniffCharset } from '../http/decode.js';
 import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
@@ -30,6 +30,11 @@ export interface PlaywrightFetcherDeps {
   /** Where earned clearance is shared with the fleet (Redis in a worker); kept only in this process's memory when absent. */
   clearance?: ClearanceStore;
 }
+
+/** Types Chromium renders as a page of their own: its DOM is the page. An untyped document is judged by what Chromium made of it. */
+const RENDERED_TYPES: ReadonlySet<string> = new Set(['text/html', 'application/xhtml+xml']);
+/** Types Chromium's PDF viewer takes over: the response's body is then the viewer's page, not the PDF. */
+const PDF_TYPES: ReadonlySet<string> = new Set(['application/pdf', 'application/x-pdf']);
 
 // After DOMContentLoaded, the network counts as quiet once nothing has been in flight for this long.
 // Playwright's own 'networkidle' waits 500 ms; 250 ms catches an SPA's first API call at half the cost per page.
@@ -142,7 +147,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       if (refused) throw refused;
       if (!response) throw new FetchError('browser_error', 'navigation produced no response', { url: req.originalUrl, fetcher: this.name });
       await network.quiet(Math.min(this.options.browser.networkIdleCapMs, remaining()));
-      let html = await settledContent(page, deadline);
+      let html: string | null = await settledContent(page, deadline);
       // A script may already have replaced the first document (a quick interstitial): what counts is the latest one.
       let current = documents.last ?? response;
       let headers = await current.allHeaders();
@@ -184,11 +189,21 @@ export class PlaywrightFetcher extends BaseFetcher {
       const refusedLater = this.#pool.egressErrorOf(headers, current.url()) ?? refusalFor(page);
       if (refusedLater) throw refusedLater;
       const redirectChain = redirectChainOf(current.request());
-      const body = new TextEncoder().encode(html);
-      if (body.length > req.maxBytes) {
-        throw new FetchError('too_large', `rendered HTML exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
-      }
       const contentType = mimeTypeOf(headers['content-type']);
+      // A document that is not HTML (JSON, plain text, XML, an image) is shown in a viewer of Chromium's own: the page's
+      // HTML is the viewer's, so the result is the bytes the site sent. A PDF's viewer takes its bytes too: plain HTTP
+      // is the tool for it, as for a download.
+      if (contentType !== null && !RENDERED_TYPES.has(contentType)) {
+        if (PDF_TYPES.has(contentType)) {
+          throw new FetchError('wrong_tool', `Chromium shows ${contentType} in its PDF viewer`, { url: req.originalUrl, fetcher: this.name });
+        }
+        html = null;
+      }
+      const body = html === null ? new Uint8Array(await current.body()) : new TextEncoder().encode(html);
+      if (body.length > req.maxBytes) {
+        throw new FetchError('too_large', `${html === null ? 'body' : 'rendered HTML'} exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
+      }
+      const text = !isTextualType(contentType, body) ? null : (html ?? decodeText(body, sniffCharset(body, headers['content-type'])));
       return {
         fetcher: this.name,
         url: req.originalUrl,
@@ -197,7 +212,7 @@ export class PlaywrightFetcher extends BaseFetcher {
         headers,
         body,
         contentType,
-        text: isTextualType(contentType, body) ? html : null,
+        text,
         redirectChain,
         ...(encounter ? { challenge: encounter } : {}),
         timings: { startedAt: req.startedAt, headersMs: null, totalMs: Date.now() - req.startedAt },
