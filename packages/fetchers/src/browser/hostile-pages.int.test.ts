@@ -10,6 +10,8 @@ const NOT_HTML: Record<string, { type: string; body: Uint8Array }> = {
   '/notes.txt': { type: 'text/plain; charset=utf-8', body: Buffer.from('plain text, caf\u00e9\n') },
   '/feed.xml': { type: 'application/xml', body: Buffer.from('<?xml version="1.0"?><rss><channel><link>https://example.com/</link></channel></rss>') },
   '/pixel': { type: 'image/png', body: PNG },
+  // Named as images are: heavy resources are blocked by URL, but not the page the crawler asked for.
+  '/pixel.png': { type: 'image/png', body: PNG },
 };
 
 /** Pages of the open web that fight the browser rather than the crawler: each must end in bounded time, and the next page must still load. */

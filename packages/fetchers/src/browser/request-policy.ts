@@ -84,7 +84,10 @@ export function watchEgress(page: Page, egress: EgressProxy, log: Logger): void 
 export async function installRequestPolicy(context: BrowserContext, policy: RequestPolicy): Promise<void> {
   if (!policy.blockResources) return;
   if (!policy.guard) {
-    await context.route(HEAVY_RESOURCE_URL, (route) => route.abort('blockedbyclient').catch(() => undefined));
+    // A URL with an image's extension asked for as the page itself (a crawled link to a .png) is the page: not blocked.
+    await context.route(HEAVY_RESOURCE_URL, (route) =>
+      (route.request().isNavigationRequest() ? route.continue() : route.abort('blockedbyclient')).catch(() => undefined),
+    );
     return;
   }
   await context.route('**/*', async (route: Route) => {
