@@ -24,6 +24,8 @@ describe('hostile pages in the browser', () => {
       '/': { body: staticArticle({ title: 'An ordinary page' }) },
       ...Object.fromEntries(Object.entries(NOT_HTML).map(([path, { type, body }]) => [path, { headers: { 'content-type': type }, body }])),
       '/report.pdf': { headers: { 'content-type': 'application/pdf' }, body: Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n') },
+      '/to-file': (_req, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end(),
+      '/to-data': (_req, res) => res.writeHead(302, { location: 'data:text/html,<p>hello</p>' }).end(),
       // A router bug of a single-page app: history.pushState in a tight timer loop, forever.
       '/push-storm': {
         body: staticArticle({ title: 'Push storm' }).replace(
@@ -70,5 +72,12 @@ describe('hostile pages in the browser', () => {
     const pdf = await fetcher.fetch({ url: server.url('/report.pdf') }).catch((e: unknown) => e);
     expect(pdf).toBeInstanceOf(FetchError);
     expect((pdf as FetchError).code).toBe('wrong_tool');
+  });
+
+  it('fails a redirect to file: or data: as the refused scheme it is, as plain HTTP does, not as a browser fault to retry', async () => {
+    for (const path of ['/to-file', '/to-data']) {
+      const err = await fetcher.fetch({ url: server.url(path) }).catch((e: unknown) => e);
+      expect({ path, code: (err as FetchError).code, retryable: (err as FetchError).retryable }).toEqual({ path, code: 'blocked_scheme', retryable: false });
+    }
   });
 });

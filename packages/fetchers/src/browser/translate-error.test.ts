@@ -19,6 +19,7 @@ describe('translatePlaywrightError', () => {
     ['page.goto: net::ERR_CONNECTION_RESET at http://a.test/', 'network_error', true],
     ['page.goto: net::ERR_CERT_AUTHORITY_INVALID at https://a.test/', 'tls_error', false],
     ['page.goto: net::ERR_TOO_MANY_REDIRECTS at http://a.test/', 'too_many_redirects', false],
+    ['page.goto: net::ERR_UNSAFE_REDIRECT at http://a.test/to-file', 'blocked_scheme', false],
     ['page.goto: Download is starting', 'wrong_tool', true],
     ['page.goto: Target page, context or browser has been closed', 'browser_error', true],
     ['something nobody expected', 'browser_error', true],

@@ -12,7 +12,8 @@ const NET_ERRORS: [RegExp, FetchErrorCode][] = [
   [/net::ERR_CONTENT_DECODING_(FAILED|INIT_FAILED)/, 'decode_error'],
   // The egress proxy could not connect (the fetcher asks it why first; this is the fallback).
   [/net::ERR_(TUNNEL_CONNECTION_FAILED|PROXY_CONNECTION_FAILED)/, 'network_error'],
-  [/net::ERR_UNSAFE_PORT|net::ERR_UNKNOWN_URL_SCHEME/, 'blocked_scheme'],
+  // A redirect to file:, data: or javascript: (Chromium refuses it as plain HTTP's redirect check does).
+  [/net::ERR_UNSAFE_PORT|net::ERR_UNKNOWN_URL_SCHEME|net::ERR_UNSAFE_REDIRECT/, 'blocked_scheme'],
   // Chromium hands non-HTML (a PDF, a zip) to its download manager: plain HTTP is the right tool.
   [/Download is starting/, 'wrong_tool'],
   [/Target page, context or browser has been closed|Browser has been closed|browser has disconnected|Target closed/i, 'browser_error'],
