@@ -24,6 +24,8 @@ describe('hostile pages in the browser', () => {
       '/': { body: staticArticle({ title: 'An ordinary page' }) },
       ...Object.fromEntries(Object.entries(NOT_HTML).map(([path, { type, body }]) => [path, { headers: { 'content-type': type }, body }])),
       '/report.pdf': { headers: { 'content-type': 'application/pdf' }, body: Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n') },
+      '/no-content': (_req, res) => res.writeHead(204).end(),
+      '/moved-to-no-content': (_req, res) => res.writeHead(302, { location: '/no-content' }).end(),
       '/to-file': (_req, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end(),
       '/to-data': (_req, res) => res.writeHead(302, { location: 'data:text/html,<p>hello</p>' }).end(),
       // A router bug of a single-page app: history.pushState in a tight timer loop, forever.
@@ -79,5 +81,14 @@ describe('hostile pages in the browser', () => {
       const err = await fetcher.fetch({ url: server.url(path) }).catch((e: unknown) => e);
       expect({ path, code: (err as FetchError).code, retryable: (err as FetchError).retryable }).toEqual({ path, code: 'blocked_scheme', retryable: false });
     }
+  });
+
+  it('returns a 204 as the answer it is, as plain HTTP does, not as a browser fault to retry', async () => {
+    // Chromium stays on about:blank and goto fails with net::ERR_ABORTED: the link was paused and retried as a
+    // browser_error until it failed.
+    const r = await fetcher.fetch({ url: server.url('/no-content') });
+    expect({ status: r.status, size: r.body.length, finalUrl: r.finalUrl }).toEqual({ status: 204, size: 0, finalUrl: server.url('/no-content') });
+    const moved = await fetcher.fetch({ url: server.url('/moved-to-no-content') });
+    expect({ status: moved.status, redirectChain: moved.redirectChain }).toEqual({ status: 204, redirectChain: [server.url('/moved-to-no-content')] });
   });
 });

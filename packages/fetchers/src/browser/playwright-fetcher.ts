@@ -10,7 +10,7 @@ import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, ty
 import { translatePlaywrightError } from './translate-error.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
-import { installBackgroundNavigationGuard, renderedBeforeFailedNavigation } from './background-requests.js';
+import { installBackgroundNavigationGuard, isCrawlerNavigation, renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter } from './challenge-wait.js';
 
 /**
@@ -129,6 +129,7 @@ export class PlaywrightFetcher extends BaseFetcher {
   async #render(page: Page, req: PreparedRequest): Promise<FetchResult> {
     const network = trackNetwork(page);
     const documents = new DocumentTracker(page);
+    const noContent = watchNoContent(page);
     try {
       if (Object.keys(req.headers).length > 0) await page.setExtraHTTPHeaders(req.headers);
       const deadline = req.startedAt + req.timeoutMs;
@@ -141,7 +142,25 @@ export class PlaywrightFetcher extends BaseFetcher {
         // DOMContentLoaded, or the page as far as it was parsed when its script navigated to a download or a 204.
         if (response) await Promise.race([documentLoaded(page, response.request(), remaining()), refused]);
       } catch (err) {
-        throw refusalFor(page) ?? err;
+        const refusal = refusalFor(page);
+        if (refusal) throw refusal;
+        // A 204 or 205 is the site's answer that there is no document: Chromium stays where it was and goto fails
+        // with ERR_ABORTED. It is a result, as it is for plain HTTP, not a browser fault to retry.
+        const empty = noContent.response;
+        if (!empty) throw err;
+        const headers = await empty.allHeaders();
+        return {
+          fetcher: this.name,
+          url: req.originalUrl,
+          finalUrl: empty.url(),
+          status: empty.status(),
+          headers,
+          body: new Uint8Array(0),
+          contentType: mimeTypeOf(headers['content-type']),
+          text: null,
+          redirectChain: redirectChainOf(empty.request()),
+          timings: { startedAt: req.startedAt, headersMs: null, totalMs: Date.now() - req.startedAt },
+        };
       }
       const refused = refusalFor(page);
       if (refused) throw refused;
@@ -220,6 +239,7 @@ export class PlaywrightFetcher extends BaseFetcher {
     } finally {
       network.stop();
       documents.stop();
+      noContent.stop();
     }
   }
 
@@ -292,6 +312,21 @@ function redirectChainOf(request: Request): string[] {
   const chain: string[] = [];
   for (let r = request.redirectedFrom(); r; r = r.redirectedFrom()) chain.unshift(r.url());
   return chain;
+}
+
+/** The crawler's own navigation answered with no content (204, 205), once it has. */
+function watchNoContent(page: Page): { readonly response: Response | null; stop(): void } {
+  let response: Response | null = null;
+  const onResponse = (r: Response) => {
+    if ((r.status() === 204 || r.status() === 205) && isCrawlerNavigation(page, r.request())) response = r;
+  };
+  page.on('response', onResponse);
+  return {
+    get response() {
+      return response;
+    },
+    stop: () => page.off('response', onResponse),
+  };
 }
 
 interface NetworkTracker {
