@@ -24,6 +24,11 @@ describe('hostile pages in the browser', () => {
       '/': { body: staticArticle({ title: 'An ordinary page' }) },
       ...Object.fromEntries(Object.entries(NOT_HTML).map(([path, { type, body }]) => [path, { headers: { 'content-type': type }, body }])),
       '/report.pdf': { headers: { 'content-type': 'application/pdf' }, body: Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n') },
+      // An app that asks for its data after a timer, when the network has already been quiet for a while.
+      '/late-app': {
+        body: '<!DOCTYPE html><html><head><title>App</title></head><body><div id="app"></div><script>setTimeout(function () { fetch("/late-data").then(function (r) { return r.json(); }).then(function (d) { document.getElementById("app").innerHTML = "<h1>" + d.title + "</h1>"; }); }, 600);</script></body></html>',
+      },
+      '/late-data': { headers: { 'content-type': 'application/json' }, body: '{"title":"Rendered late"}' },
       '/no-content': (_req, res) => res.writeHead(204).end(),
       '/moved-to-no-content': (_req, res) => res.writeHead(302, { location: '/no-content' }).end(),
       '/to-file': (_req, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end(),
@@ -90,5 +95,12 @@ describe('hostile pages in the browser', () => {
     expect({ status: r.status, size: r.body.length, finalUrl: r.finalUrl }).toEqual({ status: 204, size: 0, finalUrl: server.url('/no-content') });
     const moved = await fetcher.fetch({ url: server.url('/moved-to-no-content') });
     expect({ status: moved.status, redirectChain: moved.redirectChain }).toEqual({ status: 204, redirectChain: [server.url('/moved-to-no-content')] });
+  });
+
+  it('returns an app that renders after a timer as rendered, not the empty shell it was before the wait for a wall', async () => {
+    // An empty page with a script is given a few seconds to show itself a wall; the page was read before that wait,
+    // so an app that rendered during it was returned as its empty shell (empty_content from a browser: a failed link).
+    const r = await fetcher.fetch({ url: server.url('/late-app') });
+    expect(r.text).toContain('<h1>Rendered late</h1>');
   });
 });

@@ -184,6 +184,11 @@ export class PlaywrightFetcher extends BaseFetcher {
           current = documents.last ?? current;
           html = await settledContent(page, deadline);
           headers = await current.allHeaders();
+        } else {
+          // No wall: the page stayed. Its script had those seconds too, and an app that asks for its data after a
+          // timer has rendered it by now: the page as it stands is the result, not the shell read before the wait.
+          await network.quiet(Math.min(this.options.browser.networkIdleCapMs, remaining()));
+          html = await settledContent(page, deadline);
         }
       }
       if (!encounter && documents.documents.length > 1) {
