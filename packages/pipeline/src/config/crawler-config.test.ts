@@ -26,6 +26,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, ROUTER_CONCURRENCY: '0' })).toThrow(/ROUTER_CONCURRENCY="0"/);
   });
 
+  it('opens as many browser pages as the process runs browser fetches', () => {
+    // Fewer pages than fetches, and a fetch waited for a page with its deadline running (the pool's default was 4).
+    expect(loadConfig({ ...base, FETCHERS: 'playwright:4,playwright_stealth:2' }).browserPages).toBe(6);
+    expect(loadConfig({ ...base, FETCHERS: 'simple_http:16,playwright:8' }).browserPages).toBe(8);
+    // Split over the shards rounded up, as the fetch workers split it.
+    expect(loadConfig({ ...base, FETCHERS: 'playwright:4,playwright_stealth:1', QUEUE_SHARDS: '3' }).browserPages).toBe(6 + 3);
+    expect(loadConfig({ ...base, FETCHERS: 'simple_http:16' }).browserPages).toBeUndefined();
+  });
+
   it('keeps 4 Postgres connections unless DATABASE_POOL_SIZE says otherwise', () => {
     expect(loadConfig(base).databasePoolSize).toBe(4);
     expect(loadConfig({ ...base, DATABASE_POOL_SIZE: '10' }).databasePoolSize).toBe(10);

@@ -483,6 +483,19 @@ export function defaultRouterConcurrency(fetchers: readonly { name: string; conc
   return sum + (fetchInline ? Math.ceil(plain / 2) : 0);
 }
 
+/**
+ * Pages the browser pool keeps open at once: as many as the process runs browser fetches, each browser fetcher's
+ * concurrency split over the consumed shards and rounded up as its workers split it; undefined (the pool's default)
+ * without a browser fetcher. A fetch waiting for a page has its deadline running: with the pool's 4 pages under
+ * FETCHERS=playwright:4,playwright_stealth:2, two slow pages' fetches timed out without having opened a page.
+ */
+export function browserPageSlots(fetchers: readonly { name: string; concurrency: number }[], shardsConsumed: number): number | undefined {
+  const shards = Math.max(1, shardsConsumed);
+  const browsers = fetchers.filter((f) => f.name === FETCHERS.playwright || f.name === FETCHERS.playwrightStealth);
+  if (browsers.length === 0) return undefined;
+  return browsers.reduce((n, f) => n + Math.max(1, Math.ceil(f.concurrency / shards)) * shards, 0);
+}
+
 /** The crawler's concern: CRAWLER_ENV, plus what is computed from several variables and the rules across them. */
 export const CRAWLER = envGroup(
   CRAWLER_ENV,
@@ -493,6 +506,8 @@ export const CRAWLER = envGroup(
     analysisThreads: c.analysisThreads ?? (availableParallelism() >= 2 ? 1 : 0),
     /** The shards this process consumes: QUEUE_SHARDS_CONSUMED, or every shard. */
     queueShardsConsumed: c.queueShardsConsumed ?? Array.from({ length: c.queueShards }, (_, i) => i),
+    /** Pages the browser pool keeps open at once: one per browser fetch the process runs (browserPageSlots). */
+    browserPages: browserPageSlots(c.fetchers, (c.queueShardsConsumed ?? Array.from({ length: c.queueShards })).length),
     /** Where Redis is, for createRedisConnection: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL. */
     redisTarget: { url: c.redisUrl, clusterNodes: c.redisClusterNodes },
     /** Link events: webhooks, retries, the Redis stream, whether router processes dispatch. */

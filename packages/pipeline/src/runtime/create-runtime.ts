@@ -89,7 +89,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       chromiumPath: config.chromiumPath,
       maxBytes: config.fetchMaxBytes,
       timeoutMs: config.fetchTimeoutMs,
-      browser: { challengeWaitMs: config.challengeWaitMs },
+      browser: { challengeWaitMs: config.challengeWaitMs, ...(config.browserPages ? { maxPages: config.browserPages } : {}) },
       logger: logger.child({ component: 'fetchers' }),
     }, {
       // Clearance a browser earns on a wall is the fleet's: every worker's browsers start their site contexts with it.
