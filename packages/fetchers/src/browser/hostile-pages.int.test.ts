@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { createPlaywrightFetcher, type PlaywrightFetcher } from './playwright-fetcher.js';
 import { FetchError } from '../errors.js';
+import { decodeText, sniffCharset } from '../http/decode.js';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 /** Documents Chromium shows in a viewer of its own, as a site serves them. */
@@ -29,6 +30,15 @@ describe('hostile pages in the browser', () => {
         body: '<!DOCTYPE html><html><head><title>App</title></head><body><div id="app"></div><script>setTimeout(function () { fetch("/late-data").then(function (r) { return r.json(); }).then(function (d) { document.getElementById("app").innerHTML = "<h1>" + d.title + "</h1>"; }); }, 600);</script></body></html>',
       },
       '/late-data': { headers: { 'content-type': 'application/json' }, body: '{"title":"Rendered late"}' },
+      // Pages in legacy charsets, named by the header or by a <meta> only.
+      '/windows-1252': {
+        headers: { 'content-type': 'text/html; charset=windows-1252' },
+        body: Buffer.from('<html><head><title>Menu</title></head><body><p>Caf\xe9 cr\xe8me br\xfbl\xe9e, \x93quoted\x94</p></body></html>', 'latin1'),
+      },
+      '/meta-latin1': {
+        headers: { 'content-type': 'text/html' },
+        body: Buffer.from('<html><head><meta charset="iso-8859-1"><title>Menu</title></head><body><p>Caf\xe9 cr\xe8me br\xfbl\xe9e</p></body></html>', 'latin1'),
+      },
       '/no-content': (_req, res) => res.writeHead(204).end(),
       '/moved-to-no-content': (_req, res) => res.writeHead(302, { location: '/no-content' }).end(),
       '/to-file': (_req, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end(),
@@ -102,5 +112,19 @@ describe('hostile pages in the browser', () => {
     // so an app that rendered during it was returned as its empty shell (empty_content from a browser: a failed link).
     const r = await fetcher.fetch({ url: server.url('/late-app') });
     expect(r.text).toContain('<h1>Rendered late</h1>');
+  });
+
+  it('says the rendered page it returns is UTF-8, whatever charset the site served it in', async () => {
+    // The rendered page is written out as UTF-8 while its Content-Type still named windows-1252 (or nothing, with a
+    // <meta> naming ISO-8859-1): the stored page read back as "CafÃ© crÃ¨me".
+    for (const [path, text] of [['/windows-1252', 'Café crème brûlée, “quoted”'], ['/meta-latin1', 'Café crème brûlée']] as const) {
+      const r = await fetcher.fetch({ url: server.url(path) });
+      expect(r.text).toContain(text);
+      expect({ path, contentType: r.headers['content-type'], read: decodeText(r.body, sniffCharset(r.body, r.headers['content-type'])).includes(text) }).toEqual({
+        path,
+        contentType: 'text/html; charset=utf-8',
+        read: true,
+      });
+    }
   });
 });

@@ -224,6 +224,10 @@ export class PlaywrightFetcher extends BaseFetcher {
         html = null;
       }
       const body = html === null ? new Uint8Array(await current.body()) : new TextEncoder().encode(html);
+      // The rendered page is written out as UTF-8, whatever charset the site served it in: its Content-Type says so, or
+      // everything that reads the stored page (content, exports, a revisit's links) decodes it as windows-1252 or
+      // Shift_JIS and shows mojibake. (The header outranks a <meta charset> left in the markup.)
+      if (html !== null && headers['content-type']) headers = { ...headers, 'content-type': withUtf8Charset(headers['content-type']) };
       if (body.length > req.maxBytes) {
         throw new FetchError('too_large', `${html === null ? 'body' : 'rendered HTML'} exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
       }
@@ -317,6 +321,12 @@ function redirectChainOf(request: Request): string[] {
   const chain: string[] = [];
   for (let r = request.redirectedFrom(); r; r = r.redirectedFrom()) chain.unshift(r.url());
   return chain;
+}
+
+/** A Content-Type naming UTF-8 as its charset, in place of the one it named or added to it. */
+function withUtf8Charset(contentType: string): string {
+  const params = contentType.split(';').filter((p, i) => i === 0 || !/^\s*charset\s*=/i.test(p));
+  return [...params, ' charset=utf-8'].join(';');
 }
 
 /** The crawler's own navigation answered with no content (204, 205), once it has. */
