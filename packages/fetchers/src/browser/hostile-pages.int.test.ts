@@ -40,6 +40,7 @@ describe('hostile pages in the browser', () => {
         body: Buffer.from('<html><head><meta charset="iso-8859-1"><title>Menu</title></head><body><p>Caf\xe9 cr\xe8me br\xfbl\xe9e</p></body></html>', 'latin1'),
       },
       '/no-content': (_req, res) => res.writeHead(204).end(),
+      '/login-required': (_req, res) => res.writeHead(401, { 'content-type': 'text/html', 'www-authenticate': 'Basic realm="staff"' }).end('<html><body><p>Log in first.</p></body></html>'),
       '/moved-to-no-content': (_req, res) => res.writeHead(302, { location: '/no-content' }).end(),
       '/to-file': (_req, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end(),
       '/to-data': (_req, res) => res.writeHead(302, { location: 'data:text/html,<p>hello</p>' }).end(),
@@ -126,5 +127,11 @@ describe('hostile pages in the browser', () => {
         read: true,
       });
     }
+  });
+
+  it('returns a 401 that asks for a password as the answer it is, as plain HTTP does, not as a browser fault to retry', async () => {
+    // Headless Chromium has no dialog to cancel: goto failed with net::ERR_INVALID_AUTH_CREDENTIALS, a browser_error.
+    const r = await fetcher.fetch({ url: server.url('/login-required') });
+    expect({ status: r.status, auth: r.headers['www-authenticate'] }).toEqual({ status: 401, auth: 'Basic realm="staff"' });
   });
 });

@@ -145,7 +145,8 @@ export class PlaywrightFetcher extends BaseFetcher {
         const refusal = refusalFor(page);
         if (refusal) throw refusal;
         // A 204 or 205 is the site's answer that there is no document: Chromium stays where it was and goto fails
-        // with ERR_ABORTED. It is a result, as it is for plain HTTP, not a browser fault to retry.
+        // with ERR_ABORTED. A 401 asking for a password fails with ERR_INVALID_AUTH_CREDENTIALS (headless Chromium has
+        // no dialog to cancel; its body is not kept). Each is a result, as for plain HTTP, not a browser fault to retry.
         const empty = noContent.response;
         if (!empty) throw err;
         const headers = await empty.allHeaders();
@@ -323,17 +324,19 @@ function redirectChainOf(request: Request): string[] {
   return chain;
 }
 
+const NO_DOCUMENT_STATUSES: ReadonlySet<number> = new Set([204, 205, 401]);
+
 /** A Content-Type naming UTF-8 as its charset, in place of the one it named or added to it. */
 function withUtf8Charset(contentType: string): string {
   const params = contentType.split(';').filter((p, i) => i === 0 || !/^\s*charset\s*=/i.test(p));
   return [...params, ' charset=utf-8'].join(';');
 }
 
-/** The crawler's own navigation answered with no content (204, 205), once it has. */
+/** The crawler's own navigation answered with a status Chromium shows no document for (204, 205, a 401 asking for a password), once it has. */
 function watchNoContent(page: Page): { readonly response: Response | null; stop(): void } {
   let response: Response | null = null;
   const onResponse = (r: Response) => {
-    if ((r.status() === 204 || r.status() === 205) && isCrawlerNavigation(page, r.request())) response = r;
+    if (NO_DOCUMENT_STATUSES.has(r.status()) && isCrawlerNavigation(page, r.request())) response = r;
   };
   page.on('response', onResponse);
   return {
