@@ -22,7 +22,6 @@ export type {
 export { ImportanceAnalytics, type HeuristicGain, type ImportanceOptions } from './analytics/importance.js';
 export { RouteStore, type Route } from './routes/route-store.js';
 export { ContentStore, CONTENT_BROTLI_QUALITY, prepareContentRow, type ContentInput, type StoredContent } from './content/content-store.js';
-export { packBody, packBodySync, type PackedBody } from './content/pack-body.js';
 export { sqlOf, withTransaction, type SqlClient } from './sql.js';
 export {
   iterateContent, countContent, iterateVisits, countVisits,

@@ -1,13 +1,10 @@
 import type { Heuristic, ValidationResult } from '@crawler/core';
-import type { PackedBody } from '@crawler/db/pack';
 import type { AnalysisInput } from './response-analysis.js';
 
 /** The analysis of one response: what the fetch worker decides on and logs with the attempt. */
 export interface ResponseAnalysis {
   validation: ValidationResult;
   heuristics: Heuristic[];
-  /** The body packed for storage, when the request asked (AnalysisInput.pack). */
-  packed?: PackedBody;
 }
 
 /** The pool's workerData: a worker thread that was not started by the pool does nothing. */

@@ -3,7 +3,7 @@ import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
 import type { FetchExit } from '@crawler/fetchers';
 import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '../ports.js';
 import type { JobHandle } from '../job-control.js';
-import type { PackedBody, RevisitValidators } from '@crawler/db';
+import type { RevisitValidators } from '@crawler/db';
 import { isNotModified, revisitedPageText } from './conditional.js';
 import type { FetchDeps, PendingLinkWrite, Try } from './fetch-processor.js';
 import { domainPauseReason } from './site-pause.js';
@@ -41,8 +41,6 @@ export interface FetchJobContext {
   retried: { retryNow?: boolean; switchFetcher?: boolean };
   /** The validators this job's plain-HTTP request carried (a revisit of a page that had them), once looked up. */
   conditional?: RevisitValidators | null;
-  /** The latest response's body as stored, packed by the analysis thread (absent: the store packs it). */
-  packed?: PackedBody;
 }
 
 /** Why a link fails, for {@link failLink}. */
@@ -102,7 +100,6 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       if (ctx.link.crawlId && deps.discovery) await deps.discovery.discover({ link: ctx.link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text });
       await write(deps, ctx, done, {
         linkId: ctx.link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher, headers: res.headers,
-        ...(ctx.packed ? { packed: ctx.packed } : {}),
       });
       await dropProbe(deps, ctx);
       return { outcome: 'done', fetcher, attempts, httpStatus: res.status };

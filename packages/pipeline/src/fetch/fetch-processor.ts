@@ -324,11 +324,9 @@ function encounterHeuristics(res: FetchResult | null | undefined): Heuristic[] {
 async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): Promise<Decision> {
   // A 304 to our conditional request has no body to validate: the stored page is still the page.
   const notModified = notModifiedDecision(ctx, attempt);
-  const { validation, heuristics, packed } = attempt.response && !notModified
+  const { validation, heuristics } = attempt.response && !notModified
     ? await (deps.analyzer ?? inProcessAnalyzer).analyze(analysisInputOf(attempt.response))
-    : { validation: null, heuristics: [], packed: undefined };
-  // The page as the store keeps it, if this response becomes the page (the latest response's only).
-  ctx.packed = packed;
+    : { validation: null, heuristics: [] };
   const now = deps.clock.now();
   const decision = notModified ?? decideOutcome({
     errorType: attempt.errorType,

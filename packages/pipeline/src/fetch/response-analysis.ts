@@ -7,7 +7,6 @@ import {
 } from '@crawler/core';
 import type { FetchResult } from '@crawler/fetchers';
 import { decodeText } from '@crawler/fetchers/decode';
-import { packBodySync, SYNC_COMPRESS_MAX_BYTES } from '@crawler/db/pack';
 import type { ResponseAnalysis } from './analysis-protocol.js';
 
 /**
@@ -16,8 +15,6 @@ import type { ResponseAnalysis } from './analysis-protocol.js';
  */
 export interface AnalysisInput extends ResponseSnapshot {
   charset?: string;
-  /** Pack the body for storage too (a 2xx the store will likely keep), when it travels as bytes of a typical size. */
-  pack?: boolean;
 }
 
 /** The core's view of a fetched response. Text when the fetcher decoded it, bytes otherwise. */
@@ -25,16 +22,10 @@ export function snapshotOf(res: Pick<FetchResult, 'status' | 'headers' | 'body' 
   return { status: res.status, headers: res.headers, body: res.text ?? res.body, url: res.finalUrl };
 }
 
-/**
- * What the analysis gets of a response: its bytes and their charset where the fetcher decodes bytes, else
- * {@link snapshotOf}; a 2xx that travels as bytes is also packed for storage there (ResponseAnalysis.packed), off the
- * event loop when the analysis runs on its thread.
- */
+/** What the analysis gets of a response: its bytes and their charset where the fetcher decodes bytes, else {@link snapshotOf}. */
 export function analysisInputOf(res: Pick<FetchResult, 'status' | 'headers' | 'body' | 'text' | 'finalUrl' | 'charset'>): AnalysisInput {
-  const pack = res.status >= 200 && res.status < 300 && res.body.byteLength > 0 && res.body.byteLength <= SYNC_COMPRESS_MAX_BYTES;
-  if (res.charset !== undefined) return { status: res.status, headers: res.headers, body: res.body, url: res.finalUrl, charset: res.charset, ...(pack ? { pack } : {}) };
-  const snap = snapshotOf(res);
-  return pack && typeof snap.body !== 'string' ? { ...snap, pack } : snap;
+  if (res.charset !== undefined) return { status: res.status, headers: res.headers, body: res.body, url: res.finalUrl, charset: res.charset };
+  return snapshotOf(res);
 }
 
 /** Validation and post-fetch heuristics of a response, in one place so both workers read responses alike. */
@@ -44,11 +35,10 @@ export function analyzeResponse(res: Pick<FetchResult, 'status' | 'headers' | 'b
 
 /** analyzeResponse on the core's view of the response (what the analysis pool's threads receive). */
 export function analyzeSnapshot(input: AnalysisInput): ResponseAnalysis {
-  const { charset, pack, ...view } = input;
+  const { charset, ...view } = input;
   const snap: ResponseSnapshot = charset !== undefined && typeof view.body !== 'string' ? { ...view, body: decodeText(view.body, charset) } : view;
   const validation = validateResponse(snap);
-  const packed = pack && typeof view.body !== 'string' ? packBodySync(view.body) : undefined;
-  return { validation, heuristics: extractResponseHeuristics(snap, validation), ...(packed ? { packed } : {}) };
+  return { validation, heuristics: extractResponseHeuristics(snap, validation) };
 }
 
 /** The probe's verdict: which fetcher, and whether its body can stand in for the fetch. */
