@@ -6,7 +6,9 @@
 // Left out and loaded from node_modules at run time:
 // - playwright: large, loaded only by a browser fetcher;
 // - Prisma's client runtime, its pg adapter and pg: the adapter and the pool must share one pg;
-// - pino: its transports start worker threads from its own files.
+// - pino: its transports start worker threads from its own files;
+// - the stealth browser's fingerprint and header generators, and msgpackr's native extractor: they read their data
+//   files (or a native addon) from beside their own modules.
 // Modules our packages load through createRequire (bullmq, tldts, robots-parser, pino-pretty) are not seen by the
 // bundler and load from node_modules too; bullmq is bundled through the plugin below (its CommonJS index re-exports
 // ~170 modules, which the bundle then holds as one).
@@ -48,7 +50,10 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: 'linked',
-  external: ['playwright', 'playwright-core', '@prisma/client', '@prisma/adapter-pg', 'pg', 'pino', 'pino-pretty'],
+  external: [
+    'playwright', 'playwright-core', '@prisma/client', '@prisma/adapter-pg', 'pg', 'pino', 'pino-pretty',
+    'fingerprint-generator', 'fingerprint-injector', 'header-generator', 'generative-bayesian-network', 'msgpackr-extract',
+  ],
   // CommonJS dependencies call require() for Node's modules and read __dirname; an ES module has neither.
   banner: {
     js: [

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
+import { dropDatabase } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { startTestServer, staticArticle, type TestServer, REDIS_URL } from '@crawler/testkit';
 
@@ -81,6 +82,25 @@ describe('the bundled CLI', () => {
     const heuristics = await db.prisma.$queryRawUnsafe<{ n: number }[]>('SELECT count(*)::int AS n FROM attempt_heuristics');
     expect(heuristics[0]!.n).toBeGreaterThan(0);
   }, 60_000);
+
+  it("runs the README's main job, `crawl demo`, with every fetcher: the stealth browser's data files load beside the bundle", async () => {
+    const database = `crawler_test_cli_bundle_demo_${process.pid}`;
+    try {
+      const res = await run(['demo', '--json'], {
+        DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/postgres', DEMO_DATABASE: database,
+        DEMO_QUEUE_PREFIX: `{crawler_test_cli_bundle_demo_${process.pid}}`, DEMO_FIRST_HOST: '127.0.12.2', LOG_LEVEL: 'silent',
+      });
+      expect(res.code, res.stderr).toBe(0);
+      const summary = JSON.parse(res.stdout.trim()) as { crawls: Array<{ links: Array<{ site: string; fetcher: string | null; outcome: string }> }> };
+      const second = summary.crawls[1]!.links;
+      // The walls that only the stealth browser passes (a browser_error here was a file missing from the bundle).
+      const walls = second.filter((l) => l.fetcher === 'playwright_stealth');
+      expect(walls.length).toBeGreaterThan(0);
+      expect(second.filter((l) => l.outcome !== 'done')).toEqual([]);
+    } finally {
+      await dropDatabase('postgresql://postgres@127.0.0.1:5432/postgres', database);
+    }
+  }, 180_000);
 
   it('CRAWL_UNBUNDLED=1 runs the modules of dist/ instead', async () => {
     const res = await run(['--help'], { CRAWL_UNBUNDLED: '1' }, ['--import', hook]);
