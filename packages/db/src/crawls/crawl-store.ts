@@ -202,6 +202,20 @@ export class CrawlStore {
     });
   }
 
+  /**
+   * Add a seed to a running crawl (where one of its seeds redirected to, see CrawlFrontier) and return its seeds
+   * after the change: the same list when the URL is one already, null when the crawl is not running.
+   */
+  async addSeed(id: string, url: string): Promise<string[] | null> {
+    if (!isUuid(id)) return null;
+    const [row] = await this.#sql.query<{ seeds: string[] }>(
+      `UPDATE crawls SET seeds = CASE WHEN $2 = ANY(seeds) THEN seeds ELSE array_append(seeds, $2) END, updated_at = now()
+       WHERE id = $1::uuid AND status = 'running' RETURNING seeds`,
+      [id, url],
+    );
+    return row?.seeds ?? null;
+  }
+
   /** Admit candidates (see the class comment). */
   admit(req: AdmitRequest): Promise<AdmitResult> {
     if (req.candidates.length === 0 && (req.alsoSeen ?? []).length === 0) return admitIn(this.#sql, req);

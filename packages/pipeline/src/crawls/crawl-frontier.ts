@@ -75,7 +75,7 @@ export interface CreatedCrawl {
 
 /** A stored page of a crawl, handed to discovery. */
 export interface DiscoveredPage {
-  link: Pick<LinkRecord, 'id' | 'crawlId' | 'depth'>;
+  link: Pick<LinkRecord, 'id' | 'crawlId' | 'depth' | 'url'>;
   finalUrl: string;
   contentType: string | null;
   httpStatus: number;
@@ -210,10 +210,12 @@ export class CrawlFrontier implements LinkDiscovery {
     if (mime !== '' && !HTML_TYPES.has(mime)) return;
     const compiled = await this.#compile(crawlId);
     if (!compiled || compiled.record.status !== 'running') return;
+    // A page that redirected off the crawl's scope was fetched, but its links are not the crawl's to follow, unless
+    // it was a seed's redirect (see #widen).
+    const finalUrl = canonicalCrawlUrl(page.finalUrl, undefined, compiled.tracking);
+    if (finalUrl === null) return;
+    if (compiled.scope.check(finalUrl) === 'scope' && !(await this.#widen(compiled, page.link.url, finalUrl))) return;
     const { record, scope, tracking } = compiled;
-    // A page that redirected off the crawl's scope was fetched, but its links are not the crawl's to follow.
-    const finalUrl = canonicalCrawlUrl(page.finalUrl, undefined, tracking);
-    if (finalUrl === null || scope.check(finalUrl) === 'scope') return;
     const extracted = extractLinks(page.text, page.finalUrl, { trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage });
     const depth = (page.link.depth ?? 0) + 1;
     const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0 };
@@ -245,6 +247,24 @@ export class CrawlFrontier implements LinkDiscovery {
     await this.#route(result.admitted);
     // Committed: every key offered is now decided in Postgres.
     if (cache && !result.closed) await cache.remember(crawlId, [...offered.map((c) => c.key), ...alsoSeen.map((s) => s.key)]).catch(() => undefined);
+  }
+
+  /**
+   * A seed that redirects (http://example.com/ to https://www.example.com/, a short link to its article) makes where
+   * it landed a seed of the crawl too, as Heritrix does: otherwise a crawl of a site that moved to another host or
+   * scheme stops at its first page. Stored with the crawl, so every process's scope agrees: any other page that
+   * landed off scope reads the crawl's seeds again, in case another process added one since it compiled them. True
+   * when `finalUrl` is in scope now.
+   */
+  async #widen(compiled: CompiledCrawl, linkUrl: string, finalUrl: string): Promise<boolean> {
+    const { record } = compiled;
+    const seeds = record.seeds.includes(linkUrl)
+      ? await this.#deps.store.addSeed(record.id, finalUrl)
+      : ((await this.#deps.store.get(record.id))?.seeds ?? null);
+    if (seeds === null || seeds.length === record.seeds.length) return false;
+    compiled.record = { ...record, seeds };
+    compiled.scope = compileScope({ scope: record.scope, seeds, include: record.include, exclude: record.exclude });
+    return compiled.scope.check(finalUrl) !== 'scope';
   }
 
   async #route(admitted: Array<{ linkId: string; url: string; generation?: number }>): Promise<void> {

@@ -3,7 +3,7 @@
  * duplicate spellings, off-site links, nofollow, a canonical elsewhere and a sitemap index with a gzipped child.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSiteGraph, type SiteGraph } from '@crawler/testkit';
+import { html, staticArticle, startSiteGraph, startTestServer, type SiteGraph } from '@crawler/testkit';
 import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
 
 // A probe that times out on a starved machine has still reached the server, and the fetch that follows is a second
@@ -144,4 +144,32 @@ describe('link-following crawl over a site graph', () => {
       await c.cleanup();
     }
   }, 300_000);
+});
+
+describe('a seed that redirects to another host', () => {
+  it('crawls the site it lands on, as a seed, and nothing beyond it', async () => {
+    const landing = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.3' });
+    const elsewhere = await startTestServer({ '*': html(staticArticle()) }, { host: '127.0.0.4' });
+    // http://example.com/ answering 301 to https://www.example.com/: another host, and another origin.
+    const seedHost = await startTestServer({ '/robots.txt': { status: 404 }, '/': { status: 301, headers: { location: landing.url('/') } } }, { host: '127.0.0.2' });
+    landing.route('/', html(staticArticle({ links: ['/a', '/b', elsewhere.url('/x')] })));
+    landing.route('/a', html(staticArticle({ links: ['/b', '/c'] })));
+    landing.route('/b', html(staticArticle()));
+    landing.route('/c', html(staticArticle()));
+    const c = await startE2e('crawl_seed_redirect', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [seedHost.url('/')], scope: 'same-origin' });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      expect(landing.requests.map((r) => r.path).filter((p) => p !== '/robots.txt').sort()).toEqual(['/', '/a', '/b', '/c']);
+      expect(elsewhere.requests).toEqual([]);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      // The crawl says where it went: the landing page is one of its seeds now.
+      expect(view.seeds).toEqual([seedHost.url('/'), landing.url('/')]);
+      expect(view.counters).toMatchObject({ admitted: 4, done: 4, failed: 0, outOfScope: 1 });
+    } finally {
+      await c.cleanup();
+      await Promise.all([seedHost.close(), landing.close(), elsewhere.close()]);
+    }
+  }, 120_000);
 });
