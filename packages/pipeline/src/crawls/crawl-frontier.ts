@@ -230,6 +230,10 @@ export class CrawlFrontier implements LinkDiscovery {
     if (extracted.canonical !== null && frontierKey(extracted.canonical) !== frontierKey(finalUrl) && scope.check(extracted.canonical) === null) {
       alsoSeen.push({ key: frontierKey(extracted.canonical), host: new URL(extracted.canonical).hostname });
     }
+    // A redirect's target (/old -> /new, http:// -> https://) was fetched as this page: a link to it found later is this page again.
+    if (frontierKey(finalUrl) !== frontierKey(page.link.url) && scope.check(finalUrl) === null) {
+      alsoSeen.push({ key: frontierKey(finalUrl), host: new URL(finalUrl).hostname });
+    }
     if (candidates.length === 0 && alsoSeen.length === 0 && tally.discovered === 0) return;
     let offered = candidates;
     let duplicate = 0;

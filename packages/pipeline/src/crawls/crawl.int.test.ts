@@ -173,3 +173,29 @@ describe('a seed that redirects to another host', () => {
     }
   }, 120_000);
 });
+
+describe('a page that redirects within the crawl', () => {
+  it('is not fetched again when a link to where it landed is found later', async () => {
+    const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
+    site.route('/', html(staticArticle({ links: ['/old', '/a'] })));
+    site.route('/old', { status: 301, headers: { location: '/new' } });
+    site.route('/a', html(staticArticle({ links: ['/b'] })));
+    site.route('/b', html(staticArticle({ links: ['/c'] })));
+    // Found two levels after /old was fetched (and landed on /new).
+    site.route('/c', html(staticArticle({ links: ['/new'] })));
+    site.route('/new', html(staticArticle()));
+    const c = await startE2e('crawl_redirect_seen', { ...ENV, FETCHERS: 'simple_http:1', DOMAIN_MAX_CONCURRENCY: '1', ROUTER_CONCURRENCY: '1' });
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [site.url('/')] });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      expect(site.hits('/c')).toBe(1);
+      expect(site.hits('/new')).toBe(1);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      expect(view.counters).toMatchObject({ admitted: 5, done: 5, failed: 0 });
+    } finally {
+      await c.cleanup();
+      await site.close();
+    }
+  }, 120_000);
+});
