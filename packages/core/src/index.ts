@@ -92,7 +92,7 @@ export {
   frontierKey,
   type TrackingParamFilter,
 } from './crawl/crawl-url.js';
-export { extractLinks, type ExtractedLink, type ExtractLinksOptions, type PageLinks } from './crawl/extract-links.js';
+export { extractLinks, robotsHeaderNofollow, type ExtractedLink, type ExtractLinksOptions, type PageLinks } from './crawl/extract-links.js';
 export { parseSitemap, sitemapsFromRobots, type SitemapEntries } from './crawl/sitemap.js';
 export {
   parseEnv,

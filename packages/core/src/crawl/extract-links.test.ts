@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileTrackingParams } from './crawl-url.js';
-import { extractLinks } from './extract-links.js';
+import { extractLinks, robotsHeaderNofollow } from './extract-links.js';
 
 const PAGE = 'https://site.test/dir/page.html';
 
@@ -60,5 +60,16 @@ describe('extractLinks', () => {
     expect(links).toContain('https://site.test/bare');
     expect(links).not.toContain('https://site.test/in-script');
     expect(links).not.toContain('https://site.test/commented');
+  });
+});
+
+describe('robotsHeaderNofollow', () => {
+  it('reads nofollow and none for every crawler, not for one named crawler', () => {
+    expect(robotsHeaderNofollow('noindex, NOFOLLOW')).toBe(true);
+    expect(robotsHeaderNofollow('none')).toBe(true);
+    expect(robotsHeaderNofollow('max-snippet: 20, nofollow')).toBe(true);
+    expect(robotsHeaderNofollow('noindex')).toBe(false);
+    expect(robotsHeaderNofollow('otherbot: noindex, nofollow')).toBe(false);
+    expect(robotsHeaderNofollow(undefined)).toBe(false);
   });
 });

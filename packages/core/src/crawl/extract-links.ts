@@ -99,3 +99,26 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
   const canonicalUrl = canonical === null ? null : canonicalCrawlUrl(decodeAttribute(canonical), base, opts.trackingParams);
   return { links: [...byUrl.values()], canonical: canonicalUrl, nofollowAll, truncated };
 }
+
+/** X-Robots-Tag directives that take a value after a colon: `max-snippet: 20` is not a crawler named max-snippet. */
+const VALUED_ROBOTS_DIRECTIVES = new Set(['unavailable_after', 'max-snippet', 'max-image-preview', 'max-video-preview']);
+
+/**
+ * Whether an `X-Robots-Tag` response header (repeats joined with ", ") says `nofollow` or `none` to every crawler, as
+ * `<meta name=robots>` does in the page: `noindex, nofollow` does; `otherbot: nofollow` names one crawler, and the
+ * directives after it are that crawler's, as Google reads them.
+ */
+export function robotsHeaderNofollow(value: string | undefined): boolean {
+  if (!value) return false;
+  let named = false;
+  for (const token of value.toLowerCase().split(',')) {
+    let directive = token.trim();
+    const m = /^([\w.-]+)\s*:\s*(.*)$/.exec(directive);
+    if (m && !VALUED_ROBOTS_DIRECTIVES.has(m[1]!)) {
+      named = true;
+      directive = m[2]!;
+    }
+    if (!named && (directive === 'nofollow' || directive === 'none')) return true;
+  }
+  return false;
+}

@@ -11,6 +11,7 @@ import {
   domainOf,
   extractLinks,
   frontierKey,
+  robotsHeaderNofollow,
   mimeOf,
   type CrawlScope,
   type Logger,
@@ -81,6 +82,8 @@ export interface DiscoveredPage {
   httpStatus: number;
   /** Decoded body; discovery reads HTML only. */
   text: string | null;
+  /** Response headers, lower-case names (an `X-Robots-Tag: nofollow` is read as the robots meta is). */
+  headers?: Record<string, string>;
 }
 
 /** Where discovered pages go after a stored page: the fetch worker's hook. */
@@ -218,10 +221,11 @@ export class CrawlFrontier implements LinkDiscovery {
     const { record, scope, tracking } = compiled;
     const extracted = extractLinks(page.text, page.finalUrl, { trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage });
     const depth = (page.link.depth ?? 0) + 1;
+    const nofollowAll = robotsHeaderNofollow(page.headers?.['x-robots-tag']);
     const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0 };
     const candidates: FrontierCandidate[] = [];
     for (const link of extracted.links) {
-      if ((link.nofollow && !record.followNofollow) || scope.check(link.url) !== null) tally.outOfScope += 1;
+      if (((link.nofollow || nofollowAll) && !record.followNofollow) || scope.check(link.url) !== null) tally.outOfScope += 1;
       else if (record.maxDepth !== null && depth > record.maxDepth) tally.overLimit += 1;
       else candidates.push(candidateOf(link.url, depth));
     }

@@ -199,3 +199,28 @@ describe('a page that redirects within the crawl', () => {
     }
   }, 120_000);
 });
+
+describe('a page whose X-Robots-Tag header says nofollow', () => {
+  it('is stored, and its links are not followed unless followNofollow', async () => {
+    const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
+    site.route('/', html(staticArticle({ links: ['/private', '/public'] })));
+    site.route('/private', html(staticArticle({ links: ['/hidden'] }), 200, { 'x-robots-tag': 'noindex, nofollow' }));
+    site.route('/public', html(staticArticle({ links: ['/shown'] }), 200, { 'x-robots-tag': 'otherbot: nofollow' }));
+    site.route('*', html(staticArticle()));
+    const c = await startE2e('crawl_x_robots', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [site.url('/')] });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      expect(site.hits('/private')).toBe(1);
+      expect(site.hits('/shown')).toBe(1);
+      expect(site.hits('/hidden')).toBe(0);
+      const followed = await c.runtime.crawls.create({ seeds: [site.url('/private')], followNofollow: true, maxAgeSeconds: 0 });
+      await crawlToEnd(c, followed.crawl.id);
+      expect(site.hits('/hidden')).toBe(1);
+    } finally {
+      await c.cleanup();
+      await site.close();
+    }
+  }, 120_000);
+});
