@@ -74,3 +74,17 @@ describe('crawl crawl --follow with a second crawl run process', () => {
     expect(await db.prisma.link.count({ where: { crawlId: crawl.id, status: 'done' } })).toBe(500);
   }, 600_000);
 });
+
+describe('crawl crawl --follow of a site already crawled', () => {
+  it('says why nothing is fetched, and how to crawl it again', async () => {
+    const seed = graph.seeds[0]!;
+    await start(['crawl', seed, '--follow', '--max-pages', '1']).done;
+    const again = await start(['crawl', seed, '--follow', '--max-pages', '1']).done;
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('0 admitted, 1 duplicate');
+    expect(again.stderr).toContain('every seed is already stored');
+    expect(again.stderr).toContain('--max-age 0');
+    const fresh = await start(['crawl', seed, '--follow', '--max-pages', '1', '--max-age', '1h']).done;
+    expect(fresh.stderr).toContain('fetched more recently than --max-age');
+  }, 120_000);
+});

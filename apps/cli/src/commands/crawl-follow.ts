@@ -38,6 +38,12 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
       throw err;
     }
     const id = created.crawl.id;
+    // A crawl follows links from the pages it fetches: with every seed already stored it has nothing to start from.
+    if (created.admitted === 0 && created.rejected.length < seeds.length) {
+      io.stderr.write(created.crawl.maxAgeSeconds === null
+        ? 'nothing to fetch: every seed is already stored (by an earlier crawl or enqueue), so no link is followed; --max-age 0 fetches them again and re-crawls from them\n'
+        : 'nothing to fetch: every seed was fetched more recently than --max-age, so no link is followed; a shorter --max-age fetches them again\n');
+    }
     runtime.startWorkers();
     events = startCliEvents(runtime, config, logger);
     const bar = io.stdout.isTTY && !opts.json ? new cliProgress.SingleBar({ format: 'crawling [{bar}] {value}/{total} pages settled, {discovered} links seen', stream: io.stdout as never }, cliProgress.Presets.shades_classic) : null;
