@@ -47,6 +47,17 @@ describe('compileScope', () => {
     expect(s.check('https://www.example.co.uk/docs/a.pdf')).toBe('exclude');
     expect(s.check('https://elsewhere.com/docs/a')).toBe('scope');
   });
+
+  it('a page is one page to include and exclude, with or without its trailing slash (as to the frontier)', () => {
+    // WordPress-style links end in "/": `/blog/draft-*` must not let /blog/draft-1/ through while refusing /blog/draft-1.
+    const s = compileScope({ scope: 'same-site', seeds, include: ['/blog/*', '/docs'], exclude: ['/blog/draft-*'] });
+    expect(s.check('https://www.example.co.uk/blog/post-1/')).toBeNull();
+    expect(s.check('https://www.example.co.uk/blog/post-1/?page=2')).toBeNull();
+    expect(s.check('https://www.example.co.uk/docs/')).toBeNull();
+    expect(s.check('https://www.example.co.uk/blog/draft-1/')).toBe('exclude');
+    expect(s.check('https://www.example.co.uk/blog/draft-1')).toBe('exclude');
+    expect(s.check('https://www.example.co.uk/blog/post-1/comments/')).toBe('include');
+  });
 });
 
 describe('compileUrlPattern', () => {

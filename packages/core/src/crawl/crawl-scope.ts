@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { getDomain as GetDomain } from 'tldts';
 import { InvalidUrlError } from '../contracts/errors.js';
+import { frontierKey } from './crawl-url.js';
 
 /**
  * Which URLs a crawl may follow, relative to its seeds: the same registrable domain (`same-site`, by the Public Suffix
@@ -79,8 +80,12 @@ export function compileScope(rules: ScopeRules): ScopeMatcher {
         }
         if (!allowed.has(keyOf(rules.scope, u))) return 'scope';
       }
-      if (include.length > 0 && !include.some((re) => re.test(url))) return 'include';
-      if (exclude.some((re) => re.test(url))) return 'exclude';
+      // `/tag/x/` and `/tag/x` are one page to the frontier, so to the patterns too: `/tag/*` matches both spellings
+      // (WordPress links end in "/"), and whichever a crawl finds first gets the same answer.
+      const key = frontierKey(url);
+      const matches = (re: RegExp): boolean => re.test(url) || (key !== url && re.test(key));
+      if (include.length > 0 && !include.some(matches)) return 'include';
+      if (exclude.some(matches)) return 'exclude';
       return null;
     },
   };
