@@ -14,6 +14,13 @@ describe('stripTrackingParams', () => {
     expect(stripTrackingParams('https://a.com/p?sessionId=1&sid=2&utm_source=3', f)).toBe('https://a.com/p?utm_source=3');
   });
 
+  it('removes session ids, in the query or as a path parameter', () => {
+    expect(stripTrackingParams('https://a.com/shop/item;jsessionid=8F3A2B?id=4')).toBe('https://a.com/shop/item?id=4');
+    expect(stripTrackingParams('https://a.com/dir;JSESSIONID=x/page.jsp')).toBe('https://a.com/dir/page.jsp');
+    expect(stripTrackingParams('https://a.com/p?PHPSESSID=9d1e&page=2')).toBe('https://a.com/p?page=2');
+    expect(stripTrackingParams('https://a.com/m;v=2/x;a=1')).toBe('https://a.com/m;v=2/x;a=1');
+  });
+
   it('keeps a malformed escape as written', () => {
     expect(stripTrackingParams('https://a.com/p?%E0%A4%A=1')).toBe('https://a.com/p?%E0%A4%A=1');
   });

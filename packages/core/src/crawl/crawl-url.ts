@@ -8,7 +8,7 @@ import { normalizeUrl } from '../url/normalize-url.js';
 export const DEFAULT_TRACKING_PARAMS: readonly string[] = [
   'utm_*', 'fbclid', 'gclid', 'gclsrc', 'dclid', 'gbraid', 'wbraid', 'msclkid', 'yclid', 'twclid', 'ttclid', 'igshid',
   'li_fat_id', 'mc_cid', 'mc_eid', '_ga', '_gl', '_hsenc', '_hsmi', 'hsctatracking', 'mkt_tok', 'oly_anon_id', 'oly_enc_id',
-  'vero_id', 'wickedid', 'rb_clickid', 's_cid', 'ncid', 'spm', 'scm',
+  'vero_id', 'wickedid', 'rb_clickid', 's_cid', 'ncid', 'spm', 'scm', 'jsessionid', 'phpsessid',
 ];
 
 /** A compiled tracking-parameter list: `matches(name)` for one decoded parameter name. */
@@ -36,26 +36,34 @@ export function compileTrackingParams(patterns: readonly string[]): TrackingPara
 
 const DEFAULT_FILTER = compileTrackingParams(DEFAULT_TRACKING_PARAMS);
 
-/** `url` (normalized, absolute) without the query parameters the filter matches; order and encoding of the rest kept. */
+function decodedName(rawName: string): string {
+  try {
+    return decodeURIComponent(rawName.replace(/\+/g, ' '));
+  } catch {
+    // A malformed escape is a name nobody's list contains: keep it as written.
+    return rawName;
+  }
+}
+
+/**
+ * `url` (normalized, absolute) without the query parameters the filter matches, nor the `;name=value` path
+ * parameters it matches (a servlet container writes its session id so, `/a;jsessionid=8F3A`, for a client without
+ * cookies: every visit would be new URLs); order and encoding of the rest kept.
+ */
 export function stripTrackingParams(url: string, filter: TrackingParamFilter = DEFAULT_FILTER): string {
   const q = url.indexOf('?');
-  if (q === -1) return url;
+  let path = q === -1 ? url : url.slice(0, q);
+  if (path.includes(';')) path = path.replace(/;([^/;=]+)=[^/;]*/g, (param, name: string) => (filter.matches(decodedName(name)) ? '' : param));
+  if (q === -1) return path;
   const kept = url
     .slice(q + 1)
     .split('&')
     .filter((pair) => {
       if (pair === '') return false;
       const eq = pair.indexOf('=');
-      const rawName = eq === -1 ? pair : pair.slice(0, eq);
-      let name = rawName;
-      try {
-        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-      } catch {
-        // A malformed escape is a name nobody's list contains: keep it as written.
-      }
-      return !filter.matches(name);
+      return !filter.matches(decodedName(eq === -1 ? pair : pair.slice(0, eq)));
     });
-  return kept.length > 0 ? `${url.slice(0, q)}?${kept.join('&')}` : url.slice(0, q);
+  return kept.length > 0 ? `${path}?${kept.join('&')}` : path;
 }
 
 /**
