@@ -62,7 +62,7 @@ for (const mode of ['postgres', 'redis+postgres'] as const) {
       Array.from({ length: workers }, async () => {
         for (let i = next++; i < pages; i = next++) {
           const url = `${origin}/p/${i}`;
-          await frontier.discover({ link: { id: linkIds.get(`${origin}/p/0`)!, crawlId, depth: 0 }, finalUrl: url, contentType: 'text/html', httpStatus: 200, text: htmls[i]! });
+          await frontier.discover({ link: { id: linkIds.get(`${origin}/p/0`)!, url, crawlId, depth: 0 }, finalUrl: url, contentType: 'text/html', httpStatus: 200, text: htmls[i]! });
         }
       }),
     );
