@@ -69,6 +69,11 @@ export function createClusterConnection(nodes: readonly string[], role: Connecti
     slotsRefreshInterval: 2_000,
     clusterRetryStrategy: (times) => Math.min(times * 200, 5_000),
     enableOfflineQueue: true,
+    // No CLUSTER INFO check before 'ready': a connect() whose check finds the cluster down (a master lost with no
+    // replica to promote) reconnects without ever settling, and BullMQ awaits that connect() when it reconnects a
+    // worker's blocking connection: the worker never asks for a job again, even once the cluster is whole. The client
+    // is ready once it has the slot map; a command that meets CLUSTERDOWN is retried (retryDelayOnClusterDown).
+    enableReadyCheck: false,
   });
 }
 

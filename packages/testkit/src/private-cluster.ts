@@ -42,6 +42,8 @@ export interface PrivateRedisCluster {
   cli(port: number, ...args: string[]): Promise<string>;
   /** SIGKILL the node on `port` (no shutdown, no save): its replica must take over. */
   kill(port: number): Promise<void>;
+  /** Start the killed node on `port` again, empty (nothing is saved), with its cluster config: it rejoins as it was. */
+  restart(port: number): Promise<void>;
   /** Resolve when every slot is served by a live master and every live node says cluster_state:ok. */
   waitHealthy(timeoutMs?: number): Promise<void>;
   /** Kill every node and remove the files. Idempotent. */
@@ -228,6 +230,10 @@ export async function startPrivateRedisCluster(o: PrivateRedisClusterOptions = {
       const exited = new Promise((r) => p.once('exit', r));
       p.kill('SIGKILL');
       await exited;
+    },
+    async restart(port) {
+      if (alive(procs.get(port))) throw new Error(`node :${port} is running`);
+      await startNode(port);
     },
     waitHealthy,
     close,
