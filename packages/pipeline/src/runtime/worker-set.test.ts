@@ -4,10 +4,11 @@ import type { Logger } from '@crawler/core';
 import { DelayedError } from '@crawler/queue';
 import { WorkerSet } from './worker-set.js';
 
-function fakeWorker(name: string, close: () => Promise<void>) {
+function fakeWorker(name: string, close: () => Promise<void>, prefix = '{crawler}') {
   const calls = { disconnect: 0 };
   const worker = {
     name,
+    opts: { prefix },
     on: () => worker,
     close,
     disconnect: async () => {
@@ -24,10 +25,11 @@ describe('WorkerSet.close', () => {
     vi.useFakeTimers();
     try {
       const warnings: string[] = [];
-      const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (_o: unknown, msg: string) => void warnings.push(msg), child: () => logger } as unknown as Logger;
+      const fields: unknown[] = [];
+      const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (o: unknown, msg: string) => void (warnings.push(msg), fields.push(o)), child: () => logger } as unknown as Logger;
       const set = new WorkerSet({ links: { updateUnlessFinished: async () => true }, logger, infraRetryMaxMs: 1_000, served: new Set() });
-      // Blocked on a killed Cluster master through a failover: its close never returns.
-      const stuck = fakeWorker('fetch-simple_http', () => new Promise<void>(() => undefined));
+      // Blocked on a killed Cluster master through a failover: its close never returns. Its shard's prefix names it.
+      const stuck = fakeWorker('fetch-simple_http', () => new Promise<void>(() => undefined), '{crawler-s1}');
       const fine = fakeWorker('route', async () => undefined);
       set.add(stuck.worker);
       set.add(fine.worker);
@@ -42,6 +44,7 @@ describe('WorkerSet.close', () => {
       expect(stuck.calls.disconnect).toBe(1);
       expect(fine.calls.disconnect).toBe(0);
       expect(warnings).toEqual(['worker did not close in time: its connections are dropped']);
+      expect(fields).toEqual([{ queue: 'fetch-simple_http', prefix: '{crawler-s1}', waitedMs: 6_000 }]);
     } finally {
       vi.useRealTimers();
     }

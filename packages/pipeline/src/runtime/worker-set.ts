@@ -145,8 +145,10 @@ export class WorkerSet {
     } finally {
       clearTimeout(timer);
     }
-    this.#deps.logger.warn({ queue: worker.name, waitedMs: withinMs }, 'worker did not close in time: its connections are dropped');
+    // The prefix names the shard (QUEUE_SHARDS): which shard's worker hung is what an operator asks next.
+    const prefix = worker.opts?.prefix;
+    this.#deps.logger.warn({ queue: worker.name, prefix, waitedMs: withinMs }, 'worker did not close in time: its connections are dropped');
     // Not awaited: BullMQ's disconnect waits for the same connection's end as its close does.
-    void worker.disconnect().catch((err: unknown) => this.#deps.logger.warn({ err, queue: worker.name }, 'worker disconnect failed'));
+    void worker.disconnect().catch((err: unknown) => this.#deps.logger.warn({ err, queue: worker.name, prefix }, 'worker disconnect failed'));
   }
 }
