@@ -15,6 +15,25 @@ const CLOSE_GRACE_MS = 5_000;
  */
 export const PARK_WARNING_EVERY_MS = 10_000;
 
+/** Counts events, and says when one per `everyMs` is due to be logged, with how many happened since the last. */
+class LogTally {
+  #since = 0;
+  #lastAt = Number.NEGATIVE_INFINITY;
+
+  constructor(readonly everyMs: number) {}
+
+  /** Count one: the count since the last report (this one included) when another is due, else null. */
+  count(): number | null {
+    this.#since += 1;
+    const now = performance.now();
+    if (now - this.#lastAt < this.everyMs) return null;
+    const n = this.#since;
+    this.#since = 0;
+    this.#lastAt = now;
+    return n;
+  }
+}
+
 /** What the worker set needs. */
 export interface WorkerSetDeps {
   links: Pick<LinkRepo, 'updateUnlessFinished'>;
@@ -33,8 +52,7 @@ export class WorkerSet {
   readonly #deps: WorkerSetDeps;
   readonly #workers: Worker[] = [];
   readonly #abort = new AbortController();
-  #parkedSinceWarning = 0;
-  #lastParkWarningAt = Number.NEGATIVE_INFINITY;
+  readonly #parked = new LogTally(PARK_WARNING_EVERY_MS);
 
   constructor(deps: WorkerSetDeps) {
     this.#deps = deps;
@@ -72,15 +90,9 @@ export class WorkerSet {
   }
 
   #noteParked(err: unknown, fields: Record<string, unknown>): void {
-    this.#parkedSinceWarning += 1;
-    const now = performance.now();
-    if (now - this.#lastParkWarningAt < PARK_WARNING_EVERY_MS) {
-      this.#deps.logger.debug({ err, ...fields }, 'infrastructure unreachable: job parked for a retry');
-      return;
-    }
-    this.#deps.logger.warn({ err, ...fields, parked: this.#parkedSinceWarning }, `infrastructure unreachable: ${this.#parkedSinceWarning} jobs parked for a retry since the last warning`);
-    this.#parkedSinceWarning = 0;
-    this.#lastParkWarningAt = now;
+    const parked = this.#parked.count();
+    if (parked === null) this.#deps.logger.debug({ err, ...fields }, 'infrastructure unreachable: job parked for a retry');
+    else this.#deps.logger.warn({ err, ...fields, parked }, `infrastructure unreachable: ${parked} jobs parked for a retry since the last warning`);
   }
 
   add(worker: Worker): void {
@@ -88,15 +100,10 @@ export class WorkerSet {
     // An 'error' event without a listener would crash the process; a worker must survive Redis hiccups. BullMQ asks
     // again at once when Redis refuses its fetch of the next job (full: thousands a second), so one line per interval
     // says so, with how many errors since the last one.
-    let errorsSinceLog = 0;
-    let lastErrorLogAt = Number.NEGATIVE_INFINITY;
+    const errors = new LogTally(PARK_WARNING_EVERY_MS);
     worker.on('error', (err) => {
-      errorsSinceLog += 1;
-      const now = performance.now();
-      if (now - lastErrorLogAt < PARK_WARNING_EVERY_MS) return;
-      log.error({ err, errors: errorsSinceLog }, 'worker error');
-      errorsSinceLog = 0;
-      lastErrorLogAt = now;
+      const n = errors.count();
+      if (n !== null) log.error({ err, errors: n }, 'worker error');
     });
     worker.on('failed', (job, err) => {
       log.warn({ jobId: job?.id, err }, 'job failed');
