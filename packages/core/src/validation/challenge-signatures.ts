@@ -20,6 +20,11 @@ export interface ChallengeMarker {
   decisive?: boolean;
   /** Counts only when the page has at most this much visible text (a vendor script on an otherwise blank page). */
   maxTextChars?: number;
+  /**
+   * Live challenge data (a script element that carries the challenge itself) that no other page has: it counts, and
+   * reaches the threshold alone, on a page of any length. Quoted markup in <pre> and <code> is never matched.
+   */
+  anyLength?: boolean;
 }
 
 export interface ChallengeSignature {
@@ -45,7 +50,7 @@ export const CHALLENGE_SCORE_THRESHOLD = 10;
 export const MAX_CHALLENGE_TEXT_CHARS = 1500;
 /**
  * The longest vendor challenge template (Cloudflare's "Attention Required" with its "Why have I been blocked? / What
- * can I do?" blurbs) has about 700 characters of text. Above this, a page is prose that may quote or embed a vendor's
+ * can I do?" blurbs) has about 700 characters of text, save Anubis's (about 1,200), which a decisive marker names. Above this, a page is prose that may quote or embed a vendor's
  * markers (an article about challenges, a vendor's docs, a shop page with a sensor script): only a double-strength
  * score makes it a challenge.
  */
@@ -203,6 +208,10 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
   {
     vendor: 'anubis',
     markers: [
+      // The challenge itself, as JSON in the head: only the challenge page carries it, and it counts at any length
+      // because the page Anubis serves by default has status 200 and an explanation of over 1,000 characters, long
+      // enough for the size rules to take it for an article.
+      { in: 'html', pattern: /<script[^>]{0,200}\bid=["']?anubis_challenge\b/, weight: 10, anyLength: true },
       { in: 'html', pattern: /anubis_challenge|\.within\.website\/x\/cmd\/anubis|id=["']anubis_/, weight: 10 },
       { in: 'text', pattern: /making sure you('| a)re not a bot/i, weight: 6 },
     ],
