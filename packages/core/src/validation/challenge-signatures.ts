@@ -217,6 +217,17 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     ],
   },
   {
+    // Queue-it's virtual waiting room: the page a queued visitor is redirected to, with its number in line and the
+    // wait, served with 200. Ordinary pages of the same shops carry Queue-it's connector scripts: weak on purpose.
+    vendor: 'queue_it',
+    markers: [
+      { in: 'html', pattern: /id=["']mainpart_(lbusersinlineaheadofyou|lbqueuenumber|lbwhichisin|divprogressbar|lbexpectedservicetime)["']/, weight: 10 },
+      { in: 'html', pattern: /queueit\.queue\.queueviewmodel|<body[^>]{0,300}data-pageid=["'](queue|before|prequeue)["']/, weight: 6 },
+      { in: 'text', pattern: /you are now in line|(number of users|people) (in line )?ahead of you/i, weight: 4 },
+      { in: 'html', pattern: /static\.queue-it\.net|\.queue-it\.net\/|data-queueit-c=/, weight: 2 },
+    ],
+  },
+  {
     vendor: 'wordfence',
     markers: [
       { in: 'text', pattern: /your access to this site has been limited by the site owner/i, weight: 10 },
