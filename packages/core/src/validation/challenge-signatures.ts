@@ -190,7 +190,8 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     vendor: 'vercel',
     markers: [
       { in: 'header', header: 'x-vercel-mitigated', pattern: /challenge|deny/i, weight: 10, decisive: true },
-      { in: 'title', pattern: /vercel security checkpoint/i, weight: 10 },
+      // The checkpoint's whole title: a page whose title talks about the checkpoint is not one.
+      { in: 'title', pattern: /^vercel security checkpoint$/i, weight: 10 },
     ],
   },
   {
