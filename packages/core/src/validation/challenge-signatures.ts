@@ -167,7 +167,8 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     vendor: 'sucuri',
     markers: [
       { in: 'header', header: 'x-sucuri-block', pattern: /./, weight: 10, decisive: true },
-      { in: 'title', pattern: /sucuri website firewall/i, weight: 10 },
+      // The block page's title ("Sucuri WebSite Firewall - Access Denied"), not any title that names the product.
+      { in: 'title', pattern: /^sucuri website firewall\s*[-–|]\s*(cloudproxy\s*[-–|]\s*)?(access denied|captcha|blocked)/i, weight: 10 },
       { in: 'html', pattern: /sucuri_cloudproxy_js|sucuri_cloudproxy_uuid/, weight: 10 },
       { in: 'text', pattern: /access denied - sucuri website firewall|cloudproxy@sucuri\.net/i, weight: 8 },
       { in: 'text', pattern: /sucuri (website )?firewall/i, weight: 4 },
