@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '@crawler/core';
 import { FetchError, isFetchErrorCode } from '../errors.js';
 import { AddressRefusedError, assertAllowedTarget, checkAddress, createGuardedLookup, type AddressPolicy } from '../http/ssrf.js';
-import { ProxyExitError, createProxyConnector } from '../http/proxy-connector.js';
+import { ProxyExitError, ProxyStalls, createProxyConnector } from '../http/proxy-connector.js';
 import { MAX_RESPONSE_HEADER_BYTES } from '../options.js';
 
 /** Settings of the browsers' egress proxy. */
@@ -70,6 +70,8 @@ export class EgressProxy {
   readonly #token = randomBytes(8).toString('hex');
   /** One loopback listener per upstream proxy (a browser context's exit), made on first use. */
   readonly #exits = new Map<string, Promise<{ server: Server; url: string }>>();
+  /** Which targets each upstream proxy failed lately: what tells a proxy in trouble from a site down. */
+  readonly #stalls = new ProxyStalls();
   #closed: Promise<void> | undefined;
 
   private constructor(opts: EgressProxyOptions) {
@@ -131,7 +133,7 @@ export class EgressProxy {
   /** A connection to `host:port` through `proxyUrl`, after the target passed the guard. */
   async #viaUpstream(proxyUrl: string, host: string, port: number): Promise<Duplex> {
     await assertAllowedTarget(new URL(`http://${isIP(host) === 6 ? `[${host}]` : host}:${port}/`), this.#policy, { resolve: true });
-    const connect = createProxyConnector(proxyUrl, { timeoutMs: this.#connectTimeoutMs });
+    const connect = createProxyConnector(proxyUrl, { timeoutMs: this.#connectTimeoutMs, stalls: this.#stalls });
     return new Promise((resolve, reject) => connect({ hostname: host, port: String(port), protocol: 'http:' }, (err, socket) => (err || !socket ? reject(err) : resolve(socket))));
   }
 

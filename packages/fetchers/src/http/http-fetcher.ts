@@ -10,7 +10,7 @@ import { browserLikeHeaders } from './browser-headers.js';
 import { createDecoder, decodeText, isTextualType, mimeTypeOf, sniffCharset } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
 import { translateUndiciError } from './translate-error.js';
-import { ProxyExitError, createProxyConnector } from './proxy-connector.js';
+import { ProxyExitError, ProxyStalls, createProxyConnector } from './proxy-connector.js';
 
 /** A plain-HTTP request may tighten the per-phase timeouts (the 3 s probe does). */
 export interface HttpFetchRequest extends FetchRequest {
@@ -33,6 +33,8 @@ export class HttpFetcher extends BaseFetcher {
   readonly #agent: Agent;
   /** One keep-alive pool per proxy URL, made on first use. */
   readonly #proxyAgents = new Map<string, Agent>();
+  /** Which targets each proxy failed lately, shared by the pools: what tells a proxy in trouble from a site down. */
+  readonly #stalls = new ProxyStalls();
   readonly #policy: AddressPolicy;
   readonly #defaultHeaders: Record<string, string>;
   #closed: Promise<void> | undefined;
@@ -153,7 +155,7 @@ export class HttpFetcher extends BaseFetcher {
         maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
         headersTimeout: this.options.headersTimeoutMs,
         bodyTimeout: this.options.bodyTimeoutMs,
-        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs }) as never,
+        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs, stalls: this.#stalls }) as never,
       });
       this.#proxyAgents.set(proxyUrl, agent);
     }
