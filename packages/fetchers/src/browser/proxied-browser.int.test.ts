@@ -122,4 +122,23 @@ describe('browsers through an exit', () => {
       }
     }
   }, 60_000);
+
+  it("closes an exit's loopback listener once no context leaves through it (a sticky session per site would pile them up)", async () => {
+    const gateway = await startForwardProxy({ localAddress: '127.0.3.4' });
+    const f = createPlaywrightFetcher({ allowPrivateNetworks: true, browser: { contextIdleMs: 200 } });
+    const sessionUrl = (id: string) => gateway.url.replace('http://', `http://cust-session-${id}:pw@`);
+    try {
+      for (const id of ['s1', 's2', 's3']) {
+        const r = await f.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: sessionUrl(id) } });
+        expect(r.text).toContain('<p id="addr">127.0.3.4</p>');
+      }
+      await expect.poll(() => f.pool.stats().egress?.exitListeners, { timeout: 15_000, interval: 100 }).toBe(0);
+      // A session whose listener was closed gets a new one.
+      const again = await f.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: sessionUrl('s1') } });
+      expect(again.text).toContain('<p id="addr">127.0.3.4</p>');
+    } finally {
+      await f.close();
+      await gateway.close();
+    }
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startForwardProxy, startTestServer, staticArticle, type ForwardProxy, type TestServer } from '@crawler/testkit';
-import { createHttpFetcher, type HttpFetcher } from './http-fetcher.js';
+import { PROXY_POOLS_KEPT, createHttpFetcher, type HttpFetcher } from './http-fetcher.js';
 import { FetchError } from '../errors.js';
 import { PROXY_STALL_TARGETS } from './proxy-connector.js';
 
@@ -126,6 +126,24 @@ describe('simple_http through an exit', () => {
         await fetcher.close();
         proxy.close();
       }
+    }
+  });
+
+  it('keeps a bounded number of pools when a sticky-session tier gives every site its own proxy URL', async () => {
+    const gateway = await startForwardProxy({ localAddress: '127.0.3.3' });
+    const fetcher = createHttpFetcher({ allowPrivateNetworks: true });
+    try {
+      for (let i = 0; i < PROXY_POOLS_KEPT + 4; i++) {
+        const r = await fetcher.fetch({ url: site.url('/whoami'), exit: { tier: 'residential', proxyUrl: gateway.url.replace('http://', `http://cust-session-${i}:pw@`) } });
+        expect(r.status).toBe(200);
+      }
+      expect(fetcher.proxyPools).toBeLessThanOrEqual(PROXY_POOLS_KEPT);
+      // A session whose pool was closed still gets its pages.
+      const again = await fetcher.fetch({ url: site.url('/whoami'), exit: { tier: 'residential', proxyUrl: gateway.url.replace('http://', 'http://cust-session-0:pw@') } });
+      expect(new TextDecoder().decode(again.body)).toBe('127.0.3.3');
+    } finally {
+      await fetcher.close();
+      await gateway.close();
     }
   });
 
