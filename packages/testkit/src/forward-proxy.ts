@@ -15,6 +15,11 @@ export interface ForwardProxyOptions {
   host?: string;
   /** Port to listen on (a fixed one lets a test bring a killed proxy back). @defaultValue 0 */
   port?: number;
+  /**
+   * How an HTTP proxy answers a CONNECT whose target cannot be reached: `502` (Bad Gateway), `503` with an error page
+   * (Squid's ERR_CONNECT_FAIL) or `close` without a word (proxy-chain). @defaultValue '502'
+   */
+  onUnreachable?: '502' | '503' | 'close';
 }
 
 /** A running test forward proxy. */
@@ -82,7 +87,12 @@ export async function startForwardProxy(opts: ForwardProxyOptions = {}): Promise
         if (got !== want) return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
       }
       const host = m[1]!.replace(/^\[|\]$/g, '');
-      open(client, host, Number(m[2]), () => client.write('HTTP/1.1 200 Connection Established\r\n\r\n'), () => client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n'));
+      const unreachable = () => {
+        if (opts.onUnreachable === 'close') client.destroy();
+        else if (opts.onUnreachable === '503') client.end('HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/html\r\nContent-Length: 25\r\n\r\n<h1>ERR_CONNECT_FAIL</h1>\n');
+        else client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
+      };
+      open(client, host, Number(m[2]), () => client.write('HTTP/1.1 200 Connection Established\r\n\r\n'), unreachable);
     };
     client.on('data', onData);
   });

@@ -55,3 +55,8 @@ export function errorTypeOf(err: unknown): ErrorCode {
 export function isUrlPolicyError(err: unknown): err is CrawlerError {
   return err instanceof CrawlerError && errorPolicyOf(err.code).refusesUrl;
 }
+
+/** True when the exit failed, not the site (`proxy_unavailable`): nothing may be concluded about the site from it. */
+export function isExitError(err: unknown): err is CrawlerError {
+  return err instanceof CrawlerError && err.code === 'proxy_unavailable';
+}

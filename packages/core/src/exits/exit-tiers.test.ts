@@ -70,6 +70,20 @@ describe('parseProxyTiers', () => {
     expect(() => parseProxyTiers('[]', { direct: false })).toThrow(/no exit tier/);
   });
 
+  it("refuses at start-up a credential whose '%' starts no percent-encoding, and reads encoded ones back", () => {
+    // Every request through such a URL would fail with "URI malformed", blamed on the site.
+    for (const url of ['http://alice:50%off@h:1', 'socks5://al%ice:pw@h:1080']) {
+      expect(() => parseProxyTiers(JSON.stringify([{ name: 'x', cost: 1, urls: [url] }]), { direct: true }), url).toThrow(/%25/);
+      try {
+        parseProxyTiers(JSON.stringify([{ name: 'x', cost: 1, urls: [url] }]), { direct: true });
+      } catch (err) {
+        expect((err as Error).message).not.toMatch(/alice|50%off|al%ice/);
+      }
+    }
+    const ok = parseProxyTiers(JSON.stringify([{ name: 'x', cost: 1, urls: ['http://us%40er:p%40ss%3Aw%25rd@h:1'] }]), { direct: true });
+    expect(ok[1]!.urls).toEqual(['http://us%40er:p%40ss%3Aw%25rd@h:1']);
+  });
+
   it('masks a proxy URL and a PROXY variable shown in a config error', () => {
     expect(maskProxyUrl('http://alice:s3cret@res.example:8000')).toBe('http://***@res.example:8000');
     expect(maskProxyUrl('socks5://res.example:1080')).toBe('socks5://res.example:1080');

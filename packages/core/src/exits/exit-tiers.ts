@@ -50,8 +50,20 @@ const proxyUrl = z.string().superRefine((v, ctx) => {
     ctx.addIssue({ code: 'custom', message: `${maskProxyUrl(v)}: expected ${PROXY_PROTOCOLS.map((p) => p.slice(0, -1)).join(', ')}` });
   } else if (u.port === '' && u.protocol === 'socks5:') {
     ctx.addIssue({ code: 'custom', message: `${maskProxyUrl(v)}: a socks5 proxy needs a port` });
+  } else if (!decodable(u.username) || !decodable(u.password)) {
+    // The proxy clients decode the user info: a stray '%' would fail every request through the proxy, not start-up.
+    ctx.addIssue({ code: 'custom', message: `${maskProxyUrl(v)}: its user name or password has a '%' that starts no percent-encoding (write a '%' as %25)` });
   }
 });
+
+function decodable(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const tierSchema = z.object({
   name: z.string().regex(TIER_NAME, 'a tier name is lower-case letters, digits, _ or -'),

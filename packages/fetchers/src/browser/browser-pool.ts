@@ -34,6 +34,8 @@ export function contextProxyOf(exit: ContextExit | undefined): { proxy?: { serve
 
 interface ContextEntry {
   key: string;
+  /** The upstream proxy the context leaves through, or null (direct). */
+  proxyUrl: string | null;
   generation: number;
   context: Promise<BrowserContext>;
   pages: number;
@@ -163,7 +165,7 @@ export class BrowserPool {
       // A proxied exit gets contexts of its own (cookies a site gave one address stay with it), leaving through the
       // egress proxy's listener for that upstream.
       const exit = proxyUrl ? { server: await (await this.#egressProxy()).exitUrl(proxyUrl), id: exitIdOf(proxyUrl) } : null;
-      ctxEntry = this.#contextEntry(site, factory, browserEntry.generation, browser, exit);
+      ctxEntry = this.#contextEntry(site, factory, browserEntry.generation, browser, exit && proxyUrl ? { ...exit, proxyUrl } : null);
       ctxEntry.inFlight++;
       ctxEntry.pages++;
       if (ctxEntry.pages >= this.#opts.browser.maxPagesPerContext) ctxEntry.retired = true;
@@ -253,7 +255,7 @@ export class BrowserPool {
     return browser;
   }
 
-  #contextEntry(site: string, factory: ContextFactory, generation: number, browser: Browser, exit: { server: string; id: string } | null = null): ContextEntry {
+  #contextEntry(site: string, factory: ContextFactory, generation: number, browser: Browser, exit: { server: string; id: string; proxyUrl: string } | null = null): ContextEntry {
     const key = `${factory.profile}|${site}${exit ? `|exit:${exit.id}` : ''}`;
     const existing = this.#contexts.get(key);
     if (existing && !existing.retired && existing.generation === generation) return existing;
@@ -262,7 +264,8 @@ export class BrowserPool {
     const entry: ContextEntry = {
       key,
       generation,
-      context: factory.newContext(browser, site, exit ?? undefined).then(async (context) => {
+      proxyUrl: exit?.proxyUrl ?? null,
+      context: factory.newContext(browser, site, exit ? { server: exit.server, id: exit.id } : undefined).then(async (context) => {
         // Our pages have no opener; anything else is a popup that got past the blocker: closed on sight.
         context.on('page', (p) => void p.opener().then((opener) => (opener ? p.close() : undefined)).catch(() => undefined));
         await this.#closing.get(key);
@@ -333,6 +336,9 @@ export class BrowserPool {
     this.#sweeper = setInterval(() => {
       const cutoff = Date.now() - this.#opts.browser.contextIdleMs;
       for (const c of this.#contexts.values()) if (c.inFlight === 0 && c.lastUsedAt < cutoff) void this.#closeContext(c);
+      // An exit's listener lives as long as a context leaves through it.
+      const inUse = new Set([...this.#contexts.values()].flatMap((c) => (c.proxyUrl ? [c.proxyUrl] : [])));
+      this.#egressStarted?.releaseExits(inUse, this.#opts.browser.contextIdleMs);
     }, every);
     this.#sweeper.unref();
   }

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '@crawler/core';
 import { FetchError, isFetchErrorCode } from '../errors.js';
 import { AddressRefusedError, assertAllowedTarget, checkAddress, createGuardedLookup, type AddressPolicy } from '../http/ssrf.js';
-import { ProxyExitError, createProxyConnector } from '../http/proxy-connector.js';
+import { ProxyExitError, ProxyStalls, createProxyConnector } from '../http/proxy-connector.js';
 import { MAX_RESPONSE_HEADER_BYTES } from '../options.js';
 
 /** Settings of the browsers' egress proxy. */
@@ -35,7 +35,10 @@ export interface EgressStats {
   failed: number;
   /** Responses or tunnels cut because they went past `maxResponseBytes`. */
   cut: number;
+  /** Loopback listeners open for upstream proxies (one per exit that a browser context uses). */
+  exitListeners: number;
 }
+
 
 /** Response header the proxy sets on its own answers, so a fetcher can tell them from a site's. */
 export const EGRESS_HEADER = 'x-crawler-egress';
@@ -65,11 +68,15 @@ export class EgressProxy {
   readonly #agent: Agent;
   readonly #sockets = new Set<Duplex>();
   readonly #failures = new Map<string, FetchError>();
-  readonly #stats: EgressStats = { allowed: 0, refused: 0, failed: 0, cut: 0 };
+  readonly #stats: Omit<EgressStats, 'exitListeners'> = { allowed: 0, refused: 0, failed: 0, cut: 0 };
   // Marks the proxy's own answers: a site cannot forge one to make us misreport it.
   readonly #token = randomBytes(8).toString('hex');
   /** One loopback listener per upstream proxy (a browser context's exit), made on first use. */
   readonly #exits = new Map<string, Promise<{ server: Server; url: string }>>();
+  /** When each exit's listener was last asked for. */
+  readonly #exitAskedAt = new Map<string, number>();
+  /** Which targets each upstream proxy failed lately: what tells a proxy in trouble from a site down. */
+  readonly #stalls = new ProxyStalls();
   #closed: Promise<void> | undefined;
 
   private constructor(opts: EgressProxyOptions) {
@@ -112,6 +119,7 @@ export class EgressProxy {
    * first, names resolved by this process: the upstream proxy resolves them again, so only public answers pass.
    */
   exitUrl(proxyUrl: string): Promise<string> {
+    this.#exitAskedAt.set(proxyUrl, Date.now());
     let started = this.#exits.get(proxyUrl);
     if (!started) {
       const server = createServer((req, res) => this.#forward(req, res, proxyUrl));
@@ -128,15 +136,31 @@ export class EgressProxy {
     return started.then((e) => e.url);
   }
 
+  /**
+   * Close the listeners of exits no browser context uses any more (`inUse`: the upstream URLs of the live contexts),
+   * except those asked for in the last `graceMs` (the context that will use one may still be starting). A
+   * sticky-session tier gives every site its own upstream URL, so without this a worker would keep a listening socket
+   * per site it ever crawled. Connections already open run to their end.
+   */
+  releaseExits(inUse: ReadonlySet<string>, graceMs: number): void {
+    const keepAfter = Date.now() - graceMs;
+    for (const [proxyUrl, started] of this.#exits) {
+      if (inUse.has(proxyUrl) || (this.#exitAskedAt.get(proxyUrl) ?? 0) > keepAfter) continue;
+      this.#exits.delete(proxyUrl);
+      this.#exitAskedAt.delete(proxyUrl);
+      void started.then(({ server }) => server.close()).catch(() => undefined);
+    }
+  }
+
   /** A connection to `host:port` through `proxyUrl`, after the target passed the guard. */
   async #viaUpstream(proxyUrl: string, host: string, port: number): Promise<Duplex> {
     await assertAllowedTarget(new URL(`http://${isIP(host) === 6 ? `[${host}]` : host}:${port}/`), this.#policy, { resolve: true });
-    const connect = createProxyConnector(proxyUrl, { timeoutMs: this.#connectTimeoutMs });
+    const connect = createProxyConnector(proxyUrl, { timeoutMs: this.#connectTimeoutMs, stalls: this.#stalls });
     return new Promise((resolve, reject) => connect({ hostname: host, port: String(port), protocol: 'http:' }, (err, socket) => (err || !socket ? reject(err) : resolve(socket))));
   }
 
   stats(): EgressStats {
-    return { ...this.#stats };
+    return { ...this.#stats, exitListeners: this.#exits.size };
   }
 
   /**

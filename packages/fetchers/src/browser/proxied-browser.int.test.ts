@@ -96,4 +96,49 @@ describe('browsers through an exit', () => {
     expect((err as FetchError).code).toBe('proxy_unavailable');
     expect(`${(err as Error).message} ${JSON.stringify(err)}`).not.toMatch(/deadUser|deadPa55/);
   }, 60_000);
+
+  it('blames a dead site, not the proxy, when the proxy answers its CONNECT 503 (Squid) or closes it (proxy-chain)', async () => {
+    const gone = await startTestServer({}, { host: '127.0.1.33' });
+    const deadUrl = gone.url('/');
+    await gone.close();
+    for (const onUnreachable of ['503', 'close'] as const) {
+      const proxy = await startForwardProxy({ onUnreachable, localAddress: '127.0.3.2', auth: { user: 'sqUser', pass: 'sqPa55' } });
+      try {
+        for (let i = 0; i < 2; i++) {
+          let err: unknown;
+          try {
+            await browser.fetch({ url: deadUrl, exit: { tier: 'residential', proxyUrl: proxy.authUrl } });
+          } catch (e) {
+            err = e;
+          }
+          expect(err, onUnreachable).toBeInstanceOf(FetchError);
+          expect((err as FetchError).code, onUnreachable).toBe('network_error');
+          expect(`${(err as Error).message} ${JSON.stringify(err)}`).not.toMatch(/sqUser|sqPa55/);
+        }
+        const ok = await browser.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: proxy.authUrl } });
+        expect(ok.text).toContain('<p id="addr">127.0.3.2</p>');
+      } finally {
+        await proxy.close();
+      }
+    }
+  }, 60_000);
+
+  it("closes an exit's loopback listener once no context leaves through it (a sticky session per site would pile them up)", async () => {
+    const gateway = await startForwardProxy({ localAddress: '127.0.3.4' });
+    const f = createPlaywrightFetcher({ allowPrivateNetworks: true, browser: { contextIdleMs: 200 } });
+    const sessionUrl = (id: string) => gateway.url.replace('http://', `http://cust-session-${id}:pw@`);
+    try {
+      for (const id of ['s1', 's2', 's3']) {
+        const r = await f.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: sessionUrl(id) } });
+        expect(r.text).toContain('<p id="addr">127.0.3.4</p>');
+      }
+      await expect.poll(() => f.pool.stats().egress?.exitListeners, { timeout: 15_000, interval: 100 }).toBe(0);
+      // A session whose listener was closed gets a new one.
+      const again = await f.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: sessionUrl('s1') } });
+      expect(again.text).toContain('<p id="addr">127.0.3.4</p>');
+    } finally {
+      await f.close();
+      await gateway.close();
+    }
+  }, 60_000);
 });

@@ -10,7 +10,7 @@ import { browserLikeHeaders } from './browser-headers.js';
 import { createDecoder, decodeText, isTextualType, mimeTypeOf, sniffCharset } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
 import { translateUndiciError } from './translate-error.js';
-import { ProxyExitError, createProxyConnector } from './proxy-connector.js';
+import { ProxyExitError, ProxyStalls, createProxyConnector } from './proxy-connector.js';
 
 /** A plain-HTTP request may tighten the per-phase timeouts (the 3 s probe does). */
 export interface HttpFetchRequest extends FetchRequest {
@@ -19,6 +19,9 @@ export interface HttpFetchRequest extends FetchRequest {
   /** Longest silence allowed between two body chunks. */
   bodyTimeoutMs?: number;
 }
+
+/** Keep-alive pools kept for proxy URLs (the most recently used); each holds at most its idle sockets. */
+export const PROXY_POOLS_KEPT = 64;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 // Credentials must not follow a redirect to another origin.
@@ -31,8 +34,13 @@ const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 export class HttpFetcher extends BaseFetcher {
   readonly name: string = FETCHERS.simpleHttp;
   readonly #agent: Agent;
-  /** One keep-alive pool per proxy URL, made on first use. */
+  /**
+   * One keep-alive pool per proxy URL, made on first use, for the URLs used most recently: a sticky-session tier gives
+   * every site its own URL, so a pool per URL ever used would grow with the sites crawled.
+   */
   readonly #proxyAgents = new Map<string, Agent>();
+  /** Which targets each proxy failed lately, shared by the pools: what tells a proxy in trouble from a site down. */
+  readonly #stalls = new ProxyStalls();
   readonly #policy: AddressPolicy;
   readonly #defaultHeaders: Record<string, string>;
   #closed: Promise<void> | undefined;
@@ -64,7 +72,6 @@ export class HttpFetcher extends BaseFetcher {
     let url: URL = req.url;
     let headers = { ...this.#defaultHeaders, ...lowerCaseKeys(req.headers) };
     const proxyUrl = req.request.exit?.proxyUrl ?? null;
-    const agent = proxyUrl ? this.#proxyAgent(proxyUrl) : this.#agent;
     const chain: string[] = [];
     // Cookies set along the redirect chain, per host, sent on its next hops as a browser does: a page that sets a
     // cookie and redirects to itself is not a loop. A hop is a loop when its URL and its cookies repeat.
@@ -76,6 +83,8 @@ export class HttpFetcher extends BaseFetcher {
       // resolved here and refused if any answer is not public (a rebinding between this and the proxy's own lookup
       // is the residual risk of any forward proxy).
       await assertAllowedTarget(url, this.#policy, { resolve: proxyUrl !== null });
+      // Asked per hop: a pool closed for being the least recently used between two hops takes no new request.
+      const agent = proxyUrl ? this.#proxyAgent(proxyUrl) : this.#agent;
       const res = await agent.request({
         origin: url.origin,
         path: url.pathname + url.search,
@@ -146,16 +155,26 @@ export class HttpFetcher extends BaseFetcher {
 
   #proxyAgent(proxyUrl: string): Agent {
     let agent = this.#proxyAgents.get(proxyUrl);
-    if (!agent) {
+    if (agent) {
+      // Most recently used last: the first one is the one to close when there are too many.
+      this.#proxyAgents.delete(proxyUrl);
+      this.#proxyAgents.set(proxyUrl, agent);
+    } else {
       agent = new Agent({
         connections: this.options.connectionsPerOrigin,
         keepAliveTimeout: 10_000,
         maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
         headersTimeout: this.options.headersTimeoutMs,
         bodyTimeout: this.options.bodyTimeoutMs,
-        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs }) as never,
+        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs, stalls: this.#stalls }) as never,
       });
       this.#proxyAgents.set(proxyUrl, agent);
+      if (this.#proxyAgents.size > PROXY_POOLS_KEPT) {
+        const [oldest, pool] = this.#proxyAgents.entries().next().value as [string, Agent];
+        this.#proxyAgents.delete(oldest);
+        // close() lets the requests under way finish; the URL's next request makes a new pool.
+        void pool.close().catch(() => pool.destroy());
+      }
     }
     return agent;
   }
@@ -171,6 +190,11 @@ export class HttpFetcher extends BaseFetcher {
       return new FetchError(inner.code, `${inner.message} (${err.describe()})`, { url: req.originalUrl, fetcher: this.name, cause: err.cause });
     }
     return translateUndiciError(err, { url: req.originalUrl, fetcher: this.name, signal: req.signal }) ?? super.translateError(err, req);
+  }
+
+  /** Keep-alive pools open for proxy URLs. */
+  get proxyPools(): number {
+    return this.#proxyAgents.size;
   }
 
   close(): Promise<void> {

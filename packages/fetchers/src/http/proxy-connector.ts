@@ -23,12 +23,18 @@ export class ProxyExitError extends Error {
 }
 
 /**
- * The target answered something other than a tunnel through a working proxy (CONNECT refused with 4xx/5xx other than
- * 407, a SOCKS "host unreachable"): the site or the route to it failed, the proxy did its job.
+ * The target answered something other than a tunnel through a working proxy (CONNECT refused with 4xx other than
+ * 407, a SOCKS "host unreachable", or a failure the proxy has not shown for other targets): the site or the route to
+ * it failed, the proxy did its job. `code` is ETIMEDOUT when the proxy did not answer in time.
  */
 export class ProxyTargetError extends Error {
   override name = 'ProxyTargetError';
-  readonly code = 'ECONNREFUSED';
+  constructor(
+    message: string,
+    readonly code: 'ECONNREFUSED' | 'ETIMEDOUT' = 'ECONNREFUSED',
+  ) {
+    super(message);
+  }
 }
 
 /** What undici's connector is given (buildConnector.Options, the fields we read). */
@@ -42,14 +48,54 @@ interface ConnectOptions {
 type Callback = (err: Error | null, socket: Duplex | null) => void;
 
 /**
+ * How many different targets a proxy must fail in a row, after accepting the connection, before the failure is the
+ * proxy's: a proxy that closes a CONNECT without an answer, answers it 5xx or not in time says the same of a site that
+ * is down (Squid answers 503, proxy-chain just closes) as of its own trouble. One site down must not take a proxy, and
+ * then its whole tier, out for the fleet; a proxy that fails three sites and tunnels none is the one in trouble.
+ */
+export const PROXY_STALL_TARGETS = 3;
+
+/**
+ * Which targets each proxy (by scheme, host and port: a sticky session's URLs are one gateway) has failed since it
+ * last opened a tunnel. One per fetcher, shared by its connectors.
+ */
+export class ProxyStalls {
+  readonly #failed = new Map<string, Set<string>>();
+
+  /** The proxy opened a tunnel: it works. */
+  ok(proxy: string): void {
+    this.#failed.delete(proxy);
+  }
+
+  /** The proxy failed `target` ambiguously; true when that makes it the proxy's fault. */
+  failed(proxy: string, target: string): boolean {
+    let targets = this.#failed.get(proxy);
+    if (!targets) this.#failed.set(proxy, (targets = new Set()));
+    targets.add(target);
+    // Only the count matters: the set need not grow past it.
+    if (targets.size > PROXY_STALL_TARGETS) targets.delete(targets.values().next().value as string);
+    return targets.size >= PROXY_STALL_TARGETS;
+  }
+}
+
+/**
  * An undici `connect` that reaches the target through one proxy: `http://` and `https://` proxies by CONNECT (every
  * target, plain-HTTP ones too, so the proxy never sees a request it could rewrite), `socks5://` through the `socks`
  * client. TLS to an https target runs end to end over the tunnel. The proxy's own address is operator configuration
  * and is not checked by the SSRF guard; the target is, before the request (see HttpFetcher).
  */
-export function createProxyConnector(proxyUrl: string, opts: { timeoutMs: number }): (options: ConnectOptions, callback: Callback) => void {
+export function createProxyConnector(
+  proxyUrl: string,
+  opts: {
+    timeoutMs: number;
+    /** Shared by a fetcher's connectors, so a gateway's record survives its sticky sessions. @defaultValue this connector's own */
+    stalls?: ProxyStalls;
+  },
+): (options: ConnectOptions, callback: Callback) => void {
   const proxy = new URL(proxyUrl);
   const shown = maskProxyUrl(proxyUrl);
+  const stalls = opts.stalls ?? new ProxyStalls();
+  const gateway = `${proxy.protocol}//${proxy.host}`;
   const user = decodeURIComponent(proxy.username);
   const pass = decodeURIComponent(proxy.password);
   const proxyPort = Number(proxy.port || (proxy.protocol === 'https:' ? 443 : proxy.protocol === 'socks5:' ? 1080 : 80));
@@ -105,10 +151,18 @@ export function createProxyConnector(proxyUrl: string, opts: { timeoutMs: number
         socket.destroy();
         reject(err);
       };
-      socket.setTimeout(opts.timeoutMs, () => fail(exitError('ETIMEDOUT', 'no answer in time')));
-      socket.once('error', (err: NodeJS.ErrnoException) => fail(exitError(err.code ?? 'EPROXY', err.code ?? 'connection failed')));
       const authority = net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+      // Until the proxy took the connection, every failure is the proxy's; after it, one it shows for this target
+      // alone is the target's (see PROXY_STALL_TARGETS).
+      let accepted = false;
+      const stalled = (reason: string, detail: string, code: 'ECONNREFUSED' | 'ETIMEDOUT' = 'ECONNREFUSED') =>
+        !accepted || stalls.failed(gateway, authority)
+          ? exitError(reason, detail)
+          : new ProxyTargetError(`target ${authority} unreachable through the proxy (${detail})`, code);
+      socket.setTimeout(opts.timeoutMs, () => fail(stalled('ETIMEDOUT', 'no answer in time', 'ETIMEDOUT')));
+      socket.once('error', (err: NodeJS.ErrnoException) => fail(stalled(err.code ?? 'EPROXY', err.code ?? 'connection failed')));
       socket.once(proxy.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+        accepted = true;
         const auth = user || pass ? `Proxy-Authorization: Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}\r\n` : '';
         socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth}\r\n`);
       });
@@ -123,6 +177,7 @@ export function createProxyConnector(proxyUrl: string, opts: { timeoutMs: number
         socket.off('data', onData);
         const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head.subarray(0, end).toString('latin1'))?.[1] ?? 0);
         if (status === 200) {
+          stalls.ok(gateway);
           settled = true;
           socket.setTimeout(0);
           socket.removeAllListeners('error');
@@ -130,11 +185,11 @@ export function createProxyConnector(proxyUrl: string, opts: { timeoutMs: number
           if (rest.length > 0) socket.unshift(rest);
           resolve(socket);
         } else if (status === 407) fail(exitError('407', 'authentication required (407)'));
-        else if (status >= 400 && status < 600 && status !== 503) fail(new ProxyTargetError(`target ${authority} refused through the proxy (${status})`));
-        else fail(exitError(String(status || 'EPROTO'), `CONNECT answered ${status || 'garbage'}`));
+        else if (status >= 400 && status < 500) fail(new ProxyTargetError(`target ${authority} refused through the proxy (${status})`));
+        else fail(stalled(String(status || 'EPROTO'), `CONNECT answered ${status || 'garbage'}`));
       };
       socket.on('data', onData);
-      socket.once('close', () => fail(exitError('ECONNRESET', 'closed during CONNECT')));
+      socket.once('close', () => fail(stalled('ECONNRESET', 'closed during CONNECT')));
     });
   }
 }

@@ -1,8 +1,9 @@
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startForwardProxy, startTestServer, staticArticle, type ForwardProxy, type TestServer } from '@crawler/testkit';
-import { createHttpFetcher, type HttpFetcher } from './http-fetcher.js';
+import { PROXY_POOLS_KEPT, createHttpFetcher, type HttpFetcher } from './http-fetcher.js';
 import { FetchError } from '../errors.js';
+import { PROXY_STALL_TARGETS } from './proxy-connector.js';
 
 async function failureOf(p: Promise<unknown>): Promise<FetchError> {
   try {
@@ -88,6 +89,64 @@ describe('simple_http through an exit', () => {
     expect(viaSocks.code).toBe('network_error');
   });
 
+  it('blames a dead site, not the proxy, when the proxy reports it as Squid (503) or proxy-chain (closing the CONNECT) do', async () => {
+    const gone = await startTestServer({});
+    const deadUrl = gone.url('/');
+    await gone.close();
+    for (const onUnreachable of ['503', 'close'] as const) {
+      const proxy = await startForwardProxy({ onUnreachable, auth: { user: 'erin', pass: 'pr0xy' } });
+      try {
+        const proxyUrl = proxy.authUrl;
+        // Many links of the dead site in a row still blame the site: a single target says nothing of the proxy.
+        for (let i = 0; i < 4; i++) {
+          const err = await failureOf(http.fetch({ url: deadUrl, exit: { tier: 'datacenter', proxyUrl } }));
+          expect(err.code, onUnreachable).toBe('network_error');
+          expect(err.message).not.toContain('pr0xy');
+        }
+        const r = await http.fetch({ url: site.url('/whoami'), exit: { tier: 'datacenter', proxyUrl } });
+        expect(r.status).toBe(200);
+      } finally {
+        await proxy.close();
+      }
+    }
+  });
+
+  it('blames the proxy once it failed several different sites and tunnelled none (closing, or silent after accepting)', async () => {
+    for (const behaviour of ['close', 'silent'] as const) {
+      const proxy = net.createServer((c) => (behaviour === 'close' ? c.once('data', () => c.destroy()) : undefined));
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const proxyUrl = `http://frank:pr0xy@127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const fetcher = createHttpFetcher({ allowPrivateNetworks: true, connectTimeoutMs: 300 });
+      try {
+        const codes: string[] = [];
+        for (let i = 0; i < PROXY_STALL_TARGETS; i++) codes.push((await failureOf(fetcher.fetch({ url: `http://127.0.0.1:${site.port + 1 + i}/`, exit: { tier: 'datacenter', proxyUrl } }))).code);
+        const siteCode = behaviour === 'close' ? 'network_error' : 'timeout';
+        expect(codes, behaviour).toEqual([...Array.from({ length: PROXY_STALL_TARGETS - 1 }, () => siteCode), 'proxy_unavailable']);
+      } finally {
+        await fetcher.close();
+        proxy.close();
+      }
+    }
+  });
+
+  it('keeps a bounded number of pools when a sticky-session tier gives every site its own proxy URL', async () => {
+    const gateway = await startForwardProxy({ localAddress: '127.0.3.3' });
+    const fetcher = createHttpFetcher({ allowPrivateNetworks: true });
+    try {
+      for (let i = 0; i < PROXY_POOLS_KEPT + 4; i++) {
+        const r = await fetcher.fetch({ url: site.url('/whoami'), exit: { tier: 'residential', proxyUrl: gateway.url.replace('http://', `http://cust-session-${i}:pw@`) } });
+        expect(r.status).toBe(200);
+      }
+      expect(fetcher.proxyPools).toBeLessThanOrEqual(PROXY_POOLS_KEPT);
+      // A session whose pool was closed still gets its pages.
+      const again = await fetcher.fetch({ url: site.url('/whoami'), exit: { tier: 'residential', proxyUrl: gateway.url.replace('http://', 'http://cust-session-0:pw@') } });
+      expect(new TextDecoder().decode(again.body)).toBe('127.0.3.3');
+    } finally {
+      await fetcher.close();
+      await gateway.close();
+    }
+  });
+
   it('keeps the SSRF guard on the target through a proxy', async () => {
     const before = dc.tunnels;
     const err = await failureOf(guarded.fetch({ url: site.url('/'), exit: { tier: 'datacenter', proxyUrl: dc.authUrl } }));
@@ -97,3 +156,4 @@ describe('simple_http through an exit', () => {
     expect(dc.tunnels).toBe(before);
   });
 });
+

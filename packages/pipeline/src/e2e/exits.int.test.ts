@@ -205,4 +205,52 @@ describe('end to end: PROXY_DIRECT=false', () => {
       await site.close();
     }
   }, 60_000);
+
+  it('with its only proxy down, asks the site nothing from the worker\'s own address and blames it for nothing; the link waits for the proxy', async () => {
+    const seen: string[] = [];
+    const { startTestServer, staticArticle } = await import('@crawler/testkit');
+    const site = await startTestServer(
+      {
+        '*': (req, res) => {
+          seen.push(`${req.socket.remoteAddress} ${req.url}`);
+          res.writeHead(200, { 'content-type': req.url === '/robots.txt' ? 'text/plain' : 'text/html' }).end(req.url === '/robots.txt' ? 'User-agent: *\nDisallow:\n' : staticArticle({ title: `page ${req.url}` }));
+        },
+      },
+      { host: '127.0.1.14' },
+    );
+    const first = await startForwardProxy({ localAddress: '127.0.3.10' });
+    const port = first.port;
+    await first.kill();
+    const c = await startE2e('exits_nodirect_down', { PROXY_TIERS: JSON.stringify([{ name: 'residential', cost: 10, urls: [first.url] }]), PROXY_DIRECT: 'false', PROXY_UNHEALTHY_MS: '1000' });
+    let revived: ForwardProxy | undefined;
+    try {
+      const { accepted } = await c.runtime.enqueue([site.url('/a')]);
+      c.runtime.startWorkers();
+      // The link has met the dead proxy when the fleet has called it down, or (the faults) has gone round it to the
+      // site or blamed the site for it.
+      const r = new Redis(REDIS_URL);
+      const linkId = accepted[0]!.linkId;
+      try {
+        await expect
+          .poll(async () => (await r.keys(`${c.prefix}:proxy-down:*`)).length + seen.length + ((await c.db.prisma.link.findUniqueOrThrow({ where: { id: linkId } })).lastErrorType ? 1 : 0), { timeout: 20_000, interval: 100 })
+          .toBeGreaterThan(0);
+      } finally {
+        r.disconnect();
+      }
+      expect(seen).toEqual([]);
+      const waiting = await c.db.prisma.link.findUniqueOrThrow({ where: { id: linkId } });
+      expect(waiting.status).not.toBe('failed');
+      expect(waiting.lastErrorType).toBeNull();
+      revived = await startForwardProxy({ localAddress: '127.0.3.10', port });
+      await c.runtime.waitUntilIdle();
+      const done = await c.db.prisma.link.findUniqueOrThrow({ where: { id: linkId } });
+      expect(done.status).toBe('done');
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      expect(seen.filter((s) => !s.startsWith('127.0.3.10 '))).toEqual([]);
+    } finally {
+      await c.cleanup();
+      await revived?.close();
+      await site.close();
+    }
+  }, 90_000);
 });

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { BoundedMap, DIRECT_TIER, maskProxyUrl, type Clock, type ExitTier, type Logger } from '@crawler/core';
+import { BoundedMap, CrawlerError, DIRECT_TIER, isExitError, maskProxyUrl, type Clock, type ExitTier, type Logger } from '@crawler/core';
 import type { FetchExit } from '@crawler/fetchers';
 
 /** Where the fleet shares which proxies are down: a key per proxy under the queue prefix, expiring with the verdict. */
@@ -82,6 +82,28 @@ export class ExitPool {
     this.#turn.set(tier, turn + 1);
     const configured = usable[turn % usable.length]!;
     return { tier, proxyUrl: isSticky(configured) ? await this.#stickyUrl(configured, site ?? '') : configured };
+  }
+
+  /**
+   * Run a request that is no page fetch (robots.txt, the probe, a sitemap) from the worker's own address, or, without
+   * `direct`, through the cheapest tier: a proxy that fails is marked down and the tier's next URL tried. With none up
+   * it throws `proxy_unavailable`; it never falls back to the worker's own address.
+   */
+  async housekeeping<T>(run: (exit: FetchExit | undefined) => Promise<T>): Promise<T> {
+    if (this.#tiers.has(DIRECT_TIER)) return run(undefined);
+    const tier = this.tiers[0]!.name;
+    const tried = new Set<string>();
+    for (;;) {
+      const exit = await this.pick(tier, tried);
+      if (!exit?.proxyUrl) throw new CrawlerError('proxy_unavailable', `every proxy of tier '${tier}' is down`);
+      try {
+        return await run(exit);
+      } catch (err) {
+        if (!isExitError(err)) throw err;
+        tried.add(exit.proxyUrl);
+        await this.markUnhealthy(exit.proxyUrl, 'proxy_unavailable');
+      }
+    }
   }
 
   /**

@@ -11,6 +11,7 @@ import {
   errorTypeOf,
   extractUrlHeuristics,
   maskProxyUrl,
+  isExitError,
   isUrlPolicyError,
   lazyChild,
   retryAfterMsOf,
@@ -222,6 +223,11 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
   } catch (err) {
     // The URL itself is refused (SSRF guard, scheme): the same answer for any request, so the link fails with it.
     if (isUrlPolicyError(err)) return failLink(deps, ctx, { errorType: err.code, message: err.message });
+    // robots.txt could not be asked: every proxy of the tier is down. The site is not to blame; wait as a fetch would.
+    if (isExitError(err)) {
+      deps.metrics.jobFinished(ctx.queue, 'delayed');
+      return delayJob(ctx.job, ctx.token, deps.settings.proxyUnhealthyMs ?? 60_000);
+    }
     throw err;
   }
   if (isUnreachable(verdict)) return pauseUnreachableSite(deps, known, ctx, verdict);

@@ -1,10 +1,10 @@
 import { ExitPool } from '../exits/exit-pool.js';
 import { SessionJars } from '../exits/session-jars.js';
 import type { Redis } from 'ioredis';
-import { DIRECT_TIER, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
+import { isExitError, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, shardOfDomain } from '@crawler/queue';
 import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, OutcomeBatcher, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
-import { createDefaultRegistry, probe as probeWith, RedisClearanceStore, type FetchExit } from '@crawler/fetchers';
+import { createDefaultRegistry, probe as probeWith, RedisClearanceStore } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import { BlockedArms } from '../fetch/blocked-arms.js';
@@ -98,9 +98,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   // Proxy health is shared by the fleet: one worker's dead proxy is every worker's.
   const exits = new ExitPool(config.exitTiers, { unhealthyMs: config.proxyUnhealthyMs, clock, shared: { redis, prefix: config.queuePrefix }, logger: logger.child({ component: 'exits' }) });
   // With PROXY_DIRECT=false nothing leaves from the worker's own address: the probe and robots.txt take the cheapest tier.
-  const housekeepingExit = async (): Promise<FetchExit | undefined> => (exits.has(DIRECT_TIER) ? undefined : ((await exits.pick(exits.tiers[0]!.name)) ?? undefined));
   const probe: ProbeFn =
-    o.probe ?? (async (url, signal) => probeWith(registry.get(FETCHERS.simpleHttp), url, { timeoutMs: config.probeTimeoutMs, maxBytes: config.probeMaxBytes, signal, exit: await housekeepingExit() }));
+    o.probe ?? ((url, signal) => exits.housekeeping((exit) => probeWith(registry.get(FETCHERS.simpleHttp), url, { timeoutMs: config.probeTimeoutMs, maxBytes: config.probeMaxBytes, signal, exit })));
 
   // One gate per shard, each under its shard's hash tag: a domain's politeness keys sit in the slot of its jobs.
   const shardGates = queues.prefixes.map(
@@ -128,12 +127,12 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
           logger: logger.child({ component: 'robots' }),
           fetchRobots: async (origin) => {
             try {
-              const exit = await housekeepingExit();
               // A longer robots.txt is read up to its first 512 KiB, as RFC 9309 allows (at least 500 KiB), not refused.
-              const res = await registry.get(FETCHERS.simpleHttp).fetch({ url: `${origin}/robots.txt`, timeoutMs: 10_000, maxBytes: 512 * 1024, truncate: true, ...(exit ? { exit } : {}) });
+              const res = await exits.housekeeping((exit) => registry.get(FETCHERS.simpleHttp).fetch({ url: `${origin}/robots.txt`, timeoutMs: 10_000, maxBytes: 512 * 1024, truncate: true, ...(exit ? { exit } : {}) }));
               return { status: res.status, body: res.text ?? '' };
             } catch (err) {
               if (isUrlPolicyError(err)) throw err; // the origin itself is refused: not an unreachable robots.txt
+              if (isExitError(err)) throw err; // every proxy down: nothing learned of the site
               logger.info({ origin, errorType: (err as { code?: string }).code, error: (err as Error).message }, 'robots.txt could not be read');
               return null;
             }
@@ -251,8 +250,7 @@ export function createCrawlFrontier(o: {
     enqueueRoutes: (inputs) => o.queues.enqueueRoutes(inputs),
     // Sitemaps come through plain HTTP with its SSRF guard and size cap; a .xml.gz arrives as the gzip bytes.
     fetchSitemap: async (url) => {
-      const exit = exits.has(DIRECT_TIER) ? null : await exits.pick(exits.tiers[0]!.name);
-      const res = await fetchers.get(FETCHERS.simpleHttp).fetch({ url, timeoutMs: config.fetchTimeoutMs, maxBytes: config.sitemapMaxBytes ?? config.fetchMaxBytes, ...(exit ? { exit } : {}) });
+      const res = await exits.housekeeping((exit) => fetchers.get(FETCHERS.simpleHttp).fetch({ url, timeoutMs: config.fetchTimeoutMs, maxBytes: config.sitemapMaxBytes ?? config.fetchMaxBytes, ...(exit ? { exit } : {}) }));
       return { status: res.status, body: res.body };
     },
     sitemapLimits: { maxFiles: config.sitemapMaxFiles, maxUrls: config.sitemapMaxUrls, maxBytes: config.sitemapMaxBytes },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { InvalidUrlError, isUrlPolicyError, silentLogger, systemClock, type Clock, type Logger, type RobotsPolicy, type RobotsVerdict } from '@crawler/core';
+import { InvalidUrlError, isExitError, isUrlPolicyError, silentLogger, systemClock, type Clock, type Logger, type RobotsPolicy, type RobotsVerdict } from '@crawler/core';
 import { hashTaggedPrefix } from '../redis/run-script.js';
 import { compileRobots, rulesFromFetch, type CompiledRobots, type RobotsFetchResult, type RobotsRules } from './robots-rules.js';
 
@@ -153,6 +153,8 @@ export class RobotsCache implements RobotsPolicy {
       // A refused origin (the SSRF guard) is not an unreachable site: caching "disallow all" would report every link
       // as forbidden by robots.txt, and keep doing so after the guard is switched off. Let the refusal through.
       if (isUrlPolicyError(err)) throw err;
+      // The proxy it went through failed: that says nothing of the site, and must not be cached as its robots.txt.
+      if (isExitError(err)) throw err;
       this.#o.logger.warn({ err, origin }, 'robots.txt fetch failed; treating the site as unreachable');
       result = null;
     }
