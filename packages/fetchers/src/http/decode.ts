@@ -6,7 +6,7 @@ import { decodeWindows1252, detectContentFamily, isWindows1252Label, metaCharset
 /**
  * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
  * sent raw by some servers, so the first byte decides (0x78 is the zlib header's usual first byte).
- * Unknown encodings pass through untouched: the bytes are still the server's answer. A list (`gzip, gzip`,
+ * Unknown codings pass through untouched (the caller refuses a body that still looks encoded). A list (`gzip, gzip`,
  * `gzip, identity`) was applied in its order, so it is undone from the last; `identity` is no coding.
  */
 export function createDecoder(contentEncoding: string | undefined, firstByte: number | undefined): Duplex | null {
@@ -22,6 +22,31 @@ export function createDecoder(contentEncoding: string | undefined, firstByte: nu
     tail = tail.pipe(d);
   }
   return Duplex.from({ writable: head, readable: tail });
+}
+
+const KNOWN_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br']);
+
+/** The codings of a `content-encoding` this fetcher cannot undo (`zstd`, `compress`, a typo), lower-case; usually none. */
+export function unknownCodings(contentEncoding: string | undefined): string[] {
+  return (contentEncoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity' && !KNOWN_CODINGS.has(c));
+}
+
+// gzip, compress (.Z), zstd, xz, bzip2.
+const COMPRESSED_MAGIC = [[0x1f, 0x8b], [0x1f, 0x9d], [0x28, 0xb5, 0x2f, 0xfd], [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], [0x42, 0x5a, 0x68]];
+
+/**
+ * Whether a body sent under a coding we cannot undo is still encoded. Browsers pass an unknown coding through (a
+ * mislabel such as `Content-Encoding: utf-8` is common and harmless), so the body is kept when it reads as what it
+ * claims: it does not start as a compressed format does and, when its type is text, has no control bytes.
+ */
+export function looksEncoded(head: Uint8Array, textual: boolean): boolean {
+  if (COMPRESSED_MAGIC.some((m) => m.every((b, i) => head[i] === b))) return true;
+  if (!textual) return false;
+  // C0 controls other than tab, LF, FF, CR (and ESC, which ISO-2022 text uses) never appear in text.
+  return head.subarray(0, 512).some((b) => b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1b);
 }
 
 function decoderFor(enc: string, firstByte: number | undefined): Transform | null {

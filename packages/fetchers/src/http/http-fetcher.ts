@@ -7,7 +7,7 @@ import type { FetchRequest, FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
 import { MAX_RESPONSE_HEADER_BYTES, resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { browserLikeHeaders } from './browser-headers.js';
-import { createDecoder, decodeText, isTextualType, mimeTypeOf, sniffCharset } from './decode.js';
+import { createDecoder, decodeText, isTextualType, looksEncoded, mimeTypeOf, sniffCharset, unknownCodings } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
 import { translateUndiciError } from './translate-error.js';
 import { ProxyExitError, createProxyConnector } from './proxy-connector.js';
@@ -235,6 +235,12 @@ async function readBody(
     throw cutOff(0, err);
   });
   if (first.done) return new Uint8Array(0);
+  const unknown = unknownCodings(encoding);
+  if (unknown.length > 0 && looksEncoded(first.value, isTextualType(mimeTypeOf(headers['content-type']), first.value))) {
+    // Stored as it came, a zstd or compress body would be kept and analysed as the page: binary noise.
+    raw.destroy();
+    throw new FetchError('decode_error', `cannot decode content-encoding ${unknown.join(', ')}`, ctx);
+  }
   const decoder = createDecoder(encoding, first.value[0]);
   if (!decoder) {
     // Identity (most bodies): read the socket's chunks as they come, with no stream re-wrapping.
