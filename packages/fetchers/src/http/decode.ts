@@ -1,4 +1,4 @@
-import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, constants as zlibConstants } from 'node:zlib';
+import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, gunzipSync, constants as zlibConstants } from 'node:zlib';
 import { Duplex, type Transform } from 'node:stream';
 import iconv from 'iconv-lite';
 import { decodeWindows1252, detectContentFamily, isWindows1252Label, metaCharsetLabel } from '@crawler/core';
@@ -47,6 +47,22 @@ export function looksEncoded(head: Uint8Array, textual: boolean): boolean {
   if (!textual) return false;
   // C0 controls other than tab, LF, FF, CR (and ESC, which ISO-2022 text uses) never appear in text.
   return head.subarray(0, 512).some((b) => b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1b);
+}
+
+/**
+ * A text body that is still gzip once its content-encoding is undone, inflated: a server that gzipped twice under one
+ * `gzip` label, or a `.html.gz` served as text/html without its Content-Encoding. Such bytes cannot be the text they
+ * are typed as. Null when the body is not that; throws RangeError when it inflates past `maxBytes`.
+ */
+export function inflateStrayGzip(body: Uint8Array, mime: string | null, maxBytes: number): Uint8Array | null {
+  // 08 (deflate) is the only method gzip defines: two magic bytes alone occur in binary noise.
+  if (mime === null || body[0] !== 0x1f || body[1] !== 0x8b || body[2] !== 0x08 || !isTextualType(mime, body)) return null;
+  try {
+    return new Uint8Array(gunzipSync(body, { maxOutputLength: maxBytes, finishFlush: zlibConstants.Z_SYNC_FLUSH }));
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new RangeError(`inflates past ${maxBytes} bytes`);
+    return null;
+  }
 }
 
 function decoderFor(enc: string, firstByte: number | undefined): Transform | null {
