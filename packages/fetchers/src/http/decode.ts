@@ -1,7 +1,7 @@
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, gunzipSync, constants as zlibConstants } from 'node:zlib';
 import { Duplex, type Transform } from 'node:stream';
 import iconv from 'iconv-lite';
-import { decodeWindows1252, detectContentFamily, isWindows1252Label, metaCharsetLabel } from '@crawler/core';
+import { decodeWindows1252, detectContentFamily, isWindows1252Label, knownCharset, metaCharsetLabel } from '@crawler/core';
 
 /**
  * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
@@ -107,14 +107,15 @@ const META_CHARSET = /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i;
 
 /**
  * Which charset the body is in, by the HTML standard's order: a byte-order mark wins, then the header's
- * `charset`, then a `<meta charset>` or `<meta http-equiv content-type>` in the first 4 KiB, else UTF-8.
+ * `charset` when it names one, then a `<meta charset>` or `<meta http-equiv content-type>` in the first 4 KiB, else UTF-8.
  */
 export function sniffCharset(body: Uint8Array, contentType: string | undefined): string {
   if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
   if (body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
   if (body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';
-  const fromHeader = contentType?.match(CHARSET_IN_TYPE)?.[1];
-  if (fromHeader) return fromHeader.toLowerCase();
+  // A label nothing decodes (`charset=bogus`) is no answer: the <meta> decides, as in browsers.
+  const fromHeader = contentType?.match(CHARSET_IN_TYPE)?.[1]?.toLowerCase();
+  if (fromHeader && (knownCharset(fromHeader) !== null || iconv.encodingExists(fromHeader))) return fromHeader;
   // Latin-1 maps bytes one-to-one, so the ASCII <meta> is found whatever the real charset is.
   const head = Buffer.from(body.subarray(0, 4096)).toString('latin1');
   const fromMeta = head.match(META_CHARSET)?.[1]?.toLowerCase();
