@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileScope, compileUrlPattern, siteOf } from './crawl-scope.js';
+import { canonicalCrawlUrl } from './crawl-url.js';
 
 describe('siteOf', () => {
   it('uses the Public Suffix List', () => {
@@ -69,6 +70,17 @@ describe('compileUrlPattern', () => {
     expect(compileUrlPattern('/a.b').test('http://a.com/axb')).toBe(false);
     expect(compileUrlPattern('/a/*').test('http://a.com/a/b')).toBe(true);
     expect(compileUrlPattern('/a/*').test('http://a.com/b/a/b')).toBe(false);
+  });
+
+  it('globs match the canonical URL whatever case, IDN spelling, default port or escapes the user typed', () => {
+    const matches = (pattern: string, raw: string) => compileScope({ scope: 'all', seeds: [], include: [pattern] }).check(canonicalCrawlUrl(raw)!) === null;
+    expect(matches('https://Docs.Example.COM/guide/**', 'https://docs.example.com/guide/a')).toBe(true);
+    expect(matches('HTTPS://docs.example.com:443/guide/*', 'https://DOCS.example.com/guide/a')).toBe(true);
+    expect(matches('https://bücher.de/**', 'https://xn--bcher-kva.de/buch')).toBe(true);
+    expect(matches('https://*.Bücher.de/**', 'https://shop.bücher.de/buch')).toBe(true);
+    expect(matches('/%7euser/*', 'https://a.com/~user/p')).toBe(true);
+    expect(matches('/café/*', 'https://a.com/caf%c3%a9/p')).toBe(true);
+    expect(matches('https://docs.example.com/guide/**', 'https://docs.example.org/guide/a')).toBe(false);
   });
 
   it('regexes are searched, and a broken one is a RangeError', () => {

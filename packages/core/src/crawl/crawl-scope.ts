@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
+import { domainToASCII } from 'node:url';
 import type { getDomain as GetDomain } from 'tldts';
 import { InvalidUrlError } from '../contracts/errors.js';
 import { frontierKey } from './crawl-url.js';
+import { normalizePercentEncoding } from '../url/normalize-url.js';
 
 /**
  * Which URLs a crawl may follow, relative to its seeds: the same registrable domain (`same-site`, by the Public Suffix
@@ -91,10 +93,39 @@ export function compileScope(rules: ScopeRules): ScopeMatcher {
   };
 }
 
+const GLOB_CHARS = /[*?]/;
+const DEFAULT_PORT: Record<string, string> = { http: ':80', https: ':443' };
+
+/**
+ * A glob written as a user types a URL, in the spelling the frontier's canonical URLs have: scheme and host in lower
+ * case, an IDN host in punycode, no default port, percent-escapes normalized and non-ASCII characters escaped as
+ * UTF-8. `https://Example.com/~a/**` must match `https://example.com/%7Ea/x`, which is how the page is stored.
+ */
+function canonicalPattern(pattern: string): string {
+  let rest = pattern;
+  let prefix = '';
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([^/]*)/.exec(pattern);
+  if (m) {
+    const scheme = m[1]!.toLowerCase();
+    let authority = m[2]!.toLowerCase();
+    if (authority.endsWith(DEFAULT_PORT[scheme] ?? '\0')) authority = authority.slice(0, -DEFAULT_PORT[scheme]!.length);
+    // Label by label, so a glob label (`*.bücher.de`) leaves the others convertible.
+    authority = authority
+      .split('.')
+      .map((label) => (GLOB_CHARS.test(label) || !/[^\x00-\x7f]/.test(label) ? label : domainToASCII(label) || label))
+      .join('.');
+    prefix = `${scheme}://${authority}`;
+    rest = pattern.slice(m[0].length);
+  }
+  const escaped = normalizePercentEncoding(rest).replace(/[^\x00-\x7f]+/g, (s) => encodeURIComponent(s));
+  return prefix + escaped;
+}
+
 /**
  * A URL pattern: `re:<regex>` is a regular expression searched in the URL; anything else is a glob matched against
  * the whole URL, or against path and query when it starts with `/`. In globs `**` is any run of characters, `*` any
- * run without `/`, `?` one character other than `/`; everything else is literal. Throws RangeError for a bad regex.
+ * run without `/`, `?` one character other than `/`; everything else is literal. A glob is first written as the
+ * frontier writes URLs (host in lower case and punycode, escapes normalized). Throws RangeError for a bad regex.
  */
 export function compileUrlPattern(pattern: string): RegExp {
   if (pattern.startsWith('re:')) {
@@ -104,6 +135,7 @@ export function compileUrlPattern(pattern: string): RegExp {
       throw new RangeError(`invalid regex in URL pattern ${JSON.stringify(pattern)}: ${(err as Error).message}`);
     }
   }
+  pattern = canonicalPattern(pattern);
   let src = '';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;

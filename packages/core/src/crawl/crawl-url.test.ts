@@ -33,6 +33,13 @@ describe('canonicalCrawlUrl', () => {
     expect(canonicalCrawlUrl('  /p\n  ', 'http://a.com/q')).toBe('http://a.com/p');
   });
 
+  it('refuses a URL longer than MAX_URL_LENGTH once normalized, unless only its tracking parameters made it so', () => {
+    const token = 'a1B2'.repeat(600);
+    expect(canonicalCrawlUrl(`/search?t=${token}`, 'https://a.test/')).toBeNull();
+    expect(canonicalCrawlUrl(`/search?q=x&utm_content=${token}`, 'https://a.test/')).toBe('https://a.test/search?q=x');
+    expect(canonicalCrawlUrl(`/${'p'.repeat(2_000)}`, 'https://a.test/')).toBe(`https://a.test/${'p'.repeat(2_000)}`);
+  });
+
   it('refuses what cannot be fetched', () => {
     for (const raw of ['', '#top', 'mailto:a@b.c', 'javascript:void(0)', 'tel:123', 'data:text/html,x', 'http://']) {
       expect(canonicalCrawlUrl(raw, 'https://a.com/')).toBeNull();

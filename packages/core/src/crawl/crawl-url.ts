@@ -1,4 +1,4 @@
-import { normalizeUrl } from '../url/normalize-url.js';
+import { MAX_URL_LENGTH, normalizeUrl } from '../url/normalize-url.js';
 
 /**
  * Query parameters that identify a click, a campaign or a session, never the page: a discovered link loses them
@@ -69,7 +69,7 @@ export function stripTrackingParams(url: string, filter: TrackingParamFilter = D
 /**
  * A link as the crawl frontier stores it: resolved against `base` when relative, normalized (fragment dropped,
  * escapes and host canonical) and without tracking parameters. Null for anything the crawler cannot fetch
- * (other schemes, unparsable, empty).
+ * (other schemes, unparsable, empty, longer than MAX_URL_LENGTH).
  */
 export function canonicalCrawlUrl(raw: string, base?: string, filter: TrackingParamFilter = DEFAULT_FILTER): string | null {
   const trimmed = raw.trim();
@@ -77,7 +77,10 @@ export function canonicalCrawlUrl(raw: string, base?: string, filter: TrackingPa
   let absolute: string;
   try {
     absolute = base === undefined ? trimmed : new URL(trimmed, base).href;
-    return stripTrackingParams(normalizeUrl(absolute), filter);
+    const url = stripTrackingParams(normalizeUrl(absolute), filter);
+    // The enqueue path refuses such a URL; a discovered one is as unfetchable, and its key would not fit the
+    // frontier's index (Postgres refuses a btree entry past ~2.7 KB): one such link failed the admission of them all.
+    return url.length > MAX_URL_LENGTH ? null : url;
   } catch {
     return null;
   }

@@ -14,6 +14,15 @@ describe('extractLinks', () => {
     ]);
   });
 
+  it('takes the URL of a <meta http-equiv=refresh> and of a Refresh header, in the spellings sites use', () => {
+    const html = `<meta http-equiv="Refresh" content="0; URL='moved.html?a=1&amp;b=2'"><meta http-equiv="refresh" content="30"><a href="/a">a</a>`;
+    expect(extractLinks(html, PAGE, { refreshHeader: '5;url=/from-header' }).links.map((l) => l.url)).toEqual([
+      'https://site.test/from-header', 'https://site.test/dir/moved.html?a=1&b=2', 'https://site.test/a',
+    ]);
+    expect(extractLinks('<meta http-equiv="refresh" content="0, https://other.test/x">', PAGE).links.map((l) => l.url)).toEqual(['https://other.test/x']);
+    expect(extractLinks('<meta http-equiv="refresh" content="2;url=/y">', PAGE, { refreshHeader: '60' }).links.map((l) => l.url)).toEqual(['https://site.test/y']);
+  });
+
   it('resolves against the first <base>, itself relative to the page', () => {
     const html = '<a href="x">x</a><base href="/other/"><base href="https://ignored.test/"><a href="y?b=1&amp;c=2#f">y</a>';
     expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['https://site.test/other/x', 'https://site.test/other/y?b=1&c=2']);

@@ -27,6 +27,23 @@ export interface ExtractLinksOptions {
   trackingParams?: TrackingParamFilter;
   /** At most this many distinct links per page: a hostile page with a million anchors costs no more. @defaultValue 5000 */
   maxLinks?: number;
+  /** The response's `Refresh` header, whose URL is a link as a `<meta http-equiv=refresh>` one is. */
+  refreshHeader?: string;
+}
+
+/**
+ * The URL of a `Refresh` header or `<meta http-equiv=refresh>` content (`5; url=/next`, `0;URL='/next'`, `0, /next`), as
+ * the HTML standard parses it; null when it only reloads the page.
+ */
+export function refreshTarget(content: string): string | null {
+  const m = /^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$/is.exec(content);
+  let url = m?.[1]?.trim() ?? '';
+  const quote = url[0];
+  if (quote === '"' || quote === "'") {
+    const end = url.indexOf(quote, 1);
+    url = url.slice(1, end === -1 ? undefined : end);
+  }
+  return url === '' ? null : url;
 }
 
 /** Elements and the attribute that names a page to crawl. Scripts, styles and images are resources, not pages. */
@@ -38,7 +55,8 @@ function relTokens(rel: string | undefined): string[] {
 
 /**
  * The links of an HTML page, from one streaming parse (no DOM): `<a href>`, `<area href>`, `<iframe src>`,
- * `<frame src>` and `<link rel=next>`, resolved against the first `<base href>` (itself resolved against the page's
+ * `<frame src>`, `<link rel=next>` and a refresh's URL (`<meta http-equiv=refresh>`, the `Refresh` header: an old site's
+ * way to redirect, whose target is otherwise found nowhere), resolved against the first `<base href>` (itself resolved against the page's
  * final URL) or the final URL. Pure: no I/O, no clock.
  */
 export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOptions = {}): PageLinks {
@@ -50,7 +68,7 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
   let truncated = 0;
   // Raw values, resolved once the parse is over: a <base> may come after links in broken markup, and only the first
   // one counts, as in browsers (which also apply it to links before it).
-  const raw: Array<{ value: string; nofollow: boolean }> = [];
+  const raw: Array<{ value: string; nofollow: boolean; decoded?: boolean }> = [];
   const parser = createHtmlParser({
     onopentag(name, attribs) {
       const attr = LINK_ATTRIBUTE[name];
@@ -72,6 +90,9 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
         } catch {
           // An unusable <base> is ignored, as browsers do.
         }
+      } else if (name === 'meta' && decodeAttribute(attribs['http-equiv'] ?? '').trim().toLowerCase() === 'refresh') {
+        const target = refreshTarget(decodeAttribute(attribs.content ?? ''));
+        if (target !== null) raw.push({ value: target, nofollow: false, decoded: true });
       } else if (name === 'meta' && (attribs.name ?? '').toLowerCase() === 'robots') {
         const content = decodeAttribute(attribs.content ?? '').toLowerCase();
         if (/\b(nofollow|none)\b/.test(content)) nofollowAll = true;
@@ -79,10 +100,12 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
     },
   });
   parser.end(html);
+  const fromHeader = opts.refreshHeader === undefined ? null : refreshTarget(opts.refreshHeader);
+  if (fromHeader !== null) raw.unshift({ value: fromHeader, nofollow: false, decoded: true });
 
   const byUrl = new Map<string, ExtractedLink>();
   for (const r of raw) {
-    const url = canonicalCrawlUrl(decodeAttribute(r.value), base, opts.trackingParams);
+    const url = canonicalCrawlUrl(r.decoded ? r.value : decodeAttribute(r.value), base, opts.trackingParams);
     if (url === null) continue;
     const nofollow = r.nofollow || nofollowAll;
     const seen = byUrl.get(url);

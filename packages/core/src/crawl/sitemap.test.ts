@@ -19,6 +19,14 @@ describe('parseSitemap', () => {
     expect(parseSitemap(xml).sitemaps).toEqual(['https://a.test/s1.xml.gz', 'https://a.test/s2.xml']);
   });
 
+  it('resolves a <loc> written as a path against the sitemap URL, in an index and in a urlset', () => {
+    const index = `<sitemapindex><sitemap><loc>/sitemap-posts.xml</loc></sitemap><sitemap><loc>pages.xml</loc></sitemap></sitemapindex>`;
+    expect(parseSitemap(index, { baseUrl: 'https://a.test/maps/index.xml' }).sitemaps).toEqual(['https://a.test/sitemap-posts.xml', 'https://a.test/maps/pages.xml']);
+    expect(parseSitemap('<urlset><url><loc>/about</loc></url></urlset>', { baseUrl: 'https://a.test/sitemap.xml' }).urls).toEqual(['https://a.test/about']);
+    // Without a base there is nothing to resolve against: skipped, as before.
+    expect(parseSitemap(index).sitemaps).toEqual([]);
+  });
+
   it('caps the entries', () => {
     const xml = `<urlset>${Array.from({ length: 20 }, (_, i) => `<url><loc>https://a.test/${i}</loc></url>`).join('')}</urlset>`;
     const r = parseSitemap(xml, { maxEntries: 5 });

@@ -14,9 +14,11 @@ export interface SitemapEntries {
 /**
  * The entries of a sitemap or sitemap index (sitemaps.org 0.9), from one streaming parse in XML mode. Namespace
  * prefixes are ignored (`<sm:loc>` is `<loc>`); a `<loc>` outside `<url>`/`<sitemap>`, or not an http(s) URL, is
- * skipped. At most `maxEntries` entries (the protocol's own limit is 50,000 per file). Pure.
+ * skipped. The protocol wants every `<loc>` absolute; one written as a path (`<loc>/sitemap-posts.xml</loc>`, as some
+ * generators write them) is resolved against `baseUrl`, the sitemap's own URL, when given. At most `maxEntries`
+ * entries (the protocol's own limit is 50,000 per file). Pure.
  */
-export function parseSitemap(xml: string, opts: { maxEntries?: number } = {}): SitemapEntries {
+export function parseSitemap(xml: string, opts: { maxEntries?: number; baseUrl?: string } = {}): SitemapEntries {
   const maxEntries = opts.maxEntries ?? 50_000;
   const urls: string[] = [];
   const sitemaps: string[] = [];
@@ -42,7 +44,7 @@ export function parseSitemap(xml: string, opts: { maxEntries?: number } = {}): S
         const n = local(name);
         if (n === 'loc' && inLoc) {
           inLoc = false;
-          const url = canonicalCrawlUrl(decodeXmlText(text.replace(/^<!\[CDATA\[|\]\]>$/g, '')));
+          const url = canonicalCrawlUrl(decodeXmlText(text.replace(/^<!\[CDATA\[|\]\]>$/g, '')), opts.baseUrl);
           if (url === null) return;
           if (urls.length + sitemaps.length >= maxEntries) truncated += 1;
           else (parent === 'url' ? urls : sitemaps).push(url);

@@ -47,7 +47,7 @@ export function domainOf(url: string): string {
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
 /** Upper-case the hex of every %XX escape and decode the ones that stand for unreserved characters. */
-function normalizePercentEncoding(s: string): string {
+export function normalizePercentEncoding(s: string): string {
   return s.replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => {
     const ch = String.fromCharCode(parseInt(hex, 16));
     return UNRESERVED.test(ch) ? ch : `%${hex.toUpperCase()}`;

@@ -20,6 +20,10 @@ describe('decodeBody', () => {
     const page = Buffer.from('<html><head><meta charset="utf-16"><title>Café</title></head><body><a href="/next">next</a></body></html>', 'utf8');
     expect(decodeBody(page, 'text/html')).toBe(page.toString('utf8'));
   });
+  it('passes over a header charset nothing decodes to the <meta charset>, as browsers do', () => {
+    const sjis = new Uint8Array([...Buffer.from('<meta charset="Shift_JIS"><p>', 'latin1'), 0x82, 0xa0]);
+    expect(decodeBody(sjis, 'text/html; charset=bogus')).toContain('<p>あ');
+  });
   it('falls back to UTF-8 for an unknown label', () => {
     expect(decodeBody(Buffer.from('ok'), 'text/html; charset=no-such-charset')).toBe('ok');
   });

@@ -18,8 +18,23 @@ export function decodeBody(body: string | Uint8Array, contentType: string | unde
   const bytes = body.length > maxBytes ? body.subarray(0, maxBytes) : body;
   const bom = bomEncoding(bytes);
   if (bom) return decodeWith(bom.encoding, bytes.subarray(bom.length));
-  const label = charsetOf(contentType) ?? sniffMetaCharset(bytes) ?? 'utf-8';
+  const label = knownCharset(charsetOf(contentType)) ?? sniffMetaCharset(bytes) ?? 'utf-8';
   return decodeWith(label, bytes);
+}
+
+/**
+ * `label` when it names an encoding this platform decodes, else null. The Encoding Standard makes an unknown label
+ * (`charset=bogus`, `charset=utf8mb4`) no answer at all, so the next source (a `<meta charset>`) decides, as in browsers.
+ */
+export function knownCharset(label: string | null | undefined): string | null {
+  if (!label) return null;
+  if (WINDOWS_1252_LABELS.has(label)) return label;
+  try {
+    new TextDecoder(label);
+    return label;
+  } catch {
+    return null;
+  }
 }
 
 function bomEncoding(b: Uint8Array): { encoding: string; length: number } | null {

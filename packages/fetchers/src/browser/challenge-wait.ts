@@ -205,11 +205,40 @@ export async function documentLoaded(page: Page, document: Request, timeoutMs: n
   }
 }
 
+/**
+ * The document's HTML (doctype included, as `page.content()` gives it) with every open shadow root flattened into it.
+ * `page.content()` serializes the light DOM only, so the text and links a web component renders in its shadow root (a
+ * product card, a comment widget, a design system's whole page) were not in the stored page. As search engines'
+ * renderers do, each shadow host's children become its shadow tree, with every `<slot>` holding the light nodes
+ * assigned to it (or its fallback). Runs in the page, in one round trip whether or not it has shadow roots.
+ */
+function flattenedDocument(): string {
+  const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
+  const root = document.documentElement;
+  // A shadow root inside another has a host in the document too.
+  if (!root || !Array.from(document.querySelectorAll('*')).some((el) => el.shadowRoot !== null)) return doctype + (root?.outerHTML ?? '');
+  const flat = (node: Node): Node => {
+    if (!(node instanceof Element)) return node.cloneNode(false);
+    const copy = node.cloneNode(false) as Element;
+    let children: ArrayLike<Node> = node.childNodes;
+    if (node.shadowRoot) children = node.shadowRoot.childNodes;
+    else if (node instanceof HTMLSlotElement) {
+      const assigned = node.assignedNodes();
+      if (assigned.length > 0) children = assigned;
+    }
+    for (const child of Array.from(children)) copy.appendChild(flat(child));
+    return copy;
+  };
+  return doctype + (flat(root) as Element).outerHTML;
+}
+
 /** The page's HTML, retried while a navigation is replacing the document (content() fails mid-navigation). */
 export async function settledContent(page: Page, deadline: number): Promise<string> {
   for (;;) {
     try {
-      return await page.content();
+      // In the page's own world, whose globals a script may have broken: then Playwright's serializer, light DOM only.
+      const html = await page.evaluate(flattenedDocument).catch(() => null);
+      return typeof html === 'string' ? html : await page.content();
     } catch (err) {
       if (Date.now() >= deadline || page.isClosed()) throw err;
       await page.waitForLoadState('domcontentloaded', { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);

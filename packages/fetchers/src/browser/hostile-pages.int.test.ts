@@ -39,6 +39,13 @@ describe('hostile pages in the browser', () => {
         headers: { 'content-type': 'text/html' },
         body: Buffer.from('<html><head><meta charset="iso-8859-1"><title>Menu</title></head><body><p>Caf\xe9 cr\xe8me br\xfbl\xe9e</p></body></html>', 'latin1'),
       },
+      // A web component whose text and links live in an open shadow root, one light child slotted into it.
+      '/component': {
+        body: `<!DOCTYPE html><html><head><title>Shop</title></head><body><product-card><span slot="price">12 EUR</span></product-card>
+          <script>customElements.define('product-card', class extends HTMLElement { constructor() { super();
+            this.attachShadow({ mode: 'open' }).innerHTML = '<h2>Harbour lamp</h2><p>Price: <slot name="price">unknown</slot></p><a href="/lamp/reviews">Reviews</a><inner-note></inner-note>'; } });
+          customElements.define('inner-note', class extends HTMLElement { constructor() { super(); this.attachShadow({ mode: 'open' }).innerHTML = '<p>Ships in two days</p>'; } });</script></body></html>`,
+      },
       '/no-content': (_req, res) => res.writeHead(204).end(),
       '/login-required': (_req, res) => res.writeHead(401, { 'content-type': 'text/html', 'www-authenticate': 'Basic realm="staff"' }).end('<html><body><p>Log in first.</p></body></html>'),
       '/moved-to-no-content': (_req, res) => res.writeHead(302, { location: '/no-content' }).end(),
@@ -70,6 +77,13 @@ describe('hostile pages in the browser', () => {
     const next = await fetcher.fetch({ url: server.url('/'), timeoutMs: 10_000 });
     expect(next.text).toContain('An ordinary page');
   }, 120_000);
+
+  it('stores the text and links of open shadow roots, nested ones and slotted light nodes included', async () => {
+    const r = await fetcher.fetch({ url: server.url('/component') });
+    expect(r.text).toMatch(/<h2>Harbour lamp<\/h2><p>Price: <slot name="price"><span slot="price">12 EUR<\/span><\/slot><\/p><a href="\/lamp\/reviews">/);
+    expect(r.text).toContain('<p>Ships in two days</p>');
+    expect(r.text).toMatch(/^<!DOCTYPE html><html>/);
+  });
 
   it('returns the bytes the site sent for a document Chromium shows in a viewer, not the viewer', async () => {
     // The result was the viewer's HTML under the site's content type: a JSON body wrapped in <pre>, an image's viewer

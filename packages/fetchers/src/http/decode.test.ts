@@ -17,6 +17,13 @@ describe('charset sniffing', () => {
     expect(sniffCharset(enc.encode('<meta http-equiv="Content-Type" content="text/html; charset=UTF-16LE">'), undefined)).toBe('utf-8');
   });
 
+  it('passes over a header charset nothing decodes to the <meta>, as browsers do', () => {
+    const page = Uint8Array.from([...enc.encode('<meta charset="shift_jis"><p>'), 0x93, 0xfa, 0x96, 0x7b]);
+    expect(sniffCharset(page, 'text/html; charset=bogus')).toBe('shift_jis');
+    expect(decodeText(page, sniffCharset(page, 'text/html; charset=bogus'))).toBe('<meta charset="shift_jis"><p>日本');
+    expect(sniffCharset(enc.encode('<p>plain</p>'), 'text/html; charset=utf8mb4')).toBe('utf-8');
+  });
+
   it('decodes single-byte charsets and survives unknown labels', () => {
     expect(decodeText(encodeSingleByte(SAMPLE_TEXTS.russian, 'windows-1251'), 'windows-1251')).toBe(SAMPLE_TEXTS.russian);
     expect(decodeText(encodeSingleByte(SAMPLE_TEXTS.russian, 'koi8-r'), 'koi8-r')).toBe(SAMPLE_TEXTS.russian);

@@ -1,12 +1,12 @@
-import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, constants as zlibConstants } from 'node:zlib';
+import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, gunzipSync, constants as zlibConstants } from 'node:zlib';
 import { Duplex, type Transform } from 'node:stream';
 import iconv from 'iconv-lite';
-import { decodeWindows1252, detectContentFamily, isWindows1252Label, metaCharsetLabel } from '@crawler/core';
+import { decodeWindows1252, detectContentFamily, isWindows1252Label, knownCharset, metaCharsetLabel } from '@crawler/core';
 
 /**
  * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
  * sent raw by some servers, so the first byte decides (0x78 is the zlib header's usual first byte).
- * Unknown encodings pass through untouched: the bytes are still the server's answer. A list (`gzip, gzip`,
+ * Unknown codings pass through untouched (the caller refuses a body that still looks encoded). A list (`gzip, gzip`,
  * `gzip, identity`) was applied in its order, so it is undone from the last; `identity` is no coding.
  */
 export function createDecoder(contentEncoding: string | undefined, firstByte: number | undefined): Duplex | null {
@@ -22,6 +22,47 @@ export function createDecoder(contentEncoding: string | undefined, firstByte: nu
     tail = tail.pipe(d);
   }
   return Duplex.from({ writable: head, readable: tail });
+}
+
+const KNOWN_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br']);
+
+/** The codings of a `content-encoding` this fetcher cannot undo (`zstd`, `compress`, a typo), lower-case; usually none. */
+export function unknownCodings(contentEncoding: string | undefined): string[] {
+  return (contentEncoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity' && !KNOWN_CODINGS.has(c));
+}
+
+// gzip, compress (.Z), zstd, xz, bzip2.
+const COMPRESSED_MAGIC = [[0x1f, 0x8b], [0x1f, 0x9d], [0x28, 0xb5, 0x2f, 0xfd], [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], [0x42, 0x5a, 0x68]];
+
+/**
+ * Whether a body sent under a coding we cannot undo is still encoded. Browsers pass an unknown coding through (a
+ * mislabel such as `Content-Encoding: utf-8` is common and harmless), so the body is kept when it reads as what it
+ * claims: it does not start as a compressed format does and, when its type is text, has no control bytes.
+ */
+export function looksEncoded(head: Uint8Array, textual: boolean): boolean {
+  if (COMPRESSED_MAGIC.some((m) => m.every((b, i) => head[i] === b))) return true;
+  if (!textual) return false;
+  // C0 controls other than tab, LF, FF, CR (and ESC, which ISO-2022 text uses) never appear in text.
+  return head.subarray(0, 512).some((b) => b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1b);
+}
+
+/**
+ * A text body that is still gzip once its content-encoding is undone, inflated: a server that gzipped twice under one
+ * `gzip` label, or a `.html.gz` served as text/html without its Content-Encoding. Such bytes cannot be the text they
+ * are typed as. Null when the body is not that; throws RangeError when it inflates past `maxBytes`.
+ */
+export function inflateStrayGzip(body: Uint8Array, mime: string | null, maxBytes: number): Uint8Array | null {
+  // 08 (deflate) is the only method gzip defines: two magic bytes alone occur in binary noise.
+  if (mime === null || body[0] !== 0x1f || body[1] !== 0x8b || body[2] !== 0x08 || !isTextualType(mime, body)) return null;
+  try {
+    return new Uint8Array(gunzipSync(body, { maxOutputLength: maxBytes, finishFlush: zlibConstants.Z_SYNC_FLUSH }));
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new RangeError(`inflates past ${maxBytes} bytes`);
+    return null;
+  }
 }
 
 function decoderFor(enc: string, firstByte: number | undefined): Transform | null {
@@ -66,14 +107,15 @@ const META_CHARSET = /<meta[^>]+charset\s*=\s*["']?\s*([\w.:-]+)/i;
 
 /**
  * Which charset the body is in, by the HTML standard's order: a byte-order mark wins, then the header's
- * `charset`, then a `<meta charset>` or `<meta http-equiv content-type>` in the first 4 KiB, else UTF-8.
+ * `charset` when it names one, then a `<meta charset>` or `<meta http-equiv content-type>` in the first 4 KiB, else UTF-8.
  */
 export function sniffCharset(body: Uint8Array, contentType: string | undefined): string {
   if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
   if (body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
   if (body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';
-  const fromHeader = contentType?.match(CHARSET_IN_TYPE)?.[1];
-  if (fromHeader) return fromHeader.toLowerCase();
+  // A label nothing decodes (`charset=bogus`) is no answer: the <meta> decides, as in browsers.
+  const fromHeader = contentType?.match(CHARSET_IN_TYPE)?.[1]?.toLowerCase();
+  if (fromHeader && (knownCharset(fromHeader) !== null || iconv.encodingExists(fromHeader))) return fromHeader;
   // Latin-1 maps bytes one-to-one, so the ASCII <meta> is found whatever the real charset is.
   const head = Buffer.from(body.subarray(0, 4096)).toString('latin1');
   const fromMeta = head.match(META_CHARSET)?.[1]?.toLowerCase();

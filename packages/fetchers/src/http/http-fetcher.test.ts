@@ -56,6 +56,17 @@ describe('simple_http against local servers', () => {
       '/gzip-gzip': { headers: { 'content-encoding': 'gzip, gzip', 'content-type': 'text/html' }, body: gzipSync(gzipSync(article)) },
       '/gzip-br': { headers: { 'content-encoding': 'gzip, br', 'content-type': 'text/html' }, body: brotliCompressSync(gzipSync(article)) },
       '/gzip-identity': { headers: { 'content-encoding': 'gzip, identity', 'content-type': 'text/html' }, body: gzipSync(article) },
+      // Codings we cannot undo: a zstd frame (magic 28 b5 2f fd), a compress (.Z) stream, zstd inside gzip.
+      '/zstd': { headers: { 'content-encoding': 'zstd', 'content-type': 'text/html' }, body: Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x05, 0x29, 0x00, 0x00, 0x3c, 0x70, 0x3e]) },
+      '/compress': { headers: { 'content-encoding': 'compress', 'content-type': 'text/html' }, body: Buffer.from([0x1f, 0x9d, 0x90, 0x3c, 0xe0, 0xc0, 0x01, 0x02]) },
+      '/gzip-zstd': { headers: { 'content-encoding': 'zstd, gzip', 'content-type': 'text/html' }, body: gzipSync(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 1])) },
+      // Gzipped twice under one label (an app and its proxy both compressing), and gzip with no label at all.
+      '/gzip-twice': { headers: { 'content-encoding': 'gzip', 'content-type': 'text/html' }, body: gzipSync(gzipSync(article)) },
+      '/gzip-unlabelled': { headers: { 'content-type': 'text/html; charset=utf-8' }, body: gzipSync(article) },
+      // A gzip file is a file, whatever its bytes.
+      '/archive.gz': { headers: { 'content-type': 'application/gzip' }, body: gzipSync(article) },
+      // A label that names no coding over a plain body (a common misconfiguration): browsers show the page.
+      '/mislabelled': { headers: { 'content-encoding': 'utf-8', 'content-type': 'text/html' }, body: article },
       '/slow-headers': slowHeaders(3000),
       '/slow-body': slowBody({ chunks: 40, intervalMs: 100 }),
       '/stalling-body': slowBody({ chunks: 3, intervalMs: 1500 }),
@@ -153,6 +164,26 @@ describe('simple_http against local servers', () => {
 
   it.each(['/gzip', '/br', '/deflate-raw', '/gzip-gzip', '/gzip-br', '/gzip-identity'])('decompresses %s by hand', async (path) => {
     const r = await http.fetch({ url: server.url(path) });
+    expect(r.text).toContain('<h1>Harbour news</h1>');
+  });
+
+  it.each(['/zstd', '/compress', '/gzip-zstd'])('fails %s, a coding it cannot undo, as decode_error instead of keeping the encoded bytes as the page', async (path) => {
+    const err = (await http.fetch({ url: server.url(path) }).catch((e: unknown) => e)) as FetchError;
+    expect([err.code, err.message]).toEqual(['decode_error', expect.stringMatching(/cannot decode content-encoding (zstd|compress)/)]);
+  });
+
+  it.each(['/gzip-twice', '/gzip-unlabelled'])('inflates %s, a text body still gzipped, instead of storing gzip bytes as the page', async (path) => {
+    const r = await http.fetch({ url: server.url(path) });
+    expect(r.text).toContain('<h1>Harbour news</h1>');
+  });
+
+  it('keeps a gzip file served as one as its bytes', async () => {
+    const r = await http.fetch({ url: server.url('/archive.gz') });
+    expect([r.contentType, r.text, Buffer.from(r.body).equals(gzipSync(staticArticle({ title: 'Harbour news', links: ['/next'] })))]).toEqual(['application/gzip', null, true]);
+  });
+
+  it('keeps a plain body under a content-encoding that names no coding, as browsers do', async () => {
+    const r = await http.fetch({ url: server.url('/mislabelled') });
     expect(r.text).toContain('<h1>Harbour news</h1>');
   });
 

@@ -7,7 +7,7 @@ import type { FetchRequest, FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
 import { MAX_RESPONSE_HEADER_BYTES, resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { browserLikeHeaders } from './browser-headers.js';
-import { createDecoder, decodeText, isTextualType, mimeTypeOf, sniffCharset } from './decode.js';
+import { createDecoder, decodeText, inflateStrayGzip, isTextualType, looksEncoded, mimeTypeOf, sniffCharset, unknownCodings } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
 import { translateUndiciError } from './translate-error.js';
 import { ProxyExitError, ProxyStalls, createProxyConnector } from './proxy-connector.js';
@@ -124,11 +124,14 @@ export class HttpFetcher extends BaseFetcher {
         continue;
       }
       const flatHeaders = flattenHeaders(res.headers);
-      const body = await readBody(res.body, flatHeaders, req.maxBytes, {
-        url: req.originalUrl,
-        fetcher: this.name,
-      }, req.request.truncate === true);
+      const ctx = { url: req.originalUrl, fetcher: this.name };
+      let body = await readBody(res.body, flatHeaders, req.maxBytes, ctx, req.request.truncate === true);
       const contentType = mimeTypeOf(flatHeaders['content-type']);
+      try {
+        body = inflateStrayGzip(body, contentType, req.maxBytes) ?? body;
+      } catch (err) {
+        throw new FetchError('too_large', `gzip inside the body ${(err as Error).message}`, ctx);
+      }
       const charset = isTextualType(contentType, body) ? sniffCharset(body, flatHeaders['content-type']) : undefined;
       // Decoded when first read: a 40 KB page is 40 KB of young heap that outlives a scavenge or two on the event
       // loop, where the analysis thread decodes the bytes itself (see FetchResult.charset).
@@ -259,6 +262,12 @@ async function readBody(
     throw cutOff(0, err);
   });
   if (first.done) return new Uint8Array(0);
+  const unknown = unknownCodings(encoding);
+  if (unknown.length > 0 && looksEncoded(first.value, isTextualType(mimeTypeOf(headers['content-type']), first.value))) {
+    // Stored as it came, a zstd or compress body would be kept and analysed as the page: binary noise.
+    raw.destroy();
+    throw new FetchError('decode_error', `cannot decode content-encoding ${unknown.join(', ')}`, ctx);
+  }
   const decoder = createDecoder(encoding, first.value[0]);
   if (!decoder) {
     // Identity (most bodies): read the socket's chunks as they come, with no stream re-wrapping.

@@ -219,7 +219,8 @@ export class CrawlFrontier implements LinkDiscovery {
     if (finalUrl === null) return;
     if (compiled.scope.check(finalUrl) === 'scope' && !(await this.#widen(compiled, page.link.url, finalUrl))) return;
     const { record, scope, tracking } = compiled;
-    const extracted = extractLinks(page.text, page.finalUrl, { trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage });
+    const refresh = page.headers?.['refresh'];
+    const extracted = extractLinks(page.text, page.finalUrl, { trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage, ...(refresh === undefined ? {} : { refreshHeader: refresh }) });
     const depth = (page.link.depth ?? 0) + 1;
     const nofollowAll = robotsHeaderNofollow(page.headers?.['x-robots-tag']);
     const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0 };

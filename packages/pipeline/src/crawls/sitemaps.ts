@@ -81,7 +81,7 @@ export async function readSitemaps(
       continue;
     }
     report.files.push(url);
-    const entries = parseSitemap(xml, { maxEntries: limits.maxUrls });
+    const entries = parseSitemap(xml, { maxEntries: limits.maxUrls, baseUrl: url });
     for (const s of entries.sitemaps) push(s);
     for (const raw of entries.urls) {
       const u = opts.tracking ? canonicalCrawlUrl(raw, undefined, opts.tracking) : raw;

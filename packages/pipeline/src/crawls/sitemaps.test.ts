@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { gzipSync } from 'node:zlib';
+import { silentLogger } from '@crawler/core';
+import { readSitemaps } from './sitemaps.js';
+
+const enc = new TextEncoder();
+
+describe('readSitemaps', () => {
+  it('follows an index whose <loc>s are paths, resolved against the index URL', async () => {
+    const files: Record<string, Uint8Array> = {
+      'https://a.test/robots.txt': enc.encode('User-agent: *\nSitemap: https://a.test/maps/index.xml\n'),
+      'https://a.test/maps/index.xml': enc.encode('<sitemapindex><sitemap><loc>/maps/posts.xml.gz</loc></sitemap><sitemap><loc>pages.xml</loc></sitemap></sitemapindex>'),
+      'https://a.test/maps/posts.xml.gz': gzipSync('<urlset><url><loc>/posts/1</loc></url></urlset>'),
+      'https://a.test/maps/pages.xml': enc.encode('<urlset><url><loc>https://a.test/about</loc></url></urlset>'),
+    };
+    const fetch = async (url: string) => (files[url] ? { status: 200, body: files[url] } : { status: 404, body: new Uint8Array() });
+    const report = await readSitemaps(['https://a.test/'], { fetch, logger: silentLogger });
+    expect(report).toEqual({
+      urls: ['https://a.test/posts/1', 'https://a.test/about'],
+      files: ['https://a.test/maps/index.xml', 'https://a.test/maps/posts.xml.gz', 'https://a.test/maps/pages.xml'],
+      errors: [],
+      truncated: false,
+    });
+  });
+});
