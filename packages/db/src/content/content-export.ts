@@ -65,6 +65,12 @@ WHERE c.id > $1::bigint
 ORDER BY c.id
 LIMIT $5::int`;
 
+// Where a `since` walk starts: no page before the first one fetched at or after it can match, so the keyset walk
+// starts there instead of reading every older page through the filter (idx_fetched_content_fetched_at, index only).
+// `id + 0`: a bare min(id) is planned as a walk up the primary key until a row matches, the very scan of every older
+// page this avoids (recent pages are the last ids, not spread through them as the planner assumes).
+export const CONTENT_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM fetched_content WHERE fetched_at >= $1::timestamptz`;
+
 const ROWS_SQL = `
 SELECT c.id::text AS id, c.link::text AS "linkId", l.url, l.status AS "linkStatus", c.final_url AS "finalUrl",
   c.http_status AS "httpStatus", c.content_type AS "contentType", c.response_headers AS headers, c.fetcher,
@@ -112,6 +118,11 @@ export async function* iterateContent(prisma: PrismaClient, options: IterateCont
   const pageSize = options.pageSize ?? 1_000;
   const maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
   let after = '0';
+  if (options.since) {
+    const [start] = await withDbErrors('export content start', () => sql.query<{ id: string | null }>(CONTENT_START_SQL, [options.since]));
+    if (!start?.id) return;
+    after = start.id;
+  }
   for (;;) {
     const ids = await withDbErrors('export content ids', () =>
       sql.query<{ id: string; stored: number }>(IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.latestOnly ?? false]),
@@ -165,6 +176,9 @@ WHERE v.id > $1::bigint
 ORDER BY v.id
 LIMIT $5::int`;
 
+// As CONTENT_START_SQL, for visits (idx_page_visits_time).
+export const VISITS_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM page_visits WHERE visited_at >= $1::timestamptz`;
+
 const REVISITS_SQL = `
 SELECT v.id::text AS id, v.kind, v.link::text AS "linkId", l.url, l.status AS "linkStatus", v.final_url AS "finalUrl",
   v.http_status AS "httpStatus", v.response_headers AS headers, v.fetcher, v.visited_at AS "visitedAt",
@@ -202,6 +216,11 @@ export async function* iterateVisits(prisma: PrismaClient, options: IterateConte
   const pageSize = options.pageSize ?? 1_000;
   const maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
   let after = '0';
+  if (options.since) {
+    const [start] = await withDbErrors('export visits start', () => sql.query<{ id: string | null }>(VISITS_START_SQL, [options.since]));
+    if (!start?.id) return;
+    after = start.id;
+  }
   for (;;) {
     const ids = await withDbErrors('export visit ids', () =>
       sql.query<{ id: string; kind: string; content: string; stored: number }>(VISIT_IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize]),
