@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
-import { CONTENT_START_SQL, VISITS_START_SQL, iterateContent, iterateVisits } from './content-export.js';
+import { ScheduleStore } from '../schedule/schedule-store.js';
+import { CONTENT_START_SQL, VISITS_START_SQL, countContent, iterateContent, iterateVisits } from './content-export.js';
 
 let db: TestDatabase;
 let client: pg.Client;
@@ -60,5 +61,30 @@ describe('incremental exports (since)', () => {
     const none: string[] = [];
     for await (const p of iterateContent(db.prisma, { since: new Date('2030-01-01T00:00:00Z') })) none.push(p.url);
     expect(none).toEqual([]);
+  });
+});
+
+describe('--status done', () => {
+  it('keeps a page whose link is being fetched again; a page whose last visit failed stays out', async () => {
+    const urls = ['https://s.example/3019', 'https://s.example/3020', 'https://s.example/3021'];
+    const { rows } = await client.query<{ id: string; url: string }>('SELECT id::text, url FROM links WHERE url = ANY($1::text[]) ORDER BY url', [urls]);
+    const [revisited, failedBefore, untouched] = rows as [{ id: string; url: string }, { id: string; url: string }, { id: string; url: string }];
+    await client.query("UPDATE links SET status = 'failed', last_error_type = 'http_error' WHERE id = $1::uuid", [failedBefore.id]);
+    // A refresh starts a new visit of both: queued again until it ends.
+    const refreshed = await new ScheduleStore({ prisma: db.prisma }).refresh([revisited, failedBefore].map((l) => ({ linkId: l.id, maxAgeSeconds: 0 })));
+    expect(refreshed.refreshed).toHaveLength(2);
+    const done: string[] = [];
+    for await (const p of iterateContent(db.prisma, { since, linkStatus: 'done', latestOnly: true })) done.push(p.url);
+    expect(done).toContain(revisited.url);
+    expect(done).toContain(untouched.url);
+    expect(done).not.toContain(failedBefore.url);
+    const visits: string[] = [];
+    for await (const v of iterateVisits(db.prisma, { since, linkStatus: 'done' })) visits.push(v.kind === 'new' ? v.page.url : v.revisit.url);
+    expect(visits).toEqual(done);
+    expect(await countContent(db.prisma, { since, linkStatus: 'done', latestOnly: true })).toBe(done.length);
+    // Asked for by their current status, they are there too.
+    const queued: string[] = [];
+    for await (const p of iterateContent(db.prisma, { linkStatus: 'queued' })) queued.push(p.url);
+    expect(queued.sort()).toEqual([revisited.url, failedBefore.url].sort());
   });
 });

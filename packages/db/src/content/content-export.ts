@@ -3,6 +3,7 @@ import { brotliDecompress, gunzip } from 'node:zlib';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
+import { IN_PROGRESS_SQL_LIST } from '../sql-lists.js';
 
 const decompressBr = promisify(brotliDecompress);
 const decompressGzip = promisify(gunzip);
@@ -11,7 +12,10 @@ const decompressGzip = promisify(gunzip);
 export interface ContentExportFilter {
   /** Pages fetched at or after this instant. */
   since?: Date | null;
-  /** Only pages whose link is in this status (`done` for pages still current). */
+  /**
+   * Only pages whose link is in this status (`done` for pages still current). A link being fetched again (queued,
+   * routing, fetching or paused after a finished visit) also matches the status its last visit ended in.
+   */
   linkStatus?: string | null;
   /** Only pages of this domain or its subdomains (a name, not a pattern: `_` is no wildcard). */
   domain?: string | null;
@@ -59,7 +63,7 @@ SELECT c.id::text AS id, octet_length(c.body) AS stored
 FROM fetched_content c JOIN links l ON l.id = c.link
 WHERE c.id > $1::bigint
   AND ($2::timestamptz IS NULL OR c.fetched_at >= $2::timestamptz)
-  AND ($3::text IS NULL OR l.status = $3::text)
+  AND ($3::text IS NULL OR l.status = $3::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $3::text))
   AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
   AND (NOT $6::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))
 ORDER BY c.id
@@ -83,7 +87,7 @@ const COUNT_SQL = `
 SELECT count(*)::int AS n
 FROM fetched_content c JOIN links l ON l.id = c.link
 WHERE ($1::timestamptz IS NULL OR c.fetched_at >= $1::timestamptz)
-  AND ($2::text IS NULL OR l.status = $2::text)
+  AND ($2::text IS NULL OR l.status = $2::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $2::text))
   AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)
   AND (NOT $4::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))`;
 
@@ -171,7 +175,7 @@ SELECT v.id::text AS id, v.kind, v.content::text AS content, CASE WHEN v.kind = 
 FROM page_visits v JOIN links l ON l.id = v.link JOIN fetched_content c ON c.id = v.content
 WHERE v.id > $1::bigint
   AND ($2::timestamptz IS NULL OR v.visited_at >= $2::timestamptz)
-  AND ($3::text IS NULL OR l.status = $3::text)
+  AND ($3::text IS NULL OR l.status = $3::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $3::text))
   AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
 ORDER BY v.id
 LIMIT $5::int`;
@@ -190,7 +194,7 @@ const COUNT_VISITS_SQL = `
 SELECT count(*)::int AS n
 FROM page_visits v JOIN links l ON l.id = v.link
 WHERE ($1::timestamptz IS NULL OR v.visited_at >= $1::timestamptz)
-  AND ($2::text IS NULL OR l.status = $2::text)
+  AND ($2::text IS NULL OR l.status = $2::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $2::text))
   AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)`;
 
 interface RevisitRow {
