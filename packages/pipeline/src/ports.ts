@@ -75,7 +75,7 @@ export interface LinkRepo {
    * Back to `queued`, in a new generation, the links of `ids` that are failed with one of `errorTypes`; returns those
    * revived. Optional: without it, a re-posted failed link stays failed.
    */
-  reviveFailed?(ids: readonly string[], errorTypes: readonly string[]): Promise<Array<{ id: string; url: string; generation: number }>>;
+  reviveFailed?(ids: readonly string[], errorTypes: readonly string[], priority?: number | null): Promise<Array<{ id: string; url: string; generation: number; priority?: number | null }>>;
 }
 
 /** What the reconciler reads and writes (@crawler/db LinkStore). */

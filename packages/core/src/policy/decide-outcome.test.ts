@@ -26,6 +26,11 @@ describe('decideOutcome', () => {
     }
   });
 
+  it('a 304 that answered no conditional request of ours is a server error, not an empty page to store', () => {
+    expect(decide({ status: 304, validation: { ...ok, isEmpty: true, visibleTextLength: 0 } })).toMatchObject({ kind: 'retry_now', success: false, errorType: 'http_error' });
+    expect(decide({ status: 304, validation: null, maxAttempts: 1 })).toMatchObject({ kind: 'fail', errorType: 'http_error', reason: 'max_attempts:http_error' });
+  });
+
   it('transient errors retry once at once with the same fetcher, then pause on the short table', () => {
     for (const errorType of ['timeout', 'network_error', 'dns_error']) {
       expect(decide({ errorType, validation: null })).toMatchObject({ kind: 'retry_now', nextFetcher: 'simple_http', success: false, isBanned: false, riskLevel: 0 });

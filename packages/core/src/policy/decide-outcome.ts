@@ -120,6 +120,10 @@ function errorTypeOfResponse(v: ValidationResult | null, status: number | undefi
   if (isRateLimitResponse(status, retryAfterMs != null)) return ERROR_TYPES.rateLimited;
   if (status === 403) return ERROR_TYPES.blocked403;
   if (status !== undefined && status >= 500) return ERROR_TYPES.httpError;
+  // A 304 answers a conditional request, and the one answering ours is taken before this (the stored page stands). One
+  // that reaches here answered a request that sent no validators: it carries no page and confirms none, so it is the
+  // server's error, not the page's answer (stored, it would be an empty version).
+  if (status === 304) return ERROR_TYPES.httpError;
   // 4xx other than 403/406/429 is the page's own answer; re-fetching with a browser would not change it. So is a 3xx that
   // reached us (plain HTTP follows every redirect with a Location): a 302 without one, a 300, a 305 are what a browser
   // gets and shows too.

@@ -3,6 +3,7 @@ import { brotliDecompress, gunzip } from 'node:zlib';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
+import { IN_PROGRESS_SQL_LIST } from '../sql-lists.js';
 
 const decompressBr = promisify(brotliDecompress);
 const decompressGzip = promisify(gunzip);
@@ -11,7 +12,10 @@ const decompressGzip = promisify(gunzip);
 export interface ContentExportFilter {
   /** Pages fetched at or after this instant. */
   since?: Date | null;
-  /** Only pages whose link is in this status (`done` for pages still current). */
+  /**
+   * Only pages whose link is in this status (`done` for pages still current). A link being fetched again (queued,
+   * routing, fetching or paused after a finished visit) also matches the status its last visit ended in.
+   */
   linkStatus?: string | null;
   /** Only pages of this domain or its subdomains (a name, not a pattern: `_` is no wildcard). */
   domain?: string | null;
@@ -59,11 +63,17 @@ SELECT c.id::text AS id, octet_length(c.body) AS stored
 FROM fetched_content c JOIN links l ON l.id = c.link
 WHERE c.id > $1::bigint
   AND ($2::timestamptz IS NULL OR c.fetched_at >= $2::timestamptz)
-  AND ($3::text IS NULL OR l.status = $3::text)
+  AND ($3::text IS NULL OR l.status = $3::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $3::text))
   AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
   AND (NOT $6::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))
 ORDER BY c.id
 LIMIT $5::int`;
+
+// Where a `since` walk starts: no page before the first one fetched at or after it can match, so the keyset walk
+// starts there instead of reading every older page through the filter (idx_fetched_content_fetched_at, index only).
+// `id + 0`: a bare min(id) is planned as a walk up the primary key until a row matches, the very scan of every older
+// page this avoids (recent pages are the last ids, not spread through them as the planner assumes).
+export const CONTENT_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM fetched_content WHERE fetched_at >= $1::timestamptz`;
 
 const ROWS_SQL = `
 SELECT c.id::text AS id, c.link::text AS "linkId", l.url, l.status AS "linkStatus", c.final_url AS "finalUrl",
@@ -77,7 +87,7 @@ const COUNT_SQL = `
 SELECT count(*)::int AS n
 FROM fetched_content c JOIN links l ON l.id = c.link
 WHERE ($1::timestamptz IS NULL OR c.fetched_at >= $1::timestamptz)
-  AND ($2::text IS NULL OR l.status = $2::text)
+  AND ($2::text IS NULL OR l.status = $2::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $2::text))
   AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)
   AND (NOT $4::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))`;
 
@@ -112,6 +122,11 @@ export async function* iterateContent(prisma: PrismaClient, options: IterateCont
   const pageSize = options.pageSize ?? 1_000;
   const maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
   let after = '0';
+  if (options.since) {
+    const [start] = await withDbErrors('export content start', () => sql.query<{ id: string | null }>(CONTENT_START_SQL, [options.since]));
+    if (!start?.id) return;
+    after = start.id;
+  }
   for (;;) {
     const ids = await withDbErrors('export content ids', () =>
       sql.query<{ id: string; stored: number }>(IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.latestOnly ?? false]),
@@ -160,10 +175,13 @@ SELECT v.id::text AS id, v.kind, v.content::text AS content, CASE WHEN v.kind = 
 FROM page_visits v JOIN links l ON l.id = v.link JOIN fetched_content c ON c.id = v.content
 WHERE v.id > $1::bigint
   AND ($2::timestamptz IS NULL OR v.visited_at >= $2::timestamptz)
-  AND ($3::text IS NULL OR l.status = $3::text)
+  AND ($3::text IS NULL OR l.status = $3::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $3::text))
   AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
 ORDER BY v.id
 LIMIT $5::int`;
+
+// As CONTENT_START_SQL, for visits (idx_page_visits_time).
+export const VISITS_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM page_visits WHERE visited_at >= $1::timestamptz`;
 
 const REVISITS_SQL = `
 SELECT v.id::text AS id, v.kind, v.link::text AS "linkId", l.url, l.status AS "linkStatus", v.final_url AS "finalUrl",
@@ -176,7 +194,7 @@ const COUNT_VISITS_SQL = `
 SELECT count(*)::int AS n
 FROM page_visits v JOIN links l ON l.id = v.link
 WHERE ($1::timestamptz IS NULL OR v.visited_at >= $1::timestamptz)
-  AND ($2::text IS NULL OR l.status = $2::text)
+  AND ($2::text IS NULL OR l.status = $2::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $2::text))
   AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)`;
 
 interface RevisitRow {
@@ -202,6 +220,11 @@ export async function* iterateVisits(prisma: PrismaClient, options: IterateConte
   const pageSize = options.pageSize ?? 1_000;
   const maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
   let after = '0';
+  if (options.since) {
+    const [start] = await withDbErrors('export visits start', () => sql.query<{ id: string | null }>(VISITS_START_SQL, [options.since]));
+    if (!start?.id) return;
+    after = start.id;
+  }
   for (;;) {
     const ids = await withDbErrors('export visit ids', () =>
       sql.query<{ id: string; kind: string; content: string; stored: number }>(VISIT_IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize]),

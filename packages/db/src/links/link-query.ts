@@ -18,6 +18,8 @@ export interface ResumedLink {
   id: string;
   url: string;
   generation: number;
+  /** The link's stored BullMQ priority (null: none), for its route job. */
+  priority?: number | null;
 }
 
 const PAUSED_BY_DOMAIN_SQL = `
@@ -53,19 +55,20 @@ export async function resumePausedLinks(prisma: PrismaClient, domain: string, no
 // Only links still failed with one of the given codes: a concurrent revival or a newer outcome is left alone.
 const REVIVE_SQL = `
 UPDATE links SET status = '${LINK_STATUSES.queued}', paused_until = NULL, risk_level = 0, generation = generation + 1,
-       attempt_count = 0, rescues = 0, last_error_type = NULL, last_error = NULL, updated_at = now()
+       attempt_count = 0, rescues = 0, last_error_type = NULL, last_error = NULL, priority = COALESCE($3::int, priority), updated_at = now()
 WHERE id = ANY($1::uuid[]) AND status = '${LINK_STATUSES.failed}' AND last_error_type = ANY($2::text[])
-RETURNING id, url, generation`;
+RETURNING id, url, generation, priority`;
 
 /**
  * Give failed links another go when their failure said nothing about the page (a site that was down, a cancelled
  * crawl): back to `queued` in a new generation with a clean risk level and a fresh attempt budget, as a refresh starts
- * a visit (the attempts of the failed visit must not use up the new one's); the caller enqueues their route jobs.
- * Returns those revived.
+ * a visit (the attempts of the failed visit must not use up the new one's); the caller enqueues their route jobs
+ * with the returned priority (`priority`, when given, is stored as the link's, as a new link's is). Returns those
+ * revived.
  */
-export async function reviveFailedLinks(prisma: PrismaClient, ids: readonly string[], errorTypes: readonly string[]): Promise<ResumedLink[]> {
+export async function reviveFailedLinks(prisma: PrismaClient, ids: readonly string[], errorTypes: readonly string[], priority?: number | null): Promise<ResumedLink[]> {
   if (ids.length === 0) return [];
-  return sqlOf(prisma).query<ResumedLink>(REVIVE_SQL, [ids, errorTypes]);
+  return sqlOf(prisma).query<ResumedLink>(REVIVE_SQL, [ids, errorTypes, priority ?? null]);
 }
 
 /** One link as GET /links lists it. */

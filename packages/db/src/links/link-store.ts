@@ -257,10 +257,10 @@ export class LinkStore {
 
   /**
    * Back to `queued`, in a new generation, the links of `ids` that are failed with one of `errorTypes` (an outage, not
-   * the page); returns those revived.
+   * the page), storing `priority` as theirs when given; returns those revived, with their priority.
    */
-  reviveFailed(ids: readonly string[], errorTypes: readonly string[]): Promise<Array<{ id: string; url: string; generation: number }>> {
-    return reviveFailedLinks(this.prisma, ids, errorTypes);
+  reviveFailed(ids: readonly string[], errorTypes: readonly string[], priority?: number | null): Promise<Array<{ id: string; url: string; generation: number; priority?: number | null }>> {
+    return reviveFailedLinks(this.prisma, ids, errorTypes, priority);
   }
 
   /** The id of the link stored under a normalized url, or null. */

@@ -10,7 +10,10 @@ export interface VisitStart {
   linkId: string;
   url: string;
   generation: number;
-  /** The BullMQ priority the link was posted with (claimDue only), so its revisit keeps its place behind everyday work. */
+  /**
+   * The link's stored BullMQ priority (the one it was posted with, or a refresh gave it), so its visit keeps its place
+   * behind everyday work; absent: none.
+   */
   priority?: number;
 }
 
@@ -45,18 +48,20 @@ export interface ScheduleSummary {
 const START_VISIT = `status = '${LINK_STATUSES.queued}', generation = links.generation + 1, attempt_count = 0, rescues = 0, paused_until = NULL,
   last_error_type = NULL, last_error = NULL, fetcher = NULL, selection_source = NULL, updated_at = now()`;
 
-// $1 ids, $2 max ages (seconds), $3 now. Row locks in id order so concurrent refreshes of overlapping sets wait
-// instead of deadlocking; the status guard re-checked under the lock makes a link refresh once however many ask.
+// $1 ids, $2 max ages (seconds), $3 now, $4 priorities (null: keep the link's). Row locks in id order so concurrent
+// refreshes of overlapping sets wait instead of deadlocking; the status guard re-checked under the lock makes a link
+// refresh once however many ask. A refresh's priority is stored like a new link's, so a job the reconciler rebuilds
+// for this visit (Redis lost it) and the link's scheduled revisits keep the place the producer asked for.
 const REFRESH_SQL = `
-WITH asked AS (SELECT * FROM unnest($1::uuid[], $2::float8[]) AS t(id, max_age_s)),
+WITH asked AS (SELECT * FROM unnest($1::uuid[], $2::float8[], $4::int[]) AS t(id, max_age_s, priority)),
 stale AS (
-  SELECT l.id FROM links l JOIN asked a ON a.id = l.id
+  SELECT l.id, a.priority FROM links l JOIN asked a ON a.id = l.id
   WHERE l.status IN (${FINISHED_SQL_LIST}) AND (l.last_attempt_at IS NULL OR l.last_attempt_at <= $3::timestamptz - a.max_age_s * interval '1 second')
   ORDER BY l.id FOR UPDATE OF l
 )
-UPDATE links SET ${START_VISIT}
+UPDATE links SET ${START_VISIT}, priority = COALESCE(stale.priority, links.priority)
 FROM stale WHERE links.id = stale.id AND links.status IN (${FINISHED_SQL_LIST})
-RETURNING links.id::text AS "linkId", links.url, links.generation`;
+RETURNING links.id::text AS "linkId", links.url, links.generation, links.priority`;
 
 // $1 now, $2 batch size. SKIP LOCKED: schedulers in several processes take disjoint batches; the status guard means
 // a link claimed once is not claimed again for the same due time (the trigger has cleared its next_fetch_at).
@@ -85,13 +90,18 @@ export class ScheduleStore {
 
   /**
    * Start a new visit of each finished link last visited more than its max age ago (0: now). Links still in progress
-   * are not touched (their current visit is the refresh); fresh ones are left alone.
+   * are not touched (their current visit is the refresh); fresh ones are left alone. A refreshed link takes the
+   * item's `priority` (BullMQ's, 1 first) as its stored one; without one it keeps its own. Route each refreshed link
+   * with the returned priority.
    */
-  async refresh(items: ReadonlyArray<{ linkId: string; maxAgeSeconds: number }>): Promise<RefreshResult> {
+  async refresh(items: ReadonlyArray<{ linkId: string; maxAgeSeconds: number; priority?: number | null }>): Promise<RefreshResult> {
     if (items.length === 0) return { refreshed: [], fresh: [], busy: [] };
-    const refreshed = await withDbErrors('refresh links', () =>
-      this.#sql.query<VisitStart>(REFRESH_SQL, [items.map((i) => i.linkId), items.map((i) => i.maxAgeSeconds), this.#clock.now()]),
+    const rows = await withDbErrors('refresh links', () =>
+      this.#sql.query<Omit<VisitStart, 'priority'> & { priority: number | null }>(REFRESH_SQL, [
+        items.map((i) => i.linkId), items.map((i) => i.maxAgeSeconds), this.#clock.now(), items.map((i) => i.priority ?? null),
+      ]),
     );
+    const refreshed = rows.map(({ priority, ...start }) => (priority === null ? start : { ...start, priority }));
     const started = new Set(refreshed.map((r) => r.linkId));
     const rest = items.map((i) => i.linkId).filter((id) => !started.has(id));
     const finished = rest.length === 0 ? [] : await this.#sql.query<{ id: string }>(`SELECT id::text FROM links WHERE id = ANY($1::uuid[]) AND status IN (${FINISHED_SQL_LIST})`, [rest]);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, closeRedisConnection } from '@crawler/queue';
-import { LinkStore } from '@crawler/db';
+import { LinkStore, ScheduleStore } from '@crawler/db';
 import { enqueueLinks } from './enqueue-links.js';
 
 const redis = createRedisConnection(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'worker');
@@ -48,5 +48,23 @@ describe('enqueueLinks on real Postgres and Redis', () => {
     expect(await links.get(gone!.id)).toMatchObject({ status: 'failed', lastErrorType: 'robots_disallowed' });
     const jobs = await queues.routeQueue().getJobs(['waiting']);
     expect(jobs.map((j) => j.data.linkId)).toEqual([cancelled!.id]);
+  });
+
+  it('stores the priority of a refresh and of a revived link, so a job rebuilt from Postgres keeps its place', async () => {
+    const links = new LinkStore(db.prisma);
+    const schedule = new ScheduleStore({ prisma: db.prisma });
+    const urls = ['https://backfill.example/old-page', 'https://backfill.example/was-down'];
+    const [old, down] = await links.upsertMany(urls.map((url) => ({ url, initialUrl: url, domain: new URL(url).hostname })));
+    await links.update(old!.id, { status: 'done', lastAttemptAt: new Date(Date.now() - 86_400_000) });
+    await links.update(down!.id, { status: 'failed', lastErrorType: 'site_unreachable', lastError: 'robots.txt unreachable' });
+    await queues.obliterate([ROUTE_QUEUE]);
+    // A backfill: behind everyday work.
+    const res = await enqueueLinks(urls, { links, queues, schedule, maxAgeSeconds: 3_600, priority: 500 });
+    expect(res.accepted.map((a) => a.queued)).toEqual([true, true]);
+    const jobs = await queues.routeQueue().getJobs(['prioritized']);
+    expect(jobs.map((j) => [j.data.linkId, j.opts.priority]).sort()).toEqual([[old!.id, 500], [down!.id, 500]].sort());
+    // What the reconciler reads to rebuild the jobs when Redis lost them.
+    const stale = await links.staleUnfinished('queued', new Date(Date.now() + 60_000), { updatedAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' }, 10_000);
+    expect(stale.filter((s) => s.id === old!.id || s.id === down!.id).map((s) => s.priority)).toEqual([500, 500]);
   });
 });

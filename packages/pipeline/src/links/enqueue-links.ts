@@ -135,13 +135,14 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
 
   // A link still `queued` gets its job (again) too: if a previous enqueue stored the row but died before adding the
   // job, this repairs it; when the job does exist the same job id makes the add a no-op.
-  const toQueue: Array<{ id: string; url: string; generation: number }> = rows.filter((r) => r.created || r.status === LINK_STATUSES.queued);
+  const toQueue: Array<{ id: string; url: string; generation: number; priority?: number | null }> = rows.filter((r) => r.created || r.status === LINK_STATUSES.queued);
   // A link that failed only because its site was down (site_unreachable) or its crawl was cancelled is posted again to
   // be tried again: neither said anything about the page.
   const outage = rows.filter((r) => r.status === LINK_STATUSES.failed && REVIVED_ON_REPOST.includes(r.lastErrorType ?? ''));
-  if (outage.length > 0 && opts.links.reviveFailed) toQueue.push(...(await opts.links.reviveFailed(outage.map((r) => r.id), REVIVED_ON_REPOST)));
+  if (outage.length > 0 && opts.links.reviveFailed) toQueue.push(...(await opts.links.reviveFailed(outage.map((r) => r.id), REVIVED_ON_REPOST, opts.priority)));
   for (let i = 0; i < toQueue.length; i += 1_000) {
-    await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation, priority: opts.priority })));
+    // A revived link's job takes its stored priority (this batch's, or the one it kept), as a rebuilt job would.
+    await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation, priority: r.priority ?? opts.priority })));
   }
   const queuedIds = new Set(toQueue.map((r) => r.id));
 
@@ -157,13 +158,14 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
       if (!row.created) refreshOf.set(row.id, 'in_progress');
       return [];
     }
-    return [{ linkId: row.id, maxAgeSeconds }];
+    return [{ linkId: row.id, maxAgeSeconds, priority: opts.priority ?? null }];
   });
   if (refreshItems.length > 0 || opts.revisit !== undefined) {
     if (!opts.schedule) throw new Error('enqueueLinks: maxAgeSeconds and revisit need a schedule store');
     const result = await opts.schedule.refresh(refreshItems);
     for (let i = 0; i < result.refreshed.length; i += 1_000) {
-      await opts.queues.enqueueRoutes(result.refreshed.slice(i, i + 1_000).map((r) => ({ ...r, priority: opts.priority })));
+      // The stored priority: this batch's, or the link's own when the batch gave none (what a rebuilt job would carry).
+      await opts.queues.enqueueRoutes(result.refreshed.slice(i, i + 1_000).map((r) => ({ ...r, priority: r.priority ?? opts.priority })));
     }
     for (const r of result.refreshed) {
       refreshOf.set(r.linkId, 'refreshed');
