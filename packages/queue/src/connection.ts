@@ -96,3 +96,15 @@ export async function closeRedisConnection(client: Redis | Cluster): Promise<voi
     client.disconnect();
   }
 }
+
+/**
+ * Whether Redis takes writes: a short-lived SET under each prefix (one per shard's hash tag, so every master of a
+ * cluster that holds a shard is asked). PING is not enough: a Redis full under `maxmemory` with `noeviction`
+ * answers PONG but refuses every write with OOM, so a worker that looks ready could not enqueue a single job.
+ */
+export async function probeRedisWrite(client: Redis, prefixes: readonly string[]): Promise<void> {
+  await Promise.all(prefixes.map((p) => client.set(`${p}:ready-probe`, '1', 'PX', READY_PROBE_TTL_MS)));
+}
+
+/** How long a readiness probe's key lives: long enough to outlast the command, short enough to leave nothing behind. */
+const READY_PROBE_TTL_MS = 10_000;

@@ -1,7 +1,7 @@
 import { checkDependency, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
 import { createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
-import { fetchQueueName } from '@crawler/queue';
+import { fetchQueueName, probeRedisWrite } from '@crawler/queue';
 import { startEventDispatcher } from '@crawler/events';
 import { parseWorkerEnv, type WorkerEnv } from './env.js';
 
@@ -74,7 +74,8 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   let shuttingDown = false;
   const readiness = async (): Promise<Readiness> => {
     const [redis, postgres] = await Promise.all([
-      checkDependency('redis', () => runtime.redis.ping(), READINESS_TIMEOUT_MS, logger),
+      // A write, not a PING: a Redis full under maxmemory answers PONG but refuses every job this worker would add.
+      checkDependency('redis', () => probeRedisWrite(runtime.redis, runtime.queues.prefixes), READINESS_TIMEOUT_MS, logger),
       checkDependency('postgres', () => runtime.pingPostgres(), READINESS_TIMEOUT_MS, logger),
     ]);
     const checks: Record<string, string> = { redis, postgres, ...(shuttingDown ? { process: 'shutting down' } : {}) };
