@@ -77,6 +77,34 @@ describe('fetcher and its Redis', () => {
       await client.config('SET', 'maxmemory', '0');
       await client.flushall();
       client.disconnect();
+      await p.stop('SIGTERM');
     }
   }, 90_000);
+
+  it('refuses a REDIS_URL database the server does not have, in one line, instead of using database 0', async () => {
+    const p = startFetcher('fetcher-db99', { REDIS_URL: `${redis.url}/99` });
+    expect(await p.exited).toBe(1);
+    const failed = p.logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('start-up failed'));
+    expect(failed?.msg).toMatch(/REDIS_URL="redis:\/\/127\.0\.0\.1:\d+\/99": this Redis has no database 99 \(it has 16: 0 to 15/);
+    expect(failed?.err).toBeUndefined();
+    expect(p.logs.find((l) => l.msg === 'workers started')).toBeUndefined();
+  }, 60_000);
+
+  it('uses the database REDIS_URL names on every connection, BullMQ\'s own included', async () => {
+    const p = startFetcher('fetcher-db3', { REDIS_URL: `${redis.url}/3` });
+    await p.waitForLog((l) => l.msg === 'workers started', 60_000);
+    const client = createRedisConnection(redis.url, 'producer');
+    try {
+      const clients = (await client.client('LIST')) as string;
+      const theirs = clients.split('\n').filter((l) => l.trim() !== '' && !/ cmd=client\|list /.test(l));
+      expect(theirs.length).toBeGreaterThanOrEqual(3);
+      expect(theirs.filter((l) => !/ db=3 /.test(l))).toEqual([]);
+      expect((await client.keys(`${PREFIX}*`)).length).toBe(0);
+      await client.select(3);
+      expect((await client.keys(`${PREFIX}*`)).length).toBeGreaterThan(0);
+    } finally {
+      client.disconnect();
+      await p.stop('SIGTERM');
+    }
+  }, 60_000);
 });

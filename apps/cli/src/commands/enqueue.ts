@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
-import { createRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, collectUrls, reportingConfigFrom } from '../crawler/cli-context.js';
+import { cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
 
 const USAGE = `usage: crawl enqueue [URL...] [--file F]... [--learning on|off] ${SCHEDULE_USAGE} [--json]  (no URLs: read stdin, one per line)`;
@@ -27,7 +26,7 @@ const command: Command = {
     const config = reportingConfigFrom(io);
     const schedule = parseScheduleFlags(parsed.values, config.revisitMinIntervalS, USAGE);
     const urls = await collectUrls(io, { urls: parsed.positionals, files: parsed.values.file ?? [], stdinWhenEmpty: true });
-    const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
+    const runtime = await openRuntime(config, { logger: cliLogger(io, config.logLevel) });
     try {
       const res = await runtime.enqueue(urls, { learningModeEnabled, ...schedule });
       if (parsed.values.json) {

@@ -5,7 +5,7 @@ import { startEventDispatcher } from '@crawler/events';
 import { onShutdownSignal } from '@crawler/pipeline';
 import { createRedisConnection, closeRedisConnection } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, configFrom } from '../crawler/cli-context.js';
+import { checkRedisDatabase, cliLogger, configFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl events dispatch | crawl events replay [--since ISO-TIME] [--id EVENT-ID ...] | crawl events stats';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -77,6 +77,11 @@ const command: Command = {
     const prisma = createPrismaClient(config.databaseUrl, { maxConnections: 4 });
     const redis = createRedisConnection(config.redisTarget, 'worker');
     redis.on('error', (err) => logger.warn({ err }, 'redis error'));
+    await checkRedisDatabase(redis).catch(async (err: unknown) => {
+      await closeRedisConnection(redis).catch(() => {});
+      await prisma.$disconnect();
+      throw err;
+    });
     const dispatcher = startEventDispatcher({ prisma, redis, settings: config.events, logger })!;
     // Runs until SIGTERM/SIGINT: the current round finishes, then Redis and Postgres close.
     let release = (): void => {};
