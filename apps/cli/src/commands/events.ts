@@ -4,6 +4,7 @@ import type { CrawlerConfig } from '@crawler/pipeline';
 import { startEventDispatcher } from '@crawler/events';
 import { onShutdownSignal } from '@crawler/pipeline';
 import { createRedisConnection, closeRedisConnection } from '@crawler/queue';
+import { parseSinceFlag } from '../crawler/since-flag.js';
 import { UsageError, type Command } from '../command.js';
 import { checkRedisDatabase, cliLogger, configFrom } from '../crawler/cli-context.js';
 
@@ -46,8 +47,7 @@ const command: Command = {
           throw new UsageError(`${(err as Error).message} (${USAGE})`);
         }
         if (parsed.values.since !== undefined) {
-          since = new Date(parsed.values.since);
-          if (Number.isNaN(since.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(parsed.values.since)) throw new UsageError(`--since must be an ISO time (got ${JSON.stringify(parsed.values.since)})`);
+          since = parseSinceFlag(parsed.values.since, USAGE);
         }
         if (parsed.values.id) {
           const bad = parsed.values.id.filter((id) => !UUID.test(id));
