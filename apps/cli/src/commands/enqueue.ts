@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { shownInput } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
@@ -32,7 +33,7 @@ const command: Command = {
       if (parsed.values.json) {
         io.stdout.write(`${JSON.stringify(res)}\n`);
       } else {
-        for (const r of res.rejected) io.stderr.write(`crawl enqueue: ${r.input}: ${r.message} (${r.code})\n`);
+        for (const r of res.rejected) io.stderr.write(`crawl enqueue: ${shownInput(r.input)}: ${r.message} (${r.code})\n`);
         const created = res.accepted.filter((a) => a.created).length;
         const refresh = (kind: string): number => res.accepted.filter((a) => a.refresh === kind).length;
         const refreshNote = schedule.maxAgeSeconds === undefined ? '' : `; of the known: ${refresh('refreshed')} refreshed, ${refresh('fresh')} fresh enough (left alone), ${refresh('in_progress')} already in progress`;
