@@ -2,7 +2,7 @@
 /** The producer API: POST /links, GET /links/:id, POST/GET/DELETE /crawls, Bull Board, /metrics, /healthz. */
 import { createPrismaClient, LinkStore } from '@crawler/db';
 import { DomainPauses, createCrawlFrontier, exitOnSignals } from '@crawler/pipeline';
-import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { JobQueues, ROUTE_QUEUE, RedisDatabaseError, assertRedisDatabase, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { createLogger, createPipelineMetrics } from '@crawler/telemetry';
 import { parseApiEnv } from './env.js';
 import { createServer } from './server.js';
@@ -54,6 +54,19 @@ const close = () =>
     }
   })());
 exitOnSignals(close, logger, 30_000);
+try {
+  // A database REDIS_URL names that the server lacks would otherwise silently be database 0.
+  await assertRedisDatabase(redis);
+} catch (err) {
+  if (!(err instanceof RedisDatabaseError)) {
+    // Redis unreachable: the API serves what it can (its /healthz says so); the check is made again on the next start.
+    logger.warn({ err }, 'could not check the Redis database REDIS_URL names');
+  } else {
+    process.stderr.write(`api: ${err.message}\n`);
+    await close();
+    process.exit(1);
+  }
+}
 try {
   await app.listen({ port: env.port, host: env.host });
 } catch (err) {

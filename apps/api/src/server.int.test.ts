@@ -115,7 +115,8 @@ describe('POST /links', () => {
     const body = res.json() as { accepted: Array<{ url: string }>; rejected: Array<{ input: string; code: string; message: string }> };
     expect(body.accepted.map((a) => a.url)).toEqual(['https://len.example/ok-1', 'https://len.example/ok-2']);
     expect(body.rejected.map((r) => [r.input, r.code])).toEqual([
-      [long, 'url_too_long'],
+      // Not echoed whole: its first 200 characters and its length.
+      [`${long.slice(0, 200)}… (${long.length} characters)`, 'url_too_long'],
       ['https://user:secret@len.example/creds', 'invalid_url'],
       [nul, 'invalid_url'],
     ]);
@@ -127,6 +128,16 @@ describe('POST /links', () => {
     // A batch of nothing but the URL the database refuses is that URL's 422, not a 503 to retry forever.
     const alone = await authed({ method: 'POST', url: '/links', payload: { urls: [nul] } });
     expect(alone.statusCode).toBe(422);
+  });
+
+  it('does not send a URL of most of a megabyte back in its rejection', async () => {
+    const huge = `https://huge.example/${'a'.repeat(900_000)}`;
+    const res = await authed({ method: 'POST', url: '/links', payload: { urls: [huge] } });
+    expect(res.statusCode).toBe(422);
+    expect(res.body.length).toBeLessThan(1_000);
+    expect((res.json() as { rejected: Array<{ input: string; code: string }> }).rejected).toEqual([
+      expect.objectContaining({ input: `${huge.slice(0, 200)}… (900021 characters)`, code: 'url_too_long' }),
+    ]);
   });
 
   it('rejects credentials however the URL spells them, as the URL parser reads it', async () => {

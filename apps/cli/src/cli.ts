@@ -36,9 +36,32 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
       io.stderr.write(`crawl ${name}: the database is not migrated (${lastCause(err)}): run \`npx crawl migrate\` against DATABASE_URL first\n`);
       return 1;
     }
+    const refused = redisRefusal(err);
+    if (refused) {
+      io.stderr.write(`crawl ${name}: ${refused}\n`);
+      return 1;
+    }
     io.stderr.write(`crawl ${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return 1;
   }
+}
+
+/**
+ * Redis answering but refusing writes, in words that say what to do (null for any other error). Links are written to
+ * Postgres before their jobs go to Redis, so those already accepted are not lost: the reconciler gives them their
+ * jobs once Redis takes writes again.
+ */
+export function redisRefusal(err: unknown): string | null {
+  const message = err instanceof Error ? err.message : '';
+  const why = /^OOM command not allowed/.test(message)
+    ? "Redis is full: it has reached its maxmemory and evicts nothing (maxmemory-policy noeviction, which BullMQ needs), so it refuses every write. Free memory or raise it (redis-cli INFO memory; CONFIG SET maxmemory …)"
+    : /^MISCONF/.test(message)
+      ? 'Redis refuses writes because it cannot save its snapshot to disk (MISCONF): see its log, free disk space or fix the directory it writes to'
+      : /^READONLY/.test(message)
+        ? 'REDIS_URL points at a read-only replica: point it at the primary'
+        : null;
+  if (!why) return null;
+  return `${why}. Nothing was lost: links already accepted are in Postgres, and workers give them their jobs once Redis takes writes again (or run \`crawl reconcile\`). Redis said: ${message.split('\n')[0]!.replace(/ script: .*$/, '')}`;
 }
 
 /**

@@ -35,6 +35,7 @@ export {
   type EnqueueResult,
   type EnqueueLinksOptions,
   enqueueLinks,
+  shownInput,
 } from './links/enqueue-links.js';
 export {
   type StoredProbe,

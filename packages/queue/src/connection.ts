@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
+import { showEnvValue } from '@crawler/core';
 
 /** Who uses a connection: workers block on Redis and must never give up a command; producers should fail fast. */
 export type ConnectionRole = 'worker' | 'producer';
@@ -23,7 +24,7 @@ export interface RedisTarget {
 export function createRedisConnection(target: string | RedisTarget, role: ConnectionRole = 'worker', extra: RedisOptions = {}): Redis {
   const t = typeof target === 'string' ? { url: target } : target;
   if (t.clusterNodes && t.clusterNodes.length > 0) return createClusterConnection(t.clusterNodes, role, extra) as unknown as Redis;
-  return new Redis(t.url, {
+  const client = new Redis(t.url, {
     maxRetriesPerRequest: role === 'worker' ? null : 3,
     enableReadyCheck: true,
     blockingTimeout: BLOCKING_TIMEOUT_MS,
@@ -31,6 +32,16 @@ export function createRedisConnection(target: string | RedisTarget, role: Connec
     retryStrategy: (times) => Math.min(times * 200, 5_000),
     ...extra,
   });
+  if (client.options.db) {
+    // A database the server lacks is reported by assertRedisDatabase, naming REDIS_URL; without this listener ioredis
+    // would also print the SELECT's bare ReplyError with a stack. Any other error is printed as ioredis does when no
+    // one else listens.
+    client.on('error', (err: Error) => {
+      if (/DB index is out of range/i.test(err.message)) return;
+      if (client.listenerCount('error') === 1) console.error('[ioredis] Unhandled error event:', err.stack);
+    });
+  }
+  return client;
 }
 
 /**
@@ -95,4 +106,58 @@ export async function closeRedisConnection(client: Redis | Cluster): Promise<voi
   } catch {
     client.disconnect();
   }
+}
+
+/**
+ * Whether Redis takes writes: a short-lived SET under each prefix (one per shard's hash tag, so every master of a
+ * cluster that holds a shard is asked). PING is not enough: a Redis full under `maxmemory` with `noeviction`
+ * answers PONG but refuses every write with OOM, so a worker that looks ready could not enqueue a single job.
+ */
+export async function probeRedisWrite(client: Redis, prefixes: readonly string[]): Promise<void> {
+  await Promise.all(prefixes.map((p) => client.set(`${p}:ready-probe`, '1', 'PX', READY_PROBE_TTL_MS)));
+}
+
+/** How long a readiness probe's key lives: long enough to outlast the command, short enough to leave nothing behind. */
+const READY_PROBE_TTL_MS = 10_000;
+
+/** REDIS_URL names a database the server does not have: a start-up error with a one-line message. */
+export class RedisDatabaseError extends Error {
+  readonly code = 'invalid_config';
+  constructor(readonly db: number, url: string, databases: number | null) {
+    super(
+      `REDIS_URL=${showEnvValue('REDIS_URL', url)}: this Redis has no database ${db}` +
+        (databases === null ? '' : ` (it has ${databases}: 0 to ${databases - 1}, its 'databases' setting)`) +
+        "; name one it has, or raise 'databases' in its redis.conf",
+    );
+    this.name = 'RedisDatabaseError';
+  }
+}
+
+/**
+ * Make sure `client` uses the database its URL names (`redis://host:6379/3`). ioredis sends that SELECT when it
+ * connects without waiting for the answer: when the server has no such database it only emits an error event and
+ * carries on in database 0, so a process would silently share database 0 with whatever else lives there. A SELECT
+ * awaited here turns that into a RedisDatabaseError before the process takes work. No-op on a Cluster (database 0
+ * only) and for database 0.
+ */
+export async function assertRedisDatabase(client: Redis | Cluster): Promise<void> {
+  if (isCluster(client)) return;
+  const db = Number(client.options.db ?? 0);
+  if (!db) return;
+  try {
+    await client.select(db);
+  } catch (err) {
+    if (!/DB index is out of range/i.test((err as Error).message)) throw err;
+    const databases = await client
+      .config('GET', 'databases')
+      .then((r) => Number((r as string[])[1]) || null)
+      .catch(() => null);
+    throw new RedisDatabaseError(db, redisUrlOf(client), databases);
+  }
+}
+
+/** The URL a client was made from, for messages (host, port and database; ioredis keeps no copy of the string). */
+function redisUrlOf(client: Redis): string {
+  const o = client.options;
+  return o.path ? `unix://${o.path}` : `redis${o.tls ? 's' : ''}://${o.host ?? '127.0.0.1'}:${o.port ?? 6379}/${o.db ?? 0}`;
 }

@@ -1,7 +1,7 @@
 import { checkDependency, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
 import { createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
-import { fetchQueueName } from '@crawler/queue';
+import { RedisDatabaseError, assertRedisDatabase, fetchQueueName, probeRedisWrite } from '@crawler/queue';
 import { startEventDispatcher } from '@crawler/events';
 import { parseWorkerEnv, type WorkerEnv } from './env.js';
 
@@ -74,7 +74,8 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   let shuttingDown = false;
   const readiness = async (): Promise<Readiness> => {
     const [redis, postgres] = await Promise.all([
-      checkDependency('redis', () => runtime.redis.ping(), READINESS_TIMEOUT_MS, logger),
+      // A write, not a PING: a Redis full under maxmemory answers PONG but refuses every job this worker would add.
+      checkDependency('redis', () => probeRedisWrite(runtime.redis, runtime.queues.prefixes), READINESS_TIMEOUT_MS, logger),
       checkDependency('postgres', () => runtime.pingPostgres(), READINESS_TIMEOUT_MS, logger),
     ]);
     const checks: Record<string, string> = { redis, postgres, ...(shuttingDown ? { process: 'shutting down' } : {}) };
@@ -87,6 +88,9 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
       server = await listenForMetrics(metrics, env, logger, readiness);
       logger.info({ port: server.port }, 'metrics listening on /metrics');
     }
+    // Before anything takes work (and after /healthz listens: it waits for a Redis that is down at start): a database
+    // REDIS_URL names that the server lacks would otherwise be database 0.
+    await assertRedisDatabase(runtime.redis);
     runtime.startWorkers(opts.workers);
   } catch (err) {
     await server?.close();
@@ -187,6 +191,7 @@ export function runWorkerMain(name: string, workers: StartWorkersOptions, source
   const app = startWorkerProcess({ env, logger, workers }).catch((err: unknown) => {
     // A configuration problem found at start-up is the operator's to fix: one line, no stack trace.
     if (err instanceof MetricsPortInUseError) logger.error({ port: err.port }, `start-up failed: ${err.message}`);
+    else if (err instanceof RedisDatabaseError) logger.error({ db: err.db }, `start-up failed: ${err.message}`);
     else logger.error({ err }, 'start-up failed');
     process.exit(1);
   });

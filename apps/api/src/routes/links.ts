@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { LINK_STATUSES, ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, domainOf, normalizeUrl, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
 import { LinkStore, ScheduleStore, listLinks, type PrismaClient } from '@crawler/db';
 import { MAX_JOB_PRIORITY } from '@crawler/queue';
-import { enqueueLinks, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
+import { enqueueLinks, shownInput, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { Counter } from 'prom-client';
 import { sendInvalidBody } from './invalid-body.js';
@@ -176,7 +176,8 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
     deps.linksCounter.inc({ outcome: 'rejected' }, rejected.length);
     return reply.code(accepted.length > 0 ? 202 : 422).send({
       accepted: accepted.map((a) => ({ input: a.input, url: a.url, id: a.linkId, created: a.created, queued: a.queued, ...(a.refresh ? { refresh: a.refresh } : {}) })),
-      rejected,
+      // As sent, but never a multi-megabyte input back (the matching above needed the inputs whole).
+      rejected: rejected.map((r) => ({ ...r, input: shownInput(r.input) })),
     });
   });
 

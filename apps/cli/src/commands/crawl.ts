@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createRuntime, type CrawlerRuntime, type EnqueueResult } from '@crawler/pipeline';
+import { type CrawlerRuntime, type EnqueueResult } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, collectUrls, reportingConfigFrom } from '../crawler/cli-context.js';
+import { cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
 import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
@@ -73,7 +73,7 @@ const command: Command = {
       });
     }
     const logger = cliLogger(io, config.logLevel);
-    const runtime = createRuntime(config, { logger });
+    const runtime = await openRuntime(config, { logger });
     let events: CliEvents | null = null;
     const release = closeOnSignals(runtime, () => undefined, async () => events?.stop());
     try {

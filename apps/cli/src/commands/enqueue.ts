@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { createRuntime } from '@crawler/pipeline';
+import { shownInput } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, collectUrls, reportingConfigFrom } from '../crawler/cli-context.js';
+import { cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
 
 const USAGE = `usage: crawl enqueue [URL...] [--file F]... [--learning on|off] ${SCHEDULE_USAGE} [--json]  (no URLs: read stdin, one per line)`;
@@ -27,13 +27,13 @@ const command: Command = {
     const config = reportingConfigFrom(io);
     const schedule = parseScheduleFlags(parsed.values, config.revisitMinIntervalS, USAGE);
     const urls = await collectUrls(io, { urls: parsed.positionals, files: parsed.values.file ?? [], stdinWhenEmpty: true });
-    const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
+    const runtime = await openRuntime(config, { logger: cliLogger(io, config.logLevel) });
     try {
       const res = await runtime.enqueue(urls, { learningModeEnabled, ...schedule });
       if (parsed.values.json) {
         io.stdout.write(`${JSON.stringify(res)}\n`);
       } else {
-        for (const r of res.rejected) io.stderr.write(`crawl enqueue: ${r.input}: ${r.message} (${r.code})\n`);
+        for (const r of res.rejected) io.stderr.write(`crawl enqueue: ${shownInput(r.input)}: ${r.message} (${r.code})\n`);
         const created = res.accepted.filter((a) => a.created).length;
         const refresh = (kind: string): number => res.accepted.filter((a) => a.refresh === kind).length;
         const refreshNote = schedule.maxAgeSeconds === undefined ? '' : `; of the known: ${refresh('refreshed')} refreshed, ${refresh('fresh')} fresh enough (left alone), ${refresh('in_progress')} already in progress`;

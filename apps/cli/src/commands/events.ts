@@ -4,8 +4,9 @@ import type { CrawlerConfig } from '@crawler/pipeline';
 import { startEventDispatcher } from '@crawler/events';
 import { onShutdownSignal } from '@crawler/pipeline';
 import { createRedisConnection, closeRedisConnection } from '@crawler/queue';
+import { parseSinceFlag } from '../crawler/since-flag.js';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, configFrom } from '../crawler/cli-context.js';
+import { checkRedisDatabase, cliLogger, configFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl events dispatch | crawl events replay [--since ISO-TIME] [--id EVENT-ID ...] | crawl events stats';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -46,8 +47,7 @@ const command: Command = {
           throw new UsageError(`${(err as Error).message} (${USAGE})`);
         }
         if (parsed.values.since !== undefined) {
-          since = new Date(parsed.values.since);
-          if (Number.isNaN(since.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(parsed.values.since)) throw new UsageError(`--since must be an ISO time (got ${JSON.stringify(parsed.values.since)})`);
+          since = parseSinceFlag(parsed.values.since, USAGE);
         }
         if (parsed.values.id) {
           const bad = parsed.values.id.filter((id) => !UUID.test(id));
@@ -77,6 +77,11 @@ const command: Command = {
     const prisma = createPrismaClient(config.databaseUrl, { maxConnections: 4 });
     const redis = createRedisConnection(config.redisTarget, 'worker');
     redis.on('error', (err) => logger.warn({ err }, 'redis error'));
+    await checkRedisDatabase(redis).catch(async (err: unknown) => {
+      await closeRedisConnection(redis).catch(() => {});
+      await prisma.$disconnect();
+      throw err;
+    });
     const dispatcher = startEventDispatcher({ prisma, redis, settings: config.events, logger })!;
     // Runs until SIGTERM/SIGINT: the current round finishes, then Redis and Postgres close.
     let release = (): void => {};

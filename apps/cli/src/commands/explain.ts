@@ -4,7 +4,7 @@ import { AttemptStore, DomainStateStore, RouteStore, VersionStore, createPrismaC
 import { DomainPauses, armView, chooseLearned, runnableArm, tiersOf, type CrawlerConfig } from '@crawler/pipeline';
 import { closeRedisConnection, createRedisConnection } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
-import { reportingConfigFrom } from '../crawler/cli-context.js';
+import { checkRedisDatabase, reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl explain <URL> [--json] [--learning on|off]';
 
@@ -166,6 +166,7 @@ const command: Command = {
     const prisma = createPrismaClient(config.databaseUrl);
     const redis = createRedisConnection(config.redisUrl, 'producer');
     try {
+      await checkRedisDatabase(redis);
       const versions = new VersionStore({ prisma });
       const revisitValidators = (url: string) => versions.validatorsByUrl(url);
       const pauses = new DomainPauses({ redis, prisma, config });

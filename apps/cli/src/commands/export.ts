@@ -7,6 +7,7 @@ import cliProgress from 'cli-progress';
 import { domainOf } from '@crawler/core';
 import { countContent, countVisits, createPrismaClient } from '@crawler/db';
 import { EXPORT_FORMATS, exportPages, type ExportFormat } from '@crawler/export';
+import { parseSinceFlag } from '../crawler/since-flag.js';
 import { UsageError, type Command } from '../command.js';
 import { databaseUrlFrom } from '../env.js';
 
@@ -39,8 +40,7 @@ export function parseExportArgs(args: string[]): ExportArgs {
   if (!EXPORT_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(', ')} (got ${JSON.stringify(v.format)})`);
   let since: Date | null = null;
   if (v.since !== undefined) {
-    since = new Date(v.since);
-    if (Number.isNaN(since.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(v.since)) throw new UsageError(`--since must be an ISO time such as 2026-11-23T10:00:00Z (got ${JSON.stringify(v.since)})`);
+    since = parseSinceFlag(v.since, USAGE);
   }
   if (v.status !== undefined && !STATUSES.includes(v.status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')} (got ${JSON.stringify(v.status)})`);
   // As links store their domain: `www.`, upper case, an IDN or a trailing dot find the pages of that host.

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { DomainPauses, createRuntime } from '@crawler/pipeline';
+import { DomainPauses } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, reportingConfigFrom } from '../crawler/cli-context.js';
+import { cliLogger, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = `usage: crawl pauses [--json]              paused domains: reason, until when, paused links
        crawl pauses lift <domain> [--json]  end a domain's pause; its paused links are routed again now`;
@@ -19,7 +19,7 @@ const command: Command = {
     if (sub !== undefined && sub !== 'lift') throw new UsageError(`unknown sub-command '${sub}'\n${USAGE}`);
     if (sub === 'lift' && (!domain || rest.length > 0)) throw new UsageError(`crawl pauses lift takes one domain\n${USAGE}`);
     const config = reportingConfigFrom(io);
-    const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
+    const runtime = await openRuntime(config, { logger: cliLogger(io, config.logLevel) });
     try {
       const pauses = new DomainPauses({ redis: runtime.redis, prisma: runtime.prisma, queues: runtime.queues, config });
       if (sub === 'lift') {

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { MAX_DURATION_MS } from '@crawler/core';
-import { createRuntime, unservedAdvice } from '@crawler/pipeline';
+import { unservedAdvice } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, reportingConfigFrom } from '../crawler/cli-context.js';
+import { cliLogger, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl reconcile [--grace-ms N] [--json]';
 
@@ -20,7 +20,7 @@ const command: Command = {
     const graceMs = raw === undefined ? config.reconcileGraceMs : Number(raw);
     // Past 100 years the cut-off is no longer a date Postgres can compare with (an 'invalid input syntax' stack trace).
     if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_DURATION_MS) throw new UsageError(`--grace-ms must be a non-negative integer up to ${MAX_DURATION_MS} (got ${JSON.stringify(raw)})\n${USAGE}`);
-    const runtime = createRuntime(config, { logger: cliLogger(io, config.logLevel) });
+    const runtime = await openRuntime(config, { logger: cliLogger(io, config.logLevel) });
     try {
       const report = await runtime.reconcile({ graceMs });
       if (parsed.values.json) {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { createRuntime, onShutdownSignal, type CrawlerRuntime } from '@crawler/pipeline';
+import { onShutdownSignal, type CrawlerRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, configFrom } from '../crawler/cli-context.js';
+import { cliLogger, configFrom, openRuntime } from '../crawler/cli-context.js';
 import { startCliEvents } from '../crawler/cli-events.js';
 
 const USAGE = 'usage: crawl run [--until-idle] [--no-router] [--fetchers a,b]';
@@ -30,7 +30,7 @@ const command: Command = {
     const fetchers = parsed.values.fetchers?.split(',').map((s) => s.trim()).filter(Boolean);
     const unknown = fetchers?.filter((f) => !config.fetchers.some((c) => c.name === f));
     if (unknown && unknown.length > 0) throw new UsageError(`--fetchers names fetchers not in FETCHERS: ${unknown.join(', ')}`);
-    const runtime = createRuntime(config, { logger });
+    const runtime = await openRuntime(config, { logger });
     const router = !parsed.values['no-router'];
     runtime.startWorkers({ router, fetchers });
     const events = startCliEvents(runtime, config, logger, router);

@@ -4,7 +4,7 @@ import { AttemptStore, createPrismaClient, type AttemptStats, type ProxyStats, t
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { DomainPauses, type DomainPauseView } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { reportingConfigFrom } from '../crawler/cli-context.js';
+import { checkRedisDatabase, reportingConfigFrom } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl stats [--days N] [--hours N] [--domains N] [--json]';
 
@@ -154,6 +154,7 @@ const command: Command = {
     const redis = createRedisConnection(config.redisTarget, 'producer');
     const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards });
     try {
+      await checkRedisDatabase(redis);
       const store = new AttemptStore({ prisma });
       const depths: Record<string, QueueDepth> = {};
       // One row per queue per shard (`route@s1`) when the queues are sharded.

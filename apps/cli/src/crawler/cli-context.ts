@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { CRAWLER_ENV_SCHEMA, type CrawlerConfig } from '@crawler/pipeline';
+import { CRAWLER_ENV_SCHEMA, createRuntime, type CrawlerConfig, type CrawlerRuntime, type RuntimeOverrides } from '@crawler/pipeline';
+import { RedisDatabaseError, assertRedisDatabase } from '@crawler/queue';
 // The logging entry alone: the package's index also loads prom-client (and OpenTelemetry's API), ~0.1 s a command.
 import { createLogger } from '@crawler/telemetry/logging';
 import type { Logger } from '@crawler/core';
@@ -56,4 +57,28 @@ export async function collectUrls(io: CommandIO, opts: { urls: string[]; files: 
     urls.push(...(await readLines(io.stdin)));
   }
   return urls;
+}
+
+/**
+ * The crawler's runtime for a command, once its Redis is known to use the database REDIS_URL names (ioredis would
+ * silently use database 0 when the server has no such database): a usage error naming REDIS_URL otherwise.
+ */
+export async function openRuntime(config: CrawlerConfig, overrides: RuntimeOverrides = {}): Promise<CrawlerRuntime> {
+  const runtime = createRuntime(config, overrides);
+  try {
+    await checkRedisDatabase(runtime.redis);
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  return runtime;
+}
+
+/** assertRedisDatabase for a command's own connection: a usage error naming REDIS_URL when its database is missing. */
+export async function checkRedisDatabase(redis: Parameters<typeof assertRedisDatabase>[0]): Promise<void> {
+  try {
+    await assertRedisDatabase(redis);
+  } catch (err) {
+    throw err instanceof RedisDatabaseError ? new UsageError(err.message) : err;
+  }
 }

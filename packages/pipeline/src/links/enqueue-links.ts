@@ -56,6 +56,17 @@ export interface EnqueueLinksOptions {
   priority?: number;
 }
 
+/** Characters of a rejected input shown back to whoever sent it. */
+const SHOWN_INPUT_CHARS = 200;
+
+/**
+ * A rejected input as it is shown in an answer or on a terminal: its first 200 characters and its length when longer,
+ * so a producer's multi-megabyte "URL" is not sent back (or printed) whole.
+ */
+export function shownInput(input: string): string {
+  return input.length > SHOWN_INPUT_CHARS ? `${input.slice(0, SHOWN_INPUT_CHARS)}… (${input.length} characters)` : input;
+}
+
 /** Why one input cannot be a link, or null when it may be normalized and stored. */
 function refuseInput(input: string): RejectedLink | null {
   // Checked on the raw input first so a 100 kB URL is never parsed, and on the normalized form (percent-encoding
