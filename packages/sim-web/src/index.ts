@@ -2,3 +2,4 @@ export * from './site-kinds.js';
 export * from './sim-site.js';
 export * from './sim-web.js';
 export * from './interstitial.js';
+export * from './anubis.js';

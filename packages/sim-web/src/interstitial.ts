@@ -66,12 +66,12 @@ export function newClearanceToken(): string {
   return randomBytes(12).toString('hex');
 }
 
-/** The clearance token a request's Cookie header carries, if any. */
-export function clearanceOf(cookieHeader: string | string[] | undefined): string | null {
+/** The clearance token a request's Cookie header carries in `cookie` (the interstitial's by default), if any. */
+export function clearanceOf(cookieHeader: string | string[] | undefined, cookie: string = CLEARANCE_COOKIE): string | null {
   const raw = Array.isArray(cookieHeader) ? cookieHeader.join('; ') : (cookieHeader ?? '');
   for (const part of raw.split(';')) {
     const [name, ...rest] = part.trim().split('=');
-    if (name === CLEARANCE_COOKIE) return rest.join('=');
+    if (name === cookie) return rest.join('=');
   }
   return null;
 }

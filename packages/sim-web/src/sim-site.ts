@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { systemClock, type Clock } from '@crawler/core';
 import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { ANUBIS_COOKIE, ANUBIS_PASS_PATH, ANUBIS_SCRIPT_PATH, anubisPage, anubisRejectPage, anubisScript, checkAnubisWork, newAnubisChallenge, type AnubisChallenge } from './anubis.js';
 import { clearanceOf, interstitialPage, newClearanceToken } from './interstitial.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
@@ -17,6 +18,15 @@ export interface SiteSpec {
   challengeDelayMs?: number;
   /** A wall's interstitial is of a family no detector knows (see InterstitialOptions.unknownFamily). @defaultValue false */
   unknownWallFamily?: boolean;
+  /**
+   * The family of a wall's interstitial: `checking`, the cookie-and-reload "Just a moment…" page (503, or 403 for a
+   * botwall); `anubis`, a proof-of-work page served with 200 whose script solves SHA-256 work and passes through a
+   * redirecting endpoint that sets the cookie (see anubis.ts); like the real one it lets any browser that runs its
+   * script through (a botwall's refusal of `navigator.webdriver` is the `checking` page's). @defaultValue 'checking'
+   */
+  wallFamily?: 'checking' | 'anubis';
+  /** Leading hex zeroes an `anubis` wall asks for. @defaultValue 2 */
+  anubisDifficulty?: number;
   /**
    * Client address ranges the site refuses, as real sites refuse datacenter ranges: a page request from an address
    * starting with one of these (`127.0.0.`, `127.0.2.`) gets a 403 challenge it cannot pass, whatever the client.
@@ -109,6 +119,9 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
   const seen: SiteStats['changes'] = [];
   // Clearance tokens the walls' interstitials handed out: a request carrying one has passed.
   const issued = new Set<string>();
+  // Proof-of-work challenges an anubis wall handed out and not yet answered, by id.
+  const challenges = new Map<string, AnubisChallenge>();
+  const anubis = spec.wallFamily === 'anubis';
   let current: SiteKind = spec.kind;
 
   const kindNow = (nowMs: number): SiteKind => {
@@ -126,6 +139,24 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       const entry = log[Number(url.searchParams.get('seq')) - 1];
       if (entry && (entry.outcome === 'shell' || entry.outcome === 'challenge')) entry.outcome = 'served';
       res.writeHead(204).end();
+      return;
+    }
+    if (anubis && url.pathname === ANUBIS_SCRIPT_PATH) {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' }).end(anubisScript(spec.challengeDelayMs ?? 1000));
+      return;
+    }
+    if (anubis && url.pathname === ANUBIS_PASS_PATH) {
+      const q = url.searchParams;
+      const c = challenges.get(q.get('id') ?? '');
+      const redir = q.get('redir') ?? '/';
+      if (!c || !checkAnubisWork(c, q.get('nonce') ?? '', q.get('response') ?? '') || !redir.startsWith('/') || redir.startsWith('//')) {
+        res.writeHead(403, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(anubisRejectPage());
+        return;
+      }
+      challenges.delete(c.id);
+      const token = newClearanceToken();
+      issued.add(token);
+      res.writeHead(302, { location: redir, 'set-cookie': `${ANUBIS_COOKIE}=${token}; Path=/; Max-Age=604800; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' }).end();
       return;
     }
     if (url.pathname === '/robots.txt') {
@@ -175,7 +206,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         return;
       case 'botwall':
       case 'interstitial': {
-        const token = clearanceOf(req.headers.cookie);
+        const token = clearanceOf(req.headers.cookie, anubis ? ANUBIS_COOKIE : undefined);
         if (token !== null && issued.has(token)) {
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
           return;
@@ -183,6 +214,13 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         // Every visitor without clearance gets the interstitial, browsers included: 403 like a managed challenge
         // for the wall that refuses automation, 503 like the classic "checking your browser" page for the other.
         entry.outcome = 'challenge';
+        if (anubis) {
+          // Anubis answers with 200 by default, to browsers and scripts alike.
+          const c = newAnubisChallenge(spec.anubisDifficulty ?? 2);
+          challenges.set(c.id, c);
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(anubisPage(c));
+          return;
+        }
         const fresh = newClearanceToken();
         issued.add(fresh);
         const page = interstitialPage({ token: fresh, delayMs: spec.challengeDelayMs ?? 1000, refuseWebdriver: kind === 'botwall', unknownFamily: spec.unknownWallFamily ?? false });

@@ -98,4 +98,31 @@ describe('sim web and real browsers', () => {
       await web2.close();
     }
   }, 60_000);
+
+  it('the browser waits while an Anubis-style page (200, long explanation) does its proof of work, and keeps the real page', async () => {
+    // The script starts its work after 1.5 s, longer than the page takes to settle: a browser that did not know the
+    // page for a challenge would return the challenge as the page.
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'anubis', challengeDelayMs: 1_500, name: 'forge' }], firstHost: '127.0.4.40' });
+    try {
+      const site = web2.sites[0]!;
+      const [u1, u2] = site.urls(2);
+      const first = await fetchWith('playwright', u1!);
+      expect(first.status).toBe(200);
+      expect(first.text).toContain('<h1>forge page 0</h1>');
+      expect(first.text).not.toContain('not a bot');
+      expect(first.finalUrl).toBe(u1);
+      expect(first.challenge).toMatchObject({ vendor: 'anubis', cleared: true, documents: [{ url: u1, status: 200 }, { url: u1, status: 200 }] });
+      // The cookie the pass endpoint set stays in the site's context: the next page is served at once.
+      const second = await fetchWith('playwright', u2!);
+      expect(second.challenge).toBeUndefined();
+      expect(second.text).toContain('<h1>forge page 1</h1>');
+      expect(site.requestLog().map((r) => [r.path, r.outcome])).toEqual([
+        [new URL(u1!).pathname, 'challenge'],
+        [new URL(u1!).pathname, 'served'],
+        [new URL(u2!).pathname, 'served'],
+      ]);
+    } finally {
+      await web2.close();
+    }
+  }, 60_000);
 });

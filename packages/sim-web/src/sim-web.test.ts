@@ -1,6 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { ManualClock, validateResponseDetailed } from '@crawler/core';
 import { createDefaultRegistry } from '@crawler/fetchers';
+import { ANUBIS_COOKIE, ANUBIS_PASS_PATH } from './anubis.js';
 import { loopbackAddress, startSimWeb, type SimWeb } from './sim-web.js';
 
 const registry = createDefaultRegistry({ allowPrivateNetworks: true });
@@ -66,6 +68,30 @@ describe('startSimWeb', () => {
     expect(detailOf(known).result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'js_cookie_check' });
     expect(detailOf(unknown).challenge.isChallenge).toBe(false);
     expect(detailOf(unknown).result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: null });
+  });
+
+  it('an anubis wall answers 200 with its proof-of-work page, refuses a forged answer and lets the work through', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'anubis', name: 'forge' }], firstHost: '127.0.3.70' });
+    const site = web.sites[0]!;
+    const [url] = site.urls(1);
+    const wall = await get(url!);
+    expect(wall.status).toBe(200);
+    // The crawler's own verdict: Anubis's challenge, not a page to store.
+    expect(validateResponseDetailed({ status: wall.status, headers: wall.headers, body: wall.text ?? '' }).result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'anubis' });
+    const data = JSON.parse(/<script id="anubis_challenge" type="application\/json">(.*?)<\/script>/.exec(wall.text!)![1]!) as { id: string; challenge: string; rules: { difficulty: number } };
+    const pass = (nonce: number, response: string) => fetch(`${site.origin}${ANUBIS_PASS_PATH}?${new URLSearchParams({ id: data.id, nonce: String(nonce), response, redir: '/page/0' })}`, { redirect: 'manual' });
+    expect((await pass(0, '0'.repeat(64))).status).toBe(403);
+    let nonce = 0;
+    const hash = (n: number) => createHash('sha256').update(`${data.challenge}${n}`).digest('hex');
+    while (!hash(nonce).startsWith('0'.repeat(data.rules.difficulty))) nonce++;
+    const passed = await pass(nonce, hash(nonce));
+    expect(passed.status).toBe(302);
+    expect(passed.headers.get('location')).toBe('/page/0');
+    const cookie = passed.headers.get('set-cookie')!.split(';')[0]!;
+    expect(cookie.startsWith(`${ANUBIS_COOKIE}=`)).toBe(true);
+    const page = await http.fetch({ url: url!, timeoutMs: 5_000, maxBytes: 1 << 20, headers: { cookie } });
+    expect(page.text).toContain('<h1>forge page 0</h1>');
+    expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'served']);
   });
 
   it('a rate-limiting site answers 429 with Retry-After to the end of its window, counted as blocks, then recovers', async () => {

@@ -20,6 +20,11 @@ export interface ChallengeMarker {
   decisive?: boolean;
   /** Counts only when the page has at most this much visible text (a vendor script on an otherwise blank page). */
   maxTextChars?: number;
+  /**
+   * Live challenge data (a script element that carries the challenge itself) that no other page has: it counts, and
+   * reaches the threshold alone, on a page of any length. Quoted markup in <pre> and <code> is never matched.
+   */
+  anyLength?: boolean;
 }
 
 export interface ChallengeSignature {
@@ -45,7 +50,7 @@ export const CHALLENGE_SCORE_THRESHOLD = 10;
 export const MAX_CHALLENGE_TEXT_CHARS = 1500;
 /**
  * The longest vendor challenge template (Cloudflare's "Attention Required" with its "Why have I been blocked? / What
- * can I do?" blurbs) has about 700 characters of text. Above this, a page is prose that may quote or embed a vendor's
+ * can I do?" blurbs) has about 700 characters of text, save Anubis's (about 1,200), which a decisive marker names. Above this, a page is prose that may quote or embed a vendor's
  * markers (an article about challenges, a vendor's docs, a shop page with a sensor script): only a double-strength
  * score makes it a challenge.
  */
@@ -162,7 +167,8 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     vendor: 'sucuri',
     markers: [
       { in: 'header', header: 'x-sucuri-block', pattern: /./, weight: 10, decisive: true },
-      { in: 'title', pattern: /sucuri website firewall/i, weight: 10 },
+      // The block page's title ("Sucuri WebSite Firewall - Access Denied"), not any title that names the product.
+      { in: 'title', pattern: /^sucuri website firewall\s*[-–|]\s*(cloudproxy\s*[-–|]\s*)?(access denied|captcha|blocked)/i, weight: 10 },
       { in: 'html', pattern: /sucuri_cloudproxy_js|sucuri_cloudproxy_uuid/, weight: 10 },
       { in: 'text', pattern: /access denied - sucuri website firewall|cloudproxy@sucuri\.net/i, weight: 8 },
       { in: 'text', pattern: /sucuri (website )?firewall/i, weight: 4 },
@@ -185,7 +191,8 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     vendor: 'vercel',
     markers: [
       { in: 'header', header: 'x-vercel-mitigated', pattern: /challenge|deny/i, weight: 10, decisive: true },
-      { in: 'title', pattern: /vercel security checkpoint/i, weight: 10 },
+      // The checkpoint's whole title: a page whose title talks about the checkpoint is not one.
+      { in: 'title', pattern: /^vercel security checkpoint$/i, weight: 10 },
     ],
   },
   {
@@ -203,8 +210,23 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
   {
     vendor: 'anubis',
     markers: [
+      // The challenge itself, as JSON in the head: only the challenge page carries it, and it counts at any length
+      // because the page Anubis serves by default has status 200 and an explanation of over 1,000 characters, long
+      // enough for the size rules to take it for an article.
+      { in: 'html', pattern: /<script[^>]{0,200}\bid=["']?anubis_challenge\b/, weight: 10, anyLength: true },
       { in: 'html', pattern: /anubis_challenge|\.within\.website\/x\/cmd\/anubis|id=["']anubis_/, weight: 10 },
       { in: 'text', pattern: /making sure you('| a)re not a bot/i, weight: 6 },
+    ],
+  },
+  {
+    // Queue-it's virtual waiting room: the page a queued visitor is redirected to, with its number in line and the
+    // wait, served with 200. Ordinary pages of the same shops carry Queue-it's connector scripts: weak on purpose.
+    vendor: 'queue_it',
+    markers: [
+      { in: 'html', pattern: /id=["']mainpart_(lbusersinlineaheadofyou|lbqueuenumber|lbwhichisin|divprogressbar|lbexpectedservicetime)["']/, weight: 10 },
+      { in: 'html', pattern: /queueit\.queue\.queueviewmodel|<body[^>]{0,300}data-pageid=["'](queue|before|prequeue)["']/, weight: 6 },
+      { in: 'text', pattern: /you are now in line|(number of users|people) (in line )?ahead of you/i, weight: 4 },
+      { in: 'html', pattern: /static\.queue-it\.net|\.queue-it\.net\/|data-queueit-c=/, weight: 2 },
     ],
   },
   {

@@ -52,6 +52,16 @@ describe('detectChallenge', () => {
     expect(detectChallenge(long, {}, 200).isChallenge).toBe(false);
   });
 
+  it('counts live challenge data on a page of any length, but not where a challenge never comes or where it is quoted', () => {
+    // Anubis lets a site replace its explanation with its own text: the page stays a challenge however long that is.
+    const anubis = (body: string) =>
+      page(`<html><head><title>Making sure you&#39;re not a bot!</title><script id="anubis_challenge" type="application/json">{"rules":{"difficulty":4},"challenge":"ab12"}</script></head><body><p id="status">Loading...</p><details><summary>Why am I seeing this?</summary><p>${body}</p></details></body></html>`);
+    expect(detectChallenge(anubis('Our server is small. '.repeat(100)), {}, 200)).toMatchObject({ isChallenge: true, vendor: 'anubis' });
+    expect(detectChallenge(anubis('Our server is small.'), {}, 404).isChallenge).toBe(false);
+    const quoted = page(`<html><body><p>${'How we set it up. '.repeat(60)}</p><pre><code>&lt;script id="anubis_challenge" type="application/json"&gt;</code></pre><code><script id="anubis_challenge"></script></code></body></html>`);
+    expect(detectChallenge(quoted, {}, 200).isChallenge).toBe(false);
+  });
+
   it('only headers speak for non-HTML bodies', () => {
     expect(detectChallenge(null, { 'x-amzn-waf-action': 'captcha' }, 405)).toMatchObject({ isChallenge: true, vendor: 'aws_waf' });
     expect(detectChallenge(null, { server: 'cloudflare' }, 403)).toMatchObject({ isChallenge: false, vendor: 'cloudflare' });

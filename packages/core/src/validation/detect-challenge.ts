@@ -15,6 +15,8 @@ export interface VendorScore {
   vendor: string;
   score: number;
   decisive: boolean;
+  /** An `anyLength` marker matched: the score counts whatever the page's length. */
+  anyLength: boolean;
   /** Indexes of matched markers in the signature, for explain/debugging. */
   matched: number[];
 }
@@ -52,19 +54,21 @@ function markerMatches(m: ChallengeMarker, page: PageFeatures, headers: Record<s
 function scoreVendor(sig: ChallengeSignature, page: PageFeatures | null, headers: Record<string, string>): VendorScore {
   let score = 0;
   let decisive = false;
+  let anyLength = false;
   const matched: number[] = [];
   sig.markers.forEach((m, i) => {
     // Only headers can speak for a body that is not HTML or too long to be a challenge page (and skipping the
     // body markers there keeps a 2 MiB article cheap).
-    if (m.in !== 'header' && (page === null || page.visibleText.length > MAX_CHALLENGE_TEXT_CHARS)) return;
+    if (m.in !== 'header' && (page === null || (page.visibleText.length > MAX_CHALLENGE_TEXT_CHARS && !m.anyLength))) return;
     if (m.in !== 'header' && sig.notOnDataForms && (page?.dataFieldCount ?? 0) > 0) return;
     if (m.maxTextChars !== undefined && (page?.visibleText.length ?? 0) > m.maxTextChars) return;
     if (!markerMatches(m, page as PageFeatures, headers)) return;
     score += m.weight;
     matched.push(i);
     if (m.decisive) decisive = true;
+    if (m.anyLength) anyLength = true;
   });
-  return { vendor: sig.vendor, score, decisive, matched };
+  return { vendor: sig.vendor, score, decisive, anyLength, matched };
 }
 
 /**
@@ -92,6 +96,7 @@ export function detectChallenge(
   const winner = scores.find((s) => {
     if (s.decisive) return true;
     if ((excluded && !allowedDespiteStatus.has(s.vendor)) || page === null) return false;
+    if (s.anyLength) return s.score >= CHALLENGE_SCORE_THRESHOLD;
     const needed = textLength > LONG_CHALLENGE_TEXT_CHARS ? 2 * CHALLENGE_SCORE_THRESHOLD : CHALLENGE_SCORE_THRESHOLD;
     return s.score >= needed && textLength <= MAX_CHALLENGE_TEXT_CHARS;
   });

@@ -87,4 +87,31 @@ describe('end to end: a site behind an interstitial that clears itself', () => {
     expect(plain.every((r) => r.outcome === 'challenge')).toBe(true);
     expect(plain.length).toBeLessThan(pages);
   }, 300_000);
+
+  it('gets through an Anubis-style proof-of-work page served with 200: no link keeps the challenge as its content', async () => {
+    // The wall answers 200 with a page of about 900 characters of explanation, and its script does SHA-256 work before
+    // it passes through a redirecting endpoint that sets the cookie: plain HTTP can only ever read the challenge.
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'anubis', challengeDelayMs: 300, name: 'forge' }], firstHost: '127.0.6.60' });
+    const site = web.sites[0]!;
+    crawler = await startE2e('anubis-wall', { CHALLENGE_WAIT_MS: '10000', FETCH_TIMEOUT_MS: '30000' });
+    const pages = 6;
+    const { accepted } = await crawler.runtime.enqueue(site.urls(pages));
+    crawler.runtime.startWorkers();
+    await waitFor(async () => (await crawler!.db.prisma.link.count({ where: { status: { in: ['done', 'failed'] } } })) === pages, 'every link settled', 240_000);
+
+    const links = await crawler.db.prisma.link.findMany({ where: { id: { in: accepted.map((a) => a.linkId) } }, include: { attempts: { orderBy: { id: 'asc' } } } });
+    expect(links.map((l) => l.status)).toEqual(links.map(() => 'done'));
+    expect(links.every((l) => l.fetcher === 'playwright' || l.fetcher === 'playwright_stealth')).toBe(true);
+    for (const link of links) {
+      const text = new TextDecoder().decode((await crawler.content.latestForLink(link.id))!.body);
+      expect(text).toContain(`<h1>forge page ${/(\d+)$/.exec(link.url)![1]}</h1>`);
+      expect(text).not.toContain('not a bot');
+      // Plain HTTP met the challenge and said so: no plain attempt counts as a success.
+      expect(link.attempts.filter((a) => a.fetcher === 'simple_http' && a.success)).toEqual([]);
+    }
+    const passed = await crawler.db.prisma.attemptHeuristic.findMany({ where: { heuristicType: 'challenge_passed' } });
+    expect(passed.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(passed.map((h) => h.heuristicValue))).toEqual(new Set(['anubis']));
+    expect(site.requestLog().filter((r) => r.client === 'plain').every((r) => r.outcome === 'challenge')).toBe(true);
+  }, 300_000);
 });
