@@ -72,6 +72,8 @@ export {
   CHALLENGE_SCORE_THRESHOLD,
   MAX_CHALLENGE_TEXT_CHARS,
   LONG_CHALLENGE_TEXT_CHARS,
+  type ChallengeKind,
+  type ChallengeKindMarker,
   type ChallengeMarker,
   type ChallengeSignature,
 } from './validation/challenge-signatures.js';

@@ -12,5 +12,5 @@ export { BrowserPool, type BrowserPoolStats } from './browser/browser-pool.js';
 export { PlaywrightFetcher, createPlaywrightFetcher, type BrowserHooks, type PlaywrightFetcherDeps } from './browser/playwright-fetcher.js';
 export { createStealthFetcher, createStealthHooks } from './browser/stealth.js';
 export { RedisClearanceStore, type ClearanceStore, type ClearanceRedis, type RedisClearanceStoreOptions } from './browser/clearance-store.js';
-export { challengeOf, type ChallengeEncounter, type LandedDocument } from './browser/challenge-wait.js';
+export { challengeOf, type ChallengeEncounter, type LandedDocument, type RenderedChallenge } from './browser/challenge-wait.js';
 export { FetcherRegistry, createDefaultRegistry, type FetcherFactory, type DefaultRegistryDeps } from './registry.js';

@@ -21,7 +21,8 @@ export interface BrowserOptions {
   /**
    * When the rendered page is a challenge (an interstitial whose script sets a cookie and reloads), wait this long
    * for it to navigate into content before returning it as the block it is; 0 disables the wait (env
-   * `CHALLENGE_WAIT_MS`). Real interstitials clear in about 5 s. @defaultValue 15000
+   * `CHALLENGE_WAIT_MS`). Real interstitials clear in about 5 s. A challenge that cannot clear by itself (a refusal,
+   * a captcha, a waiting room: core's `ChallengeVerdict.kind`) is returned at once. @defaultValue 15000
    */
   challengeWaitMs?: number;
 }

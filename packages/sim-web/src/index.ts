@@ -3,3 +3,4 @@ export * from './sim-site.js';
 export * from './sim-web.js';
 export * from './interstitial.js';
 export * from './anubis.js';
+export * from './block-page.js';

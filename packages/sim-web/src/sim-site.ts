@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { systemClock, type Clock } from '@crawler/core';
 import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { ANUBIS_COOKIE, ANUBIS_PASS_PATH, ANUBIS_SCRIPT_PATH, anubisPage, anubisRejectPage, anubisScript, checkAnubisWork, newAnubisChallenge, type AnubisChallenge } from './anubis.js';
+import { blockPage } from './block-page.js';
 import { clearanceOf, interstitialPage, newClearanceToken } from './interstitial.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
@@ -22,9 +23,10 @@ export interface SiteSpec {
    * The family of a wall's interstitial: `checking`, the cookie-and-reload "Just a moment…" page (503, or 403 for a
    * botwall); `anubis`, a proof-of-work page served with 200 whose script solves SHA-256 work and passes through a
    * redirecting endpoint that sets the cookie (see anubis.ts); like the real one it lets any browser that runs its
-   * script through (a botwall's refusal of `navigator.webdriver` is the `checking` page's). @defaultValue 'checking'
+   * script through (a botwall's refusal of `navigator.webdriver` is the `checking` page's); `blocked`, a firewall's hard
+   * refusal (Cloudflare's "Sorry, you have been blocked", 403) that nothing gets past. @defaultValue 'checking'
    */
-  wallFamily?: 'checking' | 'anubis';
+  wallFamily?: 'checking' | 'anubis' | 'blocked';
   /** Leading hex zeroes an `anubis` wall asks for. @defaultValue 2 */
   anubisDifficulty?: number;
   /**
@@ -214,6 +216,11 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         // Every visitor without clearance gets the interstitial, browsers included: 403 like a managed challenge
         // for the wall that refuses automation, 503 like the classic "checking your browser" page for the other.
         entry.outcome = 'challenge';
+        if (spec.wallFamily === 'blocked') {
+          const rayId = newClearanceToken().slice(0, 16);
+          res.writeHead(403, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', server: 'cloudflare' }).end(blockPage({ host: opts.host, rayId }));
+          return;
+        }
         if (anubis) {
           // Anubis answers with 200 by default, to browsers and scripts alike.
           const c = newAnubisChallenge(spec.anubisDifficulty ?? 2);

@@ -3,6 +3,7 @@
  * cookie-and-reload interstitials waited out by the browsers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateResponse } from '@crawler/core';
 import { createDefaultRegistry, createPlaywrightFetcher } from '@crawler/fetchers';
 import { startSimWeb, type SimWeb } from './sim-web.js';
 
@@ -120,6 +121,30 @@ describe('sim web and real browsers', () => {
         [new URL(u1!).pathname, 'challenge'],
         [new URL(u1!).pathname, 'served'],
         [new URL(u2!).pathname, 'served'],
+      ]);
+    } finally {
+      await web2.close();
+    }
+  }, 60_000);
+
+  it('returns a wall that refuses at once: no browser waits on a page that never clears', async () => {
+    // Cloudflare's "Sorry, you have been blocked" has a script (it reveals the visitor's address on a click) but
+    // nothing that ever lets anyone through: a wait would hold the browser for CHALLENGE_WAIT_MS for the same page.
+    const web2 = await startSimWeb({ sites: [{ kind: 'botwall', wallFamily: 'blocked', name: 'shop' }], firstHost: '127.0.4.50' });
+    try {
+      const site = web2.sites[0]!;
+      const urls = site.urls(2);
+      for (const [i, name] of ['playwright', 'playwright_stealth'].entries()) {
+        const res = await fetchWith(name, urls[i]!);
+        expect(res.status).toBe(403);
+        expect(res.text).toContain('Sorry, you have been blocked');
+        expect(res.challenge).toEqual({ vendor: 'cloudflare', kind: 'refusal', cleared: false, waitedMs: 0, documents: [{ url: urls[i], status: 403 }] });
+        // What decides the next step (block pause, switch of tool, backoff) reads the page as it did after a wait.
+        expect(validateResponse({ status: res.status, headers: res.headers, body: res.body })).toMatchObject({ isBlocked: true, blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
+      }
+      expect(site.requestLog().map((r) => [r.client, r.outcome])).toEqual([
+        ['browser', 'challenge'],
+        ['browser', 'challenge'],
       ]);
     } finally {
       await web2.close();

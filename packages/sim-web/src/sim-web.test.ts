@@ -94,6 +94,20 @@ describe('startSimWeb', () => {
     expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'served']);
   });
 
+  it('a blocked wall refuses every request with a firewall block page the detector takes for a refusal', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'blocked' }], firstHost: '127.0.3.80' });
+    const site = web.sites[0]!;
+    const [url] = site.urls(1);
+    for (let i = 0; i < 2; i++) {
+      const r = await get(url!);
+      expect(r.status).toBe(403);
+      const { result, challenge } = validateResponseDetailed({ status: r.status, headers: r.headers, body: r.text ?? '' });
+      expect(result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
+      expect(challenge.kind).toBe('refusal');
+    }
+    expect(site.stats()).toMatchObject({ blocked: 2, served: 0 });
+  });
+
   it('a rate-limiting site answers 429 with Retry-After to the end of its window, counted as blocks, then recovers', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 10, 0, 0));
     web = await startSimWeb({ sites: [{ kind: 'ratelimit', rateLimit: { maxRequests: 2, windowMs: 3_600_000 } }], clock, firstHost: '127.0.3.30' });

@@ -27,9 +27,29 @@ export interface ChallengeMarker {
   anyLength?: boolean;
 }
 
+/**
+ * What a challenge page waits for, and so whether a browser should wait on it. `interstitial`: the page's own script
+ * (a JS check, a proof of work, a cookie and a reload) takes a browser through by itself, in seconds. `refusal`: a
+ * block page; nothing on it ever lets the visitor in. `captcha`: a person has to solve, tick or press and hold
+ * something. `waiting_room`: a queue that lets visitors in over minutes, not within a fetch.
+ */
+export type ChallengeKind = 'interstitial' | 'refusal' | 'captcha' | 'waiting_room';
+
+/** Evidence of what kind of challenge a page is, once its signature has named it: it weighs nothing. */
+export interface ChallengeKindMarker extends Pick<ChallengeMarker, 'in' | 'header' | 'pattern'> {
+  kind: ChallengeKind;
+}
+
 export interface ChallengeSignature {
   vendor: string;
   markers: readonly ChallengeMarker[];
+  /** The kind of a page this signature names when none of `kinds` matches. @defaultValue 'interstitial' */
+  kind?: ChallengeKind;
+  /**
+   * Checked in order on a page this signature names: the first that matches decides its kind. Whether the page is a
+   * challenge at all is the markers' decision, not these.
+   */
+  kinds?: readonly ChallengeKindMarker[];
   /**
    * Body markers do not count on a page with fields a person types data into: a login, sign-up or contact form
    * that embeds a captcha widget (and tells the user to tick it) is a form, not a gate. Headers still count.
@@ -97,6 +117,13 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /challenges\.cloudflare\.com\/turnstile/, weight: 3 },
       { in: 'header', header: 'server', pattern: /cloudflare/i, weight: 2 },
     ],
+    kinds: [
+      // The firewall's block pages (1020 and its kin, a WAF rule's "Sorry, you have been blocked", 1015's rate limit).
+      { in: 'text', pattern: /sorry, you have been blocked|you are unable to access|you are being rate limited|error (1005|1006|1007|1008|1009|1010|1012|1015|1020)\b/i, kind: 'refusal' },
+      { in: 'title', pattern: /used cloudflare to restrict access/i, kind: 'refusal' },
+      // The pre-2022 captcha page ("One more step"), an hCaptcha or reCAPTCHA a person solves.
+      { in: 'html', pattern: /cf_captcha_kind|cf-captcha-container/, kind: 'captcha' },
+    ],
   },
   {
     vendor: 'datadome',
@@ -109,6 +136,12 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'header', header: 'x-dd-b', pattern: /./, weight: 2 },
       { in: 'html', pattern: /datadome/, weight: 2 },
     ],
+    // `rt` is the response type: i, the device check that clears itself; c, the captcha; b, a block.
+    kinds: [
+      { in: 'html', pattern: /var dd\s*=\s*\{\s*['"]rt['"]\s*:\s*['"]i['"]|captcha-delivery\.com\/interstitial\//, kind: 'interstitial' },
+      { in: 'html', pattern: /var dd\s*=\s*\{\s*['"]rt['"]\s*:\s*['"]b['"]/, kind: 'refusal' },
+      { in: 'html', pattern: /var dd\s*=\s*\{\s*['"]rt['"]\s*:\s*['"]c['"]|captcha-delivery\.com\/captcha\//, kind: 'captcha' },
+    ],
   },
   {
     vendor: 'perimeterx',
@@ -120,6 +153,8 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /window\._pxappid|_pxuuid|_pxvid|_pxhd|_pxjsclientsrc/, weight: 3 },
       { in: 'html', pattern: /perimeterx|px-cdn\.net|px-cloud\.net|humansecurity/, weight: 2 },
     ],
+    // Its sensor runs on ordinary pages; the page it serves instead is the "Press & Hold" captcha.
+    kind: 'captcha',
   },
   {
     vendor: 'akamai',
@@ -133,6 +168,12 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /errors\.edgesuite\.net|errors\.akamaized\.net/, weight: 5 },
       { in: 'html', pattern: /_abck|ak_bmsc/, weight: 3 },
       { in: 'header', header: 'server', pattern: /akamaighost|akamai/i, weight: 2 },
+    ],
+    // The edge's "Access Denied" (with its reference number); sec-cpt and bm-verify are proofs of work.
+    kinds: [
+      { in: 'text', pattern: /reference\s*#\s*\d+\.[0-9a-f]+\.\d+\.[0-9a-f]+|you don'?t have permission to access/i, kind: 'refusal' },
+      { in: 'title', pattern: /^access denied$/i, kind: 'refusal' },
+      { in: 'html', pattern: /errors\.edgesuite\.net|errors\.akamaized\.net/, kind: 'refusal' },
     ],
   },
   {
@@ -152,6 +193,13 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'header', header: 'x-iinfo', pattern: /./, weight: 2 },
       { in: 'header', header: 'x-cdn', pattern: /incapsula|imperva/i, weight: 2 },
     ],
+    // The incident page (in its frame or as text) is a block; "Pardon Our Interruption" asks for a captcha or a form.
+    kinds: [
+      { in: 'text', pattern: /incapsula incident id|incident id:\s*\d+-\d+|request unsuccessful/i, kind: 'refusal' },
+      { in: 'html', pattern: /<iframe[^>]{1,500}_incapsula_resource/, kind: 'refusal' },
+      { in: 'title', pattern: /^pardon our interruption/i, kind: 'captcha' },
+      { in: 'html', pattern: /distil_r_captcha|distilcaptcha/, kind: 'captcha' },
+    ],
   },
   {
     vendor: 'aws_waf',
@@ -161,6 +209,12 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /\.token\.awswaf\.com\/[^"']{0,300}\/challenge\.js|\.captcha\.awswaf\.com/, weight: 5 },
       { in: 'html', pattern: /awswafintegration|awswafcaptcha|awswaf\.captcha/, weight: 3 },
       { in: 'html', pattern: /id=["'](challenge|captcha)-container["']/, weight: 3 },
+    ],
+    kinds: [
+      { in: 'header', header: 'x-amzn-waf-action', pattern: /challenge/i, kind: 'interstitial' },
+      { in: 'header', header: 'x-amzn-waf-action', pattern: /block/i, kind: 'refusal' },
+      { in: 'header', header: 'x-amzn-waf-action', pattern: /captcha/i, kind: 'captcha' },
+      { in: 'html', pattern: /\.captcha\.awswaf\.com|awswafcaptcha|awswaf\.captcha|id=["']captcha-container["']/, kind: 'captcha' },
     ],
   },
   {
@@ -174,6 +228,13 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'text', pattern: /sucuri (website )?firewall/i, weight: 4 },
       { in: 'header', header: 'x-sucuri-id', pattern: /./, weight: 2 },
       { in: 'header', header: 'server', pattern: /sucuri|cloudproxy/i, weight: 2 },
+    ],
+    // The firewall's block page; sucuri_cloudproxy_js is its JS challenge.
+    kinds: [
+      { in: 'header', header: 'x-sucuri-block', pattern: /./, kind: 'refusal' },
+      { in: 'title', pattern: /^sucuri website firewall\s*[-–|]\s*(cloudproxy\s*[-–|]\s*)?(access denied|blocked)/i, kind: 'refusal' },
+      { in: 'text', pattern: /access denied - sucuri website firewall|cloudproxy@sucuri\.net/i, kind: 'refusal' },
+      { in: 'title', pattern: /^sucuri website firewall\s*[-–|]\s*(cloudproxy\s*[-–|]\s*)?captcha/i, kind: 'captcha' },
     ],
   },
   {
@@ -194,6 +255,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       // The checkpoint's whole title: a page whose title talks about the checkpoint is not one.
       { in: 'title', pattern: /^vercel security checkpoint$/i, weight: 10 },
     ],
+    kinds: [{ in: 'header', header: 'x-vercel-mitigated', pattern: /deny/i, kind: 'refusal' }],
   },
   {
     vendor: 'kasada',
@@ -217,6 +279,8 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /anubis_challenge|\.within\.website\/x\/cmd\/anubis|id=["']anubis_/, weight: 10 },
       { in: 'text', pattern: /making sure you('| a)re not a bot/i, weight: 6 },
     ],
+    // "Oh noes!" is its error page: a policy that denies the client, or an answer it refused. No challenge on it.
+    kinds: [{ in: 'title', pattern: /^oh noes!?$/i, kind: 'refusal' }],
   },
   {
     // Queue-it's virtual waiting room: the page a queued visitor is redirected to, with its number in line and the
@@ -228,6 +292,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'text', pattern: /you are now in line|(number of users|people) (in line )?ahead of you/i, weight: 4 },
       { in: 'html', pattern: /static\.queue-it\.net|\.queue-it\.net\/|data-queueit-c=/, weight: 2 },
     ],
+    kind: 'waiting_room',
   },
   {
     vendor: 'wordfence',
@@ -235,6 +300,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'text', pattern: /your access to this site has been limited by the site owner/i, weight: 10 },
       { in: 'html', pattern: /wordfence/, weight: 2 },
     ],
+    kind: 'refusal',
   },
   {
     vendor: 'radware',
@@ -242,6 +308,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /validate\.perfdrive\.com|captcha\.perfdrive\.com|shieldsquare\.com\/.*captcha/, weight: 10 },
       { in: 'title', pattern: /radware (bot manager )?captcha|shieldsquare captcha/i, weight: 8 },
     ],
+    kind: 'captcha',
   },
   {
     vendor: 'amazon',
@@ -252,6 +319,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /name=["']?amzn-r["']?/, weight: 4 },
       { in: 'title', pattern: /^robot check$/i, weight: 6 },
     ],
+    kind: 'captcha',
   },
   {
     vendor: 'google',
@@ -260,6 +328,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /id=["']recaptcha["'][^>]{0,500}class=["']g-recaptcha/, weight: 3 },
       { in: 'html', pattern: /id=["']infodiv0?["']/, weight: 3 },
     ],
+    kind: 'captcha',
   },
   ...WAF_AND_HOSTING_SIGNATURES,
   {
@@ -273,6 +342,16 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: new RegExp(String.raw`class=["'][^"']{0,300}\b(g-recaptcha|h-captcha|cf-turnstile|frc-captcha|smart-captcha)\b|recaptcha\/(api|enterprise)\.js|hcaptcha\.com\/1\/api\.js|challenges\.cloudflare\.com\/turnstile|friendlycaptcha|static\.geetest\.com|initgeetest|client-api\.arkoselabs\.com|smartcaptcha\.yandexcloud\.net|${IMAGE_CAPTCHA.source}`), weight: 6 },
       { in: 'title', pattern: new RegExp(`${GATE_TITLES.source}|${LOCALISED_GATE_TITLES.source}`, 'i'), weight: 4 },
       { in: 'text', pattern: new RegExp(`${CAPTCHA_PHRASES.source}|${LOCALISED_CAPTCHA_PHRASES.source}`, 'i'), weight: 4 },
+    ],
+    // A person solves it, save the widgets that pass a real browser by themselves (the first that matches decides, in
+    // the order CAPTCHA_WIDGETS names the vendor): Turnstile's managed and invisible modes, Friendly Captcha's proof
+    // of work, reCAPTCHA's invisible badge and v3 score (api.js rendered with a site key).
+    kind: 'captcha',
+    kinds: [
+      { in: 'html', pattern: /h-captcha|hcaptcha\.com/, kind: 'captcha' },
+      { in: 'html', pattern: /data-size=["']invisible["']|recaptcha\/(api|enterprise)\.js\?[^"']{0,200}\brender=(?!explicit\b|onload\b)[\w-]{20,}/, kind: 'interstitial' },
+      { in: 'html', pattern: /g-recaptcha|recaptcha\//, kind: 'captcha' },
+      { in: 'html', pattern: /cf-turnstile|challenges\.cloudflare\.com\/turnstile|frc-captcha|friendlycaptcha/, kind: 'interstitial' },
     ],
   },
 ];

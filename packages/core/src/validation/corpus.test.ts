@@ -63,6 +63,16 @@ describe('fixture corpus', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('tells the challenges that clear by themselves from refusals and the ones that need a person (kind per family)', () => {
+    const challenges = results.filter((r) => r.e.label === 'challenge');
+    // Every challenge fixture says what it waits for, so a new family cannot go untested.
+    expect(challenges.filter((r) => r.e.kind === undefined).map((r) => r.e.file)).toEqual([]);
+    const wrong = challenges.filter((r) => r.kind !== r.e.kind).map((r) => `${r.e.file}: ${r.kind} ≠ ${r.e.kind}`);
+    expect(wrong).toEqual([]);
+    // Each kind has fixtures of its own.
+    for (const kind of ['interstitial', 'refusal', 'captcha', 'waiting_room']) expect(challenges.some((r) => r.e.kind === kind)).toBe(true);
+  });
+
   it('gives challenge pages with a status of their own the captcha block type', () => {
     const wrong = results
       .filter((r) => r.e.label === 'challenge' && r.predicted === 'challenge' && r.v.blockType !== 'blocked_captcha')

@@ -21,6 +21,10 @@ describe('challenge signatures (data)', () => {
         if (m.in === 'header') expect(m.header).toMatch(/^[a-z0-9-]+$/);
         if (m.decisive) expect(m.in).toBe('header');
       }
+      for (const k of sig.kinds ?? []) {
+        expect(k.pattern.global || k.pattern.sticky).toBe(false);
+        if (k.in === 'header') expect(k.header).toMatch(/^[a-z0-9-]+$/);
+      }
     }
     for (const re of [...SPA_SIGNATURES.flatMap((s) => s.strong), ...PAYWALL_MARKERS.map((m) => m.pattern)]) expect(re.global || re.sticky).toBe(false);
   });
@@ -190,5 +194,52 @@ describe('origin-error statuses', () => {
     expect(detectChallenge(page(cookieReload), {}, 521).isChallenge).toBe(false);
     expect(detectChallenge(page(jslFirstStage), {}, 502).isChallenge).toBe(false);
     expect(detectChallenge(page(cookieReload), {}, 200)).toMatchObject({ isChallenge: true, vendor: 'js_cookie_check' });
+  });
+});
+
+describe('what a challenge waits for (kind)', () => {
+  it('names the kind by the first kind marker that matches, else by the signature, else interstitial', () => {
+    const table: ChallengeSignature[] = [
+      {
+        vendor: 'acme',
+        markers: [{ in: 'title', pattern: /^acme shield/i, weight: 10 }],
+        kind: 'captcha',
+        kinds: [
+          { in: 'text', pattern: /solving itself/i, kind: 'interstitial' },
+          { in: 'text', pattern: /banned/i, kind: 'refusal' },
+        ],
+      },
+      { vendor: 'plain', markers: [{ in: 'title', pattern: /^plain wall$/i, weight: 10 }] },
+    ];
+    const acme = (text: string) => detectChallenge(page(`<title>ACME Shield</title><p>${text}</p>`), {}, 200, table);
+    expect(acme('You are banned.')).toMatchObject({ isChallenge: true, kind: 'refusal' });
+    // Order decides between two that match.
+    expect(acme('Solving itself; banned clients stay here.').kind).toBe('interstitial');
+    expect(acme('Tick the box.').kind).toBe('captcha');
+    expect(detectChallenge(page('<title>Plain wall</title>'), {}, 200, table).kind).toBe('interstitial');
+  });
+
+  it('has no kind when the page is not a challenge, and kind markers add no weight', () => {
+    const table: ChallengeSignature[] = [{ vendor: 'acme', markers: [{ in: 'title', pattern: /^acme$/i, weight: 4 }], kinds: [{ in: 'text', pattern: /banned/i, kind: 'refusal' }] }];
+    const v = detectChallenge(page('<title>ACME</title><p>banned</p>'), {}, 403, table);
+    expect(v).toMatchObject({ isChallenge: false, vendor: 'acme', kind: null });
+    expect(v.scores[0]!.score).toBe(4);
+  });
+
+  it('reads the kind from headers alone when the body is not HTML', () => {
+    expect(detectChallenge(null, { 'x-amzn-waf-action': 'captcha' }, 405)).toMatchObject({ isChallenge: true, kind: 'captcha' });
+    expect(detectChallenge(null, { 'x-amzn-waf-action': 'challenge' }, 202)).toMatchObject({ isChallenge: true, kind: 'interstitial' });
+    expect(detectChallenge(null, { 'x-vercel-mitigated': 'deny' }, 403)).toMatchObject({ isChallenge: true, kind: 'refusal' });
+    expect(detectChallenge(null, { 'x-sucuri-block': 'BNP005' }, 403)).toMatchObject({ isChallenge: true, kind: 'refusal' });
+  });
+
+  it('tells a captcha gate a person solves from a widget that passes a browser by itself', () => {
+    const gate = (widget: string) => detectChallenge(page(`<html><head><title>Security check</title></head><body><p>Please verify you are human.</p>${widget}</body></html>`), {}, 403);
+    expect(gate('<div class="h-captcha" data-sitekey="k"></div><script src="https://hcaptcha.com/1/api.js"></script>')).toMatchObject({ vendor: 'hcaptcha', kind: 'captcha' });
+    expect(gate('<div class="g-recaptcha" data-sitekey="k"></div><script src="https://www.google.com/recaptcha/api.js"></script>')).toMatchObject({ vendor: 'recaptcha', kind: 'captcha' });
+    expect(gate('<div class="cf-turnstile" data-sitekey="k"></div>')).toMatchObject({ vendor: 'turnstile', kind: 'interstitial' });
+    // reCAPTCHA v3 scores the browser and its page submits the token: no person involved.
+    expect(gate('<script src="https://www.google.com/recaptcha/api.js?render=6LcAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"></script>')).toMatchObject({ vendor: 'recaptcha', kind: 'interstitial' });
+    expect(gate('<img src="/captcha.php?t=1">')).toMatchObject({ vendor: 'generic', kind: 'captcha' });
   });
 });

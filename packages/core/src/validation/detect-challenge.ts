@@ -6,7 +6,8 @@ import {
   CHALLENGE_SIGNATURES,
   LONG_CHALLENGE_TEXT_CHARS,
   MAX_CHALLENGE_TEXT_CHARS,
-  type ChallengeMarker,
+  type ChallengeKind,
+  type ChallengeKindMarker,
   type ChallengeSignature,
 } from './challenge-signatures.js';
 
@@ -25,6 +26,11 @@ export interface ChallengeVerdict {
   isChallenge: boolean;
   /** The vendor whose signature decided, or the best-scoring vendor with any evidence (useful on a bare 403). */
   vendor: string | null;
+  /**
+   * What the challenge waits for (null when the page is not one): only an `interstitial` can clear by itself, so a
+   * browser waits on nothing else.
+   */
+  kind: ChallengeKind | null;
   scores: VendorScore[];
 }
 
@@ -36,7 +42,7 @@ function statusExcludesChallenge(status: number): boolean {
   return status === 404 || status === 410 || (status >= 500 && status !== 503);
 }
 
-function markerMatches(m: ChallengeMarker, page: PageFeatures, headers: Record<string, string>): boolean {
+function markerMatches(m: Pick<ChallengeKindMarker, 'in' | 'header' | 'pattern'>, page: PageFeatures, headers: Record<string, string>): boolean {
   switch (m.in) {
     case 'html':
       return m.pattern.test(page.markupLower);
@@ -100,8 +106,14 @@ export function detectChallenge(
     const needed = textLength > LONG_CHALLENGE_TEXT_CHARS ? 2 * CHALLENGE_SCORE_THRESHOLD : CHALLENGE_SCORE_THRESHOLD;
     return s.score >= needed && textLength <= MAX_CHALLENGE_TEXT_CHARS;
   });
-  if (winner) return { isChallenge: true, vendor: vendorName(winner, page), scores };
-  return { isChallenge: false, vendor: scores[0] ? vendorName(scores[0], page) : null, scores };
+  if (winner) return { isChallenge: true, vendor: vendorName(winner, page), kind: kindOf(usable.find((s) => s.vendor === winner.vendor)!, page, headers), scores };
+  return { isChallenge: false, vendor: scores[0] ? vendorName(scores[0], page) : null, kind: null, scores };
+}
+
+/** The kind of the page `sig` named: its first kind marker that matches, else its own kind. */
+function kindOf(sig: ChallengeSignature, page: PageFeatures | null, headers: Record<string, string>): ChallengeKind {
+  const found = sig.kinds?.find((m) => (m.in === 'header' || page !== null) && markerMatches(m, page as PageFeatures, headers));
+  return found?.kind ?? sig.kind ?? 'interstitial';
 }
 
 /** A client-rendered shell with a framework's own marker or mount point (not merely "some script, no text"). */

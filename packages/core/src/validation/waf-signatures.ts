@@ -20,6 +20,11 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /\/tspd\/[0-9a-f]{20,}\?type=\d+/, weight: 10, maxTextChars: 300 },
       { in: 'html', pattern: /\btspd_10\d\b|\/tspd\//, weight: 3 },
     ],
+    // The blocking page; the TSPD pages are its JS challenge.
+    kinds: [
+      { in: 'text', pattern: /the requested url was rejected|your support id is/i, kind: 'refusal' },
+      { in: 'title', pattern: /^request rejected$/i, kind: 'refusal' },
+    ],
   },
   {
     // JD.com's risk handler: the verification widget (jdjr) on an otherwise empty page.
@@ -28,6 +33,7 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /risk[-_]handler\/[^"']{0,200}(verify|jdjr)|jdjr_verify|id=["']jdjrv-wrap/, weight: 10, maxTextChars: 300 },
       { in: 'html', pattern: /360buyimg\.com\/risk-handler/, weight: 4 },
     ],
+    kind: 'captcha',
   },
   {
     // LiteSpeed / OpenLiteSpeed server-level reCAPTCHA (anti-DDoS under load): the server's own page posts to
@@ -37,6 +43,8 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /\/\.lsrecap\/recaptcha|\blsrecaptcha[a-z_]*\b/, weight: 10, maxTextChars: 500 },
       { in: 'header', header: 'server', pattern: /litespeed/i, weight: 2 },
     ],
+    // Its invisible reCAPTCHA (the default) submits itself; the checkbox needs a person.
+    kinds: [{ in: 'html', pattern: /lsrecaptcha_type\s*=\s*["']checkbox/, kind: 'captcha' }],
   },
   {
     // StormWall (regional anti-DDoS): its check script from its own CDN on a near-blank page.
@@ -55,6 +63,7 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'text', pattern: /our system thinks you might be a robot|access is restricted due to a security rule/i, weight: 8, maxTextChars: 500 },
       { in: 'header', header: 'sg-captcha', pattern: /./, weight: 4 },
     ],
+    kinds: [{ in: 'text', pattern: /access is restricted due to a security rule/i, kind: 'refusal' }],
   },
   {
     // Alibaba Cloud WAF: the acw_sc__v2 cookie script on an otherwise empty page, and Taobao's "punish" slider.
@@ -64,10 +73,13 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /\/_____tmd_____\/|_____tmd_____\/punish/, weight: 10 },
       { in: 'html', pattern: /g\.alicdn\.com\/sd\/ncpc|awsc\/awsc\.js|id=["']nocaptcha["']/, weight: 3 },
     ],
+    // The punish page is a slider a person drags; acw_sc__v2 is a cookie script.
+    kinds: [{ in: 'html', pattern: /_____tmd_____\/punish|\/_____tmd_____\/|id=["']nocaptcha["']/, kind: 'captcha' }],
   },
   {
     vendor: 'yandex',
     markers: [{ in: 'html', pattern: /checkbox-captcha-form|\/checkcaptcha\?key=|\/showcaptcha\?/, weight: 10 }],
+    kind: 'captcha',
   },
   {
     // Qrator's JS check loads its script from /__qrator/ and keeps its verdict in qrator_* cookies; often a 401.
@@ -109,6 +121,7 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'title', pattern: /^one moment,? please/i, weight: 3 },
       { in: 'header', header: 'server', pattern: /imunify360/i, weight: 6 },
     ],
+    kinds: [{ in: 'text', pattern: /access denied by imunify360/i, kind: 'refusal' }],
   },
   {
     vendor: 'bitninja',
@@ -135,6 +148,7 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'title', pattern: /^web page blocked!?$/i, weight: 4 },
       { in: 'text', pattern: /the page cannot be displayed\. please contact (your|the) administrator/i, weight: 4, maxTextChars: 600 },
     ],
+    kind: 'refusal',
   },
   {
     // Azure Front Door / Application Gateway WAF: the one-line "The request is blocked." with Front Door's reference
@@ -145,6 +159,7 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'header', header: 'x-azure-ref', pattern: /./, weight: 3 },
       { in: 'html', pattern: /<title>\s*403 forbidden\s*<\/title>[\s\S]{0,400}microsoft-azure-application-gateway/, weight: 10, maxTextChars: 200 },
     ],
+    kind: 'refusal',
   },
   {
     // Tencent Cloud's captcha (TCaptcha) as the whole page: the widget script and its constructor with no content.
@@ -156,6 +171,7 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /new\s+tencentcaptcha\s*\(/, weight: 6, maxTextChars: 400 },
       { in: 'html', pattern: /tcaptcha/, weight: 2 },
     ],
+    kind: 'captcha',
   },
   {
     // Jiasule (Knownsec's anti-DDoS CDN): a 521 whose script spells out the __jsl_clearance cookie character by

@@ -16,14 +16,14 @@ const CF = '<html><head><title>Just a moment...</title></head><body><div id="cha
 
 describe('earlierChallenge', () => {
   it('names a recognised wall by the HTML it was served with', async () => {
-    expect(await earlierChallenge(landed([U, 403, CF, null], [U, 200, ARTICLE, 'cf_clearance=x']))).toEqual({ vendor: 'cloudflare' });
+    expect(await earlierChallenge(landed([U, 403, CF, null], [U, 200, ARTICLE, 'cf_clearance=x']))).toEqual({ vendor: 'cloudflare', kind: 'interstitial' });
   });
 
   it('judges an unread or unknown wall by what the page did: the same URL again, past a wall status or with a new cookie', async () => {
-    expect(await earlierChallenge(landed([U, 503, null, null], [U, 200, ARTICLE, null]))).toEqual({ vendor: null });
-    expect(await earlierChallenge(landed([U, 200, null, 'a=1'], [U, 200, ARTICLE, 'a=1; t=9']))).toEqual({ vendor: null });
+    expect(await earlierChallenge(landed([U, 503, null, null], [U, 200, ARTICLE, null]))).toEqual({ vendor: null, kind: 'interstitial' });
+    expect(await earlierChallenge(landed([U, 200, null, 'a=1'], [U, 200, ARTICLE, 'a=1; t=9']))).toEqual({ vendor: null, kind: 'interstitial' });
     // Read, and no detector knows it: the same judgement. A fragment is the same URL.
-    expect(await earlierChallenge(landed([U, 200, '<p>Hold on.</p>', null], [`${U}#top`, 200, ARTICLE, 't=9']))).toEqual({ vendor: null });
+    expect(await earlierChallenge(landed([U, 200, '<p>Hold on.</p>', null], [`${U}#top`, 200, ARTICLE, 't=9']))).toEqual({ vendor: null, kind: 'interstitial' });
   });
 
   it('sees no wall when the page went elsewhere, or came back with the cookies it had', async () => {

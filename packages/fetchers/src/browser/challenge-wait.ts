@@ -1,5 +1,5 @@
 import type { Frame, Page, Request, Response } from 'playwright-core';
-import { validateResponseDetailed } from '@crawler/core';
+import { validateResponseDetailed, type ChallengeKind } from '@crawler/core';
 
 /** One main-frame document the browser landed on (redirect hops excluded). */
 export interface LandedDocument {
@@ -11,6 +11,11 @@ export interface LandedDocument {
 export interface ChallengeEncounter {
   /** The bot-protection vendor of the first challenge page, when recognised (`js_cookie_check` for home-grown ones). */
   vendor: string | null;
+  /**
+   * What the first challenge page waits for. Only an `interstitial` is waited on: a refusal, a captcha or a waiting
+   * room is returned as it rendered, not cleared, with `waitedMs` 0.
+   */
+  kind: ChallengeKind;
   /** The browser left the challenge for a page that is not one within the wait. */
   cleared: boolean;
   /** Milliseconds spent waiting after the challenge page had rendered. */
@@ -106,18 +111,26 @@ export class DocumentTracker {
   }
 }
 
+/** A challenge page as the detector saw it: its vendor, when recognised, and what it waits for. */
+export interface RenderedChallenge {
+  vendor: string | null;
+  kind: ChallengeKind;
+}
+
 /**
- * The vendor when `html` (the rendered DOM) served with `status` and `headers` is a challenge page, else undefined.
+ * The challenge when `html` (the rendered DOM) served with `status` and `headers` is a challenge page, else undefined.
  * Only challenge pages are waited on: a bare 403 or 429 has no script that could clear it.
  */
-export function challengeOf(status: number, headers: Record<string, string>, html: string): { vendor: string | null } | undefined {
+export function challengeOf(status: number, headers: Record<string, string>, html: string): RenderedChallenge | undefined {
   return renderedVerdict(status, headers, html).challenge;
 }
 
 /** challengeOf, and whether the page has nothing to read, from one parse of the rendered page. */
-export function renderedVerdict(status: number, headers: Record<string, string>, html: string): { challenge: { vendor: string | null } | undefined; isEmpty: boolean } {
-  const { result } = validateResponseDetailed({ status, headers, body: html });
-  return { challenge: result.blockType === 'blocked_captcha' ? { vendor: result.blockVendor } : undefined, isEmpty: result.isEmpty };
+export function renderedVerdict(status: number, headers: Record<string, string>, html: string): { challenge: RenderedChallenge | undefined; isEmpty: boolean } {
+  const { result, challenge } = validateResponseDetailed({ status, headers, body: html });
+  if (result.blockType !== 'blocked_captcha') return { challenge: undefined, isEmpty: result.isEmpty };
+  // A 503 that is all script and no signature (a wall family nobody named) is taken for a check that clears itself.
+  return { challenge: { vendor: result.blockVendor, kind: challenge.kind ?? 'interstitial' }, isEmpty: result.isEmpty };
 }
 
 /**
@@ -127,12 +140,13 @@ export function renderedVerdict(status: number, headers: Record<string, string>,
  * challenge family we have not met), is judged by what the page did next: see {@link passedWall}. Its vendor is then
  * unknown (null).
  */
-export async function earlierChallenge(tracker: Pick<DocumentTracker, 'documents' | 'bodies' | 'cookies'>): Promise<{ vendor: string | null } | undefined> {
+export async function earlierChallenge(tracker: Pick<DocumentTracker, 'documents' | 'bodies' | 'cookies'>): Promise<RenderedChallenge | undefined> {
   for (let i = 0; i < tracker.documents.length - 1; i++) {
     const body = await tracker.bodies[i];
     const found = typeof body === 'string' ? challengeOf(tracker.documents[i]!.status, { 'content-type': 'text/html' }, body) : undefined;
     if (found) return found;
-    if (await passedWall(tracker, i)) return { vendor: null };
+    // The page got through by itself: whatever the wall was, it cleared itself.
+    if (await passedWall(tracker, i)) return { vendor: null, kind: 'interstitial' };
   }
   return undefined;
 }

@@ -11,7 +11,7 @@ import { translatePlaywrightError } from './translate-error.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
 import { installBackgroundNavigationGuard, isCrawlerNavigation, renderedBeforeFailedNavigation } from './background-requests.js';
-import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter } from './challenge-wait.js';
+import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter, type RenderedChallenge } from './challenge-wait.js';
 
 /**
  * What makes a browser fetcher flavour different: how its contexts are made. Stealth is the playwright
@@ -172,7 +172,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       let current = documents.last ?? response;
       let headers = await current.allHeaders();
       const { challenge, isEmpty } = renderedVerdict(current.status(), headers, html);
-      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge.vendor, deadline) : null;
+      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge, deadline) : null;
       if (!encounter && documents.documents.length === 1 && mayClearItself(current.status(), html, isEmpty)) {
         // A page with a script that no detector knows, answered with a wall's status or with nothing to read (a wall
         // family we have not met): give the script a moment to ask for the page again, then judge it by what it did
@@ -195,7 +195,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       if (!encounter && documents.documents.length > 1) {
         // Already through: the interstitial reloaded into content while the page settled. Record what it was.
         const earlier = await earlierChallenge(documents);
-        if (earlier) encounter = { vendor: earlier.vendor, cleared: true, waitedMs: 0, documents: documents.documents };
+        if (earlier) encounter = { ...earlier, cleared: true, waitedMs: 0, documents: documents.documents };
       }
       if (encounter) {
         current = documents.last ?? current;
@@ -257,14 +257,20 @@ export class PlaywrightFetcher extends BaseFetcher {
    * The rendered page is a challenge: give its script up to `challengeWaitMs` (and never past the fetch's deadline)
    * to navigate or reload into content, as it does in a real browser. Each new main-frame document is rendered and
    * checked again; a second challenge (a two-step interstitial) keeps waiting. The cookie the script set stays in
-   * the site's context, so the site's next pages skip the wall.
+   * the site's context, so the site's next pages skip the wall. A page that cannot clear by itself (a refusal, a
+   * captcha, a waiting room) is not waited on: it is the result at once, as it would be after the wait.
    */
-  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, vendor: string | null, fetchDeadline: number): Promise<ChallengeEncounter> {
+  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, challenge: RenderedChallenge, fetchDeadline: number): Promise<ChallengeEncounter> {
+    const { vendor, kind } = challenge;
+    const encounter: ChallengeEncounter = { vendor, kind, cleared: false, waitedMs: 0, documents: documents.documents };
+    if (kind !== 'interstitial') {
+      this.log.debug({ url: page.url(), vendor, kind }, 'challenge page cannot clear by itself: not waited on');
+      return encounter;
+    }
     const started = Date.now();
     // Leave a second of the fetch's own deadline for reading the page: a wall that does not clear is a result (the
     // block it always was), not a timeout.
     const deadline = Math.min(started + this.options.browser.challengeWaitMs, fetchDeadline - 1_000);
-    const encounter: ChallengeEncounter = { vendor, cleared: false, waitedMs: 0, documents: documents.documents };
     let seen = documents.documents.length;
     while (Date.now() < deadline) {
       if (!(await documents.next(seen, deadline))) break;

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ChallengeKind } from '../challenge-signatures.js';
 import type { ValidationResult } from '../types.js';
 import { validateResponseDetailed } from '../validate-response.js';
 
@@ -18,6 +19,8 @@ export interface Entry {
   headers: Record<string, string>;
   vendor?: string;
   framework?: string;
+  /** For a challenge: what it waits for (whether a browser should wait on it). */
+  kind?: ChallengeKind;
   /** 2, 3…: pages written after the previous round's fixes, to test those fixes on pages they were not made for. */
   round?: number;
 }
@@ -28,6 +31,8 @@ export interface Classified {
   predicted: Label;
   /** Per-vendor challenge evidence, strongest first. */
   scores: unknown[];
+  /** The detector's kind of challenge (null when it saw none). */
+  kind: ChallengeKind | null;
 }
 
 export interface Row {
@@ -51,7 +56,7 @@ export function classifyCorpus(dir: string): { manifest: Entry[]; results: Class
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as Entry[];
   const results = manifest.map((e) => {
     const { result, challenge } = validateResponseDetailed({ status: e.status, headers: e.headers, body: readFileSync(join(dir, e.file)) });
-    return { e, v: result, predicted: predictLabel(result), scores: challenge.scores as unknown[] };
+    return { e, v: result, predicted: predictLabel(result), scores: challenge.scores as unknown[], kind: challenge.kind };
   });
   return { manifest, results };
 }
