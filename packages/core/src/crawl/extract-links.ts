@@ -49,13 +49,16 @@ export function refreshTarget(content: string): string | null {
 /** Elements and the attribute that names a page to crawl. Scripts, styles and images are resources, not pages. */
 const LINK_ATTRIBUTE: Record<string, string> = { a: 'href', area: 'href', iframe: 'src', frame: 'src' };
 
+/** `<link rel=alternate>` types that name the page's RSS or Atom feed. */
+const FEED_TYPES = new Set(['application/rss+xml', 'application/atom+xml']);
+
 function relTokens(rel: string | undefined): string[] {
   return rel ? decodeAttribute(rel).toLowerCase().split(/\s+/).filter(Boolean) : [];
 }
 
 /**
  * The links of an HTML page, from one streaming parse (no DOM): `<a href>`, `<area href>`, `<iframe src>`,
- * `<frame src>`, `<link rel=next>` and a refresh's URL (`<meta http-equiv=refresh>`, the `Refresh` header: an old site's
+ * `<frame src>`, `<link rel=next>`, `<link rel=alternate>` naming an RSS or Atom feed, and a refresh's URL (`<meta http-equiv=refresh>`, the `Refresh` header: an old site's
  * way to redirect, whose target is otherwise found nowhere), resolved against the first `<base href>` (itself resolved against the page's
  * final URL) or the final URL. Pure: no I/O, no clock.
  */
@@ -83,6 +86,8 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
         if (href === undefined) return;
         if (rel.includes('canonical') && canonical === null) canonical = href;
         else if (rel.includes('next')) raw.push({ value: href, nofollow: rel.includes('nofollow') });
+        // The page's feed lists the site's newest pages: a crawl reads it as it reads a sitemap.
+        else if (rel.includes('alternate') && FEED_TYPES.has(decodeAttribute(attribs.type ?? '').trim().toLowerCase())) raw.push({ value: href, nofollow: rel.includes('nofollow') });
       } else if (name === 'base' && !baseSeen && attribs.href !== undefined) {
         baseSeen = true;
         try {
