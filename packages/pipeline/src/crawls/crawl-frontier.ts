@@ -16,6 +16,7 @@ import {
   mimeOf,
   type CrawlScope,
   type Logger,
+  type PageLinks,
   type RevisitPolicyInput,
   type ScopeMatcher,
   type TrackingParamFilter,
@@ -212,14 +213,17 @@ export class CrawlFrontier implements LinkDiscovery {
 
   async discover(page: DiscoveredPage): Promise<void> {
     const crawlId = page.link.crawlId;
-    // A 404 or 500 page's links are the error page's navigation, not the site's: only a 2xx page is followed.
-    if (!crawlId || page.text === null || page.httpStatus < 200 || page.httpStatus >= 300) return;
-    const body = page.text;
+    if (!crawlId) return;
+    // A 3xx that reached here was not followed by the fetcher (a 300 Multiple Choices, a 305): its Location is where
+    // the server sends a client, so it is a link of the page, as a Refresh header's URL is.
+    const location = page.httpStatus >= 300 && page.httpStatus < 400 ? page.headers?.['location'] : undefined;
+    // A 404 or 500 page's links are the error page's navigation, not the site's: only a 2xx page's body is followed.
+    const body = page.text !== null && page.httpStatus >= 200 && page.httpStatus < 300 ? page.text : null;
     // No Content-Type at all is read as HTML: such servers are nearly always sending HTML. XML is read by its root
     // element: a feed, or a page labelled XML.
     const mime = mimeOf(page.contentType ?? undefined);
-    const reading = mime === '' || HTML_TYPES.has(mime) ? 'html' : isXmlType(mime) ? 'xml' : null;
-    if (reading === null) return;
+    const reading = body === null ? null : mime === '' || HTML_TYPES.has(mime) ? 'html' : isXmlType(mime) ? 'xml' : null;
+    if (reading === null && location === undefined) return;
     const compiled = await this.#compile(crawlId);
     if (!compiled || compiled.record.status !== 'running') return;
     // A page that redirected off the crawl's scope was fetched, but its links are not the crawl's to follow, unless
@@ -230,7 +234,11 @@ export class CrawlFrontier implements LinkDiscovery {
     const { record, scope, tracking } = compiled;
     const refresh = page.headers?.['refresh'];
     const options = { trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage, ...(refresh === undefined ? {} : { refreshHeader: refresh }) };
-    const extracted = reading === 'xml' ? extractXmlLinks(body, page.finalUrl, options) : extractLinks(body, page.finalUrl, options);
+    const extracted: PageLinks = body === null || reading === null
+      ? { links: [], canonical: null, nofollowAll: false, truncated: 0 }
+      : reading === 'xml' ? extractXmlLinks(body, page.finalUrl, options) : extractLinks(body, page.finalUrl, options);
+    const target = location === undefined ? null : canonicalCrawlUrl(location, page.finalUrl, tracking);
+    if (target !== null) extracted.links.unshift({ url: target, nofollow: false });
     const depth = (page.link.depth ?? 0) + 1;
     const nofollowAll = robotsHeaderNofollow(page.headers?.['x-robots-tag']);
     const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0 };
