@@ -94,15 +94,22 @@ export function extractXmlLinks(xml: string, pageUrl: string, opts: ExtractLinks
   if (kind === 'html') return { kind, ...extractLinks(xml, pageUrl, opts) };
 
   const byUrl = new Map<string, { url: string; nofollow: boolean }>();
+  // As in extractLinks: each spelling resolved once, none past the cap.
+  const spellings = new Set<string>();
   let truncated = 0;
   for (const r of raw) {
+    const spelling = `${r.base}\n${r.value}`;
+    if (spellings.has(spelling)) continue;
+    if (byUrl.size >= maxLinks) {
+      truncated += 1;
+      continue;
+    }
+    spellings.add(spelling);
     if (UNDEFINED_ENTITY.test(r.value)) continue;
     const value = decodeXmlText(r.value).trim();
     if (r.absoluteOnly && !/^https?:\/\//i.test(value)) continue;
     const url = canonicalCrawlUrl(value, r.base, opts.trackingParams);
-    if (url === null || byUrl.has(url)) continue;
-    if (byUrl.size >= maxLinks) truncated += 1;
-    else byUrl.set(url, { url, nofollow: false });
+    if (url !== null && !byUrl.has(url)) byUrl.set(url, { url, nofollow: false });
   }
   return { kind: kind ?? 'other', links: [...byUrl.values()], canonical: null, nofollowAll: false, truncated };
 }

@@ -17,7 +17,7 @@ export interface PageLinks {
   canonical: string | null;
   /** `<meta name=robots content=nofollow|none>`: the page asks that none of its links be followed. */
   nofollowAll: boolean;
-  /** Links beyond `maxLinks` that were dropped. */
+  /** Occurrences of links not seen before `maxLinks` was reached, dropped unresolved (a repeat counts again). */
   truncated: number;
 }
 
@@ -109,20 +109,27 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
   if (fromHeader !== null) raw.unshift({ value: fromHeader, nofollow: false, decoded: true });
 
   const byUrl = new Map<string, ExtractedLink>();
+  // Each spelling is resolved once (a navigation repeats its hrefs), and none past the cap: a hostile page's millionth
+  // anchor costs a map lookup, not a URL parse and normalization on the worker's event loop.
+  const bySpelling = new Map<string, ExtractedLink | null>();
   for (const r of raw) {
-    const url = canonicalCrawlUrl(r.decoded ? r.value : decodeAttribute(r.value), base, opts.trackingParams);
-    if (url === null) continue;
-    const nofollow = r.nofollow || nofollowAll;
-    const seen = byUrl.get(url);
-    if (seen) {
-      if (seen.nofollow && !nofollow) seen.nofollow = false;
-      continue;
+    const spelling = r.decoded ? r.value : decodeAttribute(r.value);
+    let link = bySpelling.get(spelling);
+    if (link === undefined) {
+      if (byUrl.size >= maxLinks) {
+        truncated += 1;
+        continue;
+      }
+      const url = canonicalCrawlUrl(spelling, base, opts.trackingParams);
+      link = url === null ? null : (byUrl.get(url) ?? null);
+      if (url !== null && link === null) {
+        link = { url, nofollow: true };
+        byUrl.set(url, link);
+      }
+      bySpelling.set(spelling, link);
     }
-    if (byUrl.size >= maxLinks) {
-      truncated += 1;
-      continue;
-    }
-    byUrl.set(url, { url, nofollow });
+    // A followed occurrence of a link beats a nofollow one.
+    if (link !== null && !(r.nofollow || nofollowAll)) link.nofollow = false;
   }
   const canonicalUrl = canonical === null ? null : canonicalCrawlUrl(decodeAttribute(canonical), base, opts.trackingParams);
   return { links: [...byUrl.values()], canonical: canonicalUrl, nofollowAll, truncated };
