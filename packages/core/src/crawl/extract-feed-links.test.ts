@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractXmlLinks } from './extract-feed-links.js';
+import { extractXmlLinks, looksLikeFeed } from './extract-feed-links.js';
 import { extractLinks } from './extract-links.js';
 
 const FEED = 'https://site.test/blog/feed.xml';
@@ -65,6 +65,19 @@ describe('extractXmlLinks', () => {
     expect(got.links).toHaveLength(1000);
     expect(got.links[999]!.url).toBe('https://site.test/p/999');
     expect(got.truncated).toBe(1500);
+  });
+});
+
+describe('looksLikeFeed', () => {
+  it('sees a feed past a BOM, the XML declaration, comments, stylesheet PIs and a DOCTYPE, and nothing else', () => {
+    expect(looksLikeFeed('\uFEFF<?xml version="1.0"?>\n<!-- generated --><?xml-stylesheet href="/rss.xsl"?>\n<rss version="2.0"><channel>')).toBe(true);
+    expect(looksLikeFeed('<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN"><rss>')).toBe(true);
+    expect(looksLikeFeed('  <feed xmlns="http://www.w3.org/2005/Atom">')).toBe(true);
+    expect(looksLikeFeed('<rdf:RDF xmlns:rdf="x">')).toBe(true);
+    expect(looksLikeFeed('<!doctype html><html><body><rss>')).toBe(false);
+    expect(looksLikeFeed('<feedback>')).toBe(false);
+    expect(looksLikeFeed('<!-- never closed <rss>')).toBe(false);
+    expect(looksLikeFeed('')).toBe(false);
   });
 });
 

@@ -113,3 +113,23 @@ export function extractXmlLinks(xml: string, pageUrl: string, opts: ExtractLinks
   }
   return { kind: kind ?? 'other', links: [...byUrl.values()], canonical: null, nofollowAll: false, truncated };
 }
+
+/**
+ * Whether a body labelled HTML (or not labelled) is a feed: its first element, after an XML declaration, comments,
+ * processing instructions and a DOCTYPE, is `<rss>`, `<feed>` or `<rdf:RDF>`. A PHP script that writes a feed without
+ * setting its Content-Type sends it as text/html. Reads at most the first 4 KB (of text, or of bytes as Latin-1).
+ */
+export function looksLikeFeed(text: string): boolean {
+  const head = text.slice(0, 4096);
+  // A UTF-8 byte-order mark, decoded or read as Latin-1 bytes.
+  let i = head.charCodeAt(0) === 0xfeff ? 1 : head.startsWith('\xEF\xBB\xBF') ? 3 : 0;
+  for (;;) {
+    while (i < head.length && /\s/.test(head[i]!)) i += 1;
+    if (head.startsWith('<?', i)) i = head.indexOf('?>', i);
+    else if (head.startsWith('<!--', i)) i = head.indexOf('-->', i);
+    else if (head.startsWith('<!', i)) i = head.indexOf('>', i);
+    else return /^<(?:rss|feed|rdf:rdf)[\s>/]/i.test(head.slice(i, i + 10));
+    if (i === -1) return false;
+    i = head.indexOf('>', i) + 1;
+  }
+}

@@ -12,6 +12,7 @@ import {
   extractLinks,
   extractXmlLinks,
   frontierKey,
+  looksLikeFeed,
   robotsHeaderNofollow,
   mimeOf,
   type CrawlScope,
@@ -220,9 +221,9 @@ export class CrawlFrontier implements LinkDiscovery {
     // A 404 or 500 page's links are the error page's navigation, not the site's: only a 2xx page's body is followed.
     const body = page.text !== null && page.httpStatus >= 200 && page.httpStatus < 300 ? page.text : null;
     // No Content-Type at all is read as HTML: such servers are nearly always sending HTML. XML is read by its root
-    // element: a feed, or a page labelled XML.
+    // element: a feed, or a page labelled XML; so is "HTML" that starts as a feed (a script that never set its type).
     const mime = mimeOf(page.contentType ?? undefined);
-    const reading = body === null ? null : mime === '' || HTML_TYPES.has(mime) ? 'html' : isXmlType(mime) ? 'xml' : null;
+    const reading = body === null ? null : mime === '' || HTML_TYPES.has(mime) ? (looksLikeFeed(body) ? 'xml' : 'html') : isXmlType(mime) ? 'xml' : null;
     if (reading === null && location === undefined) return;
     const compiled = await this.#compile(crawlId);
     if (!compiled || compiled.record.status !== 'running') return;

@@ -39,19 +39,21 @@ describe('a crawl seeded with feeds', () => {
     site.route('/archive/2026/c', html(staticArticle()));
     site.route('/rdf', xml(`<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">
       <channel rdf:about="${site.url('/rdf')}"><title>x</title></channel><item rdf:about="${site.url('/posts/d')}"><link>/posts/d</link></item></rdf:RDF>`, 'text/xml'));
-    site.route('/posts/d', html(staticArticle()));
+    site.route('/posts/d', html(staticArticle({ links: ['/feed.php'] })));
+    // A script that wrote its feed without setting a Content-Type: PHP's default is text/html.
+    site.route('/feed.php', html(`<?xml version="1.0"?>\n<rss version="2.0"><channel><item><link>${site.url('/posts/e')}</link></item></channel></rss>`));
     site.route('*', html(staticArticle()));
     const c = await startE2e('crawl_feeds', ENV);
     try {
       const created = await c.runtime.crawls.create({ seeds: [site.url('/feed.rss'), site.url('/rdf')], exclude: ['/private/**'] });
       c.runtime.startWorkers();
       await crawlToEnd(c, created.crawl.id);
-      expect(fetched(site)).toEqual(['/', '/archive/2026/c', '/atom', '/feed.rss', '/posts/a', '/posts/b', '/posts/d', '/rdf']);
+      expect(fetched(site)).toEqual(['/', '/archive/2026/c', '/atom', '/feed.php', '/feed.rss', '/posts/a', '/posts/b', '/posts/d', '/posts/e', '/rdf']);
       expect(elsewhere.requests).toEqual([]);
       const links = await c.db.prisma.link.findMany({ where: { crawlId: created.crawl.id }, select: { url: true, depth: true } });
       expect(links.find((l) => l.url.endsWith('/archive/2026/c'))?.depth).toBe(3);
       const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
-      expect(view.counters).toMatchObject({ admitted: 8, done: 8, failed: 0 });
+      expect(view.counters).toMatchObject({ admitted: 10, done: 10, failed: 0 });
       expect(view.counters.outOfScope).toBeGreaterThanOrEqual(2);
     } finally {
       await c.cleanup();
