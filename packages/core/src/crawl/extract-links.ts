@@ -17,7 +17,7 @@ export interface PageLinks {
   canonical: string | null;
   /** `<meta name=robots content=nofollow|none>`: the page asks that none of its links be followed. */
   nofollowAll: boolean;
-  /** Links beyond `maxLinks` that were dropped. */
+  /** Occurrences of links not seen before `maxLinks` was reached, dropped unresolved (a repeat counts again). */
   truncated: number;
 }
 
@@ -49,13 +49,16 @@ export function refreshTarget(content: string): string | null {
 /** Elements and the attribute that names a page to crawl. Scripts, styles and images are resources, not pages. */
 const LINK_ATTRIBUTE: Record<string, string> = { a: 'href', area: 'href', iframe: 'src', frame: 'src' };
 
+/** `<link rel=alternate>` types that name the page's RSS or Atom feed. */
+const FEED_TYPES = new Set(['application/rss+xml', 'application/atom+xml']);
+
 function relTokens(rel: string | undefined): string[] {
   return rel ? decodeAttribute(rel).toLowerCase().split(/\s+/).filter(Boolean) : [];
 }
 
 /**
  * The links of an HTML page, from one streaming parse (no DOM): `<a href>`, `<area href>`, `<iframe src>`,
- * `<frame src>`, `<link rel=next>` and a refresh's URL (`<meta http-equiv=refresh>`, the `Refresh` header: an old site's
+ * `<frame src>`, `<link rel=next>`, `<link rel=alternate>` naming an RSS or Atom feed, and a refresh's URL (`<meta http-equiv=refresh>`, the `Refresh` header: an old site's
  * way to redirect, whose target is otherwise found nowhere), resolved against the first `<base href>` (itself resolved against the page's
  * final URL) or the final URL. Pure: no I/O, no clock.
  */
@@ -83,6 +86,8 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
         if (href === undefined) return;
         if (rel.includes('canonical') && canonical === null) canonical = href;
         else if (rel.includes('next')) raw.push({ value: href, nofollow: rel.includes('nofollow') });
+        // The page's feed lists the site's newest pages: a crawl reads it as it reads a sitemap.
+        else if (rel.includes('alternate') && FEED_TYPES.has(decodeAttribute(attribs.type ?? '').trim().toLowerCase())) raw.push({ value: href, nofollow: rel.includes('nofollow') });
       } else if (name === 'base' && !baseSeen && attribs.href !== undefined) {
         baseSeen = true;
         try {
@@ -104,20 +109,27 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
   if (fromHeader !== null) raw.unshift({ value: fromHeader, nofollow: false, decoded: true });
 
   const byUrl = new Map<string, ExtractedLink>();
+  // Each spelling is resolved once (a navigation repeats its hrefs), and none past the cap: a hostile page's millionth
+  // anchor costs a map lookup, not a URL parse and normalization on the worker's event loop.
+  const bySpelling = new Map<string, ExtractedLink | null>();
   for (const r of raw) {
-    const url = canonicalCrawlUrl(r.decoded ? r.value : decodeAttribute(r.value), base, opts.trackingParams);
-    if (url === null) continue;
-    const nofollow = r.nofollow || nofollowAll;
-    const seen = byUrl.get(url);
-    if (seen) {
-      if (seen.nofollow && !nofollow) seen.nofollow = false;
-      continue;
+    const spelling = r.decoded ? r.value : decodeAttribute(r.value);
+    let link = bySpelling.get(spelling);
+    if (link === undefined) {
+      if (byUrl.size >= maxLinks) {
+        truncated += 1;
+        continue;
+      }
+      const url = canonicalCrawlUrl(spelling, base, opts.trackingParams);
+      link = url === null ? null : (byUrl.get(url) ?? null);
+      if (url !== null && link === null) {
+        link = { url, nofollow: true };
+        byUrl.set(url, link);
+      }
+      bySpelling.set(spelling, link);
     }
-    if (byUrl.size >= maxLinks) {
-      truncated += 1;
-      continue;
-    }
-    byUrl.set(url, { url, nofollow });
+    // A followed occurrence of a link beats a nofollow one.
+    if (link !== null && !(r.nofollow || nofollowAll)) link.nofollow = false;
   }
   const canonicalUrl = canonical === null ? null : canonicalCrawlUrl(decodeAttribute(canonical), base, opts.trackingParams);
   return { links: [...byUrl.values()], canonical: canonicalUrl, nofollowAll, truncated };

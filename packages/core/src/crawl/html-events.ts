@@ -9,6 +9,8 @@ export interface ParserHandler {
   onopentag?(name: string, attribs: Record<string, string>): void;
   onclosetag?(name: string): void;
   ontext?(data: string): void;
+  oncdatastart?(): void;
+  oncdataend?(): void;
 }
 
 export interface ParserInstance {

@@ -1,3 +1,5 @@
+import { looksLikeFeed } from '../crawl/extract-feed-links.js';
+
 /** Content families the router reasons about. Only `html` can be a shell, a challenge or "empty". */
 export type ContentFamily = 'html' | 'pdf' | 'image' | 'video' | 'audio' | 'json' | 'xml' | 'text' | 'binary';
 
@@ -22,14 +24,16 @@ export function mimeOf(contentType: string | undefined): string {
 /**
  * The family of a response: from its Content-Type when that is specific, otherwise sniffed from the first bytes
  * (servers often send application/octet-stream or nothing for PDFs and images). A textual type is overruled by a
- * file signature no text starts with: a PDF served as text/html is a PDF, not an empty page.
+ * file signature no text starts with: a PDF served as text/html is a PDF, not an empty page; so is a feed.
  */
 export function detectContentFamily(contentType: string | undefined, head: Uint8Array | string): ContentFamily {
   const mime = mimeOf(contentType);
   if (mime !== '' && mime !== 'application/octet-stream' && mime !== 'binary/octet-stream') {
     for (const [re, fam] of MIME_FAMILIES) {
       if (!re.test(mime)) continue;
-      return fam === 'html' || fam === 'text' ? (signatureFamily(headText(head, 16)) ?? fam) : fam;
+      if (fam !== 'html' && fam !== 'text') return fam;
+      // A feed written by a script that never set its Content-Type goes out as text/html: it is XML, not an empty page.
+      return signatureFamily(headText(head, 16)) ?? (fam === 'html' && looksLikeFeed(headText(head, 512)) ? 'xml' : fam);
     }
     return 'binary';
   }

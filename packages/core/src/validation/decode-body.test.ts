@@ -59,6 +59,10 @@ describe('detectContentFamily', () => {
     expect(detectContentFamily('application/octet-stream', new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))).toBe('image');
     expect(detectContentFamily(undefined, '  <!DOCTYPE html><html>')).toBe('html');
     expect(detectContentFamily(undefined, '<?xml version="1.0"?><rss>')).toBe('xml');
+    // A feed a script sent as text/html (PHP's default) is XML, not an empty page to render.
+    expect(detectContentFamily('text/html; charset=UTF-8', '<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel>')).toBe('xml');
+    expect(detectContentFamily('text/html', Uint8Array.from(Buffer.from('\uFEFF<feed xmlns="http://www.w3.org/2005/Atom">')))).toBe('xml');
+    expect(detectContentFamily('text/html', '<!doctype html><html><body><rss>')).toBe('html');
     expect(detectContentFamily(undefined, '{"a":1}')).toBe('json');
     expect(detectContentFamily(undefined, new Uint8Array([0x00, 0x01, 0x02]))).toBe('binary');
     expect(detectContentFamily(undefined, 'just words')).toBe('text');

@@ -10,11 +10,14 @@ import {
   compileTrackingParams,
   domainOf,
   extractLinks,
+  extractXmlLinks,
   frontierKey,
+  looksLikeFeed,
   robotsHeaderNofollow,
   mimeOf,
   type CrawlScope,
   type Logger,
+  type PageLinks,
   type RevisitPolicyInput,
   type ScopeMatcher,
   type TrackingParamFilter,
@@ -80,7 +83,7 @@ export interface DiscoveredPage {
   finalUrl: string;
   contentType: string | null;
   httpStatus: number;
-  /** Decoded body; discovery reads HTML only. */
+  /** Decoded body; discovery reads HTML and XML (feeds). */
   text: string | null;
   /** Response headers, lower-case names (an `X-Robots-Tag: nofollow` is read as the robots meta is). */
   headers?: Record<string, string>;
@@ -115,6 +118,11 @@ export interface CrawlFrontierDeps {
 }
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+/** XML that may be a feed (RSS, Atom, RSS 1.0 are served under all of these) or a page labelled XML. */
+function isXmlType(mime: string): boolean {
+  return mime === 'application/xml' || mime === 'text/xml' || mime.endsWith('+xml');
+}
 /** Compiled crawls kept per process; a crawl's rules never change, so entries only leave to bound memory. */
 const MAX_CACHED_CRAWLS = 1_000;
 
@@ -206,11 +214,17 @@ export class CrawlFrontier implements LinkDiscovery {
 
   async discover(page: DiscoveredPage): Promise<void> {
     const crawlId = page.link.crawlId;
-    // A 404 or 500 page's links are the error page's navigation, not the site's: only a 2xx page is followed.
-    if (!crawlId || page.text === null || page.httpStatus < 200 || page.httpStatus >= 300) return;
-    // No Content-Type at all is read too: such servers are nearly always sending HTML.
+    if (!crawlId) return;
+    // A 3xx that reached here was not followed by the fetcher (a 300 Multiple Choices, a 305): its Location is where
+    // the server sends a client, so it is a link of the page, as a Refresh header's URL is.
+    const location = page.httpStatus >= 300 && page.httpStatus < 400 ? page.headers?.['location'] : undefined;
+    // A 404 or 500 page's links are the error page's navigation, not the site's: only a 2xx page's body is followed.
+    const body = page.text !== null && page.httpStatus >= 200 && page.httpStatus < 300 ? page.text : null;
+    // No Content-Type at all is read as HTML: such servers are nearly always sending HTML. XML is read by its root
+    // element: a feed, or a page labelled XML; so is "HTML" that starts as a feed (a script that never set its type).
     const mime = mimeOf(page.contentType ?? undefined);
-    if (mime !== '' && !HTML_TYPES.has(mime)) return;
+    const reading = body === null ? null : mime === '' || HTML_TYPES.has(mime) ? (looksLikeFeed(body) ? 'xml' : 'html') : isXmlType(mime) ? 'xml' : null;
+    if (reading === null && location === undefined) return;
     const compiled = await this.#compile(crawlId);
     if (!compiled || compiled.record.status !== 'running') return;
     // A page that redirected off the crawl's scope was fetched, but its links are not the crawl's to follow, unless
@@ -220,7 +234,12 @@ export class CrawlFrontier implements LinkDiscovery {
     if (compiled.scope.check(finalUrl) === 'scope' && !(await this.#widen(compiled, page.link.url, finalUrl))) return;
     const { record, scope, tracking } = compiled;
     const refresh = page.headers?.['refresh'];
-    const extracted = extractLinks(page.text, page.finalUrl, { trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage, ...(refresh === undefined ? {} : { refreshHeader: refresh }) });
+    const options = { trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage, ...(refresh === undefined ? {} : { refreshHeader: refresh }) };
+    const extracted: PageLinks = body === null || reading === null
+      ? { links: [], canonical: null, nofollowAll: false, truncated: 0 }
+      : reading === 'xml' ? extractXmlLinks(body, page.finalUrl, options) : extractLinks(body, page.finalUrl, options);
+    const target = location === undefined ? null : canonicalCrawlUrl(location, page.finalUrl, tracking);
+    if (target !== null) extracted.links.unshift({ url: target, nofollow: false });
     const depth = (page.link.depth ?? 0) + 1;
     const nofollowAll = robotsHeaderNofollow(page.headers?.['x-robots-tag']);
     const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0 };

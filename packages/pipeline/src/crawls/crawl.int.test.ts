@@ -224,3 +224,30 @@ describe('a page whose X-Robots-Tag header says nofollow', () => {
     }
   }, 120_000);
 });
+
+describe('a 300 Multiple Choices with a Location', () => {
+  it('is stored as the 300 it is, and its Location is followed as a link of it', async () => {
+    const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
+    site.route('/', html(staticArticle({ links: ['/choices'] })));
+    site.route('/choices', html(staticArticle({ links: ['/choice-fr'] }), 300, { location: '/choice-en' }));
+    site.route('*', html(staticArticle()));
+    const c = await startE2e('crawl_300', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [site.url('/')] });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      expect(site.hits('/choice-en')).toBe(1);
+      // The body of a 300 is not the site's navigation any more than a 404's is.
+      expect(site.hits('/choice-fr')).toBe(0);
+      const links = await crawlLinks(c, created.crawl.id);
+      const choices = links.find((l) => l.url.endsWith('/choices'))!;
+      expect(links.find((l) => l.url.endsWith('/choice-en'))).toMatchObject({ depth: 2, discoveredFromId: choices.id });
+      const page = await c.db.prisma.fetchedContent.findFirst({ where: { linkId: choices.id }, select: { httpStatus: true } });
+      expect(page?.httpStatus).toBe(300);
+      expect((await c.runtime.crawlStore.view(created.crawl.id))!.counters).toMatchObject({ admitted: 3, done: 3, failed: 0 });
+    } finally {
+      await c.cleanup();
+      await site.close();
+    }
+  }, 120_000);
+});

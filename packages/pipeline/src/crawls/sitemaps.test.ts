@@ -22,4 +22,21 @@ describe('readSitemaps', () => {
       truncated: false,
     });
   });
+
+  it('reads an RSS or Atom feed listed as a sitemap (as search engines accept them) for its entries', async () => {
+    const files: Record<string, Uint8Array> = {
+      'https://a.test/robots.txt': enc.encode('Sitemap: https://a.test/feed/\nSitemap: https://a.test/atom.xml\n'),
+      'https://a.test/feed/': enc.encode(`<?xml version="1.0"?><rss version="2.0"><channel><link>https://a.test/</link>
+        <item><link>https://a.test/posts/1</link></item><item><guid>https://a.test/posts/2</guid></item></channel></rss>`),
+      'https://a.test/atom.xml': enc.encode('<feed xmlns="http://www.w3.org/2005/Atom"><link rel="self" href="/atom.xml"/><entry><link href="/posts/3"/></entry></feed>'),
+    };
+    const fetch = async (url: string) => (files[url] ? { status: 200, body: files[url] } : { status: 404, body: new Uint8Array() });
+    const report = await readSitemaps(['https://a.test/'], { fetch, logger: silentLogger, limits: { maxUrls: 3 } });
+    expect(report).toEqual({
+      urls: ['https://a.test/', 'https://a.test/posts/1', 'https://a.test/posts/2'],
+      files: ['https://a.test/feed/', 'https://a.test/atom.xml'],
+      errors: [],
+      truncated: true,
+    });
+  });
 });

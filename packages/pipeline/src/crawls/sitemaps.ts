@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { canonicalCrawlUrl, parseSitemap, sitemapsFromRobots, type Logger, type TrackingParamFilter } from '@crawler/core';
+import { canonicalCrawlUrl, extractXmlLinks, parseSitemap, sitemapsFromRobots, type Logger, type TrackingParamFilter } from '@crawler/core';
 
 /** One GET for a sitemap or robots.txt: status and raw body (a .xml.gz arrives still gzipped). Throws on failure. */
 export type SitemapFetch = (url: string) => Promise<{ status: number; body: Uint8Array }>;
@@ -32,8 +32,9 @@ const GZIP_MAGIC = [0x1f, 0x8b];
 
 /**
  * Read the sitemaps of the seeds' origins: the `Sitemap:` lines of each origin's robots.txt, or `/sitemap.xml` when
- * it has none; sitemap indexes are followed breadth-first, gzipped files (by their magic bytes, whatever the URL
- * or headers say) are inflated with a size cap. Never throws for a bad sitemap: it lands in `errors`.
+ * it has none; sitemap indexes are followed breadth-first, an RSS or Atom feed gives its entries, gzipped files (by
+ * their magic bytes, whatever the URL or headers say) are inflated with a size cap. Never throws for a bad sitemap: it
+ * lands in `errors`.
  */
 export async function readSitemaps(
   seeds: readonly string[],
@@ -81,7 +82,13 @@ export async function readSitemaps(
       continue;
     }
     report.files.push(url);
-    const entries = parseSitemap(xml, { maxEntries: limits.maxUrls, baseUrl: url });
+    let entries = parseSitemap(xml, { maxEntries: limits.maxUrls, baseUrl: url });
+    if (entries.urls.length === 0 && entries.sitemaps.length === 0) {
+      // An RSS or Atom feed is a sitemap too, for the search engines that read them (and the sites that list one in
+      // robots.txt): its entries are the pages.
+      const feed = extractXmlLinks(xml, url, { maxLinks: limits.maxUrls, ...(opts.tracking ? { trackingParams: opts.tracking } : {}) });
+      if (feed.kind === 'feed') entries = { urls: feed.links.map((l) => l.url), sitemaps: [], truncated: feed.truncated };
+    }
     for (const s of entries.sitemaps) push(s);
     for (const raw of entries.urls) {
       const u = opts.tracking ? canonicalCrawlUrl(raw, undefined, opts.tracking) : raw;

@@ -1,0 +1,112 @@
+/**
+ * Crawls seeded with feeds, end to end: real Postgres, real Redis, loopback servers serving RSS, Atom and RSS 1.0 under
+ * the types sites use, a page naming its feed, hostile feeds (entity bombs, external entities, HTML labelled XML, a
+ * near-10 MB feed) and a feed with thousands of entries under the crawl's limits.
+ */
+import { describe, expect, it } from 'vitest';
+import { html, staticArticle, startTestServer } from '@crawler/testkit';
+import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
+
+const ENV = { FETCHERS: 'simple_http:4', DOMAIN_MAX_CONCURRENCY: '4', ROUTER_CONCURRENCY: '4', PROBE_TIMEOUT_MS: '30000' };
+
+async function crawlToEnd(c: E2eCrawler, id: string): Promise<void> {
+  await waitFor(async () => (await c.runtime.crawlStore.view(id))?.state !== 'running', `crawl ${id} to settle`, 180_000);
+}
+
+function xml(body: string, type: string): { status: number; body: string; headers: Record<string, string> } {
+  return { status: 200, body, headers: { 'content-type': `${type}; charset=utf-8` } };
+}
+
+/** Paths the crawl asked the server for, robots.txt aside. */
+function fetched(site: { requests: Array<{ path: string }> }): string[] {
+  return [...new Set(site.requests.map((r) => r.path).filter((p) => p !== '/robots.txt'))].sort();
+}
+
+describe('a crawl seeded with feeds', () => {
+  it("follows RSS, Atom and RSS 1.0 entries and a page's own feed, under the crawl's scope and exclude rules", async () => {
+    const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
+    const elsewhere = await startTestServer({ '*': html(staticArticle()) }, { host: '127.0.0.3' });
+    site.route('/feed.rss', xml(`<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>News</title><link>${site.url('/')}</link>
+      <item><title>a</title><link>${site.url('/posts/a')}</link><guid isPermaLink="false">post-a</guid></item>
+      <item><title>b</title><guid>${site.url('/posts/b')}</guid></item>
+      <item><title>off</title><link>${elsewhere.url('/story')}</link></item>
+      <item><title>private</title><link>/private/draft</link></item></channel></rss>`, 'application/rss+xml'));
+    site.route('/', html(staticArticle()));
+    site.route('/posts/a', html(staticArticle({ head: '<link rel="alternate" type="application/atom+xml" title="Atom" href="/atom">' })));
+    site.route('/posts/b', html(staticArticle()));
+    site.route('/atom', xml(`<feed xmlns="http://www.w3.org/2005/Atom"><title>News</title><link rel="self" href="/atom"/>
+      <entry xml:base="/archive/2026/"><title>c</title><link rel="alternate" type="text/html" href="c"/><link rel="edit" href="/edit/c"/></entry></feed>`, 'application/atom+xml'));
+    site.route('/archive/2026/c', html(staticArticle()));
+    site.route('/rdf', xml(`<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">
+      <channel rdf:about="${site.url('/rdf')}"><title>x</title></channel><item rdf:about="${site.url('/posts/d')}"><link>/posts/d</link></item></rdf:RDF>`, 'text/xml'));
+    site.route('/posts/d', html(staticArticle({ links: ['/feed.php'] })));
+    // A script that wrote its feed without setting a Content-Type: PHP's default is text/html.
+    site.route('/feed.php', html(`<?xml version="1.0"?>\n<rss version="2.0"><channel><item><link>${site.url('/posts/e')}</link></item></channel></rss>`));
+    site.route('*', html(staticArticle()));
+    const c = await startE2e('crawl_feeds', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [site.url('/feed.rss'), site.url('/rdf')], exclude: ['/private/**'] });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      expect(fetched(site)).toEqual(['/', '/archive/2026/c', '/atom', '/feed.php', '/feed.rss', '/posts/a', '/posts/b', '/posts/d', '/posts/e', '/rdf']);
+      expect(elsewhere.requests).toEqual([]);
+      const links = await c.db.prisma.link.findMany({ where: { crawlId: created.crawl.id }, select: { url: true, depth: true } });
+      expect(links.find((l) => l.url.endsWith('/archive/2026/c'))?.depth).toBe(3);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      expect(view.counters).toMatchObject({ admitted: 10, done: 10, failed: 0 });
+      expect(view.counters.outOfScope).toBeGreaterThanOrEqual(2);
+    } finally {
+      await c.cleanup();
+      await Promise.all([site.close(), elsewhere.close()]);
+    }
+  }, 240_000);
+
+  it('expands no entity and fetches nothing a DTD names; reads HTML labelled XML as a page; reads a near-10 MB feed', async () => {
+    const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
+    const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('');
+    site.route('/bomb.xml', xml(`<?xml version="1.0"?><!DOCTYPE rss SYSTEM "${site.url('/dtd')}" [<!ENTITY lol0 "lol">${laughs}
+      <!ENTITY xxe SYSTEM "${site.url('/xxe')}"><!ENTITY % remote SYSTEM "${site.url('/param')}"> %remote;]>
+      <rss><channel><item><link>/&lol9;</link></item><item><link>&xxe;</link></item><item><link>/after-bomb</link></item></channel></rss>`, 'application/rss+xml'));
+    site.route('/mislabelled.xml', xml(`<!DOCTYPE html><html><head><title>not a feed</title></head><body><p>Hello<br><a href="/from-html">x</a></body></html>`, 'application/xml'));
+    const padding = `<description>${'Lorem ipsum dolor sit amet. '.repeat(200)}</description>`;
+    const entries = Array.from({ length: 1600 }, (_, i) => `<item><title>${i}</title>${padding}<link>/big/${i % 2 === 0 ? 'even' : 'odd'}</link></item>`).join('');
+    const big = `<rss><channel>${entries}<item><link>/big/last</link></item></channel></rss>`;
+    expect(big.length).toBeGreaterThan(9_000_000);
+    site.route('/big.xml', xml(big, 'application/rss+xml'));
+    site.route('*', html(staticArticle()));
+    const c = await startE2e('crawl_feeds_hostile', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [site.url('/bomb.xml'), site.url('/mislabelled.xml'), site.url('/big.xml')] });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      expect(site.hits('/dtd') + site.hits('/xxe') + site.hits('/param')).toBe(0);
+      expect(fetched(site)).toEqual(['/after-bomb', '/big.xml', '/big/even', '/big/last', '/big/odd', '/bomb.xml', '/from-html', '/mislabelled.xml']);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      expect(view.counters).toMatchObject({ admitted: 8, done: 8, failed: 0 });
+    } finally {
+      await c.cleanup();
+      await site.close();
+    }
+  }, 240_000);
+
+  it("admits no more of a feed's thousands of entries than maxPages and maxPagesPerHost allow", async () => {
+    const a = await startTestServer({ '/robots.txt': { status: 404 }, '*': html(staticArticle()) }, { host: '127.0.0.2' });
+    const b = await startTestServer({ '/robots.txt': { status: 404 }, '*': html(staticArticle()) }, { host: '127.0.0.3' });
+    const items = Array.from({ length: 4000 }, (_, i) => `<item><link>${(i % 2 === 0 ? a : b).url(`/p/${i}`)}</link></item>`).join('');
+    a.route('/feed', xml(`<rss><channel>${items}</channel></rss>`, 'application/rss+xml'));
+    const c = await startE2e('crawl_feeds_limits', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [a.url('/feed')], scope: 'all', maxPages: 30, maxPagesPerHost: 12 });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      expect(fetched(a).length).toBe(12);
+      expect(fetched(b).length).toBe(12);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      expect(view.counters).toMatchObject({ admitted: 24, done: 24, failed: 0 });
+      expect(view.counters.overLimit).toBeGreaterThan(0);
+    } finally {
+      await c.cleanup();
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 240_000);
+});
