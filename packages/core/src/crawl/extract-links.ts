@@ -29,6 +29,11 @@ export interface ExtractLinksOptions {
   maxLinks?: number;
   /** The response's `Refresh` header, whose URL is a link as a `<meta http-equiv=refresh>` one is. */
   refreshHeader?: string;
+  /**
+   * Whether `<link rel=alternate>` RSS/Atom feeds are links. A crawl takes them from its seeds only: a site's front
+   * page names the feed of its newest pages, while blog engines give every post its own comments feed. @defaultValue true
+   */
+  feeds?: boolean;
 }
 
 /**
@@ -64,6 +69,7 @@ function relTokens(rel: string | undefined): string[] {
  */
 export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOptions = {}): PageLinks {
   const maxLinks = opts.maxLinks ?? 5000;
+  const followFeeds = opts.feeds ?? true;
   let base = pageUrl;
   let baseSeen = false;
   let canonical: string | null = null;
@@ -87,7 +93,7 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
         if (rel.includes('canonical') && canonical === null) canonical = href;
         else if (rel.includes('next')) raw.push({ value: href, nofollow: rel.includes('nofollow') });
         // The page's feed lists the site's newest pages: a crawl reads it as it reads a sitemap.
-        else if (rel.includes('alternate') && FEED_TYPES.has(decodeAttribute(attribs.type ?? '').trim().toLowerCase())) raw.push({ value: href, nofollow: rel.includes('nofollow') });
+        else if (followFeeds && rel.includes('alternate') && FEED_TYPES.has(decodeAttribute(attribs.type ?? '').trim().toLowerCase())) raw.push({ value: href, nofollow: rel.includes('nofollow') });
       } else if (name === 'base' && !baseSeen && attribs.href !== undefined) {
         baseSeen = true;
         try {

@@ -234,7 +234,12 @@ export class CrawlFrontier implements LinkDiscovery {
     if (compiled.scope.check(finalUrl) === 'scope' && !(await this.#widen(compiled, page.link.url, finalUrl))) return;
     const { record, scope, tracking } = compiled;
     const refresh = page.headers?.['refresh'];
-    const options = { trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage, ...(refresh === undefined ? {} : { refreshHeader: refresh }) };
+    // A page's own feed (`<link rel=alternate>`) is followed from a seed only: a front page names the site's feed,
+    // while a blog engine gives every post a comments feed that would double the crawl.
+    const options = {
+      trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage, feeds: (page.link.depth ?? 0) === 0,
+      ...(refresh === undefined ? {} : { refreshHeader: refresh }),
+    };
     const extracted: PageLinks = body === null || reading === null
       ? { links: [], canonical: null, nofollowAll: false, truncated: 0 }
       : reading === 'xml' ? extractXmlLinks(body, page.finalUrl, options) : extractLinks(body, page.finalUrl, options);

@@ -23,7 +23,7 @@ function fetched(site: { requests: Array<{ path: string }> }): string[] {
 }
 
 describe('a crawl seeded with feeds', () => {
-  it("follows RSS, Atom and RSS 1.0 entries and a page's own feed, under the crawl's scope and exclude rules", async () => {
+  it("follows RSS, Atom and RSS 1.0 entries and a seed page's own feed (not every post's), under the crawl's scope and exclude rules", async () => {
     const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
     const elsewhere = await startTestServer({ '*': html(staticArticle()) }, { host: '127.0.0.3' });
     site.route('/feed.rss', xml(`<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>News</title><link>${site.url('/')}</link>
@@ -32,7 +32,9 @@ describe('a crawl seeded with feeds', () => {
       <item><title>off</title><link>${elsewhere.url('/story')}</link></item>
       <item><title>private</title><link>/private/draft</link></item></channel></rss>`, 'application/rss+xml'));
     site.route('/', html(staticArticle()));
-    site.route('/posts/a', html(staticArticle({ head: '<link rel="alternate" type="application/atom+xml" title="Atom" href="/atom">' })));
+    // A seed names the site's feed; a post names its comments feed, which the crawl leaves alone.
+    site.route('/home', html(staticArticle({ head: '<link rel="alternate" type="application/atom+xml" title="Atom" href="/atom">' })));
+    site.route('/posts/a', html(staticArticle({ head: '<link rel="alternate" type="application/rss+xml" title="Comments" href="/posts/a/feed/">' })));
     site.route('/posts/b', html(staticArticle()));
     site.route('/atom', xml(`<feed xmlns="http://www.w3.org/2005/Atom"><title>News</title><link rel="self" href="/atom"/>
       <entry xml:base="/archive/2026/"><title>c</title><link rel="alternate" type="text/html" href="c"/><link rel="edit" href="/edit/c"/></entry></feed>`, 'application/atom+xml'));
@@ -45,15 +47,15 @@ describe('a crawl seeded with feeds', () => {
     site.route('*', html(staticArticle()));
     const c = await startE2e('crawl_feeds', ENV);
     try {
-      const created = await c.runtime.crawls.create({ seeds: [site.url('/feed.rss'), site.url('/rdf')], exclude: ['/private/**'] });
+      const created = await c.runtime.crawls.create({ seeds: [site.url('/feed.rss'), site.url('/rdf'), site.url('/home')], exclude: ['/private/**'] });
       c.runtime.startWorkers();
       await crawlToEnd(c, created.crawl.id);
-      expect(fetched(site)).toEqual(['/', '/archive/2026/c', '/atom', '/feed.php', '/feed.rss', '/posts/a', '/posts/b', '/posts/d', '/posts/e', '/rdf']);
+      expect(fetched(site)).toEqual(['/', '/archive/2026/c', '/atom', '/feed.php', '/feed.rss', '/home', '/posts/a', '/posts/b', '/posts/d', '/posts/e', '/rdf']);
       expect(elsewhere.requests).toEqual([]);
       const links = await c.db.prisma.link.findMany({ where: { crawlId: created.crawl.id }, select: { url: true, depth: true } });
-      expect(links.find((l) => l.url.endsWith('/archive/2026/c'))?.depth).toBe(3);
+      expect(links.find((l) => l.url.endsWith('/archive/2026/c'))?.depth).toBe(2);
       const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
-      expect(view.counters).toMatchObject({ admitted: 10, done: 10, failed: 0 });
+      expect(view.counters).toMatchObject({ admitted: 11, done: 11, failed: 0 });
       expect(view.counters.outOfScope).toBeGreaterThanOrEqual(2);
     } finally {
       await c.cleanup();
