@@ -1,5 +1,6 @@
 /** GET /links/:id/content and GET /export against a real Postgres: pages stored by the store, read back by HTTP. */
 import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
@@ -174,6 +175,68 @@ describe('GET /export?domain=', () => {
     const res = await app.inject({ method: 'GET', url: '/export?domain=a_b.example' });
     const urls = res.body.trim().split('\n').map((l) => (JSON.parse(l) as { url: string }).url);
     expect(urls.sort()).toEqual(['https://a_b.example/', 'https://www.a_b.example/sub']);
+  });
+});
+
+/** A page whose outcome batch has not committed yet: its id and fetch time are taken, it commits on `commit()`. */
+async function storeUncommitted(url: string, fetchedAt: Date): Promise<{ commit: () => Promise<void> }> {
+  const [link] = await links.upsertMany([{ url, initialUrl: url, domain: new URL(url).hostname }]);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let inserted!: () => void;
+  const ready = new Promise<void>((resolve) => (inserted = resolve));
+  const done = db.prisma.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe(
+      `INSERT INTO fetched_content (link, body, encoding, http_status, final_url, sha256, size_bytes, fetcher, fetched_at)
+       VALUES ($1::uuid, convert_to($2, 'UTF8'), 'identity', 200, $2, md5($2), length($2), 'simple_http', $3::timestamptz)`,
+      link!.id, url, fetchedAt,
+    );
+    inserted();
+    await held;
+  }, { timeout: 120_000 });
+  await ready;
+  return { commit: async () => { release(); await done; } };
+}
+
+describe('GET /export?after=', () => {
+  const urls = (body: string) => body.trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { url: string }).url);
+
+  it('resumes from the X-Crawler-Cursor of the last export: a page that committed late is in the next one, and no page is in two', async () => {
+    await storePage('https://late.example/a', HTML, { 'content-type': 'text/html' }, 'text/html');
+    const first = await app.inject({ method: 'GET', url: '/export?format=jsonl&domain=late.example' });
+    expect(urls(first.body)).toEqual(['https://late.example/a']);
+    const cursor1 = first.headers['x-crawler-cursor'] as string;
+    expect(cursor1).toMatch(/^\d+:\d+:/);
+
+    // Fetched before the next page and given a lower id, but its batch commits after the next export has run.
+    const late = await storeUncommitted('https://late.example/b-late', new Date(Date.now() - 60_000));
+    await storePage('https://late.example/c', HTML, { 'content-type': 'text/html' }, 'text/html');
+    const second = await app.inject({ method: 'GET', url: `/export?format=jsonl&domain=late.example&after=${encodeURIComponent(cursor1)}` });
+    expect(second.statusCode).toBe(200);
+    expect(urls(second.body)).toEqual(['https://late.example/c']);
+    const cursor2 = second.headers['x-crawler-cursor'] as string;
+
+    await late.commit();
+    const third = await app.inject({ method: 'GET', url: `/export?format=jsonl&domain=late.example&after=${encodeURIComponent(cursor2)}` });
+    expect(urls(third.body)).toEqual(['https://late.example/b-late']);
+    const warc = await app.inject({ method: 'GET', url: `/export?format=warc&domain=late.example&after=${encodeURIComponent(cursor2)}` });
+    const records = gunzipSync(warc.rawPayload).toString('latin1');
+    expect(records.match(/WARC-Target-URI: \S+/g)).toEqual(['WARC-Target-URI: https://late.example/b-late', 'WARC-Target-URI: https://late.example/b-late']);
+    expect(records).toContain(`crawler-filter-after: ${cursor2}`);
+    expect(records).toContain(`crawler-cursor: ${warc.headers['x-crawler-cursor']}`);
+
+    const fourth = await app.inject({ method: 'GET', url: `/export?format=jsonl&domain=late.example&after=${encodeURIComponent(third.headers['x-crawler-cursor'] as string)}` });
+    expect(fourth.body).toBe('');
+  });
+
+  it('refuses a cursor no export handed out', async () => {
+    for (const after of ['yesterday', '20:10:', '10:20:30']) {
+      const res = await app.inject({ method: 'GET', url: `/export?after=${encodeURIComponent(after)}` });
+      expect([res.statusCode, res.json().error], after).toEqual([400, 'invalid_query']);
+    }
+    // Well formed, but from a database whose transactions are far ahead of this one's: resuming would skip everything.
+    const ahead = await app.inject({ method: 'GET', url: `/export?after=${encodeURIComponent('999999999999:999999999999:')}` });
+    expect([ahead.statusCode, ahead.json().error]).toEqual([409, 'cursor_ahead']);
   });
 });
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { VersionStore, type PrismaClient } from '@crawler/db';
+import { VersionStore, currentExportCursor, isCursorAhead, parseExportCursor, type PrismaClient } from '@crawler/db';
 import { CONTENT_FORMATS, EXPORT_FORMATS, UnsupportedFormatError, exportContentType, exportPages, noContentReason, readContent } from '@crawler/export';
 import { DomainFilter } from './links.js';
 
@@ -27,6 +27,8 @@ const ExportQuery = z
     domain: DomainFilter.optional(),
     /** JSONL: `all` for every stored version, not only each page's latest. */
     versions: z.enum(['latest', 'all']).default('latest'),
+    /** Resume after the export that answered this `X-Crawler-Cursor`. */
+    after: z.string().refine((c) => parseExportCursor(c) !== null, 'expected a cursor an earlier export answered in X-Crawler-Cursor').optional(),
   })
   .strict();
 
@@ -107,15 +109,21 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
   app.get('/export', async (req, reply) => {
     const query = ExportQuery.safeParse(req.query);
     if (!query.success) return reply.code(400).send(queryError(query.error.issues));
-    const { format, since, status, domain, versions } = query.data;
+    const { format, since, status, domain, versions, after } = query.data;
+    // Known before the first byte, so it goes in a header; it is the next export's `after` once this body is whole.
+    const upTo = await currentExportCursor(deps.prisma);
+    if (after && isCursorAhead(after, upTo)) {
+      return reply.code(409).send({ error: 'cursor_ahead', message: `cursor ${after} is ahead of this database (${upTo}): it comes from another database or from before a restore; export without after= to start again` });
+    }
     const stream = Readable.from(
-      exportPages(deps.prisma, { format, since: since ? new Date(since) : null, linkStatus: status ?? null, domain: domain ?? null, allVersions: versions === 'all' }),
+      exportPages(deps.prisma, { format, since: since ? new Date(since) : null, linkStatus: status ?? null, domain: domain ?? null, allVersions: versions === 'all', after: after ?? null, upTo }),
       { objectMode: false },
     );
     stream.on('error', (err) => req.log.error({ err }, 'export stream failed'));
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     return reply
       .header('content-type', exportContentType(format))
+      .header('x-crawler-cursor', upTo)
       .header('content-disposition', `attachment; filename="crawler-export-${stamp}.${format === 'warc' ? 'warc.gz' : 'jsonl'}"`)
       .send(stream);
   });

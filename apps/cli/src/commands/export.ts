@@ -1,17 +1,17 @@
 import { createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { domainOf } from '@crawler/core';
-import { countContent, countVisits, createPrismaClient } from '@crawler/db';
+import { countContent, countVisits, createPrismaClient, currentExportCursor, isCursorAhead, parseExportCursor } from '@crawler/db';
 import { EXPORT_FORMATS, exportPages, type ExportFormat } from '@crawler/export';
 import { parseSinceFlag } from '../crawler/since-flag.js';
 import { UsageError, type Command } from '../command.js';
 import { databaseUrlFrom } from '../env.js';
 
-const USAGE = 'usage: crawl export --format jsonl|warc [--since ISO-TIME] [--status done] [--domain D] [--all-versions] [--out FILE]';
+const USAGE = 'usage: crawl export --format jsonl|warc [--since ISO-TIME] [--after CURSOR | --cursor-file FILE] [--status done] [--domain D] [--all-versions] [--out FILE]';
 const STATUSES = ['queued', 'routing', 'fetching', 'paused', 'done', 'failed'];
 
 /** Parsed `crawl export` arguments. */
@@ -23,6 +23,10 @@ export interface ExportArgs {
   out: string | null;
   /** JSONL: every stored version, not only each page's latest. */
   allVersions: boolean;
+  /** Resume after the export that printed this cursor. */
+  after: string | null;
+  /** Where the cursor is kept between runs: read as `after` when it exists, replaced once the export is complete. */
+  cursorFile: string | null;
 }
 
 export function parseExportArgs(args: string[]): ExportArgs {
@@ -30,7 +34,10 @@ export function parseExportArgs(args: string[]): ExportArgs {
   try {
     parsed = parseArgs({
       args,
-      options: { format: { type: 'string' }, since: { type: 'string' }, status: { type: 'string' }, domain: { type: 'string' }, out: { type: 'string', short: 'o' }, 'all-versions': { type: 'boolean', default: false } },
+      options: {
+        format: { type: 'string' }, since: { type: 'string' }, status: { type: 'string' }, domain: { type: 'string' }, out: { type: 'string', short: 'o' },
+        'all-versions': { type: 'boolean', default: false }, after: { type: 'string' }, 'cursor-file': { type: 'string' },
+      },
     });
   } catch (err) {
     throw new UsageError(`${(err as Error).message} (${USAGE})`);
@@ -51,28 +58,55 @@ export function parseExportArgs(args: string[]): ExportArgs {
     throw new UsageError(`--domain must be a domain name (got ${JSON.stringify(v.domain)})`);
   }
   if (v['all-versions'] && format !== 'jsonl') throw new UsageError('--all-versions is for --format jsonl (a WARC export holds every visit already)');
-  return { format, since, status: v.status ?? null, domain, out: v.out ?? null, allVersions: v['all-versions'] ?? false };
+  let after: string | null = null;
+  if (v.after !== undefined) {
+    after = parseExportCursor(v.after.trim());
+    if (after === null) throw new UsageError(`--after must be a cursor an earlier export printed, such as 18675:18680:18677 (got ${JSON.stringify(v.after)})`);
+  }
+  if (v.after !== undefined && v['cursor-file'] !== undefined) throw new UsageError('--after and --cursor-file both say where to resume: give one');
+  return { format, since, status: v.status ?? null, domain, out: v.out ?? null, allVersions: v['all-versions'] ?? false, after, cursorFile: v['cursor-file'] ?? null };
+}
+
+/** The cursor a `--cursor-file` holds: null when the file does not exist yet (the first run exports everything). */
+async function readCursorFile(path: string): Promise<string | null> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  const cursor = parseExportCursor(text.trim());
+  if (cursor === null) throw new UsageError(`--cursor-file ${path} does not hold a cursor an export wrote (got ${JSON.stringify(text.slice(0, 80))})`);
+  return cursor;
 }
 
 const command: Command = {
   usage: USAGE,
   async run(args, io) {
     const opts = parseExportArgs(args);
+    const after = opts.after ?? (opts.cursorFile ? await readCursorFile(opts.cursorFile) : null);
     const prisma = createPrismaClient(databaseUrlFrom(io.env), { maxConnections: 2 });
     const stderr = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
     // The bar goes to stderr, so it can sit beside an export written to stdout.
     const bar = stderr.isTTY ? new cliProgress.SingleBar({ format: 'exporting [{bar}] {value}/{total} pages', stream: stderr as never }, cliProgress.Presets.shades_classic) : null;
-    const filter = { since: opts.since, linkStatus: opts.status, domain: opts.domain };
+    const filter = { since: opts.since, linkStatus: opts.status, domain: opts.domain, after };
     // A file is written under a temporary name and renamed at the end: a failed export never leaves a truncated file
     // that looks whole. A device or a FIFO (/dev/null, a named pipe) is written directly.
     const special = opts.out ? await stat(opts.out).then((s) => !s.isFile(), () => false) : false;
     const partial = opts.out && !special ? `${opts.out}.partial` : null;
     let pages = 0;
     try {
-      bar?.start(opts.format === 'warc' ? await countVisits(prisma, filter) : await countContent(prisma, { ...filter, latestOnly: !opts.allVersions }), 0);
+      // Taken before the first read: the export holds what was committed then, the next one resumes from it.
+      const upTo = await currentExportCursor(prisma);
+      if (after && isCursorAhead(after, upTo)) {
+        throw new UsageError(`cursor ${after} is ahead of this database (${upTo}): it comes from another database or from before a restore; export without it to start again`);
+      }
+      bar?.start(opts.format === 'warc' ? await countVisits(prisma, { ...filter, upTo }) : await countContent(prisma, { ...filter, upTo, latestOnly: !opts.allVersions }), 0);
       const source = Readable.from(
         exportPages(prisma, {
           ...filter,
+          upTo,
           format: opts.format,
           allVersions: opts.allVersions,
           warcInfo: opts.out ? { filename: opts.out.split('/').pop() } : {},
@@ -91,7 +125,13 @@ const command: Command = {
         await pipeline(source, io.stdout, { end: false });
       }
       bar?.stop();
+      // Only once the export is whole: a failed run leaves the previous cursor, and the next run exports the same again.
+      if (opts.cursorFile) {
+        await writeFile(`${opts.cursorFile}.partial`, `${upTo}\n`);
+        await rename(`${opts.cursorFile}.partial`, opts.cursorFile);
+      }
       if (opts.out) io.stderr.write(`exported ${pages} ${opts.format === 'warc' ? 'visits' : 'pages'} to ${opts.out}\n`);
+      io.stderr.write(`cursor: ${upTo}\n`);
       return 0;
     } catch (err) {
       bar?.stop();

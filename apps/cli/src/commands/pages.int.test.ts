@@ -1,5 +1,5 @@
 /** `crawl content` and `crawl export` against a real Postgres. */
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -85,6 +85,32 @@ describe('crawl export', () => {
     const bytes = await readFile(out);
     expect(bytes.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
     await expect(stat(`${out}.partial`)).rejects.toThrow();
+  });
+
+  it('resumes from --cursor-file: each run exports what committed since the last complete one, and says where it stopped', async () => {
+    const cursorFile = join(dir, 'export.cursor');
+    const first = await run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--cursor-file', cursorFile]);
+    expect(first.stdout.toString()).toBe('');
+    const cursor1 = (await readFile(cursorFile, 'utf8')).trim();
+    expect(first.stderr).toContain(`cursor: ${cursor1}\n`);
+
+    const url = 'https://resume.example/new';
+    const [link] = await new LinkStore(db.prisma).upsertMany([{ url, initialUrl: url, domain: 'resume.example' }]);
+    await new ContentStore({ prisma: db.prisma }).saveAndComplete({ linkId: link!.id, body: Buffer.from('new'), contentType: 'text/plain', httpStatus: 200, finalUrl: url, fetcher: 'simple_http' });
+    const second = await run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--cursor-file', cursorFile]);
+    expect(second.stdout.toString()).toContain('"url":"https://resume.example/new"');
+    const cursor2 = (await readFile(cursorFile, 'utf8')).trim();
+    expect(cursor2).not.toBe(cursor1);
+    expect((await run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--cursor-file', cursorFile])).stdout.toString()).toBe('');
+    // --after takes the printed cursor as it is.
+    const again = await run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--after', cursor1]);
+    expect(again.stdout.toString().trim().split('\n')).toHaveLength(1);
+
+    await writeFile(cursorFile, 'last tuesday\n');
+    await expect(run(exportCommand, ['--cursor-file', cursorFile])).rejects.toThrow(/does not hold a cursor/);
+    await expect(run(exportCommand, ['--after', 'yesterday'])).rejects.toThrow(/--after must be a cursor/);
+    await expect(run(exportCommand, ['--after', '999999999999:999999999999:'])).rejects.toThrow(/ahead of this database/);
+    await expect(run(exportCommand, ['--after', cursor1, '--cursor-file', cursorFile])).rejects.toThrow(UsageError);
   });
 
   it('refuses bad filters', async () => {

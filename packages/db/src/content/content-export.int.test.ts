@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { ScheduleStore } from '../schedule/schedule-store.js';
-import { CONTENT_START_SQL, VISITS_START_SQL, countContent, iterateContent, iterateVisits } from './content-export.js';
+import { CONTENT_AFTER_START_SQL, CONTENT_START_SQL, VISITS_AFTER_START_SQL, VISITS_START_SQL, countContent, countVisits, iterateContent, iterateVisits, type ContentExportFilter } from './content-export.js';
+import { currentExportCursor } from './export-cursor.js';
 
 let db: TestDatabase;
 let client: pg.Client;
@@ -28,9 +29,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function planNodes(sql: string, args: string): Promise<string[]> {
+async function planNodes(sql: string, args: string, type = 'timestamptz'): Promise<string[]> {
   await client.query('DEALLOCATE ALL');
-  await client.query(`PREPARE start(timestamptz) AS ${sql}`);
+  await client.query(`PREPARE start(${type}) AS ${sql}`);
   const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE start(${args})`);
   const nodes: string[] = [];
   const walk = (n: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }) => {
@@ -47,6 +48,11 @@ describe('incremental exports (since)', () => {
       const nodes = await planNodes(sql, `'${since.toISOString()}'`);
       expect(nodes.filter((n) => /Seq Scan/.test(n)), sql).toEqual([]);
       expect(nodes.some((n) => /idx_fetched_content_fetched_at|idx_page_visits_time/.test(n)), nodes.join(', ')).toBe(true);
+    }
+    for (const sql of [CONTENT_AFTER_START_SQL, VISITS_AFTER_START_SQL]) {
+      const nodes = await planNodes(sql, `'${await currentExportCursor(db.prisma)}'`, 'pg_snapshot');
+      expect(nodes.filter((n) => /Seq Scan/.test(n)), sql).toEqual([]);
+      expect(nodes.some((n) => /idx_fetched_content_xact|idx_page_visits_xact/.test(n)), nodes.join(', ')).toBe(true);
     }
   });
 
@@ -86,5 +92,74 @@ describe('--status done', () => {
     const queued: string[] = [];
     for await (const p of iterateContent(db.prisma, { linkStatus: 'queued' })) queued.push(p.url);
     expect(queued.sort()).toEqual([revisited.url, failedBefore.url].sort());
+  });
+});
+
+describe('resuming from a cursor', () => {
+  const domain = 'late.example';
+  const early = new Date('2026-07-01T00:00:00Z');
+
+  async function store(on: pg.Client, page: string, fetchedAt: Date): Promise<void> {
+    const url = `https://${domain}/${page}`;
+    await on.query(`INSERT INTO links (url, initial_url, domain, status) VALUES ($1, $1, $2, 'done')`, [url, domain]);
+    await on.query(`INSERT INTO fetched_content (link, body, encoding, http_status, final_url, sha256, size_bytes, fetcher, fetched_at)
+      SELECT id, convert_to(url, 'UTF8'), 'identity', 200, url, md5(url), length(url), 'simple_http', $2 FROM links WHERE url = $1`, [url, fetchedAt]);
+  }
+
+  /** One export as a consumer runs it: the cursor first, then every page and every visit committed up to it. */
+  async function exportFrom(after: string | null, between?: () => Promise<void>) {
+    const upTo = await currentExportCursor(db.prisma);
+    const filter: ContentExportFilter = { domain, after, upTo };
+    const pages: string[] = [];
+    for await (const p of iterateContent(db.prisma, { ...filter, latestOnly: true, pageSize: 1 })) {
+      pages.push(p.url.split('/').pop()!);
+      // Something commits while the export runs, past the pages it has read.
+      if (pages.length === 1) await between?.();
+    }
+    const visits: string[] = [];
+    for await (const v of iterateVisits(db.prisma, { ...filter, pageSize: 1 })) visits.push((v.kind === 'new' ? v.page.url : v.revisit.url).split('/').pop()!);
+    const counted = { pages: await countContent(db.prisma, { ...filter, latestOnly: true }), visits: await countVisits(db.prisma, filter) };
+    return { pages, visits, counted, cursor: upTo };
+  }
+
+  it('takes every committed page exactly once, however late a page with a lower id or an earlier fetch time commits', async () => {
+    const slow = new pg.Client({ connectionString: db.url });
+    await slow.connect();
+    try {
+      await store(client, 'a', early);
+      const first = await exportFrom(null);
+      expect(first.pages).toEqual(['a']);
+
+      // An outcome batch that is slow to commit: its page has a lower id and an earlier fetch time than the next one.
+      await slow.query('BEGIN');
+      await store(slow, 'b-late', new Date(early.getTime() + 1_000));
+      await store(client, 'c', new Date(early.getTime() + 2_000));
+      const second = await exportFrom(first.cursor);
+      expect(second.pages).toEqual(['c']);
+
+      await slow.query('COMMIT');
+      // And one that commits while the next export is reading: it belongs to the export after that, not to both.
+      await slow.query('BEGIN');
+      await store(slow, 'd-during', new Date(early.getTime() + 3_000));
+      const third = await exportFrom(second.cursor, async () => void (await slow.query('COMMIT')));
+      expect(third.pages).toEqual(['b-late']);
+
+      const fourth = await exportFrom(third.cursor);
+      expect(fourth.pages).toEqual(['d-during']);
+      const fifth = await exportFrom(fourth.cursor);
+      expect(fifth.pages).toEqual([]);
+
+      for (const e of [first, second, third, fourth, fifth]) {
+        expect(e.visits).toEqual(e.pages);
+        expect(e.counted).toEqual({ pages: e.pages.length, visits: e.pages.length });
+      }
+      // A time filter still applies beside the cursor.
+      const withSince: string[] = [];
+      for await (const p of iterateContent(db.prisma, { domain, after: first.cursor, since: new Date(early.getTime() + 1_500) })) withSince.push(p.url.split('/').pop()!);
+      expect(withSince.sort()).toEqual(['c', 'd-during']);
+    } finally {
+      await slow.query('ROLLBACK').catch(() => undefined);
+      await slow.end();
+    }
   });
 });

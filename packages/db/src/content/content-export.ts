@@ -4,6 +4,7 @@ import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
 import { IN_PROGRESS_SQL_LIST } from '../sql-lists.js';
+import type { ExportCursor } from './export-cursor.js';
 
 const decompressBr = promisify(brotliDecompress);
 const decompressGzip = promisify(gunzip);
@@ -24,6 +25,17 @@ export interface ContentExportFilter {
    * stored version. @defaultValue false
    */
   latestOnly?: boolean;
+  /**
+   * Resume after an earlier export: only rows committed after the snapshot that export covered (its `upTo`), whatever
+   * their ids or fetch times. A row that committed late, with an id or a fetch time below what that export read, is
+   * still in this one.
+   */
+  after?: ExportCursor | null;
+  /**
+   * Only rows committed before this snapshot ({@link currentExportCursor}, taken when the export starts): what
+   * commits while it runs is left to the export that resumes from it, so no row is in both.
+   */
+  upTo?: ExportCursor | null;
 }
 
 /** Options for {@link iterateContent}. */
@@ -66,6 +78,8 @@ WHERE c.id > $1::bigint
   AND ($3::text IS NULL OR l.status = $3::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $3::text))
   AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
   AND (NOT $6::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))
+  AND ($7::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(c.xact, $7::pg_snapshot))
+  AND ($8::pg_snapshot IS NULL OR pg_visible_in_snapshot(c.xact, $8::pg_snapshot))
 ORDER BY c.id
 LIMIT $5::int`;
 
@@ -74,6 +88,10 @@ LIMIT $5::int`;
 // `id + 0`: a bare min(id) is planned as a walk up the primary key until a row matches, the very scan of every older
 // page this avoids (recent pages are the last ids, not spread through them as the planner assumes).
 export const CONTENT_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM fetched_content WHERE fetched_at >= $1::timestamptz`;
+
+// Where an `after` walk starts: a row its snapshot did not see was written by a transaction at or after the
+// snapshot's xmin, whatever its id (idx_fetched_content_xact, index only).
+export const CONTENT_AFTER_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM fetched_content WHERE xact >= pg_snapshot_xmin($1::pg_snapshot)`;
 
 const ROWS_SQL = `
 SELECT c.id::text AS id, c.link::text AS "linkId", l.url, l.status AS "linkStatus", c.final_url AS "finalUrl",
@@ -89,7 +107,9 @@ FROM fetched_content c JOIN links l ON l.id = c.link
 WHERE ($1::timestamptz IS NULL OR c.fetched_at >= $1::timestamptz)
   AND ($2::text IS NULL OR l.status = $2::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $2::text))
   AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)
-  AND (NOT $4::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))`;
+  AND (NOT $4::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))
+  AND ($5::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(c.xact, $5::pg_snapshot))
+  AND ($6::pg_snapshot IS NULL OR pg_visible_in_snapshot(c.xact, $6::pg_snapshot))`;
 
 interface Row extends Omit<ExportedPage, 'id' | 'body'> {
   id: string;
@@ -106,30 +126,44 @@ async function decode(row: Row): Promise<ExportedPage> {
 /** How many stored pages match `filter` (the export's progress total). */
 export async function countContent(prisma: PrismaClient, filter: ContentExportFilter = {}): Promise<number> {
   const [row] = await withDbErrors('count content', () =>
-    sqlOf(prisma).query<{ n: number }>(COUNT_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, filter.latestOnly ?? false]),
+    sqlOf(prisma).query<{ n: number }>(COUNT_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, filter.latestOnly ?? false, filter.after ?? null, filter.upTo ?? null]),
   );
   return row?.n ?? 0;
 }
 
 /**
+ * Where a keyset walk starts: past every row that cannot match `since` or `after` (each start is the id below the
+ * first row that can match it, so the later of the two), or null when nothing can match.
+ */
+async function walkStart(prisma: PrismaClient, filter: ContentExportFilter, sinceSql: string, afterSql: string, what: string): Promise<string | null> {
+  const sql = sqlOf(prisma);
+  let after = 0n;
+  for (const [value, text] of [[filter.since, sinceSql], [filter.after, afterSql]] as const) {
+    if (!value) continue;
+    const [start] = await withDbErrors(`export ${what} start`, () => sql.query<{ id: string | null }>(text, [value]));
+    if (!start?.id) return null;
+    if (BigInt(start.id) > after) after = BigInt(start.id);
+  }
+  return after.toString();
+}
+
+/**
  * Every stored page matching the filter, in id order, in constant memory: keyset pagination over fetched_content's
  * primary key (never an offset, never the whole table), bodies fetched in batches of at most `maxBatchBytes`
- * compressed and handed out one page at a time. Pages stored while it runs are included when their id is still
- * ahead of the cursor.
+ * compressed and handed out one page at a time. Without `upTo`, pages stored while it runs are included when their
+ * id is still ahead of the walk.
  */
 export async function* iterateContent(prisma: PrismaClient, options: IterateContentOptions = {}): AsyncGenerator<ExportedPage> {
   const sql = sqlOf(prisma);
   const pageSize = options.pageSize ?? 1_000;
   const maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
-  let after = '0';
-  if (options.since) {
-    const [start] = await withDbErrors('export content start', () => sql.query<{ id: string | null }>(CONTENT_START_SQL, [options.since]));
-    if (!start?.id) return;
-    after = start.id;
-  }
+  let after = await walkStart(prisma, options, CONTENT_START_SQL, CONTENT_AFTER_START_SQL, 'content');
+  if (after === null) return;
   for (;;) {
     const ids = await withDbErrors('export content ids', () =>
-      sql.query<{ id: string; stored: number }>(IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.latestOnly ?? false]),
+      sql.query<{ id: string; stored: number }>(IDS_SQL, [
+        after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.latestOnly ?? false, options.after ?? null, options.upTo ?? null,
+      ]),
     );
     if (ids.length === 0) return;
     let i = 0;
@@ -177,11 +211,16 @@ WHERE v.id > $1::bigint
   AND ($2::timestamptz IS NULL OR v.visited_at >= $2::timestamptz)
   AND ($3::text IS NULL OR l.status = $3::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $3::text))
   AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
+  AND ($6::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(v.xact, $6::pg_snapshot))
+  AND ($7::pg_snapshot IS NULL OR pg_visible_in_snapshot(v.xact, $7::pg_snapshot))
 ORDER BY v.id
 LIMIT $5::int`;
 
 // As CONTENT_START_SQL, for visits (idx_page_visits_time).
 export const VISITS_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM page_visits WHERE visited_at >= $1::timestamptz`;
+
+// As CONTENT_AFTER_START_SQL, for visits (idx_page_visits_xact).
+export const VISITS_AFTER_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM page_visits WHERE xact >= pg_snapshot_xmin($1::pg_snapshot)`;
 
 const REVISITS_SQL = `
 SELECT v.id::text AS id, v.kind, v.link::text AS "linkId", l.url, l.status AS "linkStatus", v.final_url AS "finalUrl",
@@ -195,7 +234,9 @@ SELECT count(*)::int AS n
 FROM page_visits v JOIN links l ON l.id = v.link
 WHERE ($1::timestamptz IS NULL OR v.visited_at >= $1::timestamptz)
   AND ($2::text IS NULL OR l.status = $2::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $2::text))
-  AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)`;
+  AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)
+  AND ($4::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(v.xact, $4::pg_snapshot))
+  AND ($5::pg_snapshot IS NULL OR pg_visible_in_snapshot(v.xact, $5::pg_snapshot))`;
 
 interface RevisitRow {
   id: string; kind: 'not_modified' | 'identical'; linkId: string; url: string; linkStatus: string; finalUrl: string; httpStatus: number;
@@ -205,7 +246,7 @@ interface RevisitRow {
 /** How many visits match `filter` (`since` applies to the visit's time). */
 export async function countVisits(prisma: PrismaClient, filter: ContentExportFilter = {}): Promise<number> {
   const [row] = await withDbErrors('count visits', () =>
-    sqlOf(prisma).query<{ n: number }>(COUNT_VISITS_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null]),
+    sqlOf(prisma).query<{ n: number }>(COUNT_VISITS_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, filter.after ?? null, filter.upTo ?? null]),
   );
   return row?.n ?? 0;
 }
@@ -219,15 +260,13 @@ export async function* iterateVisits(prisma: PrismaClient, options: IterateConte
   const sql = sqlOf(prisma);
   const pageSize = options.pageSize ?? 1_000;
   const maxBatchBytes = options.maxBatchBytes ?? 8 * 1024 * 1024;
-  let after = '0';
-  if (options.since) {
-    const [start] = await withDbErrors('export visits start', () => sql.query<{ id: string | null }>(VISITS_START_SQL, [options.since]));
-    if (!start?.id) return;
-    after = start.id;
-  }
+  let after = await walkStart(prisma, options, VISITS_START_SQL, VISITS_AFTER_START_SQL, 'visits');
+  if (after === null) return;
   for (;;) {
     const ids = await withDbErrors('export visit ids', () =>
-      sql.query<{ id: string; kind: string; content: string; stored: number }>(VISIT_IDS_SQL, [after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize]),
+      sql.query<{ id: string; kind: string; content: string; stored: number }>(VISIT_IDS_SQL, [
+        after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.after ?? null, options.upTo ?? null,
+      ]),
     );
     if (ids.length === 0) return;
     let i = 0;

@@ -1,4 +1,4 @@
-import { iterateContent, iterateVisits, type ContentExportFilter, type ExportedPage, type ExportedVisit, type PrismaClient } from '@crawler/db';
+import { currentExportCursor, iterateContent, iterateVisits, type ContentExportFilter, type ExportedPage, type ExportedVisit, type PrismaClient } from '@crawler/db';
 import { jsonlLine } from './jsonl.js';
 import { pageRecords, revisitRecords, warcinfoRecord, type WarcInfo } from './warc.js';
 
@@ -29,13 +29,20 @@ export function exportContentType(format: ExportFormat): string {
  * pages whose latest version is newer than it. WARC: every visit (with `since`, every visit since then), in the order
  * they happened: a `response` for each new version, a `revisit` for each visit that found the page unchanged.
  *
+ * An export holds what was committed when it started (`upTo`, taken then when not given), and with `after` only what
+ * was committed since the export that handed out that cursor: exports chained by their cursors hold every stored row
+ * once. A WARC export names both in its warcinfo record (`crawler-filter-after`, `crawler-cursor`).
+ *
  * The export as a stream of chunks, one page at a time (pipe it through stream.Readable.from: back-pressure holds
  * the database reads, so memory stays flat whatever the number of pages).
  */
 export async function* exportPages(prisma: PrismaClient, options: ExportOptions): AsyncGenerator<Buffer> {
-  const filter: ContentExportFilter = { since: options.since, linkStatus: options.linkStatus, domain: options.domain };
+  const upTo = options.upTo ?? (await currentExportCursor(prisma));
+  const filter: ContentExportFilter = { since: options.since, linkStatus: options.linkStatus, domain: options.domain, after: options.after, upTo };
   if (options.format === 'warc') {
     const fields: Record<string, string> = { ...options.warcInfo?.fields };
+    fields['crawler-cursor'] = upTo;
+    if (filter.after) fields['crawler-filter-after'] = filter.after;
     if (filter.since) fields['crawler-filter-since'] = filter.since.toISOString();
     if (filter.linkStatus) fields['crawler-filter-status'] = filter.linkStatus;
     if (filter.domain) fields['crawler-filter-domain'] = filter.domain;
