@@ -75,6 +75,7 @@ export {
   type RouterDeps,
   createRouteProcessor,
 } from './router/route-processor.js';
+export { ProbeWalls, type WallSighting } from './router/probe-walls.js';
 export {
   DEFAULT_PLAIN_HTTP_MEMORY_MS,
   type LearnedChoiceInput,

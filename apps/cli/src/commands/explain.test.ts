@@ -60,6 +60,19 @@ describe('explainUrl', () => {
     expect((await explainUrl('https://x.example/seen', off, stores)).decision.action).toBe('probe');
   });
 
+  it('shows the wall memory: after a probe met a bot wall, the domain goes to the probe\'s tool without a probe, as the router does', async () => {
+    const weak = score('playwright', 5, 0.5);
+    const walls = { recent: async (d: string) => (d === 'walled.example' ? { fetcher: 'playwright_stealth', reason: 'blocked_captcha' } : null) };
+    const stores = { attempts: { findBestFetcher: async () => ({ best: weak, scores: [weak] }) }, routes: { get: async () => null }, walls };
+    const e = await explainUrl('https://walled.example/a', config, stores);
+    expect(e.decision).toMatchObject({ action: 'domain_memory', fetcher: 'playwright_stealth' });
+    expect(formatExplanation(e)).toMatch(/decision {3}domain_memory → playwright_stealth: .*met a bot wall \(blocked_captcha\)/);
+    expect((await explainUrl('https://open.example/a', config, stores)).decision.action).toBe('probe');
+    // A wall's tool the fleet does not run is no decision (the router would not take it either).
+    const noStealth = loadConfig({ DATABASE_URL: 'postgresql://postgres@127.0.0.1/x', FETCHERS: 'simple_http:4,playwright:1' });
+    expect((await explainUrl('https://walled.example/a', noStealth, stores)).decision.action).toBe('probe');
+  });
+
   it('shows the domain pause before the decision, with its reason and end', async () => {
     const weak = score('playwright', 5, 0.5);
     const pauses = { pauseOf: async (d: string) => (d === 'limited.example' ? { reason: 'rate_limited', until: '2026-11-30T12:10:00.000Z' } : null) };

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { CrawlerError, FETCHERS, armCost, armKey, canonicalFetcherName, expectedCostPerSuccess, isConfident, parseArmKey, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
+import { CrawlerError, FETCHERS, systemClock, armCost, armKey, canonicalFetcherName, expectedCostPerSuccess, isConfident, parseArmKey, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
 import { AttemptStore, DomainStateStore, RouteStore, VersionStore, createPrismaClient, type RevisitValidators } from '@crawler/db';
-import { DomainPauses, armView, chooseLearned, runnableArm, tiersOf, type CrawlerConfig } from '@crawler/pipeline';
+import { DomainPauses, ProbeWalls, armView, chooseLearned, runnableArm, tiersOf, type CrawlerConfig, type WallSighting } from '@crawler/pipeline';
 import { closeRedisConnection, createRedisConnection } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
 import { checkRedisDatabase, reportingConfigFrom } from '../crawler/cli-context.js';
@@ -74,6 +74,8 @@ export async function explainUrl(
     revisitValidators?: (url: string) => Promise<RevisitValidators | null>;
     /** The fleet's pauses (DomainPauses); without it no pause is shown. */
     pauses?: Pick<DomainPauses, 'pauseOf'>;
+    /** The bot walls the fleet's probes met recently (ProbeWalls, shared through Redis); without it none is shown. */
+    walls?: { recent(domain: string): Promise<WallSighting | null> };
   },
   learningOverride?: boolean,
   now = new Date(),
@@ -113,6 +115,13 @@ async function explainDecision(
           ? `too little evidence for a score; a probe found ${domain}'s pages static${choice.verifiedAt ? ` at ${choice.verifiedAt.toISOString()}` : ''} and its latest plain HTTP fetch there worked`
           : `too little evidence for a score; ${choice.fetcher} is the browser that last worked on ${domain}`;
       return { ...base, decision: { action: 'domain_memory', fetcher: choice.fetcher, reason } };
+    }
+    // The router's wall step: after a probe of the domain met a bot wall, its pages that would be probed go to the
+    // tool that probe chose (PROBE_WALL_MEMORY_MS), before the revisit step and without a probe.
+    const wall = stores.walls ? await stores.walls.recent(domain) : null;
+    const wallArm = wall ? runnableArm({ known, confidenceThreshold: config.confidenceThreshold, exitTiers: config.exitTiers }, wall.fetcher) : null;
+    if (wall && wallArm) {
+      return { ...base, decision: { action: 'domain_memory', fetcher: armKey(wallArm), reason: `${choice.reason}; a probe of ${domain} met a bot wall (${wall.reason}) in the last ${config.probeWallMemoryMs} ms: its pages go to ${armKey(wallArm)} without a probe` } };
     }
     // The router's revisit step: a page plain HTTP stored with a validator is asked again conditionally, not probed.
     const v = config.conditionalRequests && stores.revisitValidators ? await stores.revisitValidators(url) : null;
@@ -170,7 +179,9 @@ const command: Command = {
       const versions = new VersionStore({ prisma });
       const revisitValidators = (url: string) => versions.validatorsByUrl(url);
       const pauses = new DomainPauses({ redis, prisma, config });
-      const e = await explainUrl(parsed.positionals[0]!, config, { attempts: new AttemptStore({ prisma }), routes: new RouteStore({ prisma }), domainState: new DomainStateStore({ prisma }), revisitValidators, pauses }, learning);
+      // The routers' shared memory of walls (create-runtime's wallsShared): same key prefix, same time.
+      const walls = new ProbeWalls(config.probeWallMemoryMs, systemClock, { redis, prefix: config.queuePrefix });
+      const e = await explainUrl(parsed.positionals[0]!, config, { attempts: new AttemptStore({ prisma }), routes: new RouteStore({ prisma }), domainState: new DomainStateStore({ prisma }), revisitValidators, pauses, walls }, learning);
       io.stdout.write(parsed.values.json ? `${JSON.stringify(e)}\n` : formatExplanation(e));
       return 0;
     } catch (err) {
