@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   };
   const health = async (): Promise<string> => {
     try {
-      const res = await fetch(`http://127.0.0.1:${apiPort}/healthz`, { signal: AbortSignal.timeout(5_000) });
+      const res = await fetch(`http://127.0.0.1:${apiPort}/readyz`, { signal: AbortSignal.timeout(5_000) });
       return `${res.status} ${JSON.stringify((await res.json()) as unknown)}`;
     } catch (err) {
       return `no answer: ${(err as Error).message}`;
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
       await redis.kill();
       const during = await health();
       await redis.start();
-      events.push(`Redis restarted empty at ${done} done (healthz while down: ${during})`);
+      events.push(`Redis restarted empty at ${done} done (readyz while down: ${during})`);
       log(events.at(-1)!);
     }
     if (!pgDone && done >= accepted.length * 0.6) {
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
       const during = await health();
       await sleep(Math.max(0, PG_DOWN_MS - 3_000));
       await pg.start();
-      events.push(`Postgres stopped ${PG_DOWN_MS} ms at ${done} done (healthz while down: ${during})`);
+      events.push(`Postgres stopped ${PG_DOWN_MS} ms at ${done} done (readyz while down: ${during})`);
       log(events.at(-1)!);
     }
   }
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
   log(`requests ${requests} = ${(requests / accepted.length).toFixed(3)} per page (${requests - accepted.length} duplicates from re-delivery)`);
   log(`kills: ${roles.map((r) => `${r.name} ${r.kills}`).join(', ')}`);
   for (const e of events.filter((x) => !x.startsWith('SIGKILL'))) log(e);
-  log(`healthz after: ${healthAfter}`);
+  log(`readyz after: ${healthAfter}`);
   if (unexpectedExits.length > 0) log(`UNEXPECTED EXITS:\n${unexpectedExits.join('\n')}`);
 
   await db.drop().catch(() => undefined);

@@ -25,7 +25,7 @@ export const API_ENV = {
   /** `production` requires Bull Board credentials. */
   NODE_ENV: z.string().optional(),
   /**
-   * Keys accepted as `Authorization: Bearer <key>` on every route but /healthz (Bull Board has its own basic auth),
+   * Keys accepted as `Authorization: Bearer <key>` on every route but /healthz and /readyz (Bull Board has its own basic auth),
    * comma-separated; null (development without API_KEYS) leaves the API open. @defaultValue null
    */
   API_KEYS: z

@@ -64,7 +64,7 @@ describe('apps/api main', () => {
     }
   });
 
-  it('serves /healthz and exits 0 on SIGTERM', async () => {
+  it('serves /healthz and /readyz without a key and exits 0 on SIGTERM', async () => {
     const p = start({ DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'a-long-secret', API_KEYS: KEY });
     const end = Date.now() + 30_000;
     let port: number | undefined;
@@ -73,14 +73,15 @@ describe('apps/api main', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(port, p.out() + p.err()).toBeGreaterThan(0);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     // The first check opens the Postgres and Redis connections; on a starved machine that can take longer than the
-    // check's 2 s budget, and /healthz rightly answers 503 until they answer.
-    let health = await fetch(`http://127.0.0.1:${port}/healthz`);
-    for (let i = 0; i < 10 && health.status === 503; i++) {
+    // check's 2 s budget, and /readyz rightly answers 503 until they answer.
+    let ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    for (let i = 0; i < 10 && ready.status === 503; i++) {
       await new Promise((r) => setTimeout(r, 500));
-      health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      ready = await fetch(`http://127.0.0.1:${port}/readyz`);
     }
-    expect(health.status, p.out()).toBe(200);
+    expect(ready.status, p.out()).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/admin/queues`)).status).toBe(401);
     // The producer API asks for its key: 401 without, 202 with.
     const post = (headers: Record<string, string>) =>

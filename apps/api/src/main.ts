@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The producer API: POST /links, GET /links/:id, POST/GET/DELETE /crawls, Bull Board, /metrics, /healthz. */
+/** The producer API: POST /links, GET /links/:id, POST/GET/DELETE /crawls, Bull Board, /metrics, /healthz, /readyz. */
 import { createPrismaClient, LinkStore } from '@crawler/db';
 import { DomainPauses, createCrawlFrontier, exitOnSignals } from '@crawler/pipeline';
 import { JobQueues, ROUTE_QUEUE, RedisDatabaseError, assertRedisDatabase, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
@@ -59,7 +59,7 @@ try {
   await assertRedisDatabase(redis);
 } catch (err) {
   if (!(err instanceof RedisDatabaseError)) {
-    // Redis unreachable: the API serves what it can (its /healthz says so); the check is made again on the next start.
+    // Redis unreachable: the API serves what it can (its /readyz says so); the check is made again on the next start.
     logger.warn({ err }, 'could not check the Redis database REDIS_URL names');
   } else {
     process.stderr.write(`api: ${err.message}\n`);

@@ -292,14 +292,15 @@ describe('/metrics', () => {
   });
 });
 
-describe('/healthz', () => {
-  it('answers 200 when Redis and Postgres answer', async () => {
-    const res = await app.inject({ method: 'GET', url: '/healthz' });
+describe('/healthz and /readyz', () => {
+  it('answers 200 on both when Redis and Postgres answer', async () => {
+    const res = await app.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: 'ok', checks: { redis: 'ok', postgres: 'ok' } });
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
   });
 
-  it('answers 503 naming what failed, and nothing of why', async () => {
+  it('answers 503 on /readyz naming what failed, and nothing of why; /healthz stays 200 (liveness)', async () => {
     // A port that was free a moment ago: nothing answers there.
     const port = await new Promise<number>((resolve) => {
       const s = createNetServer().listen(0, '127.0.0.1', () => {
@@ -313,14 +314,16 @@ describe('/healthz', () => {
     const broken = await createServer({ prisma: missingDb, redis: deadRedis, queues, links: new LinkStore(missingDb), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, healthTimeoutMs: 1_000 });
     const halfBroken = await createServer({ prisma: db.prisma, redis: deadRedis, queues, links: new LinkStore(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, healthTimeoutMs: 1_000 });
     try {
-      const res = await broken.inject({ method: 'GET', url: '/healthz' });
+      const res = await broken.inject({ method: 'GET', url: '/readyz' });
       expect(res.statusCode).toBe(503);
       const body = res.json() as { status: string; checks: { redis: string; postgres: string } };
-      expect(body.status).toBe('fail');
+      expect(body.status).toBe('unavailable');
       expect(body.checks).toEqual({ redis: 'fail', postgres: 'fail' });
       // The driver's words (database names, hosts, ports, users) stay in the log.
       expect(res.body).not.toMatch(/crawler_test_api_missing|127\.0\.0\.1|ECONNREFUSED|postgres@|database/i);
-      const half = await halfBroken.inject({ method: 'GET', url: '/healthz' });
+      // Restarting the API mends neither: it stays alive for a restart policy.
+      expect((await broken.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+      const half = await halfBroken.inject({ method: 'GET', url: '/readyz' });
       expect(half.statusCode).toBe(503);
       expect((half.json() as { checks: Record<string, string> }).checks).toMatchObject({ postgres: 'ok', redis: 'fail' });
     } finally {
@@ -342,9 +345,9 @@ describe('/healthz', () => {
         expect(res.statusCode, url).toBe(503);
         expect(res.json(), url).toEqual({ error: 'db_migration', message: expect.stringContaining('run `npx crawl migrate`') });
       }
-      // Nor is it healthy: Postgres answers, the crawler's tables are not there.
-      const health = await unmigrated.inject({ method: 'GET', url: '/healthz' });
-      expect([health.statusCode, health.json()]).toEqual([503, { status: 'fail', checks: { redis: 'ok', postgres: 'fail' } }]);
+      // Nor is it ready: Postgres answers, the crawler's tables are not there.
+      const ready = await unmigrated.inject({ method: 'GET', url: '/readyz' });
+      expect([ready.statusCode, ready.json()]).toEqual([503, { status: 'unavailable', checks: { redis: 'ok', postgres: 'fail' } }]);
     } finally {
       await unmigrated.close();
       await empty.$disconnect().catch(() => undefined);
@@ -372,8 +375,9 @@ describe('API keys', () => {
     for (const url of ['/metrics', '/links/00000000-0000-4000-8000-000000000000', '/links/00000000-0000-4000-8000-000000000000/content', '/export', '/no-such-route', '/admin/queues/../links', '/healthz/../metrics']) {
       expect((await app.inject({ method: 'GET', url })).statusCode, url).toBe(401);
     }
-    // The liveness probe stays open, and Bull Board keeps its own basic auth.
+    // The liveness and readiness probes stay open, and Bull Board keeps its own basic auth.
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     expect((await app.inject({ method: 'GET', url: '/admin/queues', headers: { authorization: basic(AUTH.user, AUTH.password) } })).statusCode).toBe(200);
   });
 });

@@ -27,7 +27,7 @@ export interface ServerDeps {
   /** The crawler's Prometheus metrics; its registry is served at /metrics with queue depths read per scrape. */
   metrics: PrometheusPipelineMetrics;
   bullBoard: BullBoardCredentials | null;
-  /** Bearer keys for every route but /healthz and Bull Board; null leaves the API open (development). */
+  /** Bearer keys for every route but /healthz, /readyz and Bull Board; null leaves the API open (development). */
   apiKeys: string[] | null;
   /** Link-following crawls (POST/GET/DELETE /crawls); absent: those routes are not served. */
   crawls?: { frontier: Pick<CrawlFrontier, 'create'>; store: Pick<CrawlStore, 'view' | 'cancel'> };
@@ -48,8 +48,8 @@ export interface ServerDeps {
  * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, POST /crawls, GET and DELETE /crawls/:id,
  * GET /pauses, DELETE /pauses/:domain,
  * Bull Board at /admin/queues (basic auth),
- * /metrics, /healthz; every route but /healthz and Bull Board asks for `Authorization: Bearer <API key>` when keys
- * are configured.
+ * /metrics, /healthz (liveness), /readyz (readiness); every route but the two probes and Bull Board asks for
+ * `Authorization: Bearer <API key>` when keys are configured.
  */
 export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   const maxBatchSize = deps.maxBatchSize ?? 1_000;
@@ -91,7 +91,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   registerPagesRoutes(app, { prisma: deps.prisma });
   if (deps.crawls) registerCrawlRoutes(app, { ...deps.crawls, maxSeeds: maxBatchSize });
   if (deps.pauses) registerPausesRoutes(app, { pauses: deps.pauses });
-  registerOpsRoutes(app, { redis: deps.redis, prisma: deps.prisma, registry, healthTimeoutMs: deps.healthTimeoutMs });
+  registerOpsRoutes(app, { redis: deps.redis, redisPrefixes: deps.queues.prefixes, prisma: deps.prisma, registry, healthTimeoutMs: deps.healthTimeoutMs });
   // Every shard's queues; with several shards each is named `s<i>/<queue>` on the board.
   const boardQueues = deps.queues.allShards().flatMap((shard) => deps.queueNames.map((n) => ({ queue: deps.queues.queue(n, shard), label: deps.queues.shards > 1 ? `s${shard}/` : '' })));
   await registerBullBoard(app, boardQueues, deps.bullBoard);

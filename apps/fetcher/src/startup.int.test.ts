@@ -77,6 +77,18 @@ describe('fetcher start-up', () => {
     expect(failed?.err).toBeUndefined();
   }, 60_000);
 
+  it('refuses a CHROMIUM_PATH it cannot launch when it serves a browser fetcher, and ignores it when it serves only plain HTTP', async () => {
+    const env = { DATABASE_URL: db.url, QUEUE_PREFIX: PREFIX, METRICS_PORT: '0', LOG_LEVEL: 'info', RECONCILE_INTERVAL_MS: '0', SCHEDULER_INTERVAL_MS: '0', CHROMIUM_PATH: '/nonexistent/chromium' };
+    const browser = spawnApp('fetcher-no-chromium', `${REPO}apps/fetcher/dist/main.js`, { ...env, FETCHERS: 'simple_http:1,playwright_stealth:1' });
+    const plain = spawnApp('fetcher-plain', `${REPO}apps/fetcher/dist/main.js`, { ...env, FETCHERS: 'simple_http:1' });
+    apps.push(browser, plain);
+    expect(await browser.exited).toBe(1);
+    expect(browser.raw.join('\n')).toMatch(/CHROMIUM_PATH="\/nonexistent\/chromium": no such file; the browser fetchers this process serves \(playwright_stealth\)/);
+    expect(browser.logs.find((l) => l.msg === 'workers started')).toBeUndefined();
+    await plain.waitForLog((l) => l.msg === 'workers started', 60_000);
+    expect(await plain.stop('SIGTERM')).toBe(0);
+  }, 90_000);
+
   it('refuses an unknown fetcher name, naming the variable', async () => {
     const p = spawnApp('fetcher-typo', `${REPO}apps/fetcher/dist/main.js`, { DATABASE_URL: db.url, QUEUE_PREFIX: PREFIX, FETCHERS: 'simple_htp:4' });
     apps.push(p);

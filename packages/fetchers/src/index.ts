@@ -9,6 +9,7 @@ export { assertAllowedTarget, blockedRangeOf, createGuardedLookup, type AddressP
 export { browserLikeHeaders } from './http/browser-headers.js';
 export { decodeText, sniffCharset, mimeTypeOf, isTextualType } from './http/decode.js';
 export { BrowserPool, type BrowserPoolStats } from './browser/browser-pool.js';
+export { chromiumExecutableProblem } from './browser/chromium-executable.js';
 export { PlaywrightFetcher, createPlaywrightFetcher, type BrowserHooks, type PlaywrightFetcherDeps } from './browser/playwright-fetcher.js';
 export { createStealthFetcher, createStealthHooks } from './browser/stealth.js';
 export { RedisClearanceStore, type ClearanceStore, type ClearanceRedis, type RedisClearanceStoreOptions } from './browser/clearance-store.js';

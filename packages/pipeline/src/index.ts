@@ -128,6 +128,7 @@ export {
   type ReconcileLoopOptions,
   ReconcileLoop,
 } from './reconcile/reconciler.js';
+export { assertBrowserExecutable } from './runtime/browser-executable.js';
 export { onShutdownSignal, exitOnSignals } from './runtime/shutdown-signals.js';
 export { CrawlerStoppedError, IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDeps } from './runtime/idle-check.js';
 export * from './schedule/revisit-scheduler.js';

@@ -1,5 +1,5 @@
-import { checkDependency, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
-import { createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
+import { ConfigError, checkDependency, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
+import { assertBrowserExecutable, createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
 import { RedisDatabaseError, assertRedisDatabase, fetchQueueName, probeRedisWrite } from '@crawler/queue';
 import { startEventDispatcher } from '@crawler/events';
@@ -183,6 +183,9 @@ export function runWorkerMain(name: string, workers: StartWorkersOptions, source
   let env: WorkerEnv;
   try {
     env = parseWorkerEnv(source);
+    // As a bad value is: before any connection, so the message is not held up behind a Redis that is not up yet.
+    const wanted = workers.fetchers ?? env.crawler.fetchers.map((f) => f.name);
+    assertBrowserExecutable(env.crawler.chromiumPath, env.crawler.fetchers.map((f) => f.name).filter((f) => wanted.includes(f)));
   } catch (err) {
     process.stderr.write(`${name}: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
@@ -192,6 +195,7 @@ export function runWorkerMain(name: string, workers: StartWorkersOptions, source
     // A configuration problem found at start-up is the operator's to fix: one line, no stack trace.
     if (err instanceof MetricsPortInUseError) logger.error({ port: err.port }, `start-up failed: ${err.message}`);
     else if (err instanceof RedisDatabaseError) logger.error({ db: err.db }, `start-up failed: ${err.message}`);
+    else if (err instanceof ConfigError) logger.error(`start-up failed: ${err.message}`);
     else logger.error({ err }, 'start-up failed');
     process.exit(1);
   });

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import bearerAuth from '@fastify/bearer-auth';
 import { BULL_BOARD_PATH } from './admin.js';
 
-/** Routes answered without an API key: the liveness probe, and Bull Board (behind its own basic auth). */
+/** Routes answered without an API key: the liveness and readiness probes, and Bull Board (behind its own basic auth). */
 function isPublicRoute(route: string | undefined): boolean {
-  return route === '/healthz' || (route !== undefined && (route === BULL_BOARD_PATH || route.startsWith(`${BULL_BOARD_PATH}/`) || route.startsWith(`${BULL_BOARD_PATH}*`)));
+  return route === '/healthz' || route === '/readyz' || (route !== undefined && (route === BULL_BOARD_PATH || route.startsWith(`${BULL_BOARD_PATH}/`) || route.startsWith(`${BULL_BOARD_PATH}*`)));
 }
 
 /**

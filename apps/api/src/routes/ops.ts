@@ -2,26 +2,39 @@ import type { FastifyInstance } from 'fastify';
 import { checkDependency } from '@crawler/core';
 import type { Redis } from 'ioredis';
 import { pingDatabase, type PrismaClient } from '@crawler/db';
+import { probeRedisWrite } from '@crawler/queue';
 import type { Registry } from 'prom-client';
 
 export interface OpsRouteDeps {
   redis: Redis;
+  /** The queue prefix of every shard: readiness writes a short-lived key under each, so every master holding one is asked. */
+  redisPrefixes: readonly string[];
   prisma: PrismaClient;
   registry: Registry;
-  /** How long each dependency may take to answer /healthz. @defaultValue 2000 */
+  /** How long each dependency may take to answer /readyz. @defaultValue 2000 */
   healthTimeoutMs?: number;
 }
 
-/** GET /healthz (Redis PING and a read of the crawler's tables in Postgres, in parallel) and GET /metrics (Prometheus text). */
+/**
+ * GET /healthz (liveness: the process answers), GET /readyz (readiness: Redis takes a write under every shard's
+ * prefix and the crawler's tables in Postgres answer, in parallel) and GET /metrics (Prometheus text).
+ */
 export function registerOpsRoutes(app: FastifyInstance, deps: OpsRouteDeps): void {
   const ms = deps.healthTimeoutMs ?? 2_000;
-  app.get('/healthz', async (req, reply) => {
+  // Liveness never follows Redis or Postgres: restarting the API does not mend either, and a restart policy on it
+  // would only add a cold start to their outage.
+  app.get('/healthz', async (_req, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
+  app.get('/readyz', async (req, reply) => {
     const [redis, postgres] = await Promise.all([
-      checkDependency('redis', () => deps.redis.ping(), ms, req.log),
+      // A write, not a PING: a Redis full under maxmemory (noeviction) answers PONG but refuses every link posted.
+      checkDependency('redis', () => probeRedisWrite(deps.redis, deps.redisPrefixes), ms, req.log),
       checkDependency('postgres', () => pingDatabase(deps.prisma), ms, req.log),
     ]);
-    const healthy = redis === 'ok' && postgres === 'ok';
-    return reply.code(healthy ? 200 : 503).send({ status: healthy ? 'ok' : 'fail', checks: { redis, postgres } });
+    const ready = redis === 'ok' && postgres === 'ok';
+    return reply
+      .code(ready ? 200 : 503)
+      .header('cache-control', 'no-store')
+      .send({ status: ready ? 'ok' : 'unavailable', checks: { redis, postgres } });
   });
   app.get('/metrics', async (_req, reply) => {
     const body = await deps.registry.metrics();

@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import { CrawlSpecError, CrawlerStoppedError, type CrawlSpec } from '@crawler/pipeline';
 import { UsageError, type CommandIO } from '../command.js';
-import { cliLogger, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
+import { checkBrowserExecutable, cliLogger, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
 import { startCliEvents, type CliEvents } from '../crawler/cli-events.js';
@@ -24,6 +24,7 @@ const REQUEUE_EVERY_MS = 30_000;
  */
 export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: FollowOptions): Promise<number> {
   const config = reportingConfigFrom(io);
+  checkBrowserExecutable(config);
   const logger = cliLogger(io, config.logLevel);
   const runtime = await openRuntime(config, { logger });
   let events: CliEvents | null = null;

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { enqueueInParts, splitPositionals } from './crawl.js';
+import { captureIO } from '../__fixtures__/capture-io.js';
+import { runCli } from '../cli.js';
+import { checkBrowserExecutable, configFrom } from '../crawler/cli-context.js';
 
 describe('crawl: which arguments are files of URLs', () => {
   const exists = (p: string) => p === 'urls.txt' || p === 'lists/more';
@@ -43,5 +46,26 @@ describe('crawl: URLs go in in parts while the workers run', () => {
     await enqueueInParts(rt, ['https://a/1', 'https://a/2'], {}, 2);
     await enqueueInParts(rt, [], {}, 250);
     expect(rt.calls).toEqual([['https://a/1', 'https://a/2'], []]);
+  });
+});
+
+describe('commands that run browser workers, and CHROMIUM_PATH', () => {
+  // Nothing listens at these addresses: a command that got past the check would fail on its connections instead.
+  const env = { DATABASE_URL: 'postgresql://crawler@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1', CHROMIUM_PATH: '/nonexistent/chromium' };
+
+  it('refuses a Chromium it cannot launch before opening a connection, naming the variable', async () => {
+    for (const args of [['run', '--until-idle'], ['run', '--fetchers', 'playwright'], ['crawl', 'https://a.example/'], ['crawl', '--follow', 'https://a.example/']]) {
+      const t = captureIO();
+      t.io.env = env;
+      expect(await runCli(args, t.io), args.join(' ')).toBe(2);
+      expect(t.err(), args.join(' ')).toMatch(/^crawl \w+: invalid configuration: CHROMIUM_PATH="\/nonexistent\/chromium": no such file; the browser fetchers this process serves \(playwright/);
+    }
+  });
+
+  it('does not look at it when the command runs no browser fetcher', () => {
+    const t = captureIO();
+    expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http,playwright' }), ['simple_http'])).not.toThrow();
+    expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http' }))).not.toThrow();
+    expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http,playwright' }))).toThrow(/CHROMIUM_PATH/);
   });
 });

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type CrawlerRuntime, type EnqueueResult } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
+import { checkBrowserExecutable, cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
 import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
@@ -72,6 +72,7 @@ const command: Command = {
         usage: USAGE,
       });
     }
+    checkBrowserExecutable(config);
     const logger = cliLogger(io, config.logLevel);
     const runtime = await openRuntime(config, { logger });
     let events: CliEvents | null = null;

@@ -173,7 +173,8 @@ const command: Command = {
     const learning = parseLearningFlag(parsed.values.learning);
     const config = reportingConfigFrom(io);
     const prisma = createPrismaClient(config.databaseUrl);
-    const redis = createRedisConnection(config.redisUrl, 'producer');
+    // The same Redis as every other command: REDIS_CLUSTER_NODES when set (REDIS_URL is then not used).
+    const redis = createRedisConnection(config.redisTarget, 'producer');
     try {
       await checkRedisDatabase(redis);
       const versions = new VersionStore({ prisma });

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { onShutdownSignal, type CrawlerRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
-import { cliLogger, configFrom, openRuntime } from '../crawler/cli-context.js';
+import { checkBrowserExecutable, cliLogger, configFrom, openRuntime } from '../crawler/cli-context.js';
 import { startCliEvents } from '../crawler/cli-events.js';
 
 const USAGE = 'usage: crawl run [--until-idle] [--no-router] [--fetchers a,b]';
@@ -30,6 +30,7 @@ const command: Command = {
     const fetchers = parsed.values.fetchers?.split(',').map((s) => s.trim()).filter(Boolean);
     const unknown = fetchers?.filter((f) => !config.fetchers.some((c) => c.name === f));
     if (unknown && unknown.length > 0) throw new UsageError(`--fetchers names fetchers not in FETCHERS: ${unknown.join(', ')}`);
+    checkBrowserExecutable(config, fetchers);
     const runtime = await openRuntime(config, { logger });
     const router = !parsed.values['no-router'];
     runtime.startWorkers({ router, fetchers });

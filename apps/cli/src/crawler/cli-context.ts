@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { CRAWLER_ENV_SCHEMA, createRuntime, type CrawlerConfig, type CrawlerRuntime, type RuntimeOverrides } from '@crawler/pipeline';
+import { CRAWLER_ENV_SCHEMA, assertBrowserExecutable, createRuntime, type CrawlerConfig, type CrawlerRuntime, type RuntimeOverrides } from '@crawler/pipeline';
 import { RedisDatabaseError, assertRedisDatabase } from '@crawler/queue';
 // The logging entry alone: the package's index also loads prom-client (and OpenTelemetry's API), ~0.1 s a command.
 import { createLogger } from '@crawler/telemetry/logging';
-import type { Logger } from '@crawler/core';
+import { ConfigError, type Logger } from '@crawler/core';
 import { UsageError, type CommandIO } from '../command.js';
 import { cliEnv } from '../env.js';
 
@@ -72,6 +72,20 @@ export async function openRuntime(config: CrawlerConfig, overrides: RuntimeOverr
     throw err;
   }
   return runtime;
+}
+
+/**
+ * For a command that runs fetch workers (`fetchers`: the ones it starts, every configured one when absent): a usage
+ * error naming CHROMIUM_PATH when a browser fetcher is among them and Chromium cannot be launched from there, before
+ * any connection is opened (the browser would otherwise fail the first browser page, not the command).
+ */
+export function checkBrowserExecutable(config: CrawlerConfig, fetchers?: readonly string[]): void {
+  const served = config.fetchers.map((f) => f.name).filter((f) => !fetchers || fetchers.includes(f));
+  try {
+    assertBrowserExecutable(config.chromiumPath, served);
+  } catch (err) {
+    throw err instanceof ConfigError ? new UsageError(err.message) : err;
+  }
 }
 
 /** assertRedisDatabase for a command's own connection: a usage error naming REDIS_URL when its database is missing. */

@@ -206,7 +206,18 @@ export const MAX_RETENTION_DAYS = 36_500;
  */
 export const MAX_DURATION_MS = MAX_RETENTION_DAYS * 86_400_000;
 
-/** An integer within [min, max], `def` when unset or blank. */
+/**
+ * Why `v` is not an integer within [min, max], or null when it is. Without `max` the bound is
+ * Number.MAX_SAFE_INTEGER: `1e99` or twenty nines parse as a JavaScript "integer" but hold no exact value, and a
+ * limit such as FETCH_MAX_BYTES=1e99 would silently mean no limit.
+ */
+function intIssue(n: number, min: number, max: number | undefined): string | null {
+  const upper = max ?? Number.MAX_SAFE_INTEGER;
+  if (Number.isSafeInteger(n) && n >= min && n <= upper) return null;
+  return max === undefined && !(Number.isInteger(n) && n > upper) ? `expected an integer >= ${min}` : `expected an integer from ${min} to ${upper}`;
+}
+
+/** An integer within [min, max] (max: Number.MAX_SAFE_INTEGER when not given), `def` when unset or blank. */
 export const intVar = (def: number, min = 0, max?: number) =>
   z
     .string()
@@ -214,14 +225,15 @@ export const intVar = (def: number, min = 0, max?: number) =>
     .transform((v, ctx) => {
       if (isBlank(v)) return def;
       const n = Number(v.trim());
-      if (!Number.isInteger(n) || n < min || (max !== undefined && n > max)) {
-        ctx.addIssue({ code: 'custom', message: max === undefined ? `expected an integer >= ${min}` : `expected an integer from ${min} to ${max}` });
+      const issue = intIssue(n, min, max);
+      if (issue) {
+        ctx.addIssue({ code: 'custom', message: issue });
         return z.NEVER;
       }
       return n;
     });
 
-/** An integer >= min, `undefined` when unset or blank: for a default computed from other variables (see EnvGroup). */
+/** An integer >= min (and at most Number.MAX_SAFE_INTEGER), `undefined` when unset or blank: for a default computed from other variables (see EnvGroup). */
 export const optionalIntVar = (min = 0) =>
   z
     .string()
@@ -229,8 +241,9 @@ export const optionalIntVar = (min = 0) =>
     .transform((v, ctx): number | undefined => {
       if (isBlank(v)) return undefined;
       const n = Number(v.trim());
-      if (!Number.isInteger(n) || n < min) {
-        ctx.addIssue({ code: 'custom', message: `expected an integer >= ${min}` });
+      const issue = intIssue(n, min, undefined);
+      if (issue) {
+        ctx.addIssue({ code: 'custom', message: issue });
         return z.NEVER;
       }
       return n;

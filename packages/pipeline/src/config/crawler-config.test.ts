@@ -124,6 +124,18 @@ describe('loadConfig', () => {
     }
   });
 
+  it('stops at a size or count past the integers JavaScript holds exactly, instead of taking it as no limit', () => {
+    // FETCH_MAX_BYTES=1e99 parsed as an "integer", and no response ever reached it.
+    for (const name of ['FETCH_MAX_BYTES', 'MAX_ATTEMPTS', 'ROUTER_CONCURRENCY', 'ANALYSIS_THREADS']) {
+      for (const value of ['1e99', '9007199254740993', '99999999999999999999']) {
+        expect(() => loadConfig({ ...base, [name]: value }), `${name}=${value}`).toThrow(new RegExp(`${name}="${value}": expected an integer from \\d+ to 9007199254740991`));
+      }
+    }
+    // A safe integer, in whichever notation, is still a setting.
+    expect(loadConfig({ ...base, FETCH_MAX_BYTES: '5e6' }).fetchMaxBytes).toBe(5_000_000);
+    expect(loadConfig({ ...base, FETCH_MAX_BYTES: '9007199254740991' }).fetchMaxBytes).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it('stops at an FETCH_ALLOW_HOSTS entry the SSRF guard would take for a host name that never matches', () => {
     for (const bad of ['127.0.0.0/33', '999.1.1.1/8', '10.0.0.0/8/8', 'fd00::/129', 'http://intranet.example', 'intranet.example:8080', '10.0.0.0/']) {
       expect(() => loadConfig({ ...base, FETCH_ALLOW_HOSTS: `localhost,${bad}` }), bad).toThrow(new RegExp(`FETCH_ALLOW_HOSTS=.*bad entry '${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}'`));

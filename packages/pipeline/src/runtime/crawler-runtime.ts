@@ -18,6 +18,7 @@ import { BackgroundLoops } from './background-loops.js';
 import { IdleCheck } from './idle-check.js';
 import { WorkerSet } from './worker-set.js';
 import { pauseSettingsOf } from '../fetch/site-pause.js';
+import { assertBrowserExecutable } from './browser-executable.js';
 
 /** Everything a running crawler holds; built by createRuntime. */
 export interface RuntimeParts {
@@ -41,6 +42,8 @@ export interface RuntimeParts {
   fetchDeps: Omit<FetchDeps, 'settings' | 'signal'>;
   /** Closes browsers and connection pools of the fetchers. */
   closeFetchers(): Promise<void>;
+  /** The Chromium the fetcher registry launches (CHROMIUM_PATH), checked when a browser worker starts; null when the fetchers were handed in. */
+  chromiumPath: string | null;
   /** Whether close() also closes prisma / redis (false when the caller handed them in). */
   ownsPrisma: boolean;
   ownsRedis: boolean;
@@ -156,6 +159,9 @@ export class CrawlerRuntime {
   startWorkers(opts: StartWorkersOptions = {}): void {
     const { config } = this;
     const fetcherNames = config.fetchers.map((f) => f.name);
+    const wanted = new Set((opts.fetchers ?? fetcherNames).map(canonicalFetcherName));
+    // Before any worker starts: a Chromium that cannot be launched would fail every browser job, not this start.
+    if (this.#parts.chromiumPath !== null) assertBrowserExecutable(this.#parts.chromiumPath, fetcherNames.filter((f) => wanted.has(f)));
     // One BullMQ worker per queue per consumed shard. A queue's concurrency is split over its shards (at least one
     // each), so a process runs about as many jobs at once as with one shard; pin browser workers to fewer shards.
     const shards = config.queueShardsConsumed;
@@ -167,7 +173,6 @@ export class CrawlerRuntime {
       stalledInterval: config.stalledIntervalMs,
       maxStalledCount: 2,
     };
-    const wanted = new Set((opts.fetchers ?? fetcherNames).map(canonicalFetcherName));
     const processFetch = createFetchProcessor({
       ...this.#parts.fetchDeps,
       signal: this.#workers.signal,

@@ -167,6 +167,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     metrics,
     ownsPrisma: !o.prisma,
     ownsRedis: !o.redis,
+    chromiumPath: o.fetchers ? null : config.chromiumPath,
     closeFetchers: async () => {
       await analyzer.close();
       await registry.closeAll?.();
