@@ -21,8 +21,7 @@ export type {
 } from './attempts/types.js';
 export { ImportanceAnalytics, type HeuristicGain, type ImportanceOptions } from './analytics/importance.js';
 export { RouteStore, type Route } from './routes/route-store.js';
-export { CONTENT_BROTLI_QUALITY, encodeBody, encodeBodySync, type EncodedBody } from './content/content-codec.js';
-export { ContentStore, prepareContentRow, type ContentInput, type StoredContent } from './content/content-store.js';
+export { ContentStore, CONTENT_BROTLI_QUALITY, prepareContentRow, type ContentInput, type StoredContent } from './content/content-store.js';
 export { sqlOf, withTransaction, type SqlClient } from './sql.js';
 export {
   iterateContent, countContent, iterateVisits, countVisits,

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@crawler/core';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
-import { brotliDecompressSync } from 'node:zlib';
 import { ContentStore } from '../content/content-store.js';
-import { encodeBodySync } from '../content/content-codec.js';
 import { OutcomeStore, type OutcomeHook } from './outcome-store.js';
 import type { AttemptInput } from '../attempts/types.js';
 
@@ -50,35 +48,6 @@ describe('OutcomeStore.apply', () => {
     const page = await new ContentStore({ prisma: db.prisma }).get(applied.contentId!);
     expect(page).toMatchObject({ linkId: l.id, fetcher: 'simple_http', httpStatus: 200 });
     expect(Buffer.from(page!.body).toString()).toBe('<html><body>done</body></html>');
-  });
-
-  it('stores an encoding made elsewhere (an analysis thread) as it is, and ignores one that is not of the body', async () => {
-    const store = new OutcomeStore({ prisma: db.prisma, clock });
-    const done = { status: 'done', riskLevel: 0, pausedUntil: null, fetcher: 'simple_http', lastErrorType: null, lastError: null } as const;
-    const body = new TextEncoder().encode('<html><body>' + 'encoded on a thread. '.repeat(200) + '</body></html>');
-    // As it arrives from a worker thread: plain Uint8Arrays, not Buffers.
-    const made = encodeBodySync(body);
-    const encoded = { ...made, br: new Uint8Array(made.br) };
-    const a = await link('https://o.test/enc-a');
-    const applied = await store.apply({
-      linkId: a.id, attempts: [attempt(a.id, a.url)], link: done,
-      page: { linkId: a.id, body, contentType: 'text/html', httpStatus: 200, finalUrl: a.url, fetcher: 'simple_http', encoded },
-    });
-    const row = await db.prisma.fetchedContent.findUniqueOrThrow({ where: { id: applied.contentId! } });
-    expect(Buffer.from(row.body).equals(Buffer.from(encoded.br))).toBe(true);
-    expect(row).toMatchObject({ encoding: 'br', sha256: encoded.sha256, sizeBytes: body.byteLength });
-    expect(Buffer.from((await new ContentStore({ prisma: db.prisma }).get(applied.contentId!))!.body).equals(Buffer.from(body))).toBe(true);
-
-    // An encoding of another body (a bug upstream) is not trusted: the page's own bytes are stored.
-    const b = await link('https://o.test/enc-b');
-    const other = encodeBodySync(new TextEncoder().encode('<html>something else</html>'));
-    const applied2 = await store.apply({
-      linkId: b.id, attempts: [attempt(b.id, b.url)], link: done,
-      page: { linkId: b.id, body, contentType: 'text/html', httpStatus: 200, finalUrl: b.url, fetcher: 'simple_http', encoded: other },
-    });
-    const row2 = await db.prisma.fetchedContent.findUniqueOrThrow({ where: { id: applied2.contentId! } });
-    expect(Buffer.from(brotliDecompressSync(row2.body)).equals(Buffer.from(body))).toBe(true);
-    expect(row2.sha256).toBe(made.sha256);
   });
 
   it('sets only the columns a change names, null clears one, and moves the generation', async () => {

@@ -100,7 +100,6 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       if (ctx.link.crawlId && deps.discovery) await deps.discovery.discover({ link: ctx.link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text, headers: res.headers });
       await write(deps, ctx, done, {
         linkId: ctx.link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher, headers: res.headers,
-        ...(attempt.encoded ? { encoded: attempt.encoded } : {}),
       });
       await dropProbe(deps, ctx);
       return { outcome: 'done', fetcher, attempts, httpStatus: res.status };

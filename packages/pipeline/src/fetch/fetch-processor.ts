@@ -26,7 +26,6 @@ import {
   type RobotsPolicy,
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
-import type { EncodedBody } from '@crawler/db/codec';
 import type { FetchExit, FetchResult } from '@crawler/fetchers';
 import type { ExitPool } from '../exits/exit-pool.js';
 import type { SessionJars } from '../exits/session-jars.js';
@@ -129,8 +128,6 @@ export interface Try {
   /** Without a response: the fetch error's message (what the network or the browser said), for the attempt and the link. */
   error?: string;
   durationMs: number;
-  /** The response's body compressed and hashed for storage by its analysis (off the event loop, see ResponseAnalysis). */
-  encoded?: EncodedBody;
 }
 
 /** The politeness gate said not now: the job waits `retryInMs` (a paused domain pauses the link too). */
@@ -333,10 +330,9 @@ function encounterHeuristics(res: FetchResult | null | undefined): Heuristic[] {
 async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): Promise<Decision> {
   // A 304 to our conditional request has no body to validate: the stored page is still the page.
   const notModified = notModifiedDecision(ctx, attempt);
-  const { validation, heuristics, encoded } = attempt.response && !notModified
+  const { validation, heuristics } = attempt.response && !notModified
     ? await (deps.analyzer ?? inProcessAnalyzer).analyze(analysisInputOf(attempt.response))
-    : { validation: null, heuristics: [], encoded: undefined };
-  if (encoded) attempt.encoded = encoded;
+    : { validation: null, heuristics: [] };
   const now = deps.clock.now();
   const decision = notModified ?? decideOutcome({
     errorType: attempt.errorType,

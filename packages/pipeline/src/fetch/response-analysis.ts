@@ -6,7 +6,6 @@ import {
   type ResponseSnapshot,
 } from '@crawler/core';
 import type { FetchResult } from '@crawler/fetchers';
-import { encodeBodySync } from '@crawler/db/codec';
 import { decodeText } from '@crawler/fetchers/decode';
 import type { ResponseAnalysis } from './analysis-protocol.js';
 
@@ -39,11 +38,7 @@ export function analyzeSnapshot(input: AnalysisInput): ResponseAnalysis {
   const { charset, ...view } = input;
   const snap: ResponseSnapshot = charset !== undefined && typeof view.body !== 'string' ? { ...view, body: decodeText(view.body, charset) } : view;
   const validation = validateResponse(snap);
-  const heuristics = extractResponseHeuristics(snap, validation);
-  // Bytes (plain HTTP) of what will most likely be stored: encode them for the page's row here, which is the
-  // analysis thread when the fetch worker has one. A page that is then not stored wasted ~0.15 ms of that thread.
-  const storable = typeof input.body !== 'string' && input.status >= 200 && input.status < 300 && !validation.isBlocked;
-  return storable ? { validation, heuristics, encoded: encodeBodySync(input.body as Uint8Array) } : { validation, heuristics };
+  return { validation, heuristics: extractResponseHeuristics(snap, validation) };
 }
 
 /** The probe's verdict: which fetcher, and whether its body can stand in for the fetch. */
