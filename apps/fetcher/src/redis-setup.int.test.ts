@@ -95,15 +95,16 @@ describe('fetcher and its Redis', () => {
     await p.waitForLog((l) => l.msg === 'workers started', 60_000);
     const client = createRedisConnection(redis.url, 'producer');
     try {
-      // A connection the worker opened a moment ago (a readiness probe's) may not have sent its SELECT yet: it shows
-      // db=0 at age 0. Read the list again until none is elsewhere; one that stays on db 0 fails the test.
+      // The worker's connections open around its 'workers started' line (BullMQ's blocking one a moment later), and one
+      // opened a moment ago may not have sent its SELECT yet: it shows db=0 at age 0. Read the list again until all
+      // of them are there and none is elsewhere; one that stays on another database fails the test.
       let theirs: string[] = [];
       let elsewhere: string[] = [];
-      for (let i = 0; i < 10; i++) {
+      for (let i = 0; i < 50; i++) {
         const clients = (await client.client('LIST')) as string;
         theirs = clients.split('\n').filter((l) => l.trim() !== '' && !/ cmd=client\|list /.test(l));
         elsewhere = theirs.filter((l) => !/ db=3 /.test(l));
-        if (elsewhere.length === 0) break;
+        if (theirs.length >= 3 && elsewhere.length === 0) break;
         await new Promise((r) => setTimeout(r, 200));
       }
       expect(theirs.length).toBeGreaterThanOrEqual(3);
