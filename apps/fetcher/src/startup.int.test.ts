@@ -56,10 +56,17 @@ describe('fetcher start-up', () => {
       expect(warned, p.name).toBeDefined();
       expect(p.raw.join('\n')).not.toMatch(/EADDRINUSE/);
     }
-    const text = await (await fetch(`http://127.0.0.1:${ports[1]}/metrics`)).text();
+    // Both workers serve fetch-simple_http; Redis counts their connections fleet-wide. BullMQ opens a worker's
+    // blocking connection (the one Redis counts) after 'workers started', so read /metrics until both are seen.
+    let text = '';
+    let workers = 0;
+    for (let deadline = Date.now() + 15_000; workers < 2 && Date.now() < deadline; ) {
+      text = await (await fetch(`http://127.0.0.1:${ports[1]}/metrics`)).text();
+      workers = Number(/crawler_queue_workers\{queue="fetch-simple_http"\} (\d+)/.exec(text)?.[1] ?? 0);
+      if (workers < 2) await new Promise((r) => setTimeout(r, 250));
+    }
     expect(text).toContain('crawler_queue_jobs');
-    // Both workers serve fetch-simple_http; Redis counts their connections fleet-wide.
-    expect(Number(/crawler_queue_workers\{queue="fetch-simple_http"\} (\d+)/.exec(text)?.[1])).toBeGreaterThanOrEqual(2);
+    expect(workers).toBeGreaterThanOrEqual(2);
     // Beside /metrics: liveness for a restart policy, readiness (Redis and Postgres answer) for a rollout.
     const live = await fetch(`http://127.0.0.1:${ports[0]}/healthz`);
     expect([live.status, await live.json()]).toEqual([200, { status: 'ok' }]);
