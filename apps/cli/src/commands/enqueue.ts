@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
 import { shownInput } from '@crawler/pipeline';
+import { MAX_JOB_PRIORITY } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
 
-const USAGE = `usage: crawl enqueue [URL...] [--file F]... [--learning on|off] ${SCHEDULE_USAGE} [--json]  (no URLs: read stdin, one per line)`;
+const USAGE = `usage: crawl enqueue [URL...] [--file F]... [--learning on|off] [--priority N] ${SCHEDULE_USAGE} [--json]  (no URLs: read stdin, one per line)`;
 
 /** Parse `--learning on|off` into the per-link override. */
 export function parseLearningFlag(value: string | undefined): boolean | undefined {
@@ -14,22 +15,36 @@ export function parseLearningFlag(value: string | undefined): boolean | undefine
   throw new UsageError(`--learning must be on or off (got ${JSON.stringify(value)})`);
 }
 
+/**
+ * Parse `--priority N`: BullMQ's job priority, 1 (first) to MAX_JOB_PRIORITY, stored on the link so a rebuilt job keeps
+ * it. Links enqueued without one run before any prioritized link (BullMQ's rule), as with the API's `priority`.
+ */
+export function parsePriorityFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_JOB_PRIORITY) {
+    throw new UsageError(`--priority must be a whole number from 1 (first) to ${MAX_JOB_PRIORITY} (got ${JSON.stringify(value)})`);
+  }
+  return n;
+}
+
 const command: Command = {
   usage: USAGE,
   async run(args, io) {
     let parsed;
     try {
-      parsed = parseArgs({ args, allowPositionals: true, options: { file: { type: 'string', multiple: true }, learning: { type: 'string' }, json: { type: 'boolean' }, ...SCHEDULE_OPTIONS } });
+      parsed = parseArgs({ args, allowPositionals: true, options: { file: { type: 'string', multiple: true }, learning: { type: 'string' }, priority: { type: 'string' }, json: { type: 'boolean' }, ...SCHEDULE_OPTIONS } });
     } catch (err) {
       throw new UsageError(`${(err as Error).message}\n${USAGE}`);
     }
     const learningModeEnabled = parseLearningFlag(parsed.values.learning);
+    const priority = parsePriorityFlag(parsed.values.priority);
     const config = reportingConfigFrom(io);
     const schedule = parseScheduleFlags(parsed.values, config.revisitMinIntervalS, USAGE);
     const urls = await collectUrls(io, { urls: parsed.positionals, files: parsed.values.file ?? [], stdinWhenEmpty: true });
     const runtime = await openRuntime(config, { logger: cliLogger(io, config.logLevel) });
     try {
-      const res = await runtime.enqueue(urls, { learningModeEnabled, ...schedule });
+      const res = await runtime.enqueue(urls, { learningModeEnabled, priority, ...schedule });
       if (parsed.values.json) {
         io.stdout.write(`${JSON.stringify(res)}\n`);
       } else {

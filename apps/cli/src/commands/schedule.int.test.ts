@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import { deleteRedisPrefix, createRedisConnection } from '@crawler/queue';
+import { JobQueues, deleteRedisPrefix, createRedisConnection } from '@crawler/queue';
 import type { Redis } from 'ioredis';
 import { captureIO } from '../__fixtures__/capture-io.js';
 import { UsageError } from '../command.js';
@@ -51,6 +51,20 @@ describe('crawl enqueue --revisit and crawl schedule', () => {
     const json = JSON.parse(j.out()) as { scheduled: number; dueNow: number; next: Array<{ url: string }> };
     expect(json).toMatchObject({ scheduled: 3, dueNow: 2 });
     expect(json.next.map((n) => n.url)).toEqual(['https://s.example/b']);
+  });
+
+  it('enqueue --priority stores the priority on the link and gives its route job that priority; a bad one is refused', async () => {
+    expect(await enqueue.run(['--priority', '7', 'https://s.example/p1'], io().io)).toBe(0);
+    const link = await db.prisma.link.findUniqueOrThrow({ where: { url: 'https://s.example/p1' } });
+    expect(link.priority).toBe(7);
+    const queues = new JobQueues({ connection: redis, prefix: PREFIX });
+    const jobs = await queues.routeQueue().getJobs(['prioritized', 'waiting']);
+    await queues.close();
+    expect(jobs.find((j) => j.data.linkId === link.id)?.opts.priority).toBe(7);
+    for (const bad of ['0', '-1', '1.5', 'high', '2097153']) {
+      await expect(enqueue.run([`--priority=${bad}`, 'https://s.example/p2'], io().io)).rejects.toThrow(/--priority must be a whole number from 1/);
+    }
+    expect(await db.prisma.link.count({ where: { url: 'https://s.example/p2' } })).toBe(0);
   });
 
   it('refuses an interval below the minimum and a bad max age, naming the flag', async () => {
