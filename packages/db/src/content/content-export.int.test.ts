@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { ScheduleStore } from '../schedule/schedule-store.js';
 import { CONTENT_AFTER_START_SQL, CONTENT_START_SQL, VISITS_AFTER_START_SQL, VISITS_START_SQL, countContent, countVisits, iterateContent, iterateVisits, type ContentExportFilter } from './content-export.js';
 import { currentExportCursor } from './export-cursor.js';
+import { migrate } from '../migrate/migrate.js';
 
 let db: TestDatabase;
 let client: pg.Client;
@@ -160,6 +161,47 @@ describe('resuming from a cursor', () => {
     } finally {
       await slow.query('ROLLBACK').catch(() => undefined);
       await slow.end();
+    }
+  });
+});
+
+describe('a database restored from a dump into another cluster', () => {
+  it('exports the restored pages in full once `crawl migrate` has run, and refuses to export nothing before', async () => {
+    // pg_dump copies each row's xact as it is: in a younger cluster (a new server, a test restore) the restored rows
+    // name transactions this cluster has not reached, which no snapshot of it sees.
+    const restored = await createTestDatabase('review_export_restored');
+    const on = new pg.Client({ connectionString: restored.url });
+    await on.connect();
+    try {
+      await on.query(`INSERT INTO links (url, initial_url, domain, status) VALUES ('https://r.example/a', 'https://r.example/a', 'r.example', 'done')`);
+      await on.query(`INSERT INTO fetched_content (link, body, encoding, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, xact)
+        SELECT id, convert_to(url, 'UTF8'), 'identity', 200, url, md5(url), length(url), 'simple_http', now(),
+          (pg_snapshot_xmax(pg_current_snapshot())::text::bigint + 5000000)::text::xid8 FROM links`);
+      await on.query(`INSERT INTO page_visits (link, content, kind, visited_at, fetcher, http_status, final_url, xact)
+        SELECT link, id, 'identical', now(), 'simple_http', 200, final_url, xact FROM fetched_content`);
+
+      const full = async () => {
+        const upTo = await currentExportCursor(restored.prisma);
+        const pages: string[] = [];
+        for await (const p of iterateContent(restored.prisma, { upTo })) pages.push(p.url);
+        const visits: string[] = [];
+        for await (const v of iterateVisits(restored.prisma, { upTo })) visits.push(v.kind);
+        return { pages, visits, counted: await countContent(restored.prisma, { upTo }) };
+      };
+      await expect(full()).rejects.toThrow(/crawl migrate/);
+
+      const result = await migrate(restored.url);
+      expect(result.frozen).toBe(2);
+      expect(await full()).toEqual({ pages: ['https://r.example/a'], visits: ['new', 'revisit'], counted: 1 });
+      // Frozen as the rows stored before the column existed: in every full export, in no resumed one.
+      const cursor = await currentExportCursor(restored.prisma);
+      const resumed: string[] = [];
+      for await (const p of iterateContent(restored.prisma, { after: cursor, upTo: await currentExportCursor(restored.prisma) })) resumed.push(p.url);
+      expect(resumed).toEqual([]);
+      expect((await migrate(restored.url)).frozen).toBe(0);
+    } finally {
+      await on.end();
+      await restored.drop();
     }
   });
 });

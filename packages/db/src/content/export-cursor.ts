@@ -1,5 +1,6 @@
 import type { PrismaClient } from '../client.js';
-import { withDbErrors } from '../errors.js';
+import { CrawlerError } from '@crawler/core';
+import { DB_ERROR_CODES, withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
 
 /**
@@ -33,12 +34,39 @@ export function parseExportCursor(text: string): ExportCursor | null {
   return text;
 }
 
+// Rows whose xact this cluster has not reached yet: a row the statement sees committed before its snapshot, so its
+// transaction is below the snapshot's xmax, unless the row was written elsewhere and restored from a dump (pg_dump
+// copies xact as it is). No snapshot of this cluster sees such a row until its transaction ids catch up.
+const FOREIGN_XACT_SQL = (table: string) => `SELECT 1 FROM ${table} WHERE xact >= pg_snapshot_xmax(pg_current_snapshot())`;
+
+/**
+ * Marks rows restored from another cluster's dump as committed before any snapshot (FrozenTransactionId, as the
+ * migration did for the rows stored before the column): they are in every full export and in no resumed one.
+ * `crawl migrate` runs it; returns how many rows it changed.
+ */
+export const FREEZE_FOREIGN_XACT_SQL = ['fetched_content', 'page_visits'].map(
+  (table) => `UPDATE ${table} SET xact = '2'::xid8 WHERE xact >= pg_snapshot_xmax(pg_current_snapshot())`,
+);
+
 /**
  * The snapshot an export starting now covers (`pg_current_snapshot()`): take it before the first read, pass it as
- * `upTo`, and hand it out as the next export's `after`. Read on the primary: a standby's snapshot lags it.
+ * `upTo`, and hand it out as the next export's `after`. Read on the primary: a standby's snapshot lags it. Refuses
+ * (db_migration) while rows restored from another cluster have not been frozen by `crawl migrate`: no snapshot sees
+ * them, so an export would silently leave them all out.
  */
 export async function currentExportCursor(prisma: PrismaClient): Promise<ExportCursor> {
-  const [row] = await withDbErrors('export cursor', () => sqlOf(prisma).query<{ cursor: string }>('SELECT pg_current_snapshot()::text AS cursor'));
+  const [row] = await withDbErrors('export cursor', () =>
+    sqlOf(prisma).query<{ cursor: string; foreign: boolean }>(
+      `SELECT pg_current_snapshot()::text AS cursor,
+        EXISTS (${FOREIGN_XACT_SQL('fetched_content')}) OR EXISTS (${FOREIGN_XACT_SQL('page_visits')}) AS foreign`,
+    ),
+  );
+  if (row!.foreign) {
+    throw new CrawlerError(
+      DB_ERROR_CODES.migration,
+      'export cursor: stored pages name transactions this database has not reached (restored from a dump of another server): run `crawl migrate` before exporting',
+    );
+  }
   return row!.cursor;
 }
 
