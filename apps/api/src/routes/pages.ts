@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { CrawlerError } from '@crawler/core';
-import { DB_ERROR_CODES, VersionStore, currentExportCursor, isCursorAhead, parseExportCursor, type PrismaClient } from '@crawler/db';
+import { DB_ERROR_CODES, VersionStore, currentExportCursor, isCursorForeign, parseExportCursor, type PrismaClient } from '@crawler/db';
 import { CONTENT_FORMATS, EXPORT_FORMATS, UnsupportedFormatError, exportContentType, exportPages, noContentReason, readContent } from '@crawler/export';
 import { DomainFilter } from './links.js';
 
@@ -120,8 +120,8 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
       if (err instanceof CrawlerError && err.code === DB_ERROR_CODES.migration) return reply.code(503).send({ error: err.code, message: err.message });
       throw err;
     }
-    if (after && isCursorAhead(after, upTo)) {
-      return reply.code(409).send({ error: 'cursor_ahead', message: `cursor ${after} is ahead of this database (${upTo}): it comes from another database or from before a restore; export without after= to start again` });
+    if (after && isCursorForeign(after, upTo)) {
+      return reply.code(409).send({ error: 'cursor_ahead', message: `cursor ${after} is not from this database (${upTo}): it comes from another database or from before a restore; export without after= to start again` });
     }
     const stream = Readable.from(
       exportPages(deps.prisma, { format, since: since ? new Date(since) : null, linkStatus: status ?? null, domain: domain ?? null, allVersions: versions === 'all', after: after ?? null, upTo }),

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { domainOf } from '@crawler/core';
-import { countContent, countVisits, createPrismaClient, currentExportCursor, isCursorAhead, parseExportCursor } from '@crawler/db';
+import { countContent, countVisits, createPrismaClient, currentExportCursor, isCursorForeign, parseExportCursor } from '@crawler/db';
 import { EXPORT_FORMATS, exportPages, type ExportFormat } from '@crawler/export';
 import { parseSinceFlag } from '../crawler/since-flag.js';
 import { UsageError, type Command } from '../command.js';
@@ -61,7 +61,7 @@ export function parseExportArgs(args: string[]): ExportArgs {
   let after: string | null = null;
   if (v.after !== undefined) {
     after = parseExportCursor(v.after.trim());
-    if (after === null) throw new UsageError(`--after must be a cursor an earlier export printed, such as 18675:18680:18677 (got ${JSON.stringify(v.after)})`);
+    if (after === null) throw new UsageError(`--after must be a cursor an earlier export printed, such as 18675:18680:18677@7312830474560972949.16384 (got ${JSON.stringify(v.after)})`);
   }
   if (v.after !== undefined && v['cursor-file'] !== undefined) throw new UsageError('--after and --cursor-file both say where to resume: give one');
   return { format, since, status: v.status ?? null, domain, out: v.out ?? null, allVersions: v['all-versions'] ?? false, after, cursorFile: v['cursor-file'] ?? null };
@@ -99,8 +99,8 @@ const command: Command = {
     try {
       // Taken before the first read: the export holds what was committed then, the next one resumes from it.
       const upTo = await currentExportCursor(prisma);
-      if (after && isCursorAhead(after, upTo)) {
-        throw new UsageError(`cursor ${after} is ahead of this database (${upTo}): it comes from another database or from before a restore; export without it to start again`);
+      if (after && isCursorForeign(after, upTo)) {
+        throw new UsageError(`cursor ${after} is not from this database (${upTo}): it comes from another database or from before a restore; export without it to start again`);
       }
       bar?.start(opts.format === 'warc' ? await countVisits(prisma, { ...filter, upTo }) : await countContent(prisma, { ...filter, upTo, latestOnly: !opts.allVersions }), 0);
       const source = Readable.from(

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { ScheduleStore } from '../schedule/schedule-store.js';
 import { CONTENT_AFTER_START_SQL, CONTENT_START_SQL, VISITS_AFTER_START_SQL, VISITS_START_SQL, countContent, countVisits, iterateContent, iterateVisits, type ContentExportFilter } from './content-export.js';
-import { currentExportCursor } from './export-cursor.js';
+import { currentExportCursor, cursorSnapshot, isCursorForeign, parseExportCursor } from './export-cursor.js';
 import { migrate } from '../migrate/migrate.js';
 
 let db: TestDatabase;
@@ -51,7 +51,7 @@ describe('incremental exports (since)', () => {
       expect(nodes.some((n) => /idx_fetched_content_fetched_at|idx_page_visits_time/.test(n)), nodes.join(', ')).toBe(true);
     }
     for (const sql of [CONTENT_AFTER_START_SQL, VISITS_AFTER_START_SQL]) {
-      const nodes = await planNodes(sql, `'${await currentExportCursor(db.prisma)}'`, 'pg_snapshot');
+      const nodes = await planNodes(sql, `'${cursorSnapshot(await currentExportCursor(db.prisma))}'`, 'pg_snapshot');
       expect(nodes.filter((n) => /Seq Scan/.test(n)), sql).toEqual([]);
       expect(nodes.some((n) => /idx_fetched_content_xact|idx_page_visits_xact/.test(n)), nodes.join(', ')).toBe(true);
     }
@@ -202,6 +202,27 @@ describe('a database restored from a dump into another cluster', () => {
     } finally {
       await on.end();
       await restored.drop();
+    }
+  });
+});
+
+describe('a cursor from another database', () => {
+  it('is told apart from this database’s, even on the same server (whose transaction ids both share)', async () => {
+    const other = await createTestDatabase('review_export_other');
+    try {
+      const theirs = await currentExportCursor(other.prisma);
+      const ours = await currentExportCursor(db.prisma);
+      // Taken first, on a server whose transaction ids every database shares: not ahead, but not ours either.
+      expect(isCursorForeign(theirs, ours)).toBe(true);
+      expect(isCursorForeign(ours, await currentExportCursor(db.prisma))).toBe(false);
+      expect(parseExportCursor(ours)).toBe(ours);
+      // The cursor works as the walk's bounds as it is handed out.
+      const pages: string[] = [];
+      for await (const p of iterateContent(db.prisma, { domain: 'late.example', after: ours, upTo: await currentExportCursor(db.prisma) })) pages.push(p.url);
+      expect(pages).toEqual([]);
+      expect(await countContent(db.prisma, { domain: 'late.example', upTo: ours })).toBeGreaterThan(0);
+    } finally {
+      await other.drop();
     }
   });
 });

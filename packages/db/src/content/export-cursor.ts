@@ -5,8 +5,9 @@ import { sqlOf } from '../sql.js';
 
 /**
  * Where an export stands: the database snapshot it read up to, as Postgres writes a `pg_snapshot`
- * (`xmin:xmax:xip,…`). Every row of a transaction committed before the snapshot is in the export (or filtered out),
- * every other row in a later one. Opaque to users, who hand it back as they got it.
+ * (`xmin:xmax:xip,…`), then `@` and the database it was taken in (the server's system identifier and the database's
+ * oid). Every row of a transaction committed before the snapshot is in the export (or filtered out), every other row
+ * in a later one. Opaque to users, who hand it back as they got it.
  */
 export type ExportCursor = string;
 
@@ -15,12 +16,13 @@ const MAX_CURSOR_LENGTH = 64 * 1024;
 
 /**
  * The cursor as given, if it is one an export hands out: `xmin:xmax:` and the transactions then in progress, in
- * ascending order within [xmin, xmax). Null otherwise, so a caller can answer "bad cursor" instead of a database
- * error.
+ * ascending order within [xmin, xmax), then `@system-identifier.database-oid` (absent from the cursors exports
+ * handed out before they named their database, which are still taken). Null otherwise, so a caller can answer
+ * "bad cursor" instead of a database error.
  */
 export function parseExportCursor(text: string): ExportCursor | null {
-  if (text.length > MAX_CURSOR_LENGTH || !/^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20})*)?$/.test(text)) return null;
-  const [xmin, xmax, list] = text.split(':') as [string, string, string];
+  if (text.length > MAX_CURSOR_LENGTH || !/^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20})*)?(@\d{1,20}\.\d{1,10})?$/.test(text)) return null;
+  const [xmin, xmax, list] = cursorSnapshot(text).split(':') as [string, string, string];
   const lo = BigInt(xmin);
   const hi = BigInt(xmax);
   // xid8 is unsigned 64-bit; a real snapshot's xmin is a normal transaction id (3 and up).
@@ -32,6 +34,12 @@ export function parseExportCursor(text: string): ExportCursor | null {
     prev = xid;
   }
   return text;
+}
+
+/** The cursor's snapshot, as Postgres reads a `pg_snapshot`. */
+export function cursorSnapshot(cursor: ExportCursor): string {
+  const at = cursor.indexOf('@');
+  return at === -1 ? cursor : cursor.slice(0, at);
 }
 
 // Rows whose xact this cluster has not reached yet: a row the statement sees committed before its snapshot, so its
@@ -57,7 +65,8 @@ export const FREEZE_FOREIGN_XACT_SQL = ['fetched_content', 'page_visits'].map(
 export async function currentExportCursor(prisma: PrismaClient): Promise<ExportCursor> {
   const [row] = await withDbErrors('export cursor', () =>
     sqlOf(prisma).query<{ cursor: string; foreign: boolean }>(
-      `SELECT pg_current_snapshot()::text AS cursor,
+      `SELECT pg_current_snapshot()::text || '@' || (SELECT system_identifier FROM pg_control_system())::text
+          || '.' || (SELECT oid FROM pg_database WHERE datname = current_database())::text AS cursor,
         EXISTS (${FOREIGN_XACT_SQL('fetched_content')}) OR EXISTS (${FOREIGN_XACT_SQL('page_visits')}) AS foreign`,
     ),
   );
@@ -71,10 +80,15 @@ export async function currentExportCursor(prisma: PrismaClient): Promise<ExportC
 }
 
 /**
- * True when `after` names transactions that had not started by `upTo`: a cursor from another cluster, or from this
- * one before a restore from a dump (whose transaction ids start lower). Resuming from it would pass over every row
- * until the ids caught up, so callers refuse it.
+ * True when `after` is not from this database's past: taken in another database (on this server or another, told
+ * by the database each cursor names), or naming transactions that had not started by `upTo` (a cursor from before a
+ * restore from a dump, whose transaction ids start lower, or one that names no database). Resuming from it would pass
+ * over rows this database holds, so callers refuse it.
  */
-export function isCursorAhead(after: ExportCursor, upTo: ExportCursor): boolean {
-  return BigInt(after.split(':')[1]!) > BigInt(upTo.split(':')[1]!);
+export function isCursorForeign(after: ExportCursor, upTo: ExportCursor): boolean {
+  const databaseOf = (c: ExportCursor) => c.slice(cursorSnapshot(c).length + 1) || null;
+  const theirs = databaseOf(after);
+  const ours = databaseOf(upTo);
+  if (theirs !== null && ours !== null && theirs !== ours) return true;
+  return BigInt(cursorSnapshot(after).split(':')[1]!) > BigInt(cursorSnapshot(upTo).split(':')[1]!);
 }
