@@ -5,6 +5,7 @@ import { ScheduleStore } from '../schedule/schedule-store.js';
 import { CONTENT_AFTER_START_SQL, CONTENT_START_SQL, VISITS_AFTER_START_SQL, VISITS_START_SQL, countContent, countVisits, iterateContent, iterateVisits, type ContentExportFilter } from './content-export.js';
 import { currentExportCursor, cursorSnapshot, isCursorForeign, parseExportCursor } from './export-cursor.js';
 import { migrate } from '../migrate/migrate.js';
+import { planNodes } from '../__fixtures__/plans.js';
 
 let db: TestDatabase;
 let client: pg.Client;
@@ -30,28 +31,21 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function planNodes(sql: string, args: string, type = 'timestamptz'): Promise<string[]> {
+async function startNodes(sql: string, args: string, type = 'timestamptz'): Promise<string[]> {
   await client.query('DEALLOCATE ALL');
   await client.query(`PREPARE start(${type}) AS ${sql}`);
-  const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE start(${args})`);
-  const nodes: string[] = [];
-  const walk = (n: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }) => {
-    nodes.push(n['Index Name'] ? `${n['Node Type']} ${n['Index Name']}` : n['Node Type']);
-    for (const c of n.Plans ?? []) walk(c as never);
-  };
-  walk(rows[0]['QUERY PLAN'][0].Plan);
-  return nodes;
+  return planNodes(client, `EXECUTE start(${args})`);
 }
 
 describe('incremental exports (since)', () => {
   it('find where to start by an index, not by reading every older page', async () => {
     for (const sql of [CONTENT_START_SQL, VISITS_START_SQL]) {
-      const nodes = await planNodes(sql, `'${since.toISOString()}'`);
+      const nodes = await startNodes(sql, `'${since.toISOString()}'`);
       expect(nodes.filter((n) => /Seq Scan/.test(n)), sql).toEqual([]);
       expect(nodes.some((n) => /idx_fetched_content_fetched_at|idx_page_visits_time/.test(n)), nodes.join(', ')).toBe(true);
     }
     for (const sql of [CONTENT_AFTER_START_SQL, VISITS_AFTER_START_SQL]) {
-      const nodes = await planNodes(sql, `'${cursorSnapshot(await currentExportCursor(db.prisma))}'`, 'pg_snapshot');
+      const nodes = await startNodes(sql, `'${cursorSnapshot(await currentExportCursor(db.prisma))}'`, 'pg_snapshot');
       expect(nodes.filter((n) => /Seq Scan/.test(n)), sql).toEqual([]);
       expect(nodes.some((n) => /idx_fetched_content_xact|idx_page_visits_xact/.test(n)), nodes.join(', ')).toBe(true);
     }
