@@ -1,6 +1,7 @@
 /** `crawl content` and `crawl export` against a real Postgres. */
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,6 +112,28 @@ describe('crawl export', () => {
     await expect(run(exportCommand, ['--after', 'yesterday'])).rejects.toThrow(/--after must be a cursor/);
     await expect(run(exportCommand, ['--after', '999999999999:999999999999:'])).rejects.toThrow(/not from this database/);
     await expect(run(exportCommand, ['--after', cursor1, '--cursor-file', cursorFile])).rejects.toThrow(UsageError);
+  });
+
+  it('lets one export at a time hold a --cursor-file: a run that overlaps another would hand out a cursor past pages the other writes', async () => {
+    // Two runs from one cursor (a cron job whose export outlasts its interval) write the same output name and the
+    // same cursor: whichever renames last wins each, so the cursor could end up past an output that never held them.
+    const cursorFile = join(dir, 'locked.cursor');
+    const before = `${(await run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--cursor-file', cursorFile])).stderr}`;
+    const cursor = (await readFile(cursorFile, 'utf8')).trim();
+    expect(before).toContain(`cursor: ${cursor}`);
+    await expect(stat(`${cursorFile}.lock`)).rejects.toThrow();
+
+    // This process is alive: as another export still running would be.
+    await writeFile(`${cursorFile}.lock`, `${process.pid} ${hostname()}\n`);
+    await expect(run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--cursor-file', cursorFile])).rejects.toThrow(/in use by another export/);
+    expect((await readFile(cursorFile, 'utf8')).trim()).toBe(cursor);
+
+    // A lock left by an export that died (its process is gone) is taken over.
+    const gone = spawnSync('true').pid;
+    await writeFile(`${cursorFile}.lock`, `${gone} ${hostname()}\n`);
+    const after = await run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--cursor-file', cursorFile]);
+    expect(after.code).toBe(0);
+    await expect(stat(`${cursorFile}.lock`)).rejects.toThrow();
   });
 
   it('refuses bad filters', async () => {
