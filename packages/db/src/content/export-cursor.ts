@@ -63,10 +63,10 @@ export const FREEZE_FOREIGN_XACT_SQL = ['fetched_content', 'page_visits'].map(
  * them, so an export would silently leave them all out.
  */
 export async function currentExportCursor(prisma: PrismaClient): Promise<ExportCursor> {
+  const database = await databaseIdentity(prisma);
   const [row] = await withDbErrors('export cursor', () =>
     sqlOf(prisma).query<{ cursor: string; foreign: boolean }>(
-      `SELECT pg_current_snapshot()::text || '@' || (SELECT system_identifier FROM pg_control_system())::text
-          || '.' || (SELECT oid FROM pg_database WHERE datname = current_database())::text AS cursor,
+      `SELECT pg_current_snapshot()::text AS cursor,
         EXISTS (${FOREIGN_XACT_SQL('fetched_content')}) OR EXISTS (${FOREIGN_XACT_SQL('page_visits')}) AS foreign`,
     ),
   );
@@ -76,7 +76,23 @@ export async function currentExportCursor(prisma: PrismaClient): Promise<ExportC
       'export cursor: stored pages name transactions this database has not reached (restored from a dump of another server): run `crawl migrate` before exporting',
     );
   }
-  return row!.cursor;
+  return `${row!.cursor}@${database}`;
+}
+
+/**
+ * `system-identifier.database-oid`. A managed Postgres that does not let its users call pg_control_system() gives 0
+ * for the server: the database's oid still tells the databases of one server apart.
+ */
+async function databaseIdentity(prisma: PrismaClient): Promise<string> {
+  const sql = sqlOf(prisma);
+  const OID_SQL = '(SELECT oid FROM pg_database WHERE datname = current_database())::text';
+  try {
+    const [row] = await sql.query<{ id: string }>(`SELECT (SELECT system_identifier FROM pg_control_system())::text || '.' || ${OID_SQL} AS id`);
+    return row!.id;
+  } catch {
+    const [row] = await withDbErrors('export cursor', () => sql.query<{ id: string }>(`SELECT '0.' || ${OID_SQL} AS id`));
+    return row!.id;
+  }
 }
 
 /**
