@@ -1,6 +1,7 @@
 import { createWriteStream } from 'node:fs';
-import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -80,6 +81,29 @@ async function readCursorFile(path: string): Promise<string | null> {
   const cursor = parseExportCursor(text.trim());
   if (cursor === null) throw new UsageError(`--cursor-file ${path} does not hold a cursor an export wrote (got ${JSON.stringify(text.slice(0, 80))})`);
   return cursor;
+}
+
+/**
+ * Puts `partial` in place of `path` so that after a crash or a power cut `path` is the old file or the new one,
+ * whole: its bytes are flushed before the rename, and the rename (the folder) after it. The output goes first and
+ * the cursor after it, so the cursor on disk is never past an output that is not.
+ */
+async function replaceDurably(partial: string, path: string): Promise<void> {
+  const file = await open(partial, 'r');
+  try {
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await rename(partial, path);
+  const folder = await open(dirname(path), 'r');
+  try {
+    await folder.sync();
+  } catch {
+    // Not every platform flushes a folder (EISDIR, EINVAL): the rename is as durable as it makes it.
+  } finally {
+    await folder.close();
+  }
 }
 
 function isRunning(pid: number): boolean {
@@ -162,7 +186,7 @@ async function exportTo(opts: ExportArgs, io: CommandIO): Promise<number> {
     );
     if (partial) {
       await pipeline(source, createWriteStream(partial));
-      await rename(partial, opts.out!);
+      await replaceDurably(partial, opts.out!);
     } else if (opts.out) {
       await pipeline(source, createWriteStream(opts.out));
     } else {
@@ -172,7 +196,7 @@ async function exportTo(opts: ExportArgs, io: CommandIO): Promise<number> {
     // Only once the export is whole: a failed run leaves the previous cursor, and the next run exports the same again.
     if (opts.cursorFile) {
       await writeFile(`${opts.cursorFile}.partial`, `${upTo}\n`);
-      await rename(`${opts.cursorFile}.partial`, opts.cursorFile);
+      await replaceDurably(`${opts.cursorFile}.partial`, opts.cursorFile);
     }
     if (opts.out) io.stderr.write(`exported ${pages} ${opts.format === 'warc' ? 'visits' : 'pages'} to ${opts.out}\n`);
     io.stderr.write(`cursor: ${upTo}\n`);
