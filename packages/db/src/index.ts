@@ -27,7 +27,7 @@ export {
   iterateContent, countContent, iterateVisits, countVisits,
   type ContentExportFilter, type IterateContentOptions, type ExportedPage, type ExportedRevisit, type ExportedVisit,
 } from './content/content-export.js';
-export { currentExportCursor, isCursorAhead, parseExportCursor, type ExportCursor } from './content/export-cursor.js';
+export { currentExportCursor, cursorSnapshot, isCursorForeign, parseExportCursor, type ExportCursor } from './content/export-cursor.js';
 export { OutboxStore, type LinkEvent, type ClaimedEvent, type ReplayFilter, type OutboxStats } from './events/outbox-store.js';
 export {
   OutcomeStore, type OutcomeStoreDeps, type OutcomeWrite, type OutcomeHook, type AppliedOutcome, type OutcomeLinkChange, type NotModifiedVisit, type VisitKind,

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { VersionStore, currentExportCursor, isCursorAhead, parseExportCursor, type PrismaClient } from '@crawler/db';
+import { CrawlerError } from '@crawler/core';
+import { DB_ERROR_CODES, VersionStore, currentExportCursor, isCursorForeign, parseExportCursor, type PrismaClient } from '@crawler/db';
 import { CONTENT_FORMATS, EXPORT_FORMATS, UnsupportedFormatError, exportContentType, exportPages, noContentReason, readContent } from '@crawler/export';
 import { DomainFilter } from './links.js';
 
@@ -111,9 +112,16 @@ export function registerPagesRoutes(app: FastifyInstance, deps: PagesRouteDeps):
     if (!query.success) return reply.code(400).send(queryError(query.error.issues));
     const { format, since, status, domain, versions, after } = query.data;
     // Known before the first byte, so it goes in a header; it is the next export's `after` once this body is whole.
-    const upTo = await currentExportCursor(deps.prisma);
-    if (after && isCursorAhead(after, upTo)) {
-      return reply.code(409).send({ error: 'cursor_ahead', message: `cursor ${after} is ahead of this database (${upTo}): it comes from another database or from before a restore; export without after= to start again` });
+    let upTo: string;
+    try {
+      upTo = await currentExportCursor(deps.prisma);
+    } catch (err) {
+      // Rows restored from another server's dump that `crawl migrate` has not marked yet: say so, not "try again".
+      if (err instanceof CrawlerError && err.code === DB_ERROR_CODES.migration) return reply.code(503).send({ error: err.code, message: err.message });
+      throw err;
+    }
+    if (after && isCursorForeign(after, upTo)) {
+      return reply.code(409).send({ error: 'cursor_ahead', message: `cursor ${after} is not from this database (${upTo}): it comes from another database or from before a restore; export without after= to start again` });
     }
     const stream = Readable.from(
       exportPages(deps.prisma, { format, since: since ? new Date(since) : null, linkStatus: status ?? null, domain: domain ?? null, allVersions: versions === 'all', after: after ?? null, upTo }),

@@ -11,6 +11,7 @@ const command: Command = {
     const result = await migrate(databaseUrlFrom(io.env));
     for (const name of result.applied) io.stdout.write(`applied ${name}\n`);
     io.stdout.write(`${result.applied.length} applied, ${result.alreadyApplied.length} already applied\n`);
+    if (result.frozen > 0) io.stdout.write(`${result.frozen} stored rows restored from another server marked as committed before any export\n`);
     return 0;
   },
 };

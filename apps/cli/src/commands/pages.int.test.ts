@@ -1,9 +1,11 @@
 /** `crawl content` and `crawl export` against a real Postgres. */
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ContentStore, LinkStore } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { UsageError, type CommandIO } from '../command.js';
@@ -109,8 +111,57 @@ describe('crawl export', () => {
     await writeFile(cursorFile, 'last tuesday\n');
     await expect(run(exportCommand, ['--cursor-file', cursorFile])).rejects.toThrow(/does not hold a cursor/);
     await expect(run(exportCommand, ['--after', 'yesterday'])).rejects.toThrow(/--after must be a cursor/);
-    await expect(run(exportCommand, ['--after', '999999999999:999999999999:'])).rejects.toThrow(/ahead of this database/);
+    await expect(run(exportCommand, ['--after', '999999999999:999999999999:'])).rejects.toThrow(/not from this database/);
     await expect(run(exportCommand, ['--after', cursor1, '--cursor-file', cursorFile])).rejects.toThrow(UsageError);
+  });
+
+  it('makes the output durable before the cursor that points past it: a power cut cannot keep the new cursor and lose the pages', async () => {
+    // The order on disk is what matters; what a test can see is that both files were flushed (fsync) before the
+    // export returned: without it, a crash after the renames could leave the cursor new and the output empty.
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+    await probe.close();
+    const original = proto.sync;
+    const out = join(dir, 'durable.jsonl');
+    const cursorFile = join(dir, 'durable.cursor');
+    // For each flush: whether the cursor was in place yet.
+    const synced: boolean[] = [];
+    const spy = vi.spyOn(proto, 'sync').mockImplementation(function (this: unknown) {
+      synced.push(existsSync(cursorFile));
+      return original.call(this);
+    });
+    try {
+      await run(exportCommand, ['--format', 'jsonl', '--domain', 'cafe.example', '--out', out, '--cursor-file', cursorFile]);
+      expect((await readFile(out, 'utf8')).length).toBeGreaterThan(0);
+      expect((await readFile(cursorFile, 'utf8')).trim()).not.toBe('');
+      // The output and its folder before the cursor is in place; then the cursor and its folder.
+      expect(synced.length).toBeGreaterThanOrEqual(2);
+      expect(synced[0]).toBe(false);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('lets one export at a time hold a --cursor-file: a run that overlaps another would hand out a cursor past pages the other writes', async () => {
+    // Two runs from one cursor (a cron job whose export outlasts its interval) write the same output name and the
+    // same cursor: whichever renames last wins each, so the cursor could end up past an output that never held them.
+    const cursorFile = join(dir, 'locked.cursor');
+    const before = `${(await run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--cursor-file', cursorFile])).stderr}`;
+    const cursor = (await readFile(cursorFile, 'utf8')).trim();
+    expect(before).toContain(`cursor: ${cursor}`);
+    await expect(stat(`${cursorFile}.lock`)).rejects.toThrow();
+
+    // This process is alive: as another export still running would be.
+    await writeFile(`${cursorFile}.lock`, `${process.pid} ${hostname()}\n`);
+    await expect(run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--cursor-file', cursorFile])).rejects.toThrow(/in use by another export/);
+    expect((await readFile(cursorFile, 'utf8')).trim()).toBe(cursor);
+
+    // A lock left by an export that died (its process is gone) is taken over.
+    const gone = spawnSync('true').pid;
+    await writeFile(`${cursorFile}.lock`, `${gone} ${hostname()}\n`);
+    const after = await run(exportCommand, ['--format', 'jsonl', '--domain', 'resume.example', '--cursor-file', cursorFile]);
+    expect(after.code).toBe(0);
+    await expect(stat(`${cursorFile}.lock`)).rejects.toThrow();
   });
 
   it('refuses bad filters', async () => {

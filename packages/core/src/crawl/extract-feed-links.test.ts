@@ -72,6 +72,9 @@ describe('looksLikeFeed', () => {
   it('sees a feed past a BOM, the XML declaration, comments, stylesheet PIs and a DOCTYPE, and nothing else', () => {
     expect(looksLikeFeed('\uFEFF<?xml version="1.0"?>\n<!-- generated --><?xml-stylesheet href="/rss.xsl"?>\n<rss version="2.0"><channel>')).toBe(true);
     expect(looksLikeFeed('<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN"><rss>')).toBe(true);
+    // A DOCTYPE with an internal subset (old RSS 0.91 feeds declare the HTML entities they use): its '>'s are its own.
+    expect(looksLikeFeed('<?xml version="1.0"?>\n<!DOCTYPE rss [\n<!ENTITY nbsp "&#160;">\n<!ENTITY copy "&#169;">\n]>\n<rss version="0.91">')).toBe(true);
+    expect(looksLikeFeed('<!DOCTYPE html [<!ENTITY x "y">]><html><rss>')).toBe(false);
     expect(looksLikeFeed('  <feed xmlns="http://www.w3.org/2005/Atom">')).toBe(true);
     expect(looksLikeFeed('<rdf:RDF xmlns:rdf="x">')).toBe(true);
     expect(looksLikeFeed('<!doctype html><html><body><rss>')).toBe(false);

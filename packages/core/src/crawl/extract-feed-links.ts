@@ -116,8 +116,9 @@ export function extractXmlLinks(xml: string, pageUrl: string, opts: ExtractLinks
 
 /**
  * Whether a body labelled HTML (or not labelled) is a feed: its first element, after an XML declaration, comments,
- * processing instructions and a DOCTYPE, is `<rss>`, `<feed>` or `<rdf:RDF>`. A PHP script that writes a feed without
- * setting its Content-Type sends it as text/html. Reads at most the first 4 KB (of text, or of bytes as Latin-1).
+ * processing instructions and a DOCTYPE (its internal subset too), is `<rss>`, `<feed>` or `<rdf:RDF>`. A PHP script
+ * that writes a feed without setting its Content-Type sends it as text/html. Reads at most the first 4 KB (of text,
+ * or of bytes as Latin-1).
  */
 export function looksLikeFeed(text: string): boolean {
   const head = text.slice(0, 4096);
@@ -127,7 +128,12 @@ export function looksLikeFeed(text: string): boolean {
     while (i < head.length && /\s/.test(head[i]!)) i += 1;
     if (head.startsWith('<?', i)) i = head.indexOf('?>', i);
     else if (head.startsWith('<!--', i)) i = head.indexOf('-->', i);
-    else if (head.startsWith('<!', i)) i = head.indexOf('>', i);
+    else if (head.startsWith('<!', i)) {
+      // A DOCTYPE's internal subset (`[<!ENTITY nbsp "&#160;">]`) holds '>'s of its own: it ends past its ']'.
+      const close = head.indexOf('>', i);
+      const subset = head.indexOf('[', i);
+      i = subset !== -1 && (close === -1 || subset < close) ? head.indexOf(']', subset) : close;
+    }
     else return /^<(?:rss|feed|rdf:rdf)[\s>/]/i.test(head.slice(i, i + 10));
     if (i === -1) return false;
     i = head.indexOf('>', i) + 1;

@@ -5,6 +5,22 @@ export function parentName(relation: string): string {
   return relation.replace(/_(p\d{8}|default)$/, '');
 }
 
+/**
+ * Every node of a statement's plan, depth first, as `Node Type` and, for an index scan, its index (`Index Scan
+ * idx_links_status`): what a test looks through for a Sort, a Seq Scan or the index it expects. `sql` is what follows
+ * EXPLAIN, e.g. an EXECUTE.
+ */
+export async function planNodes(client: pg.Client, sql: string): Promise<string[]> {
+  const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${sql}`);
+  const nodes: string[] = [];
+  const walk = (n: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }) => {
+    nodes.push(n['Index Name'] ? `${n['Node Type']} ${n['Index Name']}` : n['Node Type']);
+    for (const c of n.Plans ?? []) walk(c as never);
+  };
+  walk(rows[0]['QUERY PLAN'][0].Plan);
+  return nodes;
+}
+
 /** The relations a statement's plan reads with a sequential scan (`sql` is what follows EXPLAIN, e.g. an EXECUTE). */
 export async function seqScannedRelations(client: pg.Client, sql: string): Promise<string[]> {
   const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${sql}`);

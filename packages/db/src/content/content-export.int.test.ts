@@ -3,7 +3,9 @@ import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { ScheduleStore } from '../schedule/schedule-store.js';
 import { CONTENT_AFTER_START_SQL, CONTENT_START_SQL, VISITS_AFTER_START_SQL, VISITS_START_SQL, countContent, countVisits, iterateContent, iterateVisits, type ContentExportFilter } from './content-export.js';
-import { currentExportCursor } from './export-cursor.js';
+import { currentExportCursor, isCursorForeign, parseExportCursor } from './export-cursor.js';
+import { migrate } from '../migrate/migrate.js';
+import { planNodes } from '../__fixtures__/plans.js';
 
 let db: TestDatabase;
 let client: pg.Client;
@@ -29,28 +31,25 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function planNodes(sql: string, args: string, type = 'timestamptz'): Promise<string[]> {
+async function startNodes(sql: string, args: string, type = 'timestamptz'): Promise<string[]> {
   await client.query('DEALLOCATE ALL');
   await client.query(`PREPARE start(${type}) AS ${sql}`);
-  const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE start(${args})`);
-  const nodes: string[] = [];
-  const walk = (n: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }) => {
-    nodes.push(n['Index Name'] ? `${n['Node Type']} ${n['Index Name']}` : n['Node Type']);
-    for (const c of n.Plans ?? []) walk(c as never);
-  };
-  walk(rows[0]['QUERY PLAN'][0].Plan);
-  return nodes;
+  return planNodes(client, `EXECUTE start(${args})`);
 }
 
 describe('incremental exports (since)', () => {
   it('find where to start by an index, not by reading every older page', async () => {
     for (const sql of [CONTENT_START_SQL, VISITS_START_SQL]) {
-      const nodes = await planNodes(sql, `'${since.toISOString()}'`);
+      const nodes = await startNodes(sql, `'${since.toISOString()}'`);
       expect(nodes.filter((n) => /Seq Scan/.test(n)), sql).toEqual([]);
       expect(nodes.some((n) => /idx_fetched_content_fetched_at|idx_page_visits_time/.test(n)), nodes.join(', ')).toBe(true);
     }
     for (const sql of [CONTENT_AFTER_START_SQL, VISITS_AFTER_START_SQL]) {
-      const nodes = await planNodes(sql, `'${await currentExportCursor(db.prisma)}'`, 'pg_snapshot');
+      // A snapshot past every stored row, as a recent cursor is. Not the current one: its xmin is the oldest write
+      // transaction running anywhere on the server (another test's), which can be older than every row here, and
+      // then reading them all (a Seq Scan) is the right plan.
+      const [{ x }] = (await client.query<{ x: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x')).rows as [{ x: string }];
+      const nodes = await startNodes(sql, `'${x}:${x}:'`, 'pg_snapshot');
       expect(nodes.filter((n) => /Seq Scan/.test(n)), sql).toEqual([]);
       expect(nodes.some((n) => /idx_fetched_content_xact|idx_page_visits_xact/.test(n)), nodes.join(', ')).toBe(true);
     }
@@ -160,6 +159,68 @@ describe('resuming from a cursor', () => {
     } finally {
       await slow.query('ROLLBACK').catch(() => undefined);
       await slow.end();
+    }
+  });
+});
+
+describe('a database restored from a dump into another cluster', () => {
+  it('exports the restored pages in full once `crawl migrate` has run, and refuses to export nothing before', async () => {
+    // pg_dump copies each row's xact as it is: in a younger cluster (a new server, a test restore) the restored rows
+    // name transactions this cluster has not reached, which no snapshot of it sees.
+    const restored = await createTestDatabase('review_export_restored');
+    const on = new pg.Client({ connectionString: restored.url });
+    await on.connect();
+    try {
+      await on.query(`INSERT INTO links (url, initial_url, domain, status) VALUES ('https://r.example/a', 'https://r.example/a', 'r.example', 'done')`);
+      await on.query(`INSERT INTO fetched_content (link, body, encoding, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, xact)
+        SELECT id, convert_to(url, 'UTF8'), 'identity', 200, url, md5(url), length(url), 'simple_http', now(),
+          (pg_snapshot_xmax(pg_current_snapshot())::text::bigint + 5000000)::text::xid8 FROM links`);
+      await on.query(`INSERT INTO page_visits (link, content, kind, visited_at, fetcher, http_status, final_url, xact)
+        SELECT link, id, 'identical', now(), 'simple_http', 200, final_url, xact FROM fetched_content`);
+
+      const full = async () => {
+        const upTo = await currentExportCursor(restored.prisma);
+        const pages: string[] = [];
+        for await (const p of iterateContent(restored.prisma, { upTo })) pages.push(p.url);
+        const visits: string[] = [];
+        for await (const v of iterateVisits(restored.prisma, { upTo })) visits.push(v.kind);
+        return { pages, visits, counted: await countContent(restored.prisma, { upTo }) };
+      };
+      await expect(full()).rejects.toThrow(/crawl migrate/);
+
+      const result = await migrate(restored.url);
+      expect(result.frozen).toBe(2);
+      expect(await full()).toEqual({ pages: ['https://r.example/a'], visits: ['new', 'revisit'], counted: 1 });
+      // Frozen as the rows stored before the column existed: in every full export, in no resumed one.
+      const cursor = await currentExportCursor(restored.prisma);
+      const resumed: string[] = [];
+      for await (const p of iterateContent(restored.prisma, { after: cursor, upTo: await currentExportCursor(restored.prisma) })) resumed.push(p.url);
+      expect(resumed).toEqual([]);
+      expect((await migrate(restored.url)).frozen).toBe(0);
+    } finally {
+      await on.end();
+      await restored.drop();
+    }
+  });
+});
+
+describe('a cursor from another database', () => {
+  it('is told apart from this database’s, even on the same server (whose transaction ids both share)', async () => {
+    const other = await createTestDatabase('review_export_other');
+    try {
+      const theirs = await currentExportCursor(other.prisma);
+      const ours = await currentExportCursor(db.prisma);
+      // Taken first, on a server whose transaction ids every database shares: not ahead, but not ours either.
+      expect(isCursorForeign(theirs, ours)).toBe(true);
+      expect(isCursorForeign(ours, await currentExportCursor(db.prisma))).toBe(false);
+      expect(parseExportCursor(ours)).toBe(ours);
+      // The cursor works as the walk's bounds as it is handed out.
+      const pages: string[] = [];
+      for await (const p of iterateContent(db.prisma, { domain: 'late.example', after: ours, upTo: await currentExportCursor(db.prisma) })) pages.push(p.url);
+      expect(pages).toEqual([]);
+      expect(await countContent(db.prisma, { domain: 'late.example', upTo: ours })).toBeGreaterThan(0);
+    } finally {
+      await other.drop();
     }
   });
 });

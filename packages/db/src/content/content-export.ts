@@ -4,7 +4,9 @@ import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
 import { IN_PROGRESS_SQL_LIST } from '../sql-lists.js';
-import type { ExportCursor } from './export-cursor.js';
+import { cursorSnapshot, type ExportCursor } from './export-cursor.js';
+
+const snapshotOf = (cursor: ExportCursor | null | undefined): string | null => (cursor ? cursorSnapshot(cursor) : null);
 
 const decompressBr = promisify(brotliDecompress);
 const decompressGzip = promisify(gunzip);
@@ -126,7 +128,7 @@ async function decode(row: Row): Promise<ExportedPage> {
 /** How many stored pages match `filter` (the export's progress total). */
 export async function countContent(prisma: PrismaClient, filter: ContentExportFilter = {}): Promise<number> {
   const [row] = await withDbErrors('count content', () =>
-    sqlOf(prisma).query<{ n: number }>(COUNT_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, filter.latestOnly ?? false, filter.after ?? null, filter.upTo ?? null]),
+    sqlOf(prisma).query<{ n: number }>(COUNT_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, filter.latestOnly ?? false, snapshotOf(filter.after), snapshotOf(filter.upTo)]),
   );
   return row?.n ?? 0;
 }
@@ -140,7 +142,7 @@ async function walkStart(prisma: PrismaClient, filter: ContentExportFilter, sinc
   let after = 0n;
   for (const [value, text] of [[filter.since, sinceSql], [filter.after, afterSql]] as const) {
     if (!value) continue;
-    const [start] = await withDbErrors(`export ${what} start`, () => sql.query<{ id: string | null }>(text, [value]));
+    const [start] = await withDbErrors(`export ${what} start`, () => sql.query<{ id: string | null }>(text, [typeof value === 'string' ? cursorSnapshot(value) : value]));
     if (!start?.id) return null;
     if (BigInt(start.id) > after) after = BigInt(start.id);
   }
@@ -162,7 +164,7 @@ export async function* iterateContent(prisma: PrismaClient, options: IterateCont
   for (;;) {
     const ids = await withDbErrors('export content ids', () =>
       sql.query<{ id: string; stored: number }>(IDS_SQL, [
-        after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.latestOnly ?? false, options.after ?? null, options.upTo ?? null,
+        after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.latestOnly ?? false, snapshotOf(options.after), snapshotOf(options.upTo),
       ]),
     );
     if (ids.length === 0) return;
@@ -246,7 +248,7 @@ interface RevisitRow {
 /** How many visits match `filter` (`since` applies to the visit's time). */
 export async function countVisits(prisma: PrismaClient, filter: ContentExportFilter = {}): Promise<number> {
   const [row] = await withDbErrors('count visits', () =>
-    sqlOf(prisma).query<{ n: number }>(COUNT_VISITS_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, filter.after ?? null, filter.upTo ?? null]),
+    sqlOf(prisma).query<{ n: number }>(COUNT_VISITS_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, snapshotOf(filter.after), snapshotOf(filter.upTo)]),
   );
   return row?.n ?? 0;
 }
@@ -265,7 +267,7 @@ export async function* iterateVisits(prisma: PrismaClient, options: IterateConte
   for (;;) {
     const ids = await withDbErrors('export visit ids', () =>
       sql.query<{ id: string; kind: string; content: string; stored: number }>(VISIT_IDS_SQL, [
-        after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.after ?? null, options.upTo ?? null,
+        after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, snapshotOf(options.after), snapshotOf(options.upTo),
       ]),
     );
     if (ids.length === 0) return;

@@ -1,11 +1,13 @@
 import type { PrismaClient } from '../client.js';
-import { withDbErrors } from '../errors.js';
+import { CrawlerError } from '@crawler/core';
+import { DB_ERROR_CODES, withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
 
 /**
  * Where an export stands: the database snapshot it read up to, as Postgres writes a `pg_snapshot`
- * (`xmin:xmax:xip,…`). Every row of a transaction committed before the snapshot is in the export (or filtered out),
- * every other row in a later one. Opaque to users, who hand it back as they got it.
+ * (`xmin:xmax:xip,…`), then `@` and the database it was taken in (the server's system identifier and the database's
+ * oid). Every row of a transaction committed before the snapshot is in the export (or filtered out), every other row
+ * in a later one. Opaque to users, who hand it back as they got it.
  */
 export type ExportCursor = string;
 
@@ -14,12 +16,13 @@ const MAX_CURSOR_LENGTH = 64 * 1024;
 
 /**
  * The cursor as given, if it is one an export hands out: `xmin:xmax:` and the transactions then in progress, in
- * ascending order within [xmin, xmax). Null otherwise, so a caller can answer "bad cursor" instead of a database
- * error.
+ * ascending order within [xmin, xmax), then `@system-identifier.database-oid` (absent from the cursors exports
+ * handed out before they named their database, which are still taken). Null otherwise, so a caller can answer
+ * "bad cursor" instead of a database error.
  */
 export function parseExportCursor(text: string): ExportCursor | null {
-  if (text.length > MAX_CURSOR_LENGTH || !/^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20})*)?$/.test(text)) return null;
-  const [xmin, xmax, list] = text.split(':') as [string, string, string];
+  if (text.length > MAX_CURSOR_LENGTH || !/^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20})*)?(@\d{1,20}\.\d{1,10})?$/.test(text)) return null;
+  const [xmin, xmax, list] = cursorSnapshot(text).split(':') as [string, string, string];
   const lo = BigInt(xmin);
   const hi = BigInt(xmax);
   // xid8 is unsigned 64-bit; a real snapshot's xmin is a normal transaction id (3 and up).
@@ -33,20 +36,75 @@ export function parseExportCursor(text: string): ExportCursor | null {
   return text;
 }
 
+/** The cursor's snapshot, as Postgres reads a `pg_snapshot`. */
+export function cursorSnapshot(cursor: ExportCursor): string {
+  const at = cursor.indexOf('@');
+  return at === -1 ? cursor : cursor.slice(0, at);
+}
+
+// Rows whose xact this cluster has not reached yet: a row the statement sees committed before its snapshot, so its
+// transaction is below the snapshot's xmax, unless the row was written elsewhere and restored from a dump (pg_dump
+// copies xact as it is). No snapshot of this cluster sees such a row until its transaction ids catch up.
+const FOREIGN_XACT_SQL = (table: string) => `SELECT 1 FROM ${table} WHERE xact >= pg_snapshot_xmax(pg_current_snapshot())`;
+
+/**
+ * Marks rows restored from another cluster's dump as committed before any snapshot (FrozenTransactionId, as the
+ * migration did for the rows stored before the column): they are in every full export and in no resumed one.
+ * `crawl migrate` runs it; returns how many rows it changed.
+ */
+export const FREEZE_FOREIGN_XACT_SQL = ['fetched_content', 'page_visits'].map(
+  (table) => `UPDATE ${table} SET xact = '2'::xid8 WHERE xact >= pg_snapshot_xmax(pg_current_snapshot())`,
+);
+
 /**
  * The snapshot an export starting now covers (`pg_current_snapshot()`): take it before the first read, pass it as
- * `upTo`, and hand it out as the next export's `after`. Read on the primary: a standby's snapshot lags it.
+ * `upTo`, and hand it out as the next export's `after`. Read on the primary: a standby's snapshot lags it. Refuses
+ * (db_migration) while rows restored from another cluster have not been frozen by `crawl migrate`: no snapshot sees
+ * them, so an export would silently leave them all out.
  */
 export async function currentExportCursor(prisma: PrismaClient): Promise<ExportCursor> {
-  const [row] = await withDbErrors('export cursor', () => sqlOf(prisma).query<{ cursor: string }>('SELECT pg_current_snapshot()::text AS cursor'));
-  return row!.cursor;
+  const database = await databaseIdentity(prisma);
+  const [row] = await withDbErrors('export cursor', () =>
+    sqlOf(prisma).query<{ cursor: string; foreign: boolean }>(
+      `SELECT pg_current_snapshot()::text AS cursor,
+        EXISTS (${FOREIGN_XACT_SQL('fetched_content')}) OR EXISTS (${FOREIGN_XACT_SQL('page_visits')}) AS foreign`,
+    ),
+  );
+  if (row!.foreign) {
+    throw new CrawlerError(
+      DB_ERROR_CODES.migration,
+      'export cursor: stored pages name transactions this database has not reached (restored from a dump of another server): run `crawl migrate` before exporting',
+    );
+  }
+  return `${row!.cursor}@${database}`;
 }
 
 /**
- * True when `after` names transactions that had not started by `upTo`: a cursor from another cluster, or from this
- * one before a restore from a dump (whose transaction ids start lower). Resuming from it would pass over every row
- * until the ids caught up, so callers refuse it.
+ * `system-identifier.database-oid`. A managed Postgres that does not let its users call pg_control_system() gives 0
+ * for the server: the database's oid still tells the databases of one server apart.
  */
-export function isCursorAhead(after: ExportCursor, upTo: ExportCursor): boolean {
-  return BigInt(after.split(':')[1]!) > BigInt(upTo.split(':')[1]!);
+async function databaseIdentity(prisma: PrismaClient): Promise<string> {
+  const sql = sqlOf(prisma);
+  const OID_SQL = '(SELECT oid FROM pg_database WHERE datname = current_database())::text';
+  try {
+    const [row] = await sql.query<{ id: string }>(`SELECT (SELECT system_identifier FROM pg_control_system())::text || '.' || ${OID_SQL} AS id`);
+    return row!.id;
+  } catch {
+    const [row] = await withDbErrors('export cursor', () => sql.query<{ id: string }>(`SELECT '0.' || ${OID_SQL} AS id`));
+    return row!.id;
+  }
+}
+
+/**
+ * True when `after` is not from this database's past: taken in another database (on this server or another, told
+ * by the database each cursor names), or naming transactions that had not started by `upTo` (a cursor from before a
+ * restore from a dump, whose transaction ids start lower, or one that names no database). Resuming from it would pass
+ * over rows this database holds, so callers refuse it.
+ */
+export function isCursorForeign(after: ExportCursor, upTo: ExportCursor): boolean {
+  const databaseOf = (c: ExportCursor) => c.slice(cursorSnapshot(c).length + 1) || null;
+  const theirs = databaseOf(after);
+  const ours = databaseOf(upTo);
+  if (theirs !== null && ours !== null && theirs !== ours) return true;
+  return BigInt(cursorSnapshot(after).split(':')[1]!) > BigInt(cursorSnapshot(upTo).split(':')[1]!);
 }

@@ -3,6 +3,7 @@ import { createTestDatabase, type TestDatabase } from '../testing.js';
 import pg from 'pg';
 import { LinkStore, READ_ROUTABLE_SQL, SCAN_STALE_SQL } from './link-store.js';
 import { LIST_SQL, listLinks } from './link-query.js';
+import { planNodes } from '../__fixtures__/plans.js';
 
 let db: TestDatabase;
 let links: LinkStore;
@@ -165,13 +166,7 @@ describe('LinkStore on real Postgres (the hot path in plain SQL)', () => {
       await client.query('ANALYZE links');
       await client.query('SET plan_cache_mode = force_generic_plan');
       await client.query(`PREPARE scan(text, timestamptz, timestamptz, uuid, int) AS ${SCAN_STALE_SQL}`);
-      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE scan('queued', now(), 'epoch', '00000000-0000-0000-0000-000000000000', 500)`);
-      const nodes: string[] = [];
-      const walk = (n: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }) => {
-        nodes.push(n['Index Name'] ? `${n['Node Type']} ${n['Index Name']}` : n['Node Type']);
-        for (const c of n.Plans ?? []) walk(c as never);
-      };
-      walk(rows[0]['QUERY PLAN'][0].Plan);
+      const nodes = await planNodes(client, `EXECUTE scan('queued', now(), 'epoch', '00000000-0000-0000-0000-000000000000', 500)`);
       expect(nodes.some((n) => n.includes('idx_links_unfinished_updated'))).toBe(true);
       expect(nodes.filter((n) => /Sort/.test(n))).toEqual([]);
       const store = new LinkStore(bulk.prisma);
@@ -203,16 +198,7 @@ describe('LinkStore on real Postgres (the hot path in plain SQL)', () => {
       await client.query('ANALYZE links');
       await client.query('SET plan_cache_mode = force_custom_plan');
       await client.query(`PREPARE list(text, text, text, timestamptz, uuid, int) AS ${LIST_SQL}`);
-      const nodesOf = async (args: string) => {
-        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE list(${args})`);
-        const nodes: string[] = [];
-        const walk = (n: { 'Node Type': string; 'Index Name'?: string; Plans?: unknown[] }) => {
-          nodes.push(n['Index Name'] ? `${n['Node Type']} ${n['Index Name']}` : n['Node Type']);
-          for (const c of n.Plans ?? []) walk(c as never);
-        };
-        walk(rows[0]['QUERY PLAN'][0].Plan);
-        return nodes;
-      };
+      const nodesOf = (args: string) => planNodes(client, `EXECUTE list(${args})`);
       for (const args of [`NULL, NULL, NULL, NULL, NULL, 101`, `'done', NULL, NULL, now() - interval '5 minutes', '00000000-0000-0000-0000-000000000000', 101`]) {
         const nodes = await nodesOf(args);
         expect(nodes.filter((n) => /Sort|Seq Scan/.test(n)), args).toEqual([]);

@@ -59,7 +59,7 @@ describe('migrate', () => {
     const first = await migrate(url);
     expect(first.applied).toEqual(onDisk.map((m) => m.name));
     const second = await migrate(url);
-    expect(second).toEqual({ applied: [], alreadyApplied: onDisk.map((m) => m.name) });
+    expect(second).toEqual({ applied: [], alreadyApplied: onDisk.map((m) => m.name), frozen: 0 });
 
     const rows = await admin((c) => c.query('SELECT * FROM "_prisma_migrations" ORDER BY migration_name'), url);
     expect(rows.rows.map((r) => [r.migration_name, r.checksum, r.applied_steps_count, r.logs, r.rolled_back_at])).toEqual(

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
 import { DB_ERROR_CODES, translateDbError } from '../errors.js';
+import { FREEZE_FOREIGN_XACT_SQL } from '../content/export-cursor.js';
 import { locateMigrationsDir } from './locate.js';
 
 /**
@@ -25,6 +26,8 @@ export interface MigrateResult {
   applied: string[];
   /** Migrations that were already recorded as applied. */
   alreadyApplied: string[];
+  /** Stored rows restored from another cluster's dump that this run marked as committed before any export. */
+  frozen: number;
 }
 
 /** One migration on disk. */
@@ -86,7 +89,9 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
-      return await applyPending(client, migrations, log);
+      const result = await applyPending(client, migrations, log);
+      result.frozen = await freezeForeignTransactions(client, log);
+      return result;
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
     }
@@ -119,7 +124,7 @@ async function applyPending(client: pg.Client, migrations: MigrationFile[], log:
     }
   }
 
-  const result: MigrateResult = { applied: [], alreadyApplied: [] };
+  const result: MigrateResult = { applied: [], alreadyApplied: [], frozen: 0 };
   for (const m of migrations) {
     if (appliedByName.has(m.name)) {
       result.alreadyApplied.push(m.name);
@@ -147,4 +152,21 @@ async function applyPending(client: pg.Client, migrations: MigrationFile[], log:
     result.applied.push(m.name);
   }
   return result;
+}
+
+/**
+ * A database restored from a dump keeps each row's `xact` as the old server wrote it; on a server whose transaction
+ * ids are younger no snapshot sees those rows, so every export would leave them out until the ids caught up (and then
+ * hand them out again). Marks them as stored before any export. Cheap when there are none (idx_*_xact).
+ */
+async function freezeForeignTransactions(client: pg.Client, log: Logger): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name IN ('fetched_content', 'page_visits') AND column_name = 'xact'`,
+  );
+  if (rows[0]!.n < 2) return 0;
+  let frozen = 0;
+  for (const sql of FREEZE_FOREIGN_XACT_SQL) frozen += (await client.query(sql)).rowCount ?? 0;
+  if (frozen > 0) log.warn({ rows: frozen }, 'stored rows restored from another server marked as committed before any export');
+  return frozen;
 }
