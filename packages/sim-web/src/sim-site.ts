@@ -24,9 +24,12 @@ export interface SiteSpec {
    * botwall); `anubis`, a proof-of-work page served with 200 whose script solves SHA-256 work and passes through a
    * redirecting endpoint that sets the cookie (see anubis.ts); like the real one it lets any browser that runs its
    * script through (a botwall's refusal of `navigator.webdriver` is the `checking` page's); `blocked`, a firewall's hard
-   * refusal (Cloudflare's "Sorry, you have been blocked", 403) that nothing gets past. @defaultValue 'checking'
+   * refusal (Cloudflare's "Sorry, you have been blocked", 403) that nothing gets past; `check_then_block`, the
+   * `checking` page whose check ends on that refusal, as a JS challenge does when the firewall rule behind it blocks the
+   * client it has just checked (Cloudflare's 1020 after "Just a moment…"): its cookie and reload earn the block page,
+   * never the content. @defaultValue 'checking'
    */
-  wallFamily?: 'checking' | 'anubis' | 'blocked';
+  wallFamily?: 'checking' | 'anubis' | 'blocked' | 'check_then_block';
   /** Leading hex zeroes an `anubis` wall asks for. @defaultValue 2 */
   anubisDifficulty?: number;
   /**
@@ -209,14 +212,15 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       case 'botwall':
       case 'interstitial': {
         const token = clearanceOf(req.headers.cookie, anubis ? ANUBIS_COOKIE : undefined);
-        if (token !== null && issued.has(token)) {
+        const checkedThenBlocked = spec.wallFamily === 'check_then_block' && token !== null && issued.has(token);
+        if (token !== null && issued.has(token) && !checkedThenBlocked) {
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
           return;
         }
         // Every visitor without clearance gets the interstitial, browsers included: 403 like a managed challenge
         // for the wall that refuses automation, 503 like the classic "checking your browser" page for the other.
         entry.outcome = 'challenge';
-        if (spec.wallFamily === 'blocked') {
+        if (spec.wallFamily === 'blocked' || checkedThenBlocked) {
           const rayId = newClearanceToken().slice(0, 16);
           res.writeHead(403, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', server: 'cloudflare' }).end(blockPage({ host: opts.host, rayId }));
           return;

@@ -127,6 +127,30 @@ describe('sim web and real browsers', () => {
     }
   }, 60_000);
 
+  it('stops waiting when the interstitial it waits on turns into a refusal, instead of holding the page to the deadline', async () => {
+    // The check runs, sets its cookie and reloads into a firewall block (Cloudflare's JS challenge ending on 1020). It
+    // reloads after 1.5 s, longer than the page takes to settle, so the browser has taken the interstitial for one and
+    // is waiting on it (kind 'interstitial'). The wait is longer than the test may take: a browser that kept waiting
+    // on the block page would not finish in time.
+    const longWaitMs = 300_000;
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'check_then_block', challengeDelayMs: 1_500, name: 'checked' }], firstHost: '127.0.4.60' });
+    const fetcher = createPlaywrightFetcher({ allowPrivateNetworks: true, chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', browser: { challengeWaitMs: longWaitMs } });
+    try {
+      const site = web2.sites[0]!;
+      const [url] = site.urls(1);
+      const res = await fetcher.fetch({ url: url!, timeoutMs: longWaitMs + 60_000 });
+      expect(res.status).toBe(403);
+      expect(res.text).toContain('Sorry, you have been blocked');
+      expect(res.challenge).toMatchObject({ kind: 'interstitial', cleared: false, documents: [{ url, status: 503 }, { url, status: 403 }] });
+      expect(res.challenge!.waitedMs).toBeLessThan(longWaitMs);
+      expect(validateResponse({ status: res.status, headers: res.headers, body: res.body })).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
+      expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'challenge']);
+    } finally {
+      await fetcher.close();
+      await web2.close();
+    }
+  }, 60_000);
+
   it('returns a wall that refuses at once: no browser waits on a page that never clears', async () => {
     // Cloudflare's "Sorry, you have been blocked" has a script (it reveals the visitor's address on a click) but
     // nothing that ever lets anyone through: a wait would hold the browser for CHALLENGE_WAIT_MS for the same page.

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { ManualClock, validateResponseDetailed } from '@crawler/core';
 import { createDefaultRegistry } from '@crawler/fetchers';
 import { ANUBIS_COOKIE, ANUBIS_PASS_PATH } from './anubis.js';
+import { CLEARANCE_COOKIE } from './interstitial.js';
 import { loopbackAddress, startSimWeb, type SimWeb } from './sim-web.js';
 
 const registry = createDefaultRegistry({ allowPrivateNetworks: true });
@@ -105,6 +106,23 @@ describe('startSimWeb', () => {
       expect(result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
       expect(challenge.kind).toBe('refusal');
     }
+    expect(site.stats()).toMatchObject({ blocked: 2, served: 0 });
+  });
+
+  it('a check-then-block wall answers its interstitial, and the clearance its script earns gets the block page, never the content', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'check_then_block' }], firstHost: '127.0.3.90' });
+    const site = web.sites[0]!;
+    const [url] = site.urls(1);
+    const check = await get(url!);
+    expect(check.status).toBe(503);
+    expect(validateResponseDetailed({ status: check.status, headers: check.headers, body: check.text ?? '' }).challenge.kind).toBe('interstitial');
+    // What the script would store: the token the page carries.
+    const token = new RegExp(`${CLEARANCE_COOKIE}=([0-9a-f]+)`).exec(check.text!)![1]!;
+    const after = await http.fetch({ url: url!, timeoutMs: 5_000, maxBytes: 1 << 20, headers: { cookie: `${CLEARANCE_COOKIE}=${token}` } });
+    expect(after.status).toBe(403);
+    const { result, challenge } = validateResponseDetailed({ status: after.status, headers: after.headers, body: after.text ?? '' });
+    expect(result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
+    expect(challenge.kind).toBe('refusal');
     expect(site.stats()).toMatchObject({ blocked: 2, served: 0 });
   });
 
