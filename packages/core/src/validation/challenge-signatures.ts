@@ -121,8 +121,10 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       // The firewall's block pages (1020 and its kin, a WAF rule's "Sorry, you have been blocked", 1015's rate limit).
       { in: 'text', pattern: /sorry, you have been blocked|you are unable to access|you are being rate limited|error (1005|1006|1007|1008|1009|1010|1012|1015|1020)\b/i, kind: 'refusal' },
       { in: 'title', pattern: /used cloudflare to restrict access/i, kind: 'refusal' },
-      // The pre-2022 captcha page ("One more step"), an hCaptcha or reCAPTCHA a person solves.
-      { in: 'html', pattern: /cf_captcha_kind|cf-captcha-container/, kind: 'captcha' },
+      // The pre-2022 captcha page ("One more step"), an hCaptcha or reCAPTCHA a person solves, and the interactive
+      // challenge (`cType: 'interactive'`): a Turnstile checkbox the visitor has to tick. A managed or
+      // non-interactive challenge passes a real browser by itself.
+      { in: 'html', pattern: /cf_captcha_kind|cf-captcha-container|ctype:\s*['"]interactive['"]/, kind: 'captcha' },
     ],
   },
   {
