@@ -127,6 +127,50 @@ describe('sim web and real browsers', () => {
     }
   }, 60_000);
 
+  it("the browser waits while a Fastly-style Client Challenge (200) solves its work and posts it back, and keeps the real page", async () => {
+    // The script starts its work after 1.5 s, longer than the page takes to settle: a browser that did not know the
+    // page for a challenge would return "Client Challenge" as the page.
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'fastly', challengeDelayMs: 1_500, name: 'journal' }], firstHost: '127.0.4.70' });
+    try {
+      const site = web2.sites[0]!;
+      const [u1, u2] = site.urls(2);
+      const first = await fetchWith('playwright', u1!);
+      expect(first.status).toBe(200);
+      expect(first.text).toContain('<h1>journal page 0</h1>');
+      expect(first.text).not.toContain('Client Challenge');
+      expect(first.challenge).toMatchObject({ vendor: 'fastly', kind: 'interstitial', cleared: true, documents: [{ url: u1, status: 200 }, { url: u1, status: 200 }] });
+      const second = await fetchWith('playwright', u2!);
+      expect(second.challenge).toBeUndefined();
+      expect(second.text).toContain('<h1>journal page 1</h1>');
+      expect(site.requestLog().map((r) => [r.path, r.outcome])).toEqual([
+        [new URL(u1!).pathname, 'challenge'],
+        [new URL(u1!).pathname, 'served'],
+        [new URL(u2!).pathname, 'served'],
+      ]);
+    } finally {
+      await web2.close();
+    }
+  }, 60_000);
+
+  it('returns at once a Wordfence block (a refusal) and a Cloudflare interactive challenge (a captcha nobody ticks)', async () => {
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'wordfence' }, { kind: 'interstitial', wallFamily: 'cloudflare_interactive' }], firstHost: '127.0.4.80' });
+    try {
+      const expected = [
+        { vendor: 'wordfence', kind: 'refusal' },
+        { vendor: 'cloudflare', kind: 'captcha' },
+      ];
+      for (const [i, site] of web2.sites.entries()) {
+        const [url] = site.urls(1);
+        const res = await fetchWith('playwright', url!);
+        expect(res.status).toBe(403);
+        expect(res.challenge).toEqual({ ...expected[i], cleared: false, waitedMs: 0, documents: [{ url, status: 403 }] });
+        expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge']);
+      }
+    } finally {
+      await web2.close();
+    }
+  }, 60_000);
+
   it('stops waiting when the interstitial it waits on turns into a refusal, instead of holding the page to the deadline', async () => {
     // The check runs, sets its cookie and reloads into a firewall block (Cloudflare's JS challenge ending on 1020). It
     // reloads after 1.5 s, longer than the page takes to settle, so the browser has taken the interstitial for one and
