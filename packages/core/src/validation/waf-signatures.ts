@@ -16,9 +16,10 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'text', pattern: /your support id is:?\s*\d{6,}/i, weight: 6, maxTextChars: 500 },
       { in: 'title', pattern: /^request rejected$/i, weight: 4 },
       // BIG-IP ASM Proactive Bot Defense / Advanced WAF JS challenge, usually status 200: the bobcmn bootstrap and a
-      // /TSPD/<hex>?type=N script on a page without content (ordinary pages get TSPD scripts injected too).
+      // /TSPD/<hex>?type=N script (Bot Defense's sensor stub has no id: /TSPD/?type=12) on a page without content
+      // (ordinary pages get TSPD scripts injected too).
       { in: 'html', pattern: /window\[["']bobcmn["']\]\s*=/, weight: 10, maxTextChars: 300 },
-      { in: 'html', pattern: /\/tspd\/[0-9a-f]{20,}\?type=\d+/, weight: 10, maxTextChars: 300 },
+      { in: 'html', pattern: /\/tspd\/([0-9a-f]{20,})?\?type=\d+/, weight: 10, maxTextChars: 300 },
       { in: 'html', pattern: /\btspd_10\d\b|\/tspd\//, weight: 3 },
     ],
     // The blocking page; the TSPD pages are its JS challenge.
