@@ -310,12 +310,22 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     kind: 'refusal',
   },
   {
+    // Bot Manager (ShieldSquare) serves a captcha; AppWall and its cloud WAF a block page with a case number to quote.
     vendor: 'radware',
     markers: [
       { in: 'html', pattern: /validate\.perfdrive\.com|captcha\.perfdrive\.com|shieldsquare\.com\/.*captcha/, weight: 10 },
       { in: 'title', pattern: /radware (bot manager )?captcha|shieldsquare captcha/i, weight: 8 },
+      { in: 'text', pattern: /unauthorized activity has been detected/i, weight: 6, maxTextChars: 800 },
+      { in: 'text', pattern: /case number:?\s*\d{6,}/i, weight: 4, maxTextChars: 800 },
+      { in: 'title', pattern: /^unauthorized request blocked$/i, weight: 4 },
+      { in: 'html', pattern: /cloudwebsec@radware\.com/, weight: 4 },
+      { in: 'header', header: 'x-sl-compstate', pattern: /./, weight: 4 },
     ],
     kind: 'captcha',
+    kinds: [
+      { in: 'text', pattern: /unauthorized activity has been detected/i, kind: 'refusal' },
+      { in: 'title', pattern: /^unauthorized request blocked$/i, kind: 'refusal' },
+    ],
   },
   {
     vendor: 'amazon',
