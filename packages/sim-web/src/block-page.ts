@@ -48,3 +48,16 @@ export function cloudflareInteractivePage(opts: { host: string; rayId: string })
 <div class="footer" role="contentinfo"><div class="ray-id">Ray ID: <code>${opts.rayId}</code></div><div id="footer-text">Performance &amp; security by Cloudflare</div></div>
 </body></html>`;
 }
+
+/**
+ * Radware AppWall's block page in the shape of its template (written for this simulator): "Unauthorized Request
+ * Blocked", the detection line, the SOC's address and the case number to quote. A block: nothing on it lets anyone in.
+ */
+export function radwareBlockPage(opts: { caseNumber: string }): string {
+  return `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Unauthorized Request Blocked</title></head>
+<body><h1>Unauthorized Activity Has Been Detected</h1>
+<p>This page appears because unauthorized activity was detected in your request. If you reached it in error, write to <a href="mailto:CloudWebSec@radware.com">CloudWebSec@radware.com</a> with the case number below.</p>
+<p>Case Number: ${opts.caseNumber}</p>
+</body></html>`;
+}

@@ -2,9 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { systemClock, type Clock } from '@crawler/core';
 import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { ANUBIS_COOKIE, ANUBIS_PASS_PATH, ANUBIS_SCRIPT_PATH, anubisPage, anubisRejectPage, anubisScript, checkAnubisWork, newAnubisChallenge, type AnubisChallenge } from './anubis.js';
-import { blockPage, cloudflareInteractivePage, wordfenceBlockPage } from './block-page.js';
+import { blockPage, cloudflareInteractivePage, radwareBlockPage, wordfenceBlockPage } from './block-page.js';
 import { FASTLY_COOKIE, FASTLY_POST_BACK_PATH, FASTLY_SCRIPT_PATH, checkFastlyAnswer, fastlyPage, fastlyScript, newFastlyChallenge, type FastlyChallenge } from './fastly.js';
-import { clearanceOf, interstitialPage, newClearanceToken } from './interstitial.js';
+import { F5_TSPD_COOKIE, F5_TSPD_SCRIPT_PATH, clearanceOf, f5TspdPage, f5TspdScript, interstitialPage, newClearanceToken } from './interstitial.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
 /** One site of the simulated web. */
@@ -31,9 +31,11 @@ export interface SiteSpec {
    * never the content; `fastly`, a proof-of-work page served with 200 in the shape of Fastly's Client Challenge, whose
    * script solves the work, posts it back for the cookie and reloads (see fastly.ts; any browser that runs it gets
    * through); `wordfence`, Wordfence's firewall 403 (a refusal); `cloudflare_interactive`, Cloudflare's interactive
-   * challenge (403 with `cf-mitigated: challenge`), a checkbox only a person ticks. @defaultValue 'checking'
+   * challenge (403 with `cf-mitigated: challenge`), a checkbox only a person ticks; `f5_tspd`, F5 Bot Defense's stub
+   * (200, nothing but the /TSPD/?type=12 sensor, whose script sets a cookie and reloads); `radware`, Radware AppWall's
+   * block page (403 with `X-SL-CompState`, a refusal). @defaultValue 'checking'
    */
-  wallFamily?: 'checking' | 'anubis' | 'blocked' | 'check_then_block' | 'fastly' | 'wordfence' | 'cloudflare_interactive';
+  wallFamily?: 'checking' | 'anubis' | 'blocked' | 'check_then_block' | 'fastly' | 'wordfence' | 'cloudflare_interactive' | 'f5_tspd' | 'radware';
   /** Leading hex zeroes an `anubis` wall asks for. @defaultValue 2 */
   anubisDifficulty?: number;
   /**
@@ -198,6 +200,13 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       });
       return;
     }
+    if (spec.wallFamily === 'f5_tspd' && url.pathname === F5_TSPD_SCRIPT_PATH) {
+      // The sensor hands out the clearance it will store.
+      const token = newClearanceToken();
+      issued.add(token);
+      res.writeHead(200, { 'content-type': 'application/javascript', 'cache-control': 'no-store' }).end(f5TspdScript(token, spec.challengeDelayMs ?? 1000));
+      return;
+    }
     if (url.pathname === '/robots.txt') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow:\n');
       return;
@@ -245,7 +254,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         return;
       case 'botwall':
       case 'interstitial': {
-        const token = clearanceOf(req.headers.cookie, anubis ? ANUBIS_COOKIE : fastly ? FASTLY_COOKIE : undefined);
+        const token = clearanceOf(req.headers.cookie, anubis ? ANUBIS_COOKIE : fastly ? FASTLY_COOKIE : spec.wallFamily === 'f5_tspd' ? F5_TSPD_COOKIE : undefined);
         const checkedThenBlocked = spec.wallFamily === 'check_then_block' && token !== null && issued.has(token);
         if (token !== null && issued.has(token) && !checkedThenBlocked) {
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
@@ -261,6 +270,14 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         }
         if (spec.wallFamily === 'wordfence') {
           res.writeHead(403, { 'content-type': 'text/html; charset=UTF-8', 'cache-control': 'no-cache, must-revalidate, max-age=0' }).end(wordfenceBlockPage({ at: new Date(nowMs) }));
+          return;
+        }
+        if (spec.wallFamily === 'radware') {
+          res.writeHead(403, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'x-sl-compstate': '1' }).end(radwareBlockPage({ caseNumber: String(Date.now()) + String(entry.seq).padStart(6, '0') }));
+          return;
+        }
+        if (spec.wallFamily === 'f5_tspd') {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', pragma: 'no-cache' }).end(f5TspdPage({ supportId: `1484170285630${String(entry.seq).padStart(7, '0')}` }));
           return;
         }
         if (spec.wallFamily === 'cloudflare_interactive') {

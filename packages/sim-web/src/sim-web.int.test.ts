@@ -152,12 +152,13 @@ describe('sim web and real browsers', () => {
     }
   }, 60_000);
 
-  it('returns at once a Wordfence block (a refusal) and a Cloudflare interactive challenge (a captcha nobody ticks)', async () => {
-    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'wordfence' }, { kind: 'interstitial', wallFamily: 'cloudflare_interactive' }], firstHost: '127.0.4.80' });
+  it('returns at once a Wordfence or Radware block (a refusal) and a Cloudflare interactive challenge (a captcha nobody ticks)', async () => {
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'wordfence' }, { kind: 'interstitial', wallFamily: 'cloudflare_interactive' }, { kind: 'interstitial', wallFamily: 'radware' }], firstHost: '127.0.4.80' });
     try {
       const expected = [
         { vendor: 'wordfence', kind: 'refusal' },
         { vendor: 'cloudflare', kind: 'captcha' },
+        { vendor: 'radware', kind: 'refusal' },
       ];
       for (const [i, site] of web2.sites.entries()) {
         const [url] = site.urls(1);
@@ -166,6 +167,21 @@ describe('sim web and real browsers', () => {
         expect(res.challenge).toEqual({ ...expected[i], cleared: false, waitedMs: 0, documents: [{ url, status: 403 }] });
         expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge']);
       }
+    } finally {
+      await web2.close();
+    }
+  }, 60_000);
+
+  it("the browser waits on F5 Bot Defense's sensor stub (200, /TSPD/?type=12) until its cookie and reload bring the page", async () => {
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'f5_tspd', challengeDelayMs: 1_500, name: 'catalogue' }], firstHost: '127.0.4.90' });
+    try {
+      const site = web2.sites[0]!;
+      const [url] = site.urls(1);
+      const res = await fetchWith('playwright', url!);
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('<h1>catalogue page 0</h1>');
+      expect(res.challenge).toMatchObject({ vendor: 'f5', kind: 'interstitial', cleared: true, documents: [{ url, status: 200 }, { url, status: 200 }] });
+      expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'served']);
     } finally {
       await web2.close();
     }

@@ -151,9 +151,10 @@ describe('startSimWeb', () => {
     expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'served']);
   });
 
-  it('wordfence and cloudflare_interactive walls answer 403 pages the detector takes for a refusal and a captcha', async () => {
-    web = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'wordfence' }, { kind: 'interstitial', wallFamily: 'cloudflare_interactive' }], firstHost: '127.0.3.110' });
-    const [wordfence, interactive] = await Promise.all(web.sites.map((site) => get(site.urls(1)[0]!)));
+  it('wordfence, cloudflare_interactive, radware and f5_tspd walls answer pages the detector names, each of its kind', async () => {
+    const families = ['wordfence', 'cloudflare_interactive', 'radware', 'f5_tspd'] as const;
+    web = await startSimWeb({ sites: families.map((wallFamily) => ({ kind: 'interstitial' as const, wallFamily })), firstHost: '127.0.3.110' });
+    const [wordfence, interactive, radware, f5] = await Promise.all(web.sites.map((site) => get(site.urls(1)[0]!)));
     const verdict = (r: typeof wordfence) => {
       const { result, challenge } = validateResponseDetailed({ status: r!.status, headers: r!.headers, body: r!.text ?? '' });
       return { status: r!.status, blockType: result.blockType, vendor: result.blockVendor, kind: challenge.kind };
@@ -161,6 +162,12 @@ describe('startSimWeb', () => {
     expect(verdict(wordfence)).toEqual({ status: 403, blockType: 'blocked_captcha', vendor: 'wordfence', kind: 'refusal' });
     expect(verdict(interactive)).toEqual({ status: 403, blockType: 'blocked_captcha', vendor: 'cloudflare', kind: 'captcha' });
     expect(interactive!.headers['cf-mitigated']).toBe('challenge');
+    expect(verdict(radware)).toEqual({ status: 403, blockType: 'blocked_captcha', vendor: 'radware', kind: 'refusal' });
+    expect(verdict(f5)).toEqual({ status: 200, blockType: 'blocked_captcha', vendor: 'f5', kind: 'interstitial' });
+    // The F5 stub clears only once its sensor has run: a second plain request gets the stub again.
+    const again = await get(web.sites[3]!.urls(1)[0]!);
+    expect(again.text).toContain('/TSPD/?type=12');
+    expect(web.sites.map((site) => site.stats().served)).toEqual([0, 0, 0, 0]);
   });
 
   it('a rate-limiting site answers 429 with Retry-After to the end of its window, counted as blocks, then recovers', async () => {
