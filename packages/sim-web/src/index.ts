@@ -4,3 +4,4 @@ export * from './sim-web.js';
 export * from './interstitial.js';
 export * from './anubis.js';
 export * from './block-page.js';
+export * from './fastly.js';

@@ -61,6 +61,27 @@ export function interstitialPage(opts: InterstitialOptions): string {
 </script></body></html>`;
 }
 
+/** Where an `f5_tspd` wall's sensor script is served (Bot Defense's stub names no id in the path). */
+export const F5_TSPD_SCRIPT_PATH = '/TSPD/';
+/** Name of the cookie an `f5_tspd` wall's sensor sets (ours; BIG-IP's are TS-prefixed too). */
+export const F5_TSPD_COOKIE = 'TS01sim';
+
+/**
+ * F5 BIG-IP Bot Defense's JS-challenge stub in its shape (written for this simulator): a page with no content, served
+ * with 200, whose only script is the sensor at /TSPD/?type=12, and a support ID for clients without JavaScript.
+ */
+export function f5TspdPage(opts: { supportId: string }): string {
+  return `<!DOCTYPE html><html><head><meta http-equiv="Pragma" content="no-cache"/><meta http-equiv="Expires" content="-1"/><meta http-equiv="Content-Type" content="text/html; charset=utf-8"/>
+<script type="text/javascript" src="${F5_TSPD_SCRIPT_PATH}?type=12"></script></head>
+<body><noscript>Please enable JavaScript to view the page content.<br/>Your support ID is: ${opts.supportId}.</noscript></body></html>`;
+}
+
+/** The sensor: waits `delayMs`, stores the clearance `token` in its cookie and reloads. */
+export function f5TspdScript(token: string, delayMs: number): string {
+  return `(function () { setTimeout(function () { document.cookie = '${F5_TSPD_COOKIE}=${token}; path=/'; location.reload(); }, ${Math.max(0, Math.floor(delayMs))}); })();
+`;
+}
+
 /** A fresh clearance token. */
 export function newClearanceToken(): string {
   return randomBytes(12).toString('hex');

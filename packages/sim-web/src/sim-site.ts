@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { systemClock, type Clock } from '@crawler/core';
 import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { ANUBIS_COOKIE, ANUBIS_PASS_PATH, ANUBIS_SCRIPT_PATH, anubisPage, anubisRejectPage, anubisScript, checkAnubisWork, newAnubisChallenge, type AnubisChallenge } from './anubis.js';
-import { blockPage } from './block-page.js';
-import { clearanceOf, interstitialPage, newClearanceToken } from './interstitial.js';
+import { blockPage, cloudflareInteractivePage, radwareBlockPage, wordfenceBlockPage } from './block-page.js';
+import { FASTLY_COOKIE, FASTLY_POST_BACK_PATH, FASTLY_SCRIPT_PATH, checkFastlyAnswer, fastlyPage, fastlyScript, newFastlyChallenge, type FastlyChallenge } from './fastly.js';
+import { F5_TSPD_COOKIE, F5_TSPD_SCRIPT_PATH, clearanceOf, f5TspdPage, f5TspdScript, interstitialPage, newClearanceToken } from './interstitial.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
 /** One site of the simulated web. */
@@ -24,9 +25,17 @@ export interface SiteSpec {
    * botwall); `anubis`, a proof-of-work page served with 200 whose script solves SHA-256 work and passes through a
    * redirecting endpoint that sets the cookie (see anubis.ts); like the real one it lets any browser that runs its
    * script through (a botwall's refusal of `navigator.webdriver` is the `checking` page's); `blocked`, a firewall's hard
-   * refusal (Cloudflare's "Sorry, you have been blocked", 403) that nothing gets past. @defaultValue 'checking'
+   * refusal (Cloudflare's "Sorry, you have been blocked", 403) that nothing gets past; `check_then_block`, the
+   * `checking` page whose check ends on that refusal, as a JS challenge does when the firewall rule behind it blocks the
+   * client it has just checked (Cloudflare's 1020 after "Just a moment…"): its cookie and reload earn the block page,
+   * never the content; `fastly`, a proof-of-work page served with 200 in the shape of Fastly's Client Challenge, whose
+   * script solves the work, posts it back for the cookie and reloads (see fastly.ts; any browser that runs it gets
+   * through); `wordfence`, Wordfence's firewall 403 (a refusal); `cloudflare_interactive`, Cloudflare's interactive
+   * challenge (403 with `cf-mitigated: challenge`), a checkbox only a person ticks; `f5_tspd`, F5 Bot Defense's stub
+   * (200, nothing but the /TSPD/?type=12 sensor, whose script sets a cookie and reloads); `radware`, Radware AppWall's
+   * block page (403 with `X-SL-CompState`, a refusal). @defaultValue 'checking'
    */
-  wallFamily?: 'checking' | 'anubis' | 'blocked';
+  wallFamily?: 'checking' | 'anubis' | 'blocked' | 'check_then_block' | 'fastly' | 'wordfence' | 'cloudflare_interactive' | 'f5_tspd' | 'radware';
   /** Leading hex zeroes an `anubis` wall asks for. @defaultValue 2 */
   anubisDifficulty?: number;
   /**
@@ -124,6 +133,9 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
   // Proof-of-work challenges an anubis wall handed out and not yet answered, by id.
   const challenges = new Map<string, AnubisChallenge>();
   const anubis = spec.wallFamily === 'anubis';
+  // Proof-of-work challenges a fastly wall handed out and not yet answered, by token.
+  const fastlyChallenges = new Map<string, FastlyChallenge>();
+  const fastly = spec.wallFamily === 'fastly';
   let current: SiteKind = spec.kind;
 
   const kindNow = (nowMs: number): SiteKind => {
@@ -159,6 +171,40 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       const token = newClearanceToken();
       issued.add(token);
       res.writeHead(302, { location: redir, 'set-cookie': `${ANUBIS_COOKIE}=${token}; Path=/; Max-Age=604800; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' }).end();
+      return;
+    }
+    if (fastly && url.pathname === FASTLY_SCRIPT_PATH) {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' }).end(fastlyScript(spec.challengeDelayMs ?? 1000));
+      return;
+    }
+    if (fastly && url.pathname === FASTLY_POST_BACK_PATH && req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        let answer: { token?: unknown; data?: Array<{ answer?: unknown }> } = {};
+        try {
+          answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof answer;
+        } catch {
+          // A body that is not JSON answers nothing.
+        }
+        const c = fastlyChallenges.get(typeof answer.token === 'string' ? answer.token : '');
+        const given = answer.data?.[0]?.answer;
+        if (!c || typeof given !== 'string' || !checkFastlyAnswer(c, given)) {
+          res.writeHead(403, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end('{"ok":false}');
+          return;
+        }
+        fastlyChallenges.delete(c.token);
+        const token = newClearanceToken();
+        issued.add(token);
+        res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': `${FASTLY_COOKIE}=${token}; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' }).end('{"ok":true}');
+      });
+      return;
+    }
+    if (spec.wallFamily === 'f5_tspd' && url.pathname === F5_TSPD_SCRIPT_PATH) {
+      // The sensor hands out the clearance it will store.
+      const token = newClearanceToken();
+      issued.add(token);
+      res.writeHead(200, { 'content-type': 'application/javascript', 'cache-control': 'no-store' }).end(f5TspdScript(token, spec.challengeDelayMs ?? 1000));
       return;
     }
     if (url.pathname === '/robots.txt') {
@@ -208,17 +254,44 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         return;
       case 'botwall':
       case 'interstitial': {
-        const token = clearanceOf(req.headers.cookie, anubis ? ANUBIS_COOKIE : undefined);
-        if (token !== null && issued.has(token)) {
+        const token = clearanceOf(req.headers.cookie, anubis ? ANUBIS_COOKIE : fastly ? FASTLY_COOKIE : spec.wallFamily === 'f5_tspd' ? F5_TSPD_COOKIE : undefined);
+        const checkedThenBlocked = spec.wallFamily === 'check_then_block' && token !== null && issued.has(token);
+        if (token !== null && issued.has(token) && !checkedThenBlocked) {
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
           return;
         }
         // Every visitor without clearance gets the interstitial, browsers included: 403 like a managed challenge
         // for the wall that refuses automation, 503 like the classic "checking your browser" page for the other.
         entry.outcome = 'challenge';
-        if (spec.wallFamily === 'blocked') {
+        if (spec.wallFamily === 'blocked' || checkedThenBlocked) {
           const rayId = newClearanceToken().slice(0, 16);
           res.writeHead(403, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', server: 'cloudflare' }).end(blockPage({ host: opts.host, rayId }));
+          return;
+        }
+        if (spec.wallFamily === 'wordfence') {
+          res.writeHead(403, { 'content-type': 'text/html; charset=UTF-8', 'cache-control': 'no-cache, must-revalidate, max-age=0' }).end(wordfenceBlockPage({ at: new Date(nowMs) }));
+          return;
+        }
+        if (spec.wallFamily === 'radware') {
+          res.writeHead(403, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', 'x-sl-compstate': '1' }).end(radwareBlockPage({ caseNumber: String(Date.now()) + String(entry.seq).padStart(6, '0') }));
+          return;
+        }
+        if (spec.wallFamily === 'f5_tspd') {
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', pragma: 'no-cache' }).end(f5TspdPage({ supportId: `1484170285630${String(entry.seq).padStart(7, '0')}` }));
+          return;
+        }
+        if (spec.wallFamily === 'cloudflare_interactive') {
+          const rayId = newClearanceToken().slice(0, 16);
+          res
+            .writeHead(403, { 'content-type': 'text/html; charset=UTF-8', 'cache-control': 'private, max-age=0, no-store, no-cache, must-revalidate', 'cf-mitigated': 'challenge', server: 'cloudflare', 'cf-ray': `${rayId}-SIM` })
+            .end(cloudflareInteractivePage({ host: opts.host, rayId }));
+          return;
+        }
+        if (fastly) {
+          // Fastly answers its challenge with 200, to browsers and scripts alike.
+          const c = newFastlyChallenge();
+          fastlyChallenges.set(c.token, c);
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'private, no-store', via: '1.1 varnish' }).end(fastlyPage(c, url.pathname));
           return;
         }
         if (anubis) {

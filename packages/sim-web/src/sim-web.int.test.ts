@@ -127,6 +127,90 @@ describe('sim web and real browsers', () => {
     }
   }, 60_000);
 
+  it("the browser waits while a Fastly-style Client Challenge (200) solves its work and posts it back, and keeps the real page", async () => {
+    // The script starts its work after 1.5 s, longer than the page takes to settle: a browser that did not know the
+    // page for a challenge would return "Client Challenge" as the page.
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'fastly', challengeDelayMs: 1_500, name: 'journal' }], firstHost: '127.0.4.70' });
+    try {
+      const site = web2.sites[0]!;
+      const [u1, u2] = site.urls(2);
+      const first = await fetchWith('playwright', u1!);
+      expect(first.status).toBe(200);
+      expect(first.text).toContain('<h1>journal page 0</h1>');
+      expect(first.text).not.toContain('Client Challenge');
+      expect(first.challenge).toMatchObject({ vendor: 'fastly', kind: 'interstitial', cleared: true, documents: [{ url: u1, status: 200 }, { url: u1, status: 200 }] });
+      const second = await fetchWith('playwright', u2!);
+      expect(second.challenge).toBeUndefined();
+      expect(second.text).toContain('<h1>journal page 1</h1>');
+      expect(site.requestLog().map((r) => [r.path, r.outcome])).toEqual([
+        [new URL(u1!).pathname, 'challenge'],
+        [new URL(u1!).pathname, 'served'],
+        [new URL(u2!).pathname, 'served'],
+      ]);
+    } finally {
+      await web2.close();
+    }
+  }, 60_000);
+
+  it('returns at once a Wordfence or Radware block (a refusal) and a Cloudflare interactive challenge (a captcha nobody ticks)', async () => {
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'wordfence' }, { kind: 'interstitial', wallFamily: 'cloudflare_interactive' }, { kind: 'interstitial', wallFamily: 'radware' }], firstHost: '127.0.4.80' });
+    try {
+      const expected = [
+        { vendor: 'wordfence', kind: 'refusal' },
+        { vendor: 'cloudflare', kind: 'captcha' },
+        { vendor: 'radware', kind: 'refusal' },
+      ];
+      for (const [i, site] of web2.sites.entries()) {
+        const [url] = site.urls(1);
+        const res = await fetchWith('playwright', url!);
+        expect(res.status).toBe(403);
+        expect(res.challenge).toEqual({ ...expected[i], cleared: false, waitedMs: 0, documents: [{ url, status: 403 }] });
+        expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge']);
+      }
+    } finally {
+      await web2.close();
+    }
+  }, 60_000);
+
+  it("the browser waits on F5 Bot Defense's sensor stub (200, /TSPD/?type=12) until its cookie and reload bring the page", async () => {
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'f5_tspd', challengeDelayMs: 1_500, name: 'catalogue' }], firstHost: '127.0.4.90' });
+    try {
+      const site = web2.sites[0]!;
+      const [url] = site.urls(1);
+      const res = await fetchWith('playwright', url!);
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('<h1>catalogue page 0</h1>');
+      expect(res.challenge).toMatchObject({ vendor: 'f5', kind: 'interstitial', cleared: true, documents: [{ url, status: 200 }, { url, status: 200 }] });
+      expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'served']);
+    } finally {
+      await web2.close();
+    }
+  }, 60_000);
+
+  it('stops waiting when the interstitial it waits on turns into a refusal, instead of holding the page to the deadline', async () => {
+    // The check runs, sets its cookie and reloads into a firewall block (Cloudflare's JS challenge ending on 1020). It
+    // reloads after 1.5 s, longer than the page takes to settle, so the browser has taken the interstitial for one and
+    // is waiting on it (kind 'interstitial'). The wait is longer than the test may take: a browser that kept waiting
+    // on the block page would not finish in time.
+    const longWaitMs = 300_000;
+    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'check_then_block', challengeDelayMs: 1_500, name: 'checked' }], firstHost: '127.0.4.60' });
+    const fetcher = createPlaywrightFetcher({ allowPrivateNetworks: true, chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', browser: { challengeWaitMs: longWaitMs } });
+    try {
+      const site = web2.sites[0]!;
+      const [url] = site.urls(1);
+      const res = await fetcher.fetch({ url: url!, timeoutMs: longWaitMs + 60_000 });
+      expect(res.status).toBe(403);
+      expect(res.text).toContain('Sorry, you have been blocked');
+      expect(res.challenge).toMatchObject({ kind: 'interstitial', cleared: false, documents: [{ url, status: 503 }, { url, status: 403 }] });
+      expect(res.challenge!.waitedMs).toBeLessThan(longWaitMs);
+      expect(validateResponse({ status: res.status, headers: res.headers, body: res.body })).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
+      expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'challenge']);
+    } finally {
+      await fetcher.close();
+      await web2.close();
+    }
+  }, 60_000);
+
   it('returns a wall that refuses at once: no browser waits on a page that never clears', async () => {
     // Cloudflare's "Sorry, you have been blocked" has a script (it reveals the visitor's address on a click) but
     // nothing that ever lets anyone through: a wait would hold the browser for CHALLENGE_WAIT_MS for the same page.

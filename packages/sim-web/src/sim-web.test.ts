@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import { ManualClock, validateResponseDetailed } from '@crawler/core';
 import { createDefaultRegistry } from '@crawler/fetchers';
 import { ANUBIS_COOKIE, ANUBIS_PASS_PATH } from './anubis.js';
+import { CLEARANCE_COOKIE } from './interstitial.js';
+import { FASTLY_COOKIE, FASTLY_POST_BACK_PATH } from './fastly.js';
 import { loopbackAddress, startSimWeb, type SimWeb } from './sim-web.js';
 
 const registry = createDefaultRegistry({ allowPrivateNetworks: true });
@@ -106,6 +108,66 @@ describe('startSimWeb', () => {
       expect(challenge.kind).toBe('refusal');
     }
     expect(site.stats()).toMatchObject({ blocked: 2, served: 0 });
+  });
+
+  it('a check-then-block wall answers its interstitial, and the clearance its script earns gets the block page, never the content', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'check_then_block' }], firstHost: '127.0.3.90' });
+    const site = web.sites[0]!;
+    const [url] = site.urls(1);
+    const check = await get(url!);
+    expect(check.status).toBe(503);
+    expect(validateResponseDetailed({ status: check.status, headers: check.headers, body: check.text ?? '' }).challenge.kind).toBe('interstitial');
+    // What the script would store: the token the page carries.
+    const token = new RegExp(`${CLEARANCE_COOKIE}=([0-9a-f]+)`).exec(check.text!)![1]!;
+    const after = await http.fetch({ url: url!, timeoutMs: 5_000, maxBytes: 1 << 20, headers: { cookie: `${CLEARANCE_COOKIE}=${token}` } });
+    expect(after.status).toBe(403);
+    const { result, challenge } = validateResponseDetailed({ status: after.status, headers: after.headers, body: after.text ?? '' });
+    expect(result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
+    expect(challenge.kind).toBe('refusal');
+    expect(site.stats()).toMatchObject({ blocked: 2, served: 0 });
+  });
+
+  it('a fastly wall answers 200 with its Client Challenge, refuses a wrong answer and lets the solved work through', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'fastly', name: 'journal' }], firstHost: '127.0.3.100' });
+    const site = web.sites[0]!;
+    const [url] = site.urls(1);
+    const wall = await get(url!);
+    expect(wall.status).toBe(200);
+    const { result, challenge } = validateResponseDetailed({ status: wall.status, headers: wall.headers, body: wall.text ?? '' });
+    expect(result).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'fastly' });
+    expect(challenge.kind).toBe('interstitial');
+    const [, work, token] = /init\((\[.*?\]), "([0-9a-f]+)"/.exec(wall.text!)!;
+    const { base, hash } = (JSON.parse(work!) as { data: { base: string; hash: string } }[])[0]!.data;
+    const chars = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+    const answer = [...chars].flatMap((a) => [...chars].map((b) => a + b)).find((a) => createHash('sha256').update(base + a).digest('hex') === hash)!;
+    const postBack = (a: string) => fetch(`${site.origin}${FASTLY_POST_BACK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, data: [{ ty: 'pow', base, answer: a }] }) });
+    expect((await postBack(answer === 'aa' ? 'ab' : 'aa')).status).toBe(403);
+    const passed = await postBack(answer);
+    expect(passed.status).toBe(200);
+    const cookie = passed.headers.get('set-cookie')!.split(';')[0]!;
+    expect(cookie.startsWith(`${FASTLY_COOKIE}=`)).toBe(true);
+    const page = await http.fetch({ url: url!, timeoutMs: 5_000, maxBytes: 1 << 20, headers: { cookie } });
+    expect(page.text).toContain('<h1>journal page 0</h1>');
+    expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'served']);
+  });
+
+  it('wordfence, cloudflare_interactive, radware and f5_tspd walls answer pages the detector names, each of its kind', async () => {
+    const families = ['wordfence', 'cloudflare_interactive', 'radware', 'f5_tspd'] as const;
+    web = await startSimWeb({ sites: families.map((wallFamily) => ({ kind: 'interstitial' as const, wallFamily })), firstHost: '127.0.3.110' });
+    const [wordfence, interactive, radware, f5] = await Promise.all(web.sites.map((site) => get(site.urls(1)[0]!)));
+    const verdict = (r: typeof wordfence) => {
+      const { result, challenge } = validateResponseDetailed({ status: r!.status, headers: r!.headers, body: r!.text ?? '' });
+      return { status: r!.status, blockType: result.blockType, vendor: result.blockVendor, kind: challenge.kind };
+    };
+    expect(verdict(wordfence)).toEqual({ status: 403, blockType: 'blocked_captcha', vendor: 'wordfence', kind: 'refusal' });
+    expect(verdict(interactive)).toEqual({ status: 403, blockType: 'blocked_captcha', vendor: 'cloudflare', kind: 'captcha' });
+    expect(interactive!.headers['cf-mitigated']).toBe('challenge');
+    expect(verdict(radware)).toEqual({ status: 403, blockType: 'blocked_captcha', vendor: 'radware', kind: 'refusal' });
+    expect(verdict(f5)).toEqual({ status: 200, blockType: 'blocked_captcha', vendor: 'f5', kind: 'interstitial' });
+    // The F5 stub clears only once its sensor has run: a second plain request gets the stub again.
+    const again = await get(web.sites[3]!.urls(1)[0]!);
+    expect(again.text).toContain('/TSPD/?type=12');
+    expect(web.sites.map((site) => site.stats().served)).toEqual([0, 0, 0, 0]);
   });
 
   it('a rate-limiting site answers 429 with Retry-After to the end of its window, counted as blocks, then recovers', async () => {

@@ -18,7 +18,7 @@ const article = `<html><head><title>Notes</title></head><body><article>${'A sent
 describe('crawl classify', () => {
   it('prints validation, heuristics and the probe decision for a static page', async () => {
     const t = io(article);
-    expect(await command.run(['--url', 'https://WWW.Example.com/docs/a.html#x', '--header', 'Server: nginx/1.25', '--header', 'Content-Type: text/html'], t.io)).toBe(0);
+    expect(await command.run(['--json', '--url', 'https://WWW.Example.com/docs/a.html#x', '--header', 'Server: nginx/1.25', '--header', 'Content-Type: text/html'], t.io)).toBe(0);
     const out = JSON.parse(t.out());
     expect(out.url).toBe('https://www.example.com/docs/a.html');
     expect(out.validation).toMatchObject({ isBlocked: false, hasSpa: false, isEmpty: false, contentFamily: 'html' });
@@ -31,16 +31,36 @@ describe('crawl classify', () => {
 
   it('recognises a challenge from status, headers and body', async () => {
     const t = io('<html><head><title>Just a moment...</title></head><body><script>window._cf_chl_opt={}</script></body></html>');
-    expect(await command.run(['--status', '403', '--header', 'server: cloudflare', '--header', 'content-type: text/html'], t.io)).toBe(0);
+    expect(await command.run(['--json', '--status', '403', '--header', 'server: cloudflare', '--header', 'content-type: text/html'], t.io)).toBe(0);
     const out = JSON.parse(t.out());
     expect(out.validation).toMatchObject({ isBlocked: true, blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
     expect(out.probe).toEqual({ fetcher: 'playwright_stealth', reuse: false, reason: 'blocked_captcha' });
     expect(out.urlHeuristics).toBeUndefined();
   });
 
+  it("names the challenge's kind, in the text and in --json: what a browser would do with the page", async () => {
+    const blocked = '<html><head><title>Attention Required! | Cloudflare</title></head><body><h1>Sorry, you have been blocked</h1><p>You are unable to access example.com</p><p>Cloudflare Ray ID: 8a1b2c3d4e5f6a7b</p></body></html>';
+    const asJson = io(blocked);
+    expect(await command.run(['--json', '--status', '403', '--header', 'server: cloudflare'], asJson.io)).toBe(0);
+    expect(JSON.parse(asJson.out()).challenge).toEqual({ isChallenge: true, vendor: 'cloudflare', kind: 'refusal' });
+    const asText = io(blocked);
+    expect(await command.run(['--status', '403', '--header', 'server: cloudflare'], asText.io)).toBe(0);
+    expect(asText.out()).toMatch(/^challenge +cloudflare, kind refusal/m);
+    expect(asText.out()).toMatch(/^blocked +yes: blocked_captcha/m);
+    expect(asText.out()).toMatch(/^probe +playwright_stealth/m);
+
+    const plain = io(article);
+    expect(await command.run(['--json'], plain.io)).toBe(0);
+    expect(JSON.parse(plain.out()).challenge).toEqual({ isChallenge: false, vendor: null, kind: null });
+    const plainText = io(article);
+    expect(await command.run([], plainText.io)).toBe(0);
+    expect(plainText.out()).toMatch(/^challenge +none/m);
+    expect(plainText.out()).toMatch(/^blocked +no/m);
+  });
+
   it('sends an SPA shell to playwright', async () => {
     const t = io('<!doctype html><html><body><div id="root"></div><script src="/assets/index.js"></script></body></html>');
-    expect(await command.run([], t.io)).toBe(0);
+    expect(await command.run(['--json'], t.io)).toBe(0);
     expect(JSON.parse(t.out()).probe).toEqual({ fetcher: 'playwright', reuse: false, reason: 'spa_shell' });
   });
 

@@ -25,7 +25,7 @@ export const COMMANDS: Record<string, CommandEntry> = {
     load: async () => (await import('./reconcile.js')).default,
   },
   classify: {
-    summary: 'classify a response body from stdin: validation, heuristics and the probe decision, as JSON',
+    summary: 'classify a response body from stdin: validation, the challenge (vendor, kind), heuristics and the probe decision (--json for the whole result)',
     load: async () => (await import('./classify.js')).default,
   },
   schedule: {

@@ -32,6 +32,20 @@ describe('validateResponse', () => {
     expect(validateResponse({ status: 429, headers: H, body: html(`<p>${text(400)}</p>`) })).toMatchObject({ isBlocked: true, blockType: 'rate_limited' });
   });
 
+  it("takes a wall's refusal served with 429 (Cloudflare's 1015) for the rate limit it is, and a 429 challenge for a challenge", () => {
+    // Cloudflare's rate-limit rule: its error page, 429, "You are being rate limited". Pace, not another tool, gets past it.
+    const rateLimited = html(
+      '<div id="cf-wrapper"><div id="cf-error-details"><h1><span>Error</span> <span>1015</span></h1><span>Ray ID: 8a1b2c3d4e5f6a7b</span><h2>You are being rate limited</h2><h2>What happened?</h2><p>The owner of this website (shop.example.com) has banned you temporarily from accessing this website.</p></div></div>',
+    ).replace('<title>t</title>', '<title>Access denied | shop.example.com used Cloudflare to restrict access</title>');
+    const limited = validateResponseDetailed({ status: 429, headers: { ...H, server: 'cloudflare' }, body: rateLimited });
+    expect(limited.challenge).toMatchObject({ isChallenge: true, vendor: 'cloudflare', kind: 'refusal' });
+    expect(limited.result).toMatchObject({ isBlocked: true, blockType: 'rate_limited', blockVendor: 'cloudflare' });
+    // The same page with 403 is a firewall block, and Kasada's 429 is a challenge a browser clears.
+    expect(validateResponse({ status: 403, headers: { ...H, server: 'cloudflare' }, body: rateLimited })).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
+    const kasada = '<html><head></head><body><script>window.KPSDK={};KPSDK.now=Date.now;KPSDK.start=KPSDK.now();</script><script src="/149e9513-01fa-4fb0-aad4-566afd725d1b/2d206a39-8ed7-437e-a3be-862e0f06eea3/ips.js?x=1"></script></body></html>';
+    expect(validateResponse({ status: 429, headers: H, body: kasada })).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'kasada' });
+  });
+
   it('calls a challenge page blocked_captcha with its vendor, whatever the status', () => {
     const body = html('<div id="challenge-stage"></div><script>window._cf_chl_opt={cType:"managed"}</script>', '');
     const v = validateResponse({ status: 403, headers: { ...H, server: 'cloudflare' }, body });

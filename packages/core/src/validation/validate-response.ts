@@ -68,9 +68,12 @@ export function validateResponseDetailed(r: ResponseSnapshot, opts: ValidateOpti
   const isBlocked = isChallenge || statusBlock;
   const spa = page && !isBlocked ? detectSpa(page) : { hasSpa: false, framework: null };
   const visibleTextLength = page?.visibleText.length ?? 0;
+  // A wall's refusal served with 429 is its rate limit's page (Cloudflare's 1015, "You are being rate limited"): pace
+  // gets past it, another tool does not. A 429 that is a check or a captcha (Kasada, Google's /sorry) stays a challenge.
+  const rateLimitPage = r.status === 429 && challenge.kind === 'refusal';
   const result: ValidationResult = {
     isBlocked,
-    blockType: isChallenge ? 'blocked_captcha' : r.status === 429 ? 'rate_limited' : statusBlock ? 'blocked_403' : null,
+    blockType: isChallenge && !rateLimitPage ? 'blocked_captcha' : r.status === 429 ? 'rate_limited' : statusBlock ? 'blocked_403' : null,
     // A wall no signature knows has no vendor.
     blockVendor: isBlocked && !scriptWall ? challenge.vendor : null,
     hasSpa: spa.hasSpa,
@@ -88,7 +91,7 @@ export function validateResponseDetailed(r: ResponseSnapshot, opts: ValidateOpti
 /**
  * What a response is: a bot wall (challenge page →
  * blocked_captcha; bare 403/406 → blocked_403; bare 429 → rate_limited), a client-rendered shell, empty HTML, or
- * content. A challenge served with 429 is still a challenge. Pure and
+ * content. A challenge served with 429 is still a challenge, save a refusal (a wall's rate-limit page): rate_limited. Pure and
  * total: any status, headers and body give a result, never an exception.
  */
 export function validateResponse(r: ResponseSnapshot, opts: ValidateOptions = {}): ValidationResult {

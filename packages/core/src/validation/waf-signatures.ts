@@ -2,7 +2,8 @@ import type { ChallengeSignature } from './challenge-signatures.js';
 
 /**
  * Bot walls of WAFs and hosts beyond the big bot-management vendors (F5, JD, LiteSpeed, StormWall, SiteGround, Alibaba
- * Cloud, Yandex, Qrator, ServicePipe, Variti, Imunify360, BitNinja, Reblaze, FortiWeb, Azure WAF, Tencent captcha, Jiasule), recognised by their endpoints and page templates, plus the generic cookie-and-reload check.
+ * Cloud, Yandex, Qrator, ServicePipe, Variti, Imunify360, BitNinja, Reblaze, FortiWeb, Azure WAF, Tencent captcha, Jiasule,
+ * Fastly), recognised by their endpoints and page templates, plus the generic cookie-and-reload check.
  * Found missing by the held-out corpus (__holdout__/): each was a real wall the first signature table let through.
  */
 export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
@@ -15,9 +16,10 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'text', pattern: /your support id is:?\s*\d{6,}/i, weight: 6, maxTextChars: 500 },
       { in: 'title', pattern: /^request rejected$/i, weight: 4 },
       // BIG-IP ASM Proactive Bot Defense / Advanced WAF JS challenge, usually status 200: the bobcmn bootstrap and a
-      // /TSPD/<hex>?type=N script on a page without content (ordinary pages get TSPD scripts injected too).
+      // /TSPD/<hex>?type=N script (Bot Defense's sensor stub has no id: /TSPD/?type=12) on a page without content
+      // (ordinary pages get TSPD scripts injected too).
       { in: 'html', pattern: /window\[["']bobcmn["']\]\s*=/, weight: 10, maxTextChars: 300 },
-      { in: 'html', pattern: /\/tspd\/[0-9a-f]{20,}\?type=\d+/, weight: 10, maxTextChars: 300 },
+      { in: 'html', pattern: /\/tspd\/([0-9a-f]{20,})?\?type=\d+/, weight: 10, maxTextChars: 300 },
       { in: 'html', pattern: /\btspd_10\d\b|\/tspd\//, weight: 3 },
     ],
     // The blocking page; the TSPD pages are its JS challenge.
@@ -184,6 +186,18 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'html', pattern: /["']tn["']\s*:\s*["']__jsl_clearance(_s)?["']/, weight: 10, maxTextChars: 200 },
       { in: 'html', pattern: /__jsl_clearance/, weight: 4 },
       { in: 'header', header: 'server', pattern: /^jiasule/i, weight: 4 },
+    ],
+  },
+  {
+    // Fastly's Client Challenge (its bot management, in front of package indexes, publishers and shops): a near-blank
+    // page titled "Client Challenge", usually served with 200, whose script comes from the edge's own /_fs-ch-<id>/
+    // path, solves a proof of work, posts it back for a cookie and reloads. A browser gets through by itself. The page
+    // says only that "a required part of this site couldn't load" (shown when the script fails).
+    vendor: 'fastly',
+    markers: [
+      { in: 'html', pattern: /\/_fs-ch-[a-z0-9]{8,}\//, weight: 10, maxTextChars: 500 },
+      { in: 'title', pattern: /^client challenge$/i, weight: 6 },
+      { in: 'text', pattern: /a required part of this site couldn.t load/i, weight: 6, maxTextChars: 500 },
     ],
   },
   {

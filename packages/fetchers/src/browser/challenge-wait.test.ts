@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { earlierChallenge, mayClearItself } from './challenge-wait.js';
+import { earlierChallenge, mayClearItself, renderedVerdict } from './challenge-wait.js';
 
 /** A tracker's record of the documents a page landed on: URL, status, served HTML (null: unreadable), Cookie header. */
 function landed(...docs: Array<[url: string, status: number, body: string | null, cookie: string | null]>) {
@@ -43,5 +43,15 @@ describe('mayClearItself', () => {
     expect(mayClearItself(200, `${ARTICLE}${script}`, false)).toBe(false);
     expect(mayClearItself(403, '<p>Forbidden</p>', true)).toBe(false);
     expect(mayClearItself(404, script, true)).toBe(false);
+  });
+});
+
+describe('renderedVerdict', () => {
+  it("names a wall's rate-limit page (a refusal with 429) as the refusal it is, so the browser neither waits on it nor takes it for an unknown wall", () => {
+    // Cloudflare's 1015 carries the small script that reveals the visitor's address: a page with a script and a wall
+    // status, which an unknown wall would be given seconds to clear.
+    const page = '<html><head><title>Access denied | shop.example used Cloudflare to restrict access</title></head><body><div id="cf-error-details"><h1>Error 1015</h1><h2>You are being rate limited</h2><p>The owner of this website (shop.example) has banned you temporarily from accessing this website.</p><p>Cloudflare Ray ID: 8a1b2c3d4e5f6a7b</p><button id="cf-footer-ip-reveal">Click to reveal</button></div><script>document.getElementById("cf-footer-ip-reveal").onclick=function(){}</script></body></html>';
+    expect(renderedVerdict(429, { 'content-type': 'text/html', server: 'cloudflare' }, page).challenge).toEqual({ vendor: 'cloudflare', kind: 'refusal' });
+    expect(renderedVerdict(429, { 'content-type': 'text/html' }, ARTICLE).challenge).toBeUndefined();
   });
 });

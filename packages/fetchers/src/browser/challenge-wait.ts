@@ -128,7 +128,9 @@ export function challengeOf(status: number, headers: Record<string, string>, htm
 /** challengeOf, and whether the page has nothing to read, from one parse of the rendered page. */
 export function renderedVerdict(status: number, headers: Record<string, string>, html: string): { challenge: RenderedChallenge | undefined; isEmpty: boolean } {
   const { result, challenge } = validateResponseDetailed({ status, headers, body: html });
-  if (result.blockType !== 'blocked_captcha') return { challenge: undefined, isEmpty: result.isEmpty };
+  // A wall's rate-limit page (a refusal served with 429) is rate_limited, not blocked_captcha, but still a wall's page:
+  // named, it is returned at once rather than given an unknown wall's seconds.
+  if (result.blockType !== 'blocked_captcha' && !challenge.isChallenge) return { challenge: undefined, isEmpty: result.isEmpty };
   // A 503 that is all script and no signature (a wall family nobody named) is taken for a check that clears itself.
   return { challenge: { vendor: result.blockVendor, kind: challenge.kind ?? 'interstitial' }, isEmpty: result.isEmpty };
 }

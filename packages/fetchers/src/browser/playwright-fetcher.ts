@@ -258,7 +258,8 @@ export class PlaywrightFetcher extends BaseFetcher {
    * to navigate or reload into content, as it does in a real browser. Each new main-frame document is rendered and
    * checked again; a second challenge (a two-step interstitial) keeps waiting. The cookie the script set stays in
    * the site's context, so the site's next pages skip the wall. A page that cannot clear by itself (a refusal, a
-   * captcha, a waiting room) is not waited on: it is the result at once, as it would be after the wait.
+   * captcha, a waiting room) is not waited on: it is the result at once, as it would be after the wait, whether it is
+   * the first page or the one the interstitial led to.
    */
   async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, challenge: RenderedChallenge, fetchDeadline: number): Promise<ChallengeEncounter> {
     const { vendor, kind } = challenge;
@@ -282,7 +283,15 @@ export class PlaywrightFetcher extends BaseFetcher {
       const last = documents.last;
       if (!last) continue;
       const html = await settledContent(page, fetchDeadline).catch(() => null);
-      if (html !== null && challengeOf(last.status(), await last.allHeaders(), html) === undefined) break;
+      if (html === null) continue;
+      const now = challengeOf(last.status(), await last.allHeaders(), html);
+      if (now === undefined) break;
+      // The check ended on a page that cannot clear by itself (a firewall block after a JS challenge, a captcha the
+      // check escalated to): the rest of the wait would hold the browser for this very page.
+      if (now.kind !== 'interstitial') {
+        this.log.debug({ url: page.url(), vendor: now.vendor, kind: now.kind }, 'challenge turned into one that cannot clear by itself: wait ends');
+        break;
+      }
     }
     encounter.waitedMs = Date.now() - started;
     this.log.debug({ url: page.url(), vendor, waitedMs: encounter.waitedMs, documents: encounter.documents.length }, 'waited on a challenge page');
