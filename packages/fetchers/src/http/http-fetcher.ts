@@ -184,7 +184,7 @@ export class HttpFetcher extends BaseFetcher {
 
   protected override translateError(err: unknown, req: PreparedRequest): FetchError {
     for (let e: unknown = err, n = 0; e && n < 8; e = (e as { cause?: unknown }).cause, n++) {
-      if (e instanceof ProxyExitError) return new FetchError('proxy_unavailable', e.message, { url: req.originalUrl, fetcher: this.name });
+      if (e instanceof ProxyExitError) return new FetchError('proxy_unavailable', e.message, { url: req.originalUrl, fetcher: this.name, cause: e });
     }
     if (err instanceof BodyCutOff) {
       // The headers came and the body did not finish: the same code as the error alone, with how far the body got,

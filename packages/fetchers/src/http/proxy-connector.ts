@@ -5,8 +5,16 @@ import { SocksClient } from 'socks';
 import { maskProxyUrl } from '@crawler/core';
 
 /**
- * The exit failed, not the site: the proxy refused or dropped the connection, asked for credentials (407), or did not
- * answer in time. Its message names the proxy masked (never its credentials).
+ * How far an exit failure reaches: `proxy`, the proxy is in trouble (leave it out for every site); `target`, the
+ * proxy will not carry this target (its access list refused it) while it may carry others, so another exit of the
+ * tier should take the request and the proxy stays up for other sites.
+ */
+export type ExitFailureScope = 'proxy' | 'target';
+
+/**
+ * The exit failed, not the site: the proxy refused or dropped the connection, asked for credentials (407), did not
+ * answer in time, or refused the target itself (CONNECT 403, SOCKS5 "not allowed by ruleset"). Its message names the
+ * proxy masked (never its credentials).
  */
 export class ProxyExitError extends Error {
   override name = 'ProxyExitError';
@@ -15,11 +23,24 @@ export class ProxyExitError extends Error {
     message: string,
     /** The proxy URL as it may be shown (credentials masked). */
     readonly proxy: string,
-    /** 407, or the socket error code (ECONNREFUSED, ETIMEDOUT, ...). */
+    /** 407, 403, or the socket error code (ECONNREFUSED, ETIMEDOUT, ...). */
     readonly reason: string,
+    /** Whether the proxy failed as a whole or only for this target. @defaultValue 'proxy' */
+    readonly scope: ExitFailureScope = 'proxy',
   ) {
     super(message);
   }
+}
+
+/**
+ * The scope of the exit failure behind `err` (a fetch error wraps the connector's error as its cause): `target` when
+ * the proxy refused only that target, else `proxy`.
+ */
+export function exitFailureScope(err: unknown): ExitFailureScope {
+  for (let e: unknown = err, n = 0; e && n < 8; e = (e as { cause?: unknown }).cause, n++) {
+    if (e instanceof ProxyExitError) return e.scope;
+  }
+  return 'proxy';
 }
 
 /**
@@ -120,6 +141,15 @@ export function createProxyConnector(
     return new ProxyExitError(`proxy ${shown} unavailable: ${detail}`, shown, reason);
   }
 
+  /**
+   * The proxy refused to carry `authority`: another exit should take it. A proxy that refuses PROXY_STALL_TARGETS
+   * different targets in a row and carries none refuses everything (an address not on the provider's allow list).
+   */
+  function refusedTarget(reason: string, authority: string, detail: string): ProxyExitError {
+    const everything = stalls.failed(gateway, authority);
+    return new ProxyExitError(`proxy ${shown} ${everything ? 'unavailable' : `refused ${authority}`}: ${detail}`, shown, reason, everything ? 'proxy' : 'target');
+  }
+
   async function socksTunnel(host: string, port: number): Promise<Duplex> {
     try {
       const { socket } = await SocksClient.createConnection({
@@ -135,6 +165,8 @@ export function createProxyConnector(
       if (/rejected connection - (HostUnreachable|NetworkUnreachable|ConnectionRefused|TTLExpired)/.test(message)) {
         throw new ProxyTargetError(`target ${host}:${port} unreachable through the proxy`);
       }
+      // Reply 2: the proxy's own ruleset refused the target, which the site never saw.
+      if (/rejected connection - NotAllowed/.test(message)) throw refusedTarget('NOTALLOWED', `${host}:${port}`, 'not allowed by its ruleset');
       const code = (err as NodeJS.ErrnoException).code ?? (/timed? ?out/i.test(message) ? 'ETIMEDOUT' : /auth/i.test(message) ? '407' : 'EPROXY');
       throw exitError(code, code === '407' ? 'authentication refused' : code);
     }
@@ -185,7 +217,9 @@ export function createProxyConnector(
           if (rest.length > 0) socket.unshift(rest);
           resolve(socket);
         } else if (status === 407) fail(exitError('407', 'authentication required (407)'));
-        else if (status >= 400 && status < 500) fail(new ProxyTargetError(`target ${authority} refused through the proxy (${status})`));
+        // A CONNECT is answered by the proxy alone (the site never sees it): a 4xx is the proxy's access list refusing
+        // the target (Squid's default refuses every port but 443 with 403), not the site blocking us.
+        else if (status >= 400 && status < 500) fail(refusedTarget(String(status), authority, `CONNECT answered ${status}`));
         else fail(stalled(String(status || 'EPROTO'), `CONNECT answered ${status || 'garbage'}`));
       };
       socket.on('data', onData);

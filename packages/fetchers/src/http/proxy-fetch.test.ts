@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startForwardProxy, startTestServer, staticArticle, type ForwardProxy, type TestServer } from '@crawler/testkit';
 import { PROXY_POOLS_KEPT, createHttpFetcher, type HttpFetcher } from './http-fetcher.js';
 import { FetchError } from '../errors.js';
-import { PROXY_STALL_TARGETS } from './proxy-connector.js';
+import { PROXY_STALL_TARGETS, exitFailureScope } from './proxy-connector.js';
 
 async function failureOf(p: Promise<unknown>): Promise<FetchError> {
   try {
@@ -157,3 +157,50 @@ describe('simple_http through an exit', () => {
   });
 });
 
+
+describe('a proxy refusing a target by its own access list', () => {
+  let site: TestServer;
+  let http: HttpFetcher;
+
+  beforeAll(async () => {
+    site = await startTestServer({ '/': { body: staticArticle({ title: 'Quay' }) } });
+    http = createHttpFetcher({ allowPrivateNetworks: true, connectTimeoutMs: 2_000 });
+  });
+
+  afterAll(async () => {
+    await Promise.all([http?.close(), site?.close()]);
+  });
+
+  it('is the proxy failing (proxy_unavailable, for that target), not the site: CONNECT 403 and SOCKS5 "not allowed"', async () => {
+    for (const protocol of ['http', 'socks5'] as const) {
+      // Squid's default refuses CONNECT to any port but 443; the site itself never sees the request.
+      const proxy = await startForwardProxy({ protocol, refuse: (_host, port) => port === site.port });
+      try {
+        const err = await failureOf(http.fetch({ url: site.url('/'), exit: { tier: 'datacenter', proxyUrl: proxy.url } }));
+        expect(err.code, protocol).toBe('proxy_unavailable');
+        // Only this target: another exit of the tier may carry it, and the proxy stays up for other sites.
+        expect(exitFailureScope(err), protocol).toBe('target');
+        expect(proxy.tunnels).toBe(0);
+      } finally {
+        await proxy.close();
+      }
+    }
+  });
+
+  it('is the proxy down once it refused several different sites and tunnelled none', async () => {
+    const proxy = await startForwardProxy({ refuse: () => true });
+    const fetcher = createHttpFetcher({ allowPrivateNetworks: true, connectTimeoutMs: 2_000 });
+    try {
+      const scopes: string[] = [];
+      for (let i = 0; i < PROXY_STALL_TARGETS; i++) {
+        const err = await failureOf(fetcher.fetch({ url: `http://127.0.0.${10 + i}:${site.port}/`, exit: { tier: 'datacenter', proxyUrl: proxy.url } }));
+        expect(err.code).toBe('proxy_unavailable');
+        scopes.push(exitFailureScope(err));
+      }
+      expect(scopes).toEqual([...Array.from({ length: PROXY_STALL_TARGETS - 1 }, () => 'target'), 'proxy']);
+    } finally {
+      await fetcher.close();
+      await proxy.close();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { BoundedMap, CrawlerError, DIRECT_TIER, isExitError, maskProxyUrl, type Clock, type ExitTier, type Logger } from '@crawler/core';
-import type { FetchExit } from '@crawler/fetchers';
+import { exitFailureScope, type FetchExit } from '@crawler/fetchers';
 
 /** Where the fleet shares which proxies are down: a key per proxy under the queue prefix, expiring with the verdict. */
 export interface ExitPoolShared {
@@ -101,7 +101,8 @@ export class ExitPool {
       } catch (err) {
         if (!isExitError(err)) throw err;
         tried.add(exit.proxyUrl);
-        await this.markUnhealthy(exit.proxyUrl, 'proxy_unavailable');
+        // A proxy that refused only this target stays up for the others.
+        if (exitFailureScope(err) === 'proxy') await this.markUnhealthy(exit.proxyUrl, 'proxy_unavailable');
       }
     }
   }
@@ -111,7 +112,7 @@ export class ExitPool {
    * Blocked there, it is retired for that site (fleet-wide when shared): a plain URL is not picked for the site for
    * `sessionRetireMs`, a sticky URL gets a new session id. Other sites keep using it.
    */
-  async retireSession(site: string, proxyUrl: string): Promise<void> {
+  async retireSession(site: string, proxyUrl: string, why = 'a block'): Promise<void> {
     const configured = this.#configuredUrlOf(proxyUrl);
     if (!configured) return;
     const ttl = this.opts.sessionRetireMs ?? 1_800_000;
@@ -119,7 +120,7 @@ export class ExitPool {
     const key = sessionKey(site, configured);
     this.#retired.set(key, until);
     if (isSticky(configured)) this.#sessions.delete(key);
-    this.opts.logger?.info({ site, proxy: maskProxyUrl(proxyUrl), retiredForMs: ttl }, 'exit session retired for the site after a block');
+    this.opts.logger?.info({ site, proxy: maskProxyUrl(proxyUrl), retiredForMs: ttl, why }, 'exit session retired for the site');
     const shared = this.opts.shared;
     if (!shared) return;
     try {

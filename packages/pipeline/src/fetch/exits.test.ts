@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DelayedError } from 'bullmq';
 import { CrawlerError, ManualClock, parseProxyTiers } from '@crawler/core';
-import type { FetchRequest } from '@crawler/fetchers';
+import { FetchError, ProxyExitError, type FetchRequest } from '@crawler/fetchers';
 import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
 import { ExitPool } from '../exits/exit-pool.js';
 import { SessionJars } from '../exits/session-jars.js';
@@ -115,6 +115,24 @@ describe('fetch processor with exit tiers', () => {
     (h.clock as ManualClock).advance(30_001);
     const both = new Set([(await pool.pick('residential'))?.proxyUrl, (await pool.pick('residential'))?.proxyUrl]);
     expect(both).toEqual(new Set([URL1, URL2]));
+  });
+
+  it("takes a proxy's refusal of one site (its access list) as that proxy's, for that site only: no attempt, no risk, the tier's next proxy carries it", async () => {
+    const refusal = () => {
+      const cause = new ProxyExitError('proxy http://***@res1.example:8000 refused refusing.example:443: CONNECT answered 403', 'http://***@res1.example:8000', '403', 'target');
+      return new FetchError('proxy_unavailable', cause.message, { cause });
+    };
+    const { h, exits, pool, proc } = setup((req) => (req.exit?.proxyUrl === URL1 && req.url.includes('refusing.example') ? refusal() : response(req.url, { html: STATIC_HTML })));
+    const link = h.links.add('https://refusing.example/a', { status: 'fetching' });
+    const out = await proc(job(link.id, link.url, { exitTier: 'residential' }));
+    expect(out).toMatchObject({ outcome: 'done', attempts: 1 });
+    expect(exits).toEqual([URL1, URL2]);
+    expect(h.attempts.map((a) => [a.exitTier, a.success, a.errorType])).toEqual([['residential', true, null]]);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'done', riskLevel: 0 });
+    // Left out for the site that it refuses; still up for every other site.
+    for (let i = 0; i < 3; i++) expect((await pool.pick('residential', new Set(), 'refusing.example'))?.proxyUrl).toBe(URL2);
+    const other = new Set([(await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl, (await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl]);
+    expect(other).toEqual(new Set([URL1, URL2]));
   });
 
   it('waits, without an attempt, when every proxy of the tier is down', async () => {

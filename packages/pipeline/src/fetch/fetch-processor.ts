@@ -26,7 +26,7 @@ import {
   type RobotsPolicy,
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
-import type { FetchExit, FetchResult } from '@crawler/fetchers';
+import { exitFailureScope, type ExitFailureScope, type FetchExit, type FetchResult } from '@crawler/fetchers';
 import type { ExitPool } from '../exits/exit-pool.js';
 import type { SessionJars } from '../exits/session-jars.js';
 import type { LinkRecord, LinkRepo, OutcomeLinkChange } from '../ports.js';
@@ -127,6 +127,8 @@ export interface Try {
   errorType: ErrorCode | null;
   /** Without a response: the fetch error's message (what the network or the browser said), for the attempt and the link. */
   error?: string;
+  /** A proxy_unavailable's reach: the proxy as a whole, or only this target (the proxy refused to carry it). */
+  exitScope?: ExitFailureScope;
   durationMs: number;
 }
 
@@ -414,7 +416,9 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) return attempt;
     tried.add(exit.proxyUrl);
     deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
-    await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
+    // A proxy that refused only this site is left out for the site (as a session the site refused), not for the fleet.
+    if (attempt.exitScope === 'target') await deps.exits.retireSession(ctx.domain, exit.proxyUrl, 'the proxy refused the site');
+    else await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
   }
 }
 
@@ -437,6 +441,10 @@ async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, heade
     const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal, ...(headers ? { headers } : {}), ...(exit ? { exit } : {}) });
     return { response, errorType: null, durationMs: response.timings?.totalMs ?? performance.now() - started };
   } catch (err) {
-    return { response: null, errorType: errorTypeOf(err), error: err instanceof Error ? err.message : String(err), durationMs: performance.now() - started };
+    const errorType = errorTypeOf(err);
+    return {
+      response: null, errorType, error: err instanceof Error ? err.message : String(err), durationMs: performance.now() - started,
+      ...(errorType === ERROR_TYPES.proxyUnavailable ? { exitScope: exitFailureScope(err) } : {}),
+    };
   }
 }
