@@ -151,24 +151,56 @@ export function createProxyConnector(
   }
 
   async function socksTunnel(host: string, port: number): Promise<Duplex> {
+    const authority = net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+    // The TCP connection is made here, so a failure to reach the proxy at all is told from one after it took us.
+    const socket = await new Promise<net.Socket>((resolve, reject) => {
+      const s = net.connect({ host: proxyHost, port: proxyPort });
+      s.setTimeout(opts.timeoutMs, () => {
+        s.destroy();
+        reject(exitError('ETIMEDOUT', 'ETIMEDOUT'));
+      });
+      s.once('error', (err: NodeJS.ErrnoException) => reject(exitError(err.code ?? 'EPROXY', err.code ?? 'connection failed')));
+      s.once('connect', () => {
+        s.setTimeout(0);
+        s.removeAllListeners('error');
+        resolve(s);
+      });
+    });
+    // The greeting's answer (and the authentication's) come from the proxy alone; past them it is asking the target.
+    const proxyStages = user ? 4 : 2;
+    let answered = 0;
+    const count = (chunk: Buffer) => (answered += chunk.length);
+    socket.on('data', count);
     try {
-      const { socket } = await SocksClient.createConnection({
+      const { socket: tunnel } = await SocksClient.createConnection({
         proxy: { host: proxyHost, port: proxyPort, type: 5, ...(user ? { userId: user, password: pass } : {}) },
         command: 'connect',
         destination: { host, port },
         timeout: opts.timeoutMs,
+        existing_socket: socket,
       });
-      return socket;
+      socket.off('data', count);
+      stalls.ok(gateway);
+      return tunnel;
     } catch (err) {
+      socket.off('data', count);
+      socket.destroy();
       const message = (err as Error).message ?? '';
       // SOCKS5 replies 3-5 (network/host unreachable, refused) are about the target; everything else is the proxy's.
       if (/rejected connection - (HostUnreachable|NetworkUnreachable|ConnectionRefused|TTLExpired)/.test(message)) {
         throw new ProxyTargetError(`target ${host}:${port} unreachable through the proxy`);
       }
       // Reply 2: the proxy's own ruleset refused the target, which the site never saw.
-      if (/rejected connection - NotAllowed/.test(message)) throw refusedTarget('NOTALLOWED', `${host}:${port}`, 'not allowed by its ruleset');
-      const code = (err as NodeJS.ErrnoException).code ?? (/timed? ?out/i.test(message) ? 'ETIMEDOUT' : /auth/i.test(message) ? '407' : 'EPROXY');
-      throw exitError(code, code === '407' ? 'authentication refused' : code);
+      if (/rejected connection - NotAllowed/.test(message)) throw refusedTarget('NOTALLOWED', authority, 'not allowed by its ruleset');
+      const timedOut = /timed? ?out/i.test(message);
+      const code = (err as NodeJS.ErrnoException).code ?? (timedOut ? 'ETIMEDOUT' : /auth/i.test(message) ? '407' : 'EPROXY');
+      if (code === '407') throw exitError(code, 'authentication refused');
+      // A general failure, a close or silence while the proxy asks the target is what many SOCKS servers make of a
+      // site that is down (ssh -D answers "general failure" to everything): the same rule as a CONNECT proxy's.
+      if (answered >= proxyStages && !stalls.failed(gateway, authority)) {
+        throw new ProxyTargetError(`target ${authority} unreachable through the proxy (${timedOut ? 'no answer in time' : message || code})`, timedOut ? 'ETIMEDOUT' : 'ECONNREFUSED');
+      }
+      throw exitError(code, code);
     }
   }
 

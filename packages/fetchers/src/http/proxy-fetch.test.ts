@@ -204,3 +204,54 @@ describe('a proxy refusing a target by its own access list', () => {
     }
   });
 });
+
+describe('SOCKS5 exits and a dead site', () => {
+  let site: TestServer;
+  let http: HttpFetcher;
+
+  beforeAll(async () => {
+    site = await startTestServer({ '/': { body: staticArticle({ title: 'Pier' }) } });
+    http = createHttpFetcher({ allowPrivateNetworks: true, connectTimeoutMs: 2_000 });
+  });
+
+  afterAll(async () => {
+    await Promise.all([http?.close(), site?.close()]);
+  });
+
+  it('blames the site, not the SOCKS proxy, when the proxy answers "general failure" or closes for a dead site', async () => {
+    const gone = await startTestServer({});
+    const deadUrl = gone.url('/');
+    await gone.close();
+    for (const behaviour of ['general_failure', 'close'] as const) {
+      const proxy = await startForwardProxy({
+        protocol: 'socks5', auth: { user: 'gina', pass: 's0cks' }, ...(behaviour === 'close' ? { onUnreachable: 'close' as const } : { socksUnreachableReply: 1 }),
+      });
+      try {
+        // The same rule as CONNECT proxies: a single dead site says nothing of the proxy.
+        for (let i = 0; i < PROXY_STALL_TARGETS + 1; i++) {
+          const err = await failureOf(http.fetch({ url: deadUrl, exit: { tier: 'residential', proxyUrl: proxy.authUrl } }));
+          expect(err.code, behaviour).toBe('network_error');
+          expect(err.message).not.toContain('s0cks');
+        }
+        const r = await http.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: proxy.authUrl } });
+        expect(r.status).toBe(200);
+      } finally {
+        await proxy.close();
+      }
+    }
+  });
+
+  it('blames the SOCKS proxy once it failed several different sites and tunnelled none', async () => {
+    const proxy = await startForwardProxy({ protocol: 'socks5', socksUnreachableReply: 1 });
+    const fetcher = createHttpFetcher({ allowPrivateNetworks: true, connectTimeoutMs: 2_000 });
+    try {
+      const codes: string[] = [];
+      // Distinct loopback addresses are distinct sites; nothing listens on the port there.
+      for (let i = 0; i < PROXY_STALL_TARGETS; i++) codes.push((await failureOf(fetcher.fetch({ url: `http://127.0.0.${20 + i}:${site.port}/`, exit: { tier: 'residential', proxyUrl: proxy.url } }))).code);
+      expect(codes).toEqual([...Array.from({ length: PROXY_STALL_TARGETS - 1 }, () => 'network_error'), 'proxy_unavailable']);
+    } finally {
+      await fetcher.close();
+      await proxy.close();
+    }
+  });
+});
