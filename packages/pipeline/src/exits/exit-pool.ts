@@ -62,14 +62,18 @@ export class ExitPool {
 
   /**
    * An exit of `tier` for one request: `direct` is the worker itself; a proxied tier gives its next healthy URL not in
-   * `exclude`, or null when every URL is down (or the tier is not configured).
+   * `exclude` (URLs as picked before: a sticky session's excludes its configured URL), or null when every URL is down
+   * (or the tier is not configured).
    */
   async pick(tier: string, exclude: ReadonlySet<string> = new Set(), site?: string): Promise<FetchExit | null> {
     if (tier === DIRECT_TIER) return this.#tiers.has(DIRECT_TIER) ? { tier, proxyUrl: null } : null;
     const t = this.#tiers.get(tier);
     if (!t) return null;
     const now = this.opts.clock.now().getTime();
-    const up = t.urls.filter((u) => !exclude.has(u) && !((this.#down.get(u) ?? 0) > now));
+    // `exclude` holds URLs as picked: a sticky session's stands for its configured URL. Matching only the session's
+    // URL let a job go round its tier's gateways for ever once a proxy took longer to fail than its verdict lasts.
+    const excluded = new Set([...exclude].map((u) => this.#configuredUrlOf(u) ?? u));
+    const up = t.urls.filter((u) => !excluded.has(u) && !((this.#down.get(u) ?? 0) > now));
     if (up.length === 0) return null;
     const { down, retired } = await this.#fleetVerdicts(up, site);
     const healthy = up.filter((u) => !down.has(u));

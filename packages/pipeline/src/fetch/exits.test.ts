@@ -22,11 +22,11 @@ const settings: FetchSettings = {
 };
 
 /** A harness whose fetcher answers by exit: `answer(req)` decides, and every request's exit is recorded. */
-function setup(answer: (req: FetchRequest) => ReturnType<typeof response> | Error) {
+function setup(answer: (req: FetchRequest, clock: ManualClock) => ReturnType<typeof response> | Error, tiers = TIERS) {
   const h = makeHarness();
   const exits: Array<string | null> = [];
   const cookies: Array<string | undefined> = [];
-  const pool = new ExitPool(TIERS, { unhealthyMs: 30_000, clock: h.clock as ManualClock });
+  const pool = new ExitPool(tiers, { unhealthyMs: 30_000, clock: h.clock as ManualClock });
   const jars = new SessionJars({ clock: h.clock });
   const fetchers = {
     get: (name: string) => ({
@@ -35,13 +35,13 @@ function setup(answer: (req: FetchRequest) => ReturnType<typeof response> | Erro
       fetch: async (req: FetchRequest) => {
         exits.push(req.exit?.proxyUrl ?? null);
         cookies.push(req.headers?.cookie);
-        const r = answer(req);
+        const r = answer(req, h.clock as ManualClock);
         if (r instanceof Error) throw r;
         return { ...r, fetcher: name };
       },
     }),
   };
-  const proc = createFetchProcessor({ ...h.common, settings, enqueueRoute: h.enqueueRoute, fetchers, probeStore: h.probeStore, outcomes: h.outcomes, exits: pool, jars });
+  const proc = createFetchProcessor({ ...h.common, settings: { ...settings, exitTiers: tiers }, enqueueRoute: h.enqueueRoute, fetchers, probeStore: h.probeStore, outcomes: h.outcomes, exits: pool, jars });
   return { h, exits, cookies, pool, proc };
 }
 
@@ -133,6 +133,20 @@ describe('fetch processor with exit tiers', () => {
     for (let i = 0; i < 3; i++) expect((await pool.pick('residential', new Set(), 'refusing.example'))?.proxyUrl).toBe(URL2);
     const other = new Set([(await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl, (await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl]);
     expect(other).toEqual(new Set([URL1, URL2]));
+  });
+
+  it('tries each sticky-session gateway of a tier once per request, even when a proxy takes longer to fail than PROXY_UNHEALTHY_MS', async () => {
+    const sticky = parseProxyTiers(JSON.stringify([{ name: 'sticky', cost: 5, urls: ['http://c-{session}:p@gw1.example:7000', 'http://c-{session}:p@gw2.example:7000'] }]), { direct: true });
+    let calls = 0;
+    const { h, exits, proc } = setup((_req, clock) => {
+      // A silent proxy fails after the connect timeout, here longer than the verdict lasts.
+      clock.advance(31_000);
+      if (++calls > 10) throw new Error('the job kept trying the same gateways');
+      return new CrawlerError('proxy_unavailable', 'proxy http://***@gw.example:7000 unavailable: ETIMEDOUT');
+    }, sticky);
+    const link = h.links.add('https://sticky.example/a', { status: 'fetching' });
+    await expect(proc(job(link.id, link.url, { exitTier: 'sticky' }))).rejects.toBeInstanceOf(DelayedError);
+    expect(exits.map((u) => new URL(u!).host)).toEqual(['gw1.example:7000', 'gw2.example:7000']);
   });
 
   it('waits, without an attempt, when every proxy of the tier is down', async () => {
