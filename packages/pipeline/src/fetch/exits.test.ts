@@ -149,6 +149,33 @@ describe('fetch processor with exit tiers', () => {
     expect(exits.map((u) => new URL(u!).host)).toEqual(['gw1.example:7000', 'gw2.example:7000']);
   });
 
+  it('fails the link with proxy_unavailable, saying what the proxies said, when no proxy of its tier comes back', async () => {
+    const { h, proc } = setup(() => new CrawlerError('proxy_unavailable', 'proxy http://***@res.example:8000 unavailable: ECONNREFUSED'));
+    const link = h.links.add('https://ranges.example/gone', { status: 'fetching' });
+    const j = fakeJob({ linkId: link.id, url: link.url, fetcher: 'simple_http', selectionSource: 'learned', exitTier: 'residential' }, 'fetch-simple_http');
+    j.updateData = async (data) => void (j.data = data);
+    let out: Awaited<ReturnType<typeof proc>> | undefined;
+    let runs = 0;
+    while (!out && runs < 20) {
+      runs++;
+      try {
+        out = await proc(j);
+      } catch (err) {
+        expect(err).toBeInstanceOf(DelayedError);
+        // While it waits, the link says why.
+        expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', lastErrorType: 'proxy_unavailable' });
+        // The proxies' verdicts run out before the job's next run.
+        (h.clock as ManualClock).advance(3_600_000);
+      }
+    }
+    expect(runs).toBe(settings.maxAttempts);
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'proxy_unavailable' });
+    const row = h.links.rows.get(link.id)!;
+    expect(row).toMatchObject({ status: 'failed', lastErrorType: 'proxy_unavailable', attemptCount: 0 });
+    expect(row.lastError).toMatch(/every proxy of exit tier 'residential' failed \(the last: proxy http:\/\/\*\*\*@res\.example:8000 unavailable: ECONNREFUSED\); tried 6 times in a row/);
+    expect(h.attempts).toEqual([]);
+  });
+
   it('waits, without an attempt, when every proxy of the tier is down', async () => {
     const { h, exits, proc } = setup(() => new CrawlerError('proxy_unavailable', 'proxy unavailable: 407'));
     const link = h.links.add('https://ranges.example/d', { status: 'fetching' });

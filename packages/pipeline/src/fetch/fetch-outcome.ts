@@ -225,6 +225,16 @@ export async function recordWait(deps: FetchDeps, ctx: FetchJobContext, pausedUn
   ctx.attempts = [];
 }
 
+/**
+ * Before a wait for the exits: the attempts made so far are written, and the link says why it waits (its status
+ * unchanged: the job still carries it).
+ */
+export async function recordExitWait(deps: FetchDeps, ctx: FetchJobContext, message: string): Promise<void> {
+  await write(deps, ctx, { lastErrorType: ERROR_TYPES.proxyUnavailable, lastError: message.slice(0, LAST_ERROR_MAX) });
+  ctx.link = { ...ctx.link, attemptCount: ctx.link.attemptCount + ctx.attempts.length };
+  ctx.attempts = [];
+}
+
 /** The probe body served its purpose (or never will): a leftover only costs Redis memory until its TTL, so log and go on. */
 async function dropProbe(deps: FetchDeps, ctx: FetchJobContext): Promise<void> {
   if (!ctx.data.probe) return;
