@@ -56,6 +56,33 @@ describe('fetch processor with exit tiers', () => {
     expect(h.routeJobs[0]!.input).toMatchObject({ nextFetcher: 'simple_http@datacenter', blockedFetcher: 'simple_http' });
   });
 
+  it('rotates to another exit of the tier when a site refuses one, and climbs once it refuses a second', async () => {
+    const refused = new Set<string>();
+    const { h, exits, pool, proc } = setup((req) => {
+      refused.add(req.exit!.proxyUrl!);
+      return response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' });
+    });
+    const first = h.links.add('https://pool.example/a', { status: 'fetching' });
+    await proc(job(first.id, first.url, { exitTier: 'residential' }));
+    expect(h.attempts[0]).toMatchObject({ exitTier: 'residential', isBanned: true });
+    // One address of the pool banned: the same arm again, through the tier's other exit, and no arm refused.
+    expect(h.routeJobs[0]!.input).toMatchObject({ nextFetcher: 'simple_http@residential' });
+    expect(h.routeJobs[0]!.input).not.toHaveProperty('blockedFetcher');
+    expect((await pool.pick('residential', new Set(), 'pool.example'))?.proxyUrl).not.toBe(exits[0]);
+    // The tier's second exit refused too: its range is, and the link climbs the ladder.
+    const second = h.links.add('https://pool.example/b', { status: 'fetching' });
+    await proc(job(second.id, second.url, { exitTier: 'residential' }));
+    expect(refused).toEqual(new Set([URL1, URL2]));
+    expect(h.routeJobs[1]!.input).toMatchObject({ nextFetcher: 'playwright_stealth', blockedFetcher: 'simple_http@residential' });
+  });
+
+  it('climbs at once when the tier has no other exit for the site', async () => {
+    const { h, proc } = setup((req) => response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
+    const link = h.links.add('https://single.example/a', { status: 'fetching' });
+    await proc(job(link.id, link.url, { exitTier: 'datacenter' }));
+    expect(h.routeJobs[0]!.input).toMatchObject({ nextFetcher: 'simple_http@residential', blockedFetcher: 'simple_http@datacenter' });
+  });
+
   it('resumes a rate-limited arm on the same arm: a 429 is pace, not a wrong exit', async () => {
     const { h, proc } = setup((req) => response(req.url, { status: 429, headers: { 'retry-after': '60', 'content-type': 'text/plain' }, contentType: 'text/plain', text: 'slow down' }));
     const link = h.links.add('https://ranges.example/b', { status: 'fetching' });

@@ -28,7 +28,7 @@ import {
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
 import { exitFailureScope, type ExitFailureScope, type FetchExit, type FetchResult } from '@crawler/fetchers';
-import type { ExitPool } from '../exits/exit-pool.js';
+import { EXIT_ROTATIONS_PER_TIER, type ExitPool } from '../exits/exit-pool.js';
 import type { SessionJars } from '../exits/session-jars.js';
 import type { LinkRecord, LinkRepo, OutcomeLinkChange } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
@@ -459,6 +459,11 @@ async function retireBlockedSession(deps: FetchDeps, ctx: FetchJobContext, decis
   if (!deps.exits || !proxyUrl || !decision.isBanned || decision.errorType === ERROR_TYPES.rateLimited) return;
   await deps.exits.retireSession(ctx.domain, proxyUrl);
   await deps.jars?.forget(ctx.domain, proxyUrl);
+  if (decision.kind !== 'pause') return;
+  // A site that bans one address of a pool serves its others: the tier is refused only once a second exit is.
+  const refusedExits = await deps.exits.noteBlock(ctx.domain, ctx.exitTier);
+  ctx.rotateExit = refusedExits <= EXIT_ROTATIONS_PER_TIER && (await deps.exits.hasOtherExit(ctx.exitTier, ctx.domain, proxyUrl));
+  if (ctx.rotateExit) ctx.log.info({ proxy: maskProxyUrl(proxyUrl), exitTier: ctx.exitTier }, "the site refused this exit: the link stays on the tier and leaves through another of its exits");
 }
 
 async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>, exit?: FetchExit): Promise<Try> {
