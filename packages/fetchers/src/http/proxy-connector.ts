@@ -6,8 +6,9 @@ import { BoundedMap, maskProxyUrl, siteOf } from '@crawler/core';
 
 /**
  * How far an exit failure reaches: `proxy`, the proxy is in trouble (leave it out for every site); `target`, the
- * proxy will not carry this target (its access list refused it) while it may carry others, so another exit of the
- * tier should take the request and the proxy stays up for other sites.
+ * proxy will not carry this target (its access list refused it, or it fails a site another proxy of its tier reaches)
+ * while it may carry others, so another exit of the tier should take the request and the proxy stays up for other
+ * sites.
  */
 export type ExitFailureScope = 'proxy' | 'target';
 
@@ -44,9 +45,9 @@ export function exitFailureScope(err: unknown): ExitFailureScope {
 }
 
 /**
- * The target answered something other than a tunnel through a working proxy (CONNECT refused with 4xx other than
- * 407, a SOCKS "host unreachable", or a failure the proxy has not shown for other targets): the site or the route to
- * it failed, the proxy did its job. `code` is ETIMEDOUT when the proxy did not answer in time.
+ * The target could not be reached through a working proxy (a SOCKS "host unreachable" or "connection refused", or a
+ * failure the proxy has not shown for other sites): the site or the route to it failed, the proxy did its job. `code`
+ * is ETIMEDOUT when the proxy did not answer in time.
  */
 export class ProxyTargetError extends Error {
   override name = 'ProxyTargetError';
@@ -222,7 +223,7 @@ export function createProxyConnector(
       socket.off('data', count);
       socket.destroy();
       const message = (err as Error).message ?? '';
-      // SOCKS5 replies 3-5 (network/host unreachable, refused) are about the target; everything else is the proxy's.
+      // SOCKS5 replies 3-6 (network/host unreachable, refused, TTL expired) are about the target.
       if (/rejected connection - (HostUnreachable|NetworkUnreachable|ConnectionRefused|TTLExpired)/.test(message)) {
         throw new ProxyTargetError(`target ${host}:${port} unreachable through the proxy`);
       }
