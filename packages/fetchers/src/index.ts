@@ -3,7 +3,7 @@ export * from './errors.js';
 export * from './options.js';
 export { BaseFetcher, DeadlineExceeded, parseFetchUrl, type PreparedRequest } from './base-fetcher.js';
 export { HttpFetcher, createHttpFetcher, type HttpFetchRequest } from './http/http-fetcher.js';
-export { PROXY_STALL_TARGETS, ProxyExitError, ProxyStalls, createProxyConnector } from './http/proxy-connector.js';
+export { PROXY_STALL_TARGETS, ProxyExitError, ProxyStalls, createProxyConnector, exitFailureScope, type ExitFailureScope } from './http/proxy-connector.js';
 export { probe, type ProbeOptions } from './http/probe.js';
 export { assertAllowedTarget, blockedRangeOf, createGuardedLookup, type AddressPolicy } from './http/ssrf.js';
 export { browserLikeHeaders } from './http/browser-headers.js';

@@ -9,6 +9,8 @@ export interface JobHandle {
   /** How many times a worker has started it (BullMQ counts each run, a politeness wait's too); absent in stubs. */
   attemptsStarted?: number;
   moveToDelayed(timestamp: number, token?: string): Promise<void>;
+  /** Replace the job's payload (kept across a delay); absent in stubs that need not remember anything. */
+  updateData?(data: unknown): Promise<void>;
 }
 
 /**

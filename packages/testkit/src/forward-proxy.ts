@@ -20,6 +20,19 @@ export interface ForwardProxyOptions {
    * (Squid's ERR_CONNECT_FAIL) or `close` without a word (proxy-chain). @defaultValue '502'
    */
   onUnreachable?: '502' | '503' | 'close';
+  /**
+   * The SOCKS5 reply to a target that cannot be reached: 5 (connection refused), or 1 (general failure, what
+   * `ssh -D` and several small SOCKS servers answer for any failure). `onUnreachable: 'close'` closes without a reply.
+   * @defaultValue 5
+   */
+  socksUnreachableReply?: number;
+  /**
+   * The proxy's own access list: a target it returns true for is refused without a connection attempt, as Squid's
+   * `http_access deny` does (CONNECT answered 403; SOCKS5 reply 2, not allowed by ruleset). @defaultValue none refused
+   */
+  refuse?: (host: string, port: number) => boolean;
+  /** Names the proxy resolves itself (name → address), as a proxy's own resolver would, without DNS. @defaultValue none */
+  hosts?: Record<string, string>;
 }
 
 /** A running test forward proxy. */
@@ -53,7 +66,7 @@ export async function startForwardProxy(opts: ForwardProxyOptions = {}): Promise
     s.on('error', () => s.destroy());
   };
   const open = (client: Socket, host: string, port: number, ok: () => void, refused: () => void) => {
-    const upstream = net.connect({ host, port, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) });
+    const upstream = net.connect({ host: opts.hosts?.[host] ?? host, port, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) });
     track(upstream);
     upstream.once('connect', () => {
       tunnels++;
@@ -87,6 +100,7 @@ export async function startForwardProxy(opts: ForwardProxyOptions = {}): Promise
         if (got !== want) return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
       }
       const host = m[1]!.replace(/^\[|\]$/g, '');
+      if (opts.refuse?.(host, Number(m[2]))) return void client.end('HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: 26\r\n\r\n<h1>ERR_ACCESS_DENIED</h1>\n');
       const unreachable = () => {
         if (opts.onUnreachable === 'close') client.destroy();
         else if (opts.onUnreachable === '503') client.end('HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/html\r\nContent-Length: 25\r\n\r\n<h1>ERR_CONNECT_FAIL</h1>\n');
@@ -134,7 +148,9 @@ export async function startForwardProxy(opts: ForwardProxyOptions = {}): Promise
         const port = buf.readUInt16BE(4 + addrLen);
         client.off('data', onData);
         const reply = (code: number) => Buffer.from([5, code, 0, 1, 0, 0, 0, 0, 0, 0]);
-        open(client, host, port, () => client.write(reply(0)), () => client.end(reply(5)));
+        if (opts.refuse?.(host, port)) return void client.end(reply(2));
+        const unreachable = () => (opts.onUnreachable === 'close' ? client.destroy() : client.end(reply(opts.socksUnreachableReply ?? 5)));
+        open(client, host, port, () => client.write(reply(0)), unreachable);
       }
     };
     client.on('data', onData);

@@ -3,6 +3,7 @@ import { startForwardProxy, startTestServer, type ForwardProxy, type TestServer 
 import { createPlaywrightFetcher, type PlaywrightFetcher } from './playwright-fetcher.js';
 import { createStealthFetcher } from './stealth.js';
 import { FetchError } from '../errors.js';
+import { exitFailureScope } from '../http/proxy-connector.js';
 
 /** The page shows the address the site saw, so the test reads which exit the browser left from. */
 const whoami = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
@@ -95,6 +96,25 @@ describe('browsers through an exit', () => {
     expect(err).toBeInstanceOf(FetchError);
     expect((err as FetchError).code).toBe('proxy_unavailable');
     expect(`${(err as Error).message} ${JSON.stringify(err)}`).not.toMatch(/deadUser|deadPa55/);
+  }, 60_000);
+
+  it("calls the upstream proxy's own refusal of the site (CONNECT 403) proxy_unavailable for that site only", async () => {
+    const acl = await startForwardProxy({ localAddress: '127.0.3.3', refuse: (host) => host === '127.0.1.31' });
+    try {
+      let err: unknown;
+      try {
+        await browser.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: acl.url } });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(FetchError);
+      expect((err as FetchError).code).toBe('proxy_unavailable');
+      expect(exitFailureScope(err)).toBe('target');
+      const fine = await browser.fetch({ url: other.url('/'), exit: { tier: 'residential', proxyUrl: acl.url } });
+      expect(fine.text).toContain('<p id="addr">127.0.3.3</p>');
+    } finally {
+      await acl.close();
+    }
   }, 60_000);
 
   it('blames a dead site, not the proxy, when the proxy answers its CONNECT 503 (Squid) or closes it (proxy-chain)', async () => {

@@ -84,7 +84,7 @@ export class HttpFetcher extends BaseFetcher {
       // is the residual risk of any forward proxy).
       await assertAllowedTarget(url, this.#policy, { resolve: proxyUrl !== null });
       // Asked per hop: a pool closed for being the least recently used between two hops takes no new request.
-      const agent = proxyUrl ? this.#proxyAgent(proxyUrl) : this.#agent;
+      const agent = proxyUrl ? this.#proxyAgent(proxyUrl, req.request.exit?.tier ?? '') : this.#agent;
       const res = await agent.request({
         origin: url.origin,
         path: url.pathname + url.search,
@@ -156,7 +156,7 @@ export class HttpFetcher extends BaseFetcher {
     }
   }
 
-  #proxyAgent(proxyUrl: string): Agent {
+  #proxyAgent(proxyUrl: string, tier: string): Agent {
     let agent = this.#proxyAgents.get(proxyUrl);
     if (agent) {
       // Most recently used last: the first one is the one to close when there are too many.
@@ -169,7 +169,7 @@ export class HttpFetcher extends BaseFetcher {
         maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
         headersTimeout: this.options.headersTimeoutMs,
         bodyTimeout: this.options.bodyTimeoutMs,
-        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs, stalls: this.#stalls }) as never,
+        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs, stalls: this.#stalls, tier }) as never,
       });
       this.#proxyAgents.set(proxyUrl, agent);
       if (this.#proxyAgents.size > PROXY_POOLS_KEPT) {
@@ -184,7 +184,7 @@ export class HttpFetcher extends BaseFetcher {
 
   protected override translateError(err: unknown, req: PreparedRequest): FetchError {
     for (let e: unknown = err, n = 0; e && n < 8; e = (e as { cause?: unknown }).cause, n++) {
-      if (e instanceof ProxyExitError) return new FetchError('proxy_unavailable', e.message, { url: req.originalUrl, fetcher: this.name });
+      if (e instanceof ProxyExitError) return new FetchError('proxy_unavailable', e.message, { url: req.originalUrl, fetcher: this.name, cause: e });
     }
     if (err instanceof BodyCutOff) {
       // The headers came and the body did not finish: the same code as the error alone, with how far the body got,

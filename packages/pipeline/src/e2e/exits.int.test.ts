@@ -240,7 +240,9 @@ describe('end to end: PROXY_DIRECT=false', () => {
       expect(seen).toEqual([]);
       const waiting = await c.db.prisma.link.findUniqueOrThrow({ where: { id: linkId } });
       expect(waiting.status).not.toBe('failed');
-      expect(waiting.lastErrorType).toBeNull();
+      // Nothing blamed on the site: at most the link says it waits for its tier's proxy.
+      expect(waiting.lastErrorType ?? 'proxy_unavailable').toBe('proxy_unavailable');
+      expect(await c.db.prisma.fetcherAttempt.count({ where: { linkId } })).toBe(0);
       revived = await startForwardProxy({ localAddress: '127.0.3.10', port });
       await c.runtime.waitUntilIdle();
       const done = await c.db.prisma.link.findUniqueOrThrow({ where: { id: linkId } });

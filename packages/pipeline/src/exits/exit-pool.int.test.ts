@@ -55,6 +55,23 @@ describe('exit sessions', () => {
     expect(next).toMatch(/^http:\/\/customer-acme-session-[a-z0-9]+:s3cret@gw\.example:7000$/);
   });
 
+  it("counts a site's refusals of a tier's exits fleet-wide, and knows when the tier has no other exit for it", async () => {
+    const clock = new ManualClock(Date.now());
+    const one = pool(clock);
+    const two = pool(clock);
+    expect(await one.noteBlock('bank.example', 'residential')).toBe(1);
+    expect(await two.noteBlock('bank.example', 'residential')).toBe(2);
+    expect(await two.noteBlock('other.example', 'residential')).toBe(1);
+    await one.retireSession('bank.example', A);
+    expect(await two.hasOtherExit('residential', 'bank.example', A)).toBe(true);
+    await two.retireSession('bank.example', B);
+    expect(await one.hasOtherExit('residential', 'bank.example', B)).toBe(false);
+    // A sticky gateway's next session is another identity.
+    expect(await one.hasOtherExit('mobile', 'bank.example', 'http://customer-acme-session-z9:s3cret@gw.example:7000')).toBe(true);
+    clock.advance(600_001);
+    expect(await one.noteBlock('bank.example', 'residential')).toBe(1);
+  });
+
   it('keeps credentials out of Redis keys and values', async () => {
     const keys = await redis.keys(`${prefix}:*`);
     expect(keys.length).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { BoundedMap, CrawlerError, DIRECT_TIER, isExitError, maskProxyUrl, type Clock, type ExitTier, type Logger } from '@crawler/core';
-import type { FetchExit } from '@crawler/fetchers';
+import { exitFailureScope, type FetchExit } from '@crawler/fetchers';
 
 /** Where the fleet shares which proxies are down: a key per proxy under the queue prefix, expiring with the verdict. */
 export interface ExitPoolShared {
@@ -14,6 +14,13 @@ export const SESSION_PLACEHOLDER = '{session}';
 
 /** Per-site entries this worker keeps in memory; past it, the least recently set site is forgotten (a new session id). */
 export const SITES_REMEMBERED = 10_000;
+
+/**
+ * How many exits of one tier a site may refuse (within the session retirement time) while the link stays on the tier,
+ * each refusal retiring that exit for the site: a site that bans one address of a pool serves the pool's others; one
+ * that refuses a second exit of the tier refuses its address range, and the link climbs to a dearer tier.
+ */
+export const EXIT_ROTATIONS_PER_TIER = 1;
 
 /**
  * The exits of the configured tiers and their health. A proxy URL that refused a connection, answered 407 or timed
@@ -33,6 +40,8 @@ export class ExitPool {
   readonly #retired = new BoundedMap<string, number>(SITES_REMEMBERED);
   /** The current sticky-session id per site and configured URL, for the sites used most recently. */
   readonly #sessions = new BoundedMap<string, string>(SITES_REMEMBERED);
+  /** Exits of a tier each site refused lately (noteBlock), per site and tier. */
+  readonly #tierBlocks = new BoundedMap<string, { count: number; untilMs: number }>(SITES_REMEMBERED);
 
   constructor(
     tiers: readonly ExitTier[],
@@ -62,14 +71,18 @@ export class ExitPool {
 
   /**
    * An exit of `tier` for one request: `direct` is the worker itself; a proxied tier gives its next healthy URL not in
-   * `exclude`, or null when every URL is down (or the tier is not configured).
+   * `exclude` (URLs as picked before: a sticky session's excludes its configured URL), or null when every URL is down
+   * (or the tier is not configured).
    */
   async pick(tier: string, exclude: ReadonlySet<string> = new Set(), site?: string): Promise<FetchExit | null> {
     if (tier === DIRECT_TIER) return this.#tiers.has(DIRECT_TIER) ? { tier, proxyUrl: null } : null;
     const t = this.#tiers.get(tier);
     if (!t) return null;
     const now = this.opts.clock.now().getTime();
-    const up = t.urls.filter((u) => !exclude.has(u) && !((this.#down.get(u) ?? 0) > now));
+    // `exclude` holds URLs as picked: a sticky session's stands for its configured URL. Matching only the session's
+    // URL let a job go round its tier's gateways for ever once a proxy took longer to fail than its verdict lasts.
+    const excluded = new Set([...exclude].map((u) => this.#configuredUrlOf(u) ?? u));
+    const up = t.urls.filter((u) => !excluded.has(u) && !((this.#down.get(u) ?? 0) > now));
     if (up.length === 0) return null;
     const { down, retired } = await this.#fleetVerdicts(up, site);
     const healthy = up.filter((u) => !down.has(u));
@@ -101,7 +114,8 @@ export class ExitPool {
       } catch (err) {
         if (!isExitError(err)) throw err;
         tried.add(exit.proxyUrl);
-        await this.markUnhealthy(exit.proxyUrl, 'proxy_unavailable');
+        // A proxy that refused only this target stays up for the others.
+        if (exitFailureScope(err) === 'proxy') await this.markUnhealthy(exit.proxyUrl, 'proxy_unavailable');
       }
     }
   }
@@ -111,7 +125,7 @@ export class ExitPool {
    * Blocked there, it is retired for that site (fleet-wide when shared): a plain URL is not picked for the site for
    * `sessionRetireMs`, a sticky URL gets a new session id. Other sites keep using it.
    */
-  async retireSession(site: string, proxyUrl: string): Promise<void> {
+  async retireSession(site: string, proxyUrl: string, why = 'a block'): Promise<void> {
     const configured = this.#configuredUrlOf(proxyUrl);
     if (!configured) return;
     const ttl = this.opts.sessionRetireMs ?? 1_800_000;
@@ -119,7 +133,7 @@ export class ExitPool {
     const key = sessionKey(site, configured);
     this.#retired.set(key, until);
     if (isSticky(configured)) this.#sessions.delete(key);
-    this.opts.logger?.info({ site, proxy: maskProxyUrl(proxyUrl), retiredForMs: ttl }, 'exit session retired for the site after a block');
+    this.opts.logger?.info({ site, proxy: maskProxyUrl(proxyUrl), retiredForMs: ttl, why }, 'exit session retired for the site');
     const shared = this.opts.shared;
     if (!shared) return;
     try {
@@ -128,6 +142,48 @@ export class ExitPool {
     } catch (err) {
       this.opts.logger?.warn({ err, site }, 'could not share a retired session; other workers may reuse it');
     }
+  }
+
+  /**
+   * A site refused an exit of `tier` (a block): how many exits of the tier it refused lately, this one included
+   * (fleet-wide when shared, for `sessionRetireMs`).
+   */
+  async noteBlock(site: string, tier: string): Promise<number> {
+    const ttl = this.opts.sessionRetireMs ?? 1_800_000;
+    const now = this.opts.clock.now().getTime();
+    const key = `${site} ${tier}`;
+    const mine = this.#tierBlocks.get(key);
+    let count = (mine && mine.untilMs > now ? mine.count : 0) + 1;
+    const shared = this.opts.shared;
+    if (shared) {
+      try {
+        const k = `${shared.prefix}:tier-blocks:${tier}:${site}`;
+        // "count untilMs": Redis expires keys in real time, and the injected clock is checked too (simulations jump days).
+        const [fleet, until] = ((await shared.redis.get(k)) ?? '').split(' ').map(Number);
+        // Not atomic: two workers counting the same moment both see the lower count, which costs one rotation more.
+        if (fleet !== undefined && Number.isFinite(fleet) && (until ?? 0) > now && fleet + 1 > count) count = fleet + 1;
+        await shared.redis.set(k, `${count} ${now + ttl}`, 'PX', ttl);
+      } catch (err) {
+        this.opts.logger?.warn({ err, site, tier }, "could not share a site's refusals of a tier; counting this worker's own");
+      }
+    }
+    this.#tierBlocks.set(key, { count, untilMs: now + ttl });
+    return count;
+  }
+
+  /**
+   * Whether `tier` has an exit for `site` other than `refused` (as picked): a healthy URL the site has not refused
+   * lately, or a sticky-session URL (a new session is a new identity).
+   */
+  async hasOtherExit(tier: string, site: string, refused: string): Promise<boolean> {
+    const t = this.#tiers.get(tier);
+    if (!t || tier === DIRECT_TIER) return false;
+    const configured = this.#configuredUrlOf(refused) ?? refused;
+    const now = this.opts.clock.now().getTime();
+    const up = t.urls.filter((u) => !((this.#down.get(u) ?? 0) > now));
+    if (up.length === 0) return false;
+    const { down, retired } = await this.#fleetVerdicts(up, site);
+    return up.some((u) => !down.has(u) && (isSticky(u) || (u !== configured && !((this.#retired.get(sessionKey(site, u)) ?? 0) > now) && !retired.has(u))));
   }
 
   /** The configured URL a picked URL came from (a sticky URL's session id put back to the placeholder). */

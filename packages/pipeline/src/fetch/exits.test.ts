@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DelayedError } from 'bullmq';
 import { CrawlerError, ManualClock, parseProxyTiers } from '@crawler/core';
-import type { FetchRequest } from '@crawler/fetchers';
+import { FetchError, ProxyExitError, type FetchRequest } from '@crawler/fetchers';
 import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
 import { ExitPool } from '../exits/exit-pool.js';
 import { SessionJars } from '../exits/session-jars.js';
@@ -22,11 +22,11 @@ const settings: FetchSettings = {
 };
 
 /** A harness whose fetcher answers by exit: `answer(req)` decides, and every request's exit is recorded. */
-function setup(answer: (req: FetchRequest) => ReturnType<typeof response> | Error) {
+function setup(answer: (req: FetchRequest, clock: ManualClock) => ReturnType<typeof response> | Error, tiers = TIERS) {
   const h = makeHarness();
   const exits: Array<string | null> = [];
   const cookies: Array<string | undefined> = [];
-  const pool = new ExitPool(TIERS, { unhealthyMs: 30_000, clock: h.clock as ManualClock });
+  const pool = new ExitPool(tiers, { unhealthyMs: 30_000, clock: h.clock as ManualClock });
   const jars = new SessionJars({ clock: h.clock });
   const fetchers = {
     get: (name: string) => ({
@@ -35,13 +35,13 @@ function setup(answer: (req: FetchRequest) => ReturnType<typeof response> | Erro
       fetch: async (req: FetchRequest) => {
         exits.push(req.exit?.proxyUrl ?? null);
         cookies.push(req.headers?.cookie);
-        const r = answer(req);
+        const r = answer(req, h.clock as ManualClock);
         if (r instanceof Error) throw r;
         return { ...r, fetcher: name };
       },
     }),
   };
-  const proc = createFetchProcessor({ ...h.common, settings, enqueueRoute: h.enqueueRoute, fetchers, probeStore: h.probeStore, outcomes: h.outcomes, exits: pool, jars });
+  const proc = createFetchProcessor({ ...h.common, settings: { ...settings, exitTiers: tiers }, enqueueRoute: h.enqueueRoute, fetchers, probeStore: h.probeStore, outcomes: h.outcomes, exits: pool, jars });
   return { h, exits, cookies, pool, proc };
 }
 
@@ -54,6 +54,33 @@ describe('fetch processor with exit tiers', () => {
     await proc(job(link.id, link.url));
     expect(h.attempts[0]).toMatchObject({ fetcher: 'simple_http', exitTier: 'direct', isBanned: true });
     expect(h.routeJobs[0]!.input).toMatchObject({ nextFetcher: 'simple_http@datacenter', blockedFetcher: 'simple_http' });
+  });
+
+  it('rotates to another exit of the tier when a site refuses one, and climbs once it refuses a second', async () => {
+    const refused = new Set<string>();
+    const { h, exits, pool, proc } = setup((req) => {
+      refused.add(req.exit!.proxyUrl!);
+      return response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' });
+    });
+    const first = h.links.add('https://pool.example/a', { status: 'fetching' });
+    await proc(job(first.id, first.url, { exitTier: 'residential' }));
+    expect(h.attempts[0]).toMatchObject({ exitTier: 'residential', isBanned: true });
+    // One address of the pool banned: the same arm again, through the tier's other exit, and no arm refused.
+    expect(h.routeJobs[0]!.input).toMatchObject({ nextFetcher: 'simple_http@residential' });
+    expect(h.routeJobs[0]!.input).not.toHaveProperty('blockedFetcher');
+    expect((await pool.pick('residential', new Set(), 'pool.example'))?.proxyUrl).not.toBe(exits[0]);
+    // The tier's second exit refused too: its range is, and the link climbs the ladder.
+    const second = h.links.add('https://pool.example/b', { status: 'fetching' });
+    await proc(job(second.id, second.url, { exitTier: 'residential' }));
+    expect(refused).toEqual(new Set([URL1, URL2]));
+    expect(h.routeJobs[1]!.input).toMatchObject({ nextFetcher: 'playwright_stealth', blockedFetcher: 'simple_http@residential' });
+  });
+
+  it('climbs at once when the tier has no other exit for the site', async () => {
+    const { h, proc } = setup((req) => response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
+    const link = h.links.add('https://single.example/a', { status: 'fetching' });
+    await proc(job(link.id, link.url, { exitTier: 'datacenter' }));
+    expect(h.routeJobs[0]!.input).toMatchObject({ nextFetcher: 'simple_http@residential', blockedFetcher: 'simple_http@datacenter' });
   });
 
   it('resumes a rate-limited arm on the same arm: a 429 is pace, not a wrong exit', async () => {
@@ -115,6 +142,65 @@ describe('fetch processor with exit tiers', () => {
     (h.clock as ManualClock).advance(30_001);
     const both = new Set([(await pool.pick('residential'))?.proxyUrl, (await pool.pick('residential'))?.proxyUrl]);
     expect(both).toEqual(new Set([URL1, URL2]));
+  });
+
+  it("takes a proxy's refusal of one site (its access list) as that proxy's, for that site only: no attempt, no risk, the tier's next proxy carries it", async () => {
+    const refusal = () => {
+      const cause = new ProxyExitError('proxy http://***@res1.example:8000 refused refusing.example:443: CONNECT answered 403', 'http://***@res1.example:8000', '403', 'target');
+      return new FetchError('proxy_unavailable', cause.message, { cause });
+    };
+    const { h, exits, pool, proc } = setup((req) => (req.exit?.proxyUrl === URL1 && req.url.includes('refusing.example') ? refusal() : response(req.url, { html: STATIC_HTML })));
+    const link = h.links.add('https://refusing.example/a', { status: 'fetching' });
+    const out = await proc(job(link.id, link.url, { exitTier: 'residential' }));
+    expect(out).toMatchObject({ outcome: 'done', attempts: 1 });
+    expect(exits).toEqual([URL1, URL2]);
+    expect(h.attempts.map((a) => [a.exitTier, a.success, a.errorType])).toEqual([['residential', true, null]]);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'done', riskLevel: 0 });
+    // Left out for the site that it refuses; still up for every other site.
+    for (let i = 0; i < 3; i++) expect((await pool.pick('residential', new Set(), 'refusing.example'))?.proxyUrl).toBe(URL2);
+    const other = new Set([(await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl, (await pool.pick('residential', new Set(), 'other.example'))?.proxyUrl]);
+    expect(other).toEqual(new Set([URL1, URL2]));
+  });
+
+  it('tries each sticky-session gateway of a tier once per request, even when a proxy takes longer to fail than PROXY_UNHEALTHY_MS', async () => {
+    const sticky = parseProxyTiers(JSON.stringify([{ name: 'sticky', cost: 5, urls: ['http://c-{session}:p@gw1.example:7000', 'http://c-{session}:p@gw2.example:7000'] }]), { direct: true });
+    let calls = 0;
+    const { h, exits, proc } = setup((_req, clock) => {
+      // A silent proxy fails after the connect timeout, here longer than the verdict lasts.
+      clock.advance(31_000);
+      if (++calls > 10) throw new Error('the job kept trying the same gateways');
+      return new CrawlerError('proxy_unavailable', 'proxy http://***@gw.example:7000 unavailable: ETIMEDOUT');
+    }, sticky);
+    const link = h.links.add('https://sticky.example/a', { status: 'fetching' });
+    await expect(proc(job(link.id, link.url, { exitTier: 'sticky' }))).rejects.toBeInstanceOf(DelayedError);
+    expect(exits.map((u) => new URL(u!).host)).toEqual(['gw1.example:7000', 'gw2.example:7000']);
+  });
+
+  it('fails the link with proxy_unavailable, saying what the proxies said, when no proxy of its tier comes back', async () => {
+    const { h, proc } = setup(() => new CrawlerError('proxy_unavailable', 'proxy http://***@res.example:8000 unavailable: ECONNREFUSED'));
+    const link = h.links.add('https://ranges.example/gone', { status: 'fetching' });
+    const j = fakeJob({ linkId: link.id, url: link.url, fetcher: 'simple_http', selectionSource: 'learned', exitTier: 'residential' }, 'fetch-simple_http');
+    j.updateData = async (data) => void (j.data = data);
+    let out: Awaited<ReturnType<typeof proc>> | undefined;
+    let runs = 0;
+    while (!out && runs < 20) {
+      runs++;
+      try {
+        out = await proc(j);
+      } catch (err) {
+        expect(err).toBeInstanceOf(DelayedError);
+        // While it waits, the link says why.
+        expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', lastErrorType: 'proxy_unavailable' });
+        // The proxies' verdicts run out before the job's next run.
+        (h.clock as ManualClock).advance(3_600_000);
+      }
+    }
+    expect(runs).toBe(settings.maxAttempts);
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'proxy_unavailable' });
+    const row = h.links.rows.get(link.id)!;
+    expect(row).toMatchObject({ status: 'failed', lastErrorType: 'proxy_unavailable', attemptCount: 0 });
+    expect(row.lastError).toMatch(/every proxy of exit tier 'residential' failed \(the last: proxy http:\/\/\*\*\*@res\.example:8000 unavailable: ECONNREFUSED\); tried 6 times in a row/);
+    expect(h.attempts).toEqual([]);
   });
 
   it('waits, without an attempt, when every proxy of the tier is down', async () => {

@@ -28,6 +28,8 @@ export interface FetchJobContext {
   exitTier: string;
   /** The exit (proxy URL of the tier) the job's latest request used; unset for direct. */
   exitUsed?: FetchExit | null;
+  /** The site refused the exit, not yet its tier: the link stays on the arm and leaves through another exit. */
+  rotateExit?: boolean;
   /** The link as read when the job started. */
   link: LinkRecord;
   /** The router's decision on the link, not written yet: the job's first write carries it (FetchJobHandle.pendingLink). */
@@ -153,6 +155,8 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
  */
 export async function recordRefusal(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, decision: Decision): Promise<void> {
   if (!deps.blockedArms || decision.kind !== 'pause' || !decision.isBanned || decision.errorType === ERROR_TYPES.rateLimited) return;
+  // The site refused one exit, not the arm: the jobs routed to the arm leave through the tier's other exits.
+  if (ctx.rotateExit) return;
   await deps.blockedArms.record(ctx.domain, armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }), {
     atMs: Date.now(), errorType: decision.errorType ?? 'blocked', reason: decision.reason, ...escalationOf(deps, known, ctx, decision),
   });
@@ -192,7 +196,8 @@ export async function climbAfterRefusal(deps: FetchDeps, ctx: FetchJobContext, b
 
 /**
  * With proxied tiers, the re-route of a paused link names arms: a rate limit resumes on the same arm (pace, not
- * another exit); a block climbs the exit ladder (plain HTTP up the tiers, then the browsers) and names the refused arm.
+ * another exit); a block of one exit of a tier with others left stays on the arm (another exit takes it); any other
+ * block climbs the exit ladder (plain HTTP up the tiers, then the browsers) and names the refused arm.
  * Null without proxied tiers or for other pauses: the retry policy's tool escalation stands.
  */
 function exitEscalation(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, decision: Decision): { nextFetcher?: string; blockedFetcher?: string } | null {
@@ -201,6 +206,8 @@ function exitEscalation(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJ
   const arm = { fetcher: ctx.fetcher, tier: ctx.exitTier };
   if (decision.errorType === ERROR_TYPES.rateLimited) return { nextFetcher: armKey(arm) };
   if (!decision.isBanned) return null;
+  // The first exit of a proxied tier a site refuses is that address's ban: another exit of the tier before a dearer one.
+  if (ctx.rotateExit) return { nextFetcher: armKey(arm) };
   const next = escalatedArm(settings, arm);
   return next ? { nextFetcher: armKey(next), blockedFetcher: armKey(arm) } : { blockedFetcher: armKey(arm) };
 }
@@ -221,6 +228,16 @@ export async function recordWait(deps: FetchDeps, ctx: FetchJobContext, pausedUn
   if (ctx.attempts.length === 0 && !pausedUntil) return;
   await write(deps, ctx, pausedUntil ? { status: LINK_STATUSES.paused, pausedUntil, ...(await domainPauseReason(deps.gate, ctx.domain)) } : {});
   // Written: the job's next run starts from the link as it is now, not from these attempts again.
+  ctx.link = { ...ctx.link, attemptCount: ctx.link.attemptCount + ctx.attempts.length };
+  ctx.attempts = [];
+}
+
+/**
+ * Before a wait for the exits: the attempts made so far are written, and the link says why it waits (its status
+ * unchanged: the job still carries it).
+ */
+export async function recordExitWait(deps: FetchDeps, ctx: FetchJobContext, message: string): Promise<void> {
+  await write(deps, ctx, { lastErrorType: ERROR_TYPES.proxyUnavailable, lastError: message.slice(0, LAST_ERROR_MAX) });
   ctx.link = { ...ctx.link, attemptCount: ctx.link.attemptCount + ctx.attempts.length };
   ctx.attempts = [];
 }

@@ -14,6 +14,7 @@ import {
   isExitError,
   isUrlPolicyError,
   lazyChild,
+  redactCredentials,
   retryAfterMsOf,
   safeResponseHeaders,
   type Clock,
@@ -26,8 +27,8 @@ import {
   type RobotsPolicy,
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
-import type { FetchExit, FetchResult } from '@crawler/fetchers';
-import type { ExitPool } from '../exits/exit-pool.js';
+import { exitFailureScope, type ExitFailureScope, type FetchExit, type FetchResult } from '@crawler/fetchers';
+import { EXIT_ROTATIONS_PER_TIER, type ExitPool } from '../exits/exit-pool.js';
 import type { SessionJars } from '../exits/session-jars.js';
 import type { LinkRecord, LinkRepo, OutcomeLinkChange } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
@@ -37,7 +38,7 @@ import { analysisInputOf } from './response-analysis.js';
 import { inProcessAnalyzer, type ResponseAnalyzer } from './analysis-pool.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
-import { applyDecision, climbAfterRefusal, failLink, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
+import { applyDecision, climbAfterRefusal, failLink, recordExitWait, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
 import type { ArmBlock, BlockedArms } from './blocked-arms.js';
 import { armKey } from '../router/arm-choice.js';
 import { conditionalHeaders, notModifiedDecision } from './conditional.js';
@@ -127,6 +128,8 @@ export interface Try {
   errorType: ErrorCode | null;
   /** Without a response: the fetch error's message (what the network or the browser said), for the attempt and the link. */
   error?: string;
+  /** A proxy_unavailable's reach: the proxy as a whole, or only this target (the proxy refused to carry it). */
+  exitScope?: ExitFailureScope;
   durationMs: number;
 }
 
@@ -135,6 +138,8 @@ interface Wait {
   wait: true;
   retryInMs: number;
   reason: string;
+  /** For a wait on the exits: what the last proxy tried said, or that none was up. */
+  detail?: string;
 }
 
 /**
@@ -164,7 +169,10 @@ export function createFetchProcessor(deps: FetchDeps) {
     for (;;) {
       const got = await fetchOrReuseProbe(deps, known, ctx, useProbe);
       useProbe = false;
-      if ('wait' in got) return waitForPoliteness(deps, ctx, got);
+      if ('wait' in got) {
+        if (got.reason !== ERROR_TYPES.proxyUnavailable) return waitForPoliteness(deps, ctx, got);
+        return finish(deps, ctx.queue, await waitForExits(deps, ctx, got.detail ?? `no proxy of exit tier '${ctx.exitTier}' is up`));
+      }
       const { attempt, decision } = got;
       if (decision.kind !== 'retry_now') {
         hooks.onRequestDone?.();
@@ -224,10 +232,7 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
     // The URL itself is refused (SSRF guard, scheme): the same answer for any request, so the link fails with it.
     if (isUrlPolicyError(err)) return failLink(deps, ctx, { errorType: err.code, message: err.message });
     // robots.txt could not be asked: every proxy of the tier is down. The site is not to blame; wait as a fetch would.
-    if (isExitError(err)) {
-      deps.metrics.jobFinished(ctx.queue, 'delayed');
-      return delayJob(ctx.job, ctx.token, deps.settings.proxyUnhealthyMs ?? 60_000);
-    }
+    if (isExitError(err)) return waitForExits(deps, ctx, `robots.txt could not be asked through any proxy (${err instanceof Error ? err.message : String(err)})`);
     throw err;
   }
   if (isUnreachable(verdict)) return pauseUnreachableSite(deps, known, ctx, verdict);
@@ -306,6 +311,27 @@ async function pauseDomainOnPushback(deps: FetchDeps, ctx: FetchJobContext, deci
   if (decision.kind !== 'pause' || !decision.isBanned || !decision.pausedUntil) return;
   await deps.gate.pauseDomain(ctx.domain, decision.pausedUntil.getTime(), decision.errorType ?? 'blocked');
   ctx.log.warn({ domain: ctx.domain, pausedUntil: decision.pausedUntil.toISOString(), errorType: decision.errorType, status: ctx.attempts.at(-1)?.httpStatus, reason: decision.reason }, 'domain paused');
+}
+
+/**
+ * No proxy of the job's tier could carry the request (all down, or all refused the site). The job waits and tries
+ * again, each wait twice the last (from PROXY_UNHEALTHY_MS, capped at PAUSE_MAX_MS), and the link says why meanwhile;
+ * the MAX_ATTEMPTS-th time in a row the link fails with proxy_unavailable and what the proxies said: a tier whose
+ * proxies never come back must not hold its links (and a crawl waiting for them) for ever.
+ */
+async function waitForExits(deps: FetchDeps, ctx: FetchJobContext, detail: string): Promise<FetchJobResult> {
+  const waits = (ctx.data.exitWaits ?? 0) + 1;
+  const message = redactCredentials(`${detail}; tried ${waits} time${waits === 1 ? '' : 's'} in a row`);
+  if (waits >= deps.settings.maxAttempts) {
+    return failLink(deps, ctx, { errorType: ERROR_TYPES.proxyUnavailable, message: `${message}; not retried (re-post the link once the tier's proxies work)` });
+  }
+  await recordExitWait(deps, ctx, message);
+  await ctx.job.updateData?.({ ...(ctx.job.data as object), exitWaits: waits });
+  const base = deps.settings.proxyUnhealthyMs ?? 60_000;
+  const delayMs = Math.min(base * 2 ** (waits - 1), Math.max(base, deps.settings.pauseMaxMs));
+  deps.metrics.jobFinished(ctx.queue, 'delayed');
+  ctx.log.warn({ exitTier: ctx.exitTier, waits, retryInMs: delayMs }, `no exit: ${message}`);
+  return delayJob(ctx.job, ctx.token, delayMs);
 }
 
 /** A politeness wait: the attempts made so far (and a domain pause) are written, then the job is parked. */
@@ -399,12 +425,14 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     if (cheapest === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
   }
   const tried = new Set<string>();
+  let lastFailure: string | undefined;
   for (;;) {
     const exit = await deps.exits.pick(ctx.exitTier, tried, ctx.domain);
     ctx.exitUsed = exit;
     if (!exit) {
       deps.metrics.exitObserved?.(ctx.exitTier, { unavailable: true });
-      return { wait: true, retryInMs: deps.settings.proxyUnhealthyMs ?? 60_000, reason: ERROR_TYPES.proxyUnavailable };
+      const detail = tried.size > 0 ? `every proxy of exit tier '${ctx.exitTier}' failed (the last: ${lastFailure})` : `every proxy of exit tier '${ctx.exitTier}' is down`;
+      return { wait: true, retryInMs: deps.settings.proxyUnhealthyMs ?? 60_000, reason: ERROR_TYPES.proxyUnavailable, detail };
     }
     // Plain HTTP through a session sends what the site set through that session before (the browsers keep a context
     // per site and exit for the same reason).
@@ -413,8 +441,11 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     if (deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp && attempt.response) await deps.jars.remember(ctx.domain, exit.proxyUrl, attempt.response.headers['set-cookie']);
     if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) return attempt;
     tried.add(exit.proxyUrl);
+    lastFailure = attempt.error;
     deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
-    await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
+    // A proxy that refused only this site is left out for the site (as a session the site refused), not for the fleet.
+    if (attempt.exitScope === 'target') await deps.exits.retireSession(ctx.domain, exit.proxyUrl, 'the proxy refused the site');
+    else await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
   }
 }
 
@@ -428,6 +459,11 @@ async function retireBlockedSession(deps: FetchDeps, ctx: FetchJobContext, decis
   if (!deps.exits || !proxyUrl || !decision.isBanned || decision.errorType === ERROR_TYPES.rateLimited) return;
   await deps.exits.retireSession(ctx.domain, proxyUrl);
   await deps.jars?.forget(ctx.domain, proxyUrl);
+  if (decision.kind !== 'pause') return;
+  // A site that bans one address of a pool serves its others: the tier is refused only once a second exit is.
+  const refusedExits = await deps.exits.noteBlock(ctx.domain, ctx.exitTier);
+  ctx.rotateExit = refusedExits <= EXIT_ROTATIONS_PER_TIER && (await deps.exits.hasOtherExit(ctx.exitTier, ctx.domain, proxyUrl));
+  if (ctx.rotateExit) ctx.log.info({ proxy: maskProxyUrl(proxyUrl), exitTier: ctx.exitTier }, "the site refused this exit: the link stays on the tier and leaves through another of its exits");
 }
 
 async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>, exit?: FetchExit): Promise<Try> {
@@ -437,6 +473,10 @@ async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, heade
     const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal, ...(headers ? { headers } : {}), ...(exit ? { exit } : {}) });
     return { response, errorType: null, durationMs: response.timings?.totalMs ?? performance.now() - started };
   } catch (err) {
-    return { response: null, errorType: errorTypeOf(err), error: err instanceof Error ? err.message : String(err), durationMs: performance.now() - started };
+    const errorType = errorTypeOf(err);
+    return {
+      response: null, errorType, error: err instanceof Error ? err.message : String(err), durationMs: performance.now() - started,
+      ...(errorType === ERROR_TYPES.proxyUnavailable ? { exitScope: exitFailureScope(err) } : {}),
+    };
   }
 }

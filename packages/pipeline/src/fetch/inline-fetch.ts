@@ -191,7 +191,11 @@ export class InlineFetcher {
       timestamp: Date.now(),
       attemptsStarted: 1,
       moveToDelayed: async (timestamp) => {
-        await this.#handOff(input, pendingLink, Math.max(1, timestamp - Date.now()));
+        await this.#handOff(job.data as FetchJobInput, pendingLink, Math.max(1, timestamp - Date.now()));
+      },
+      // What the processor keeps for the job's next run (a count of waits) goes with the job it hands off.
+      updateData: async (data) => {
+        job.data = data;
       },
     };
     let release: (() => void) | null = null;

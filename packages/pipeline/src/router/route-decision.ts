@@ -1,4 +1,5 @@
 import {
+  CrawlerError,
   DOMAIN_MEMORY_SOURCE,
   ERROR_TYPES,
   FETCHERS,
@@ -88,7 +89,7 @@ export interface RouteFacts {
    * robots.txt's verdict on the URL (`unreachable`: robots.txt could not be read, the site is "not now"), or the URL
    * policy's refusal (SSRF guard, scheme).
    */
-  robots?: Pick<RobotsVerdict, 'allowed' | 'reason' | 'unreachable'> | { refused: { code: string; message: string } };
+  robots?: Pick<RobotsVerdict, 'allowed' | 'reason' | 'unreachable'> | { refused: { code: string; message: string } } | { exitsDown: { message: string } };
   /** The politeness gate's answer to a probe. `granted`: the processor holds the permit until the step is carried out. */
   gate?: { granted: true } | { granted: false; reason: 'paused' | 'concurrency' | 'delay'; retryInMs: number };
   /** Why the domain is paused, as the link's error (site-pause domainPauseReason; `{}` when the gate cannot say). */
@@ -186,6 +187,9 @@ export function decideRoute(f: RouteFacts): RouteStep {
   // The probe is a real request to the site, so it obeys robots.txt and the fleet's politeness like any fetch.
   if (f.robots === undefined) return { kind: 'need', what: 'robots' };
   if ('refused' in f.robots) return { kind: 'fail', errorType: f.robots.refused.code, message: f.robots.refused.message };
+  // No proxy could ask robots.txt (PROXY_DIRECT=false, the tier down): no probe, which would be a request; the route a
+  // failed probe gives. The fetch job asks robots.txt again before its request and waits for the exits, bounded.
+  if ('exitsDown' in f.robots) return decideAfterProbe(f, { error: new CrawlerError(ERROR_TYPES.proxyUnavailable, f.robots.exitsDown.message), answeredAt: now }, link.riskLevel);
   if (!f.robots.allowed && f.robots.unreachable) return decideUnreachable(f, { allowed: false, crawlDelayMs: null, reason: f.robots.reason, unreachable: f.robots.unreachable }, link.riskLevel);
   if (!f.robots.allowed) return { kind: 'fail', errorType: ERROR_TYPES.robotsDisallowed, message: f.robots.reason ?? 'disallowed by robots.txt' };
   if (f.gate === undefined) return { kind: 'need', what: 'gate' };

@@ -280,6 +280,30 @@ describe('route processor, learning mode', () => {
     expect(probed).toBe(0);
   });
 
+  it('routes without a probe when robots.txt cannot be asked through any proxy (PROXY_DIRECT=false): the fetch job waits for the exits', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://behind-proxies.example/a');
+    let probed = 0;
+    const process = createRouteProcessor({
+      ...h.common,
+      robots: { check: async () => Promise.reject(new CrawlerError('proxy_unavailable', "every proxy of tier 'residential' is down")) },
+      settings,
+      learning: h.learning,
+      routes: h.routes,
+      probeStore: h.probeStore,
+      probe: async () => {
+        probed += 1;
+        throw new Error('must not probe');
+      },
+    });
+    const out = await process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(out).toMatchObject({ kind: 'routed', fetcher: 'simple_http' });
+    expect(probed).toBe(0);
+    // The fetch job asks robots.txt again before any request, and waits (bounded) for the exits meanwhile.
+    expect(h.fetchJobs).toHaveLength(1);
+    expect(h.links.rows.get(link.id)!.status).not.toBe('failed');
+  });
+
   it('pauses the link and the domain for at least Retry-After when the probe is rate-limited, and fetches nothing', async () => {
     const h = makeHarness();
     const link = h.links.add('https://busy.example/a', { riskLevel: 1 });

@@ -6,6 +6,7 @@ import {
   domainOf,
   errorTypeOf,
   extractUrlHeuristics,
+  isExitError,
   isUrlPolicyError,
   lazyChild,
   selectRoutingHeuristics,
@@ -171,6 +172,11 @@ export function createRouteProcessor(deps: RouterDeps) {
             try {
               facts.robots = await deps.robots.check(link!.url);
             } catch (err) {
+              // No proxy of the tier could ask it: nothing is known of the site, and no probe may be made.
+              if (isExitError(err)) {
+                facts.robots = { exitsDown: { message: err instanceof Error ? err.message : String(err) } };
+                break;
+              }
               // The URL itself is refused (SSRF guard, scheme): probing it would be refused the same way.
               if (!isUrlPolicyError(err)) throw err;
               facts.robots = { refused: { code: err.code, message: err.message } };

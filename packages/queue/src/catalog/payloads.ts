@@ -62,6 +62,8 @@ export const FetchJobSchema = z.object({
   exitTier: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/).optional(),
   /** Set on a switched-fetcher retry (wrong tool): the error that caused it. */
   retryOf: z.object({ fetcher: z.string(), errorType: z.string() }).optional(),
+  /** How many times in a row this job found no proxy of its tier to leave through (each wait longer than the last). */
+  exitWaits: z.number().int().min(0).optional(),
   priority: PrioritySchema,
 });
 export type FetchJob = z.infer<typeof FetchJobSchema>;
