@@ -62,6 +62,15 @@ describe('commands that run browser workers, and CHROMIUM_PATH', () => {
     }
   });
 
+  it('takes the direct_access alias in crawl run --fetchers, as FETCHERS does', async () => {
+    // Past the fetcher-name check, the command meets the Chromium check: proof that direct_access was taken.
+    const t = captureIO();
+    t.io.env = env;
+    expect(await runCli(['run', '--fetchers', 'direct_access,playwright'], t.io)).toBe(2);
+    expect(t.err()).not.toMatch(/not in FETCHERS/);
+    expect(t.err()).toMatch(/CHROMIUM_PATH="\/nonexistent\/chromium"/);
+  });
+
   it('does not look at it when the command runs no browser fetcher', () => {
     const t = captureIO();
     expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http,playwright' }), ['simple_http'])).not.toThrow();
