@@ -67,5 +67,11 @@ export function formatCrawlReport(report: CrawlReport): string {
   const t = report.totals;
   const sources = Object.entries(t.bySource).map(([k, v]) => `${k} ${v}`).join(', ');
   lines.push(`\n${t.links} links: ${t.done} done, ${t.failed} failed, ${t.paused} paused${t.other ? `, ${t.other} other` : ''}; ${t.rejected} rejected; ${t.attempts} attempts${sources ? `; decisions: ${sources}` : ''}`);
+  // The stored error does not name the setting (an API caller is told only that the target is not public); whoever
+  // runs the crawl on a test site needs to know what lets it through.
+  const refused = report.links.filter((l) => l.errorType === 'blocked_address').length;
+  if (refused > 0) {
+    lines.push(`${refused === 1 ? '1 link was' : `${refused} links were`} refused because ${refused === 1 ? 'its address is' : 'their addresses are'} not public (loopback, private, link-local): to crawl such hosts, name them in FETCH_ALLOW_HOSTS (e.g. FETCH_ALLOW_HOSTS=127.0.0.0/8 for a local test site)`);
+  }
   return `${lines.join('\n')}\n`;
 }
