@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { enqueueInParts, splitPositionals } from './crawl.js';
+import { enqueueInParts, sitemapSeedNote, splitPositionals } from './crawl.js';
 import { captureIO } from '../__fixtures__/capture-io.js';
 import { runCli } from '../cli.js';
 import { checkBrowserExecutable, configFrom } from '../crawler/cli-context.js';
@@ -76,5 +76,13 @@ describe('commands that run browser workers, and CHROMIUM_PATH', () => {
     expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http,playwright' }), ['simple_http'])).not.toThrow();
     expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http' }))).not.toThrow();
     expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http,playwright' }))).toThrow(/CHROMIUM_PATH/);
+  });
+});
+
+describe('crawl --follow with a sitemap as its seed', () => {
+  it('says that without --sitemaps a sitemap seed gives no links, and what to add', () => {
+    expect(sitemapSeedNote(['https://a.example/', 'https://a.example/sitemap_index.xml'], false)).toMatch(/^crawl crawl: https:\/\/a\.example\/sitemap_index\.xml is a sitemap: .*--sitemaps/);
+    expect(sitemapSeedNote(['https://a.example/sitemap.xml'], true)).toBeNull();
+    expect(sitemapSeedNote(['https://a.example/', 'https://a.example/feed.xml', 'not a url'], false)).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type CrawlerRuntime, type EnqueueResult } from '@crawler/pipeline';
+import { looksLikeSitemap, type CrawlerRuntime, type EnqueueResult } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { checkBrowserExecutable, cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
@@ -56,6 +56,8 @@ const command: Command = {
     const config = reportingConfigFrom(io);
     const schedule = parseScheduleFlags(v, config.revisitMinIntervalS, USAGE);
     if (v.follow) {
+      const note = sitemapSeedNote(urls, v.sitemaps ?? false);
+      if (note) io.stderr.write(`${note}\n`);
       const { runFollowCrawl } = await import('./crawl-follow.js');
       return runFollowCrawl(io, urls, {
         maxAgeSeconds: schedule.maxAgeSeconds,
@@ -113,6 +115,22 @@ const command: Command = {
     }
   },
 };
+
+/**
+ * A warning for a follow crawl seeded with a sitemap's URL but without --sitemaps: the seed is fetched as a page, and
+ * a sitemap read as a page gives no links, so the crawl would end after it. Null when there is nothing to say.
+ */
+export function sitemapSeedNote(seeds: readonly string[], sitemaps: boolean): string | null {
+  if (sitemaps) return null;
+  const named = seeds.find((s) => {
+    try {
+      return looksLikeSitemap(s);
+    } catch {
+      return false;
+    }
+  });
+  return named ? `crawl crawl: ${named} is a sitemap: without --sitemaps it is fetched as a page and gives no links; add --sitemaps to crawl the pages it lists` : null;
+}
 
 /** URLs per enqueue while the workers already run. */
 const ENQUEUE_PART = 250;
