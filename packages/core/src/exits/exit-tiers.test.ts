@@ -70,6 +70,19 @@ describe('parseProxyTiers', () => {
     expect(() => parseProxyTiers('[]', { direct: false })).toThrow(/no exit tier/);
   });
 
+  it('says a proxy URL written without its scheme needs one, without echoing its credentials', () => {
+    for (const url of ['dc1.example:3128', '10.0.0.1:3128', 'alice:s3cret@dc1.example:3128']) {
+      let message = '';
+      try {
+        parseProxyTiers(JSON.stringify([{ name: 'x', cost: 1, urls: [url] }]), { direct: true });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, url).toMatch(/no scheme: a proxy URL starts with http:\/\/, https:\/\/ or socks5:\/\//);
+      expect(message, url).not.toMatch(/s3cret|alice|dc1\.example:\/\//);
+    }
+  });
+
   it("refuses at start-up a credential whose '%' starts no percent-encoding, and reads encoded ones back", () => {
     // Every request through such a URL would fail with "URI malformed", blamed on the site.
     for (const url of ['http://alice:50%off@h:1', 'socks5://al%ice:pw@h:1080']) {

@@ -39,6 +39,11 @@ export function redactCredentials(text: string): string {
 }
 
 const proxyUrl = z.string().superRefine((v, ctx) => {
+  // `host:port` parses as a URL whose scheme is the host (or not at all): say what is missing, not what it parsed as.
+  if (!v.includes('://')) {
+    ctx.addIssue({ code: 'custom', message: `no scheme: a proxy URL starts with ${PROXY_PROTOCOLS.map((p) => `${p}//`).join(', ').replace(/, (?=[^,]*$)/, ' or ')} (http://host:port, with user:password@ before the host when it asks for them)` });
+    return;
+  }
   let u: URL;
   try {
     u = new URL(v);
