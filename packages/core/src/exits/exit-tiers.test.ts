@@ -106,6 +106,16 @@ describe('parseProxyTiers', () => {
     expect(shown).not.toContain('hunter2');
     expect(shown).not.toContain('alice');
   });
+
+  it('masks the credentials of a proxy URL written without its scheme, when the variable is shown in an error', () => {
+    const json = JSON.stringify([{ name: 'dc', cost: 1, urls: ['alice:s3cret@dc1.example:3128', 'bob:p@ss@dc2.example:3128', 'http://carol:pw@dc3.example:1'] }]);
+    const shown = showEnvValue('PROXY_TIERS', json);
+    for (const secret of ['alice', 's3cret', 'bob', 'p@ss', 'ss@', 'carol', ':pw@']) expect(shown, secret).not.toContain(secret);
+    // The hosts stay, so the operator sees which entry is meant; text without credentials is left alone.
+    expect(shown).toContain('dc1.example:3128');
+    expect(shown).toContain('dc2.example:3128');
+    expect(showEnvValue('PROXY_TIERS', '[{"name":"dc","cost":1,"urls":["mail@example.com"]}]')).toContain('mail@example.com');
+  });
 });
 
 describe('arms and costs', () => {

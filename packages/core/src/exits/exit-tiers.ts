@@ -35,7 +35,13 @@ export function maskProxyUrl(url: string): string {
  * (`//user:p@ss@host`) is masked whole, not up to its own '@'.
  */
 export function redactCredentials(text: string): string {
-  return text.replace(/\/\/[^/\s"'<>]+@/g, '//***@');
+  return (
+    text
+      .replace(/\/\/[^/\s"'<>]+@/g, '//***@')
+      // A proxy written without its scheme (`alice:s3cret@host:3128`, refused at start-up, but shown in the error):
+      // a `user:` at the start of a string or word, up to its last '@'.
+      .replace(/(^|["'\s[,])[^\s"'<>/@:]+:[^\s"'<>/]*@(?=[^\s"'<>/@]+)/g, '$1***@')
+  );
 }
 
 const proxyUrl = z.string().superRefine((v, ctx) => {
