@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { enqueueInParts, sitemapSeedNote, splitPositionals } from './crawl.js';
+import { enqueueInParts, notFiles, sitemapSeedNote, splitPositionals } from './crawl.js';
 import { captureIO } from '../__fixtures__/capture-io.js';
 import { runCli } from '../cli.js';
 import { checkBrowserExecutable, configFrom } from '../crawler/cli-context.js';
@@ -11,6 +11,9 @@ describe('crawl: which arguments are files of URLs', () => {
       urls: ['https://a.example/', 'not a url', 'example.com/page', 'missing.txt'],
       files: ['urls.txt', '-', 'lists/more'],
     });
+  });
+  it('names the candidates that look like a missing file of URLs', () => {
+    expect(notFiles(['missing.txt', './lists/seeds', '/tmp/urls.CSV', 'example.com/page', 'https://a.example/x.txt', 'not a url'])).toEqual(['missing.txt', './lists/seeds', '/tmp/urls.CSV']);
   });
   it('never reads a file for something with a scheme, even if a file of that name exists', () => {
     expect(splitPositionals(['ftp://x/y', 'javascript:alert(1)'], () => true)).toEqual({ urls: ['ftp://x/y', 'javascript:alert(1)'], files: [] });

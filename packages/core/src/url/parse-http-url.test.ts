@@ -35,6 +35,9 @@ describe('parseHttpUrl', () => {
     expect(messageOf('ftp://example.com/')).toBe('unsupported scheme ftp (only http and https)');
     expect(messageOf('mailto:a@example.com')).toBe('unsupported scheme mailto (only http and https)');
     expect(messageOf('not a url')).toBe('unparsable URL: not a url');
+    // A list file that is not there is no site to guess.
+    expect(messageOf('urls.txt')).toBe('unparsable URL: urls.txt');
+    expect(messageOf('seeds.CSV')).toBe('unparsable URL: seeds.CSV');
     expect(messageOf('')).toBe('URL is empty');
   });
 });

@@ -27,6 +27,9 @@ export function parseHttpUrl(raw: string): URL {
 /** `host[:port]` then a path, query, fragment or the end: a URL written without its scheme. */
 const SCHEMELESS = /^(?:localhost|\[[0-9a-f:.]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d{1,5})?(?:[/?#]|$)/i;
 
+/** A file name, not a host: `urls.txt` is a list of URLs that is not there, not the site https://urls.txt. */
+const LIST_FILE = /^[^/?#]*\.(?:txt|csv|tsv|json|jsonl|ndjson|list|lst|log|md)$/i;
+
 /**
  * What the writer of a refused URL most likely meant, as a suffix for its message ('' when there is no good guess):
  * `example.com/a` and `127.0.0.1:8080/` lack a scheme (the WHATWG parser fails on the second and reads
@@ -36,7 +39,7 @@ function guessOf(raw: string): string {
   if (raw.length > 200) return '';
   const colonless = /^(https?)\/\/(?!\/)(\S+)$/i.exec(raw);
   if (colonless) return ` (did you mean ${colonless[1]}://${colonless[2]}?)`;
-  if (!raw.includes('://') && SCHEMELESS.test(raw) && !/\s/.test(raw)) return ` (no scheme: did you mean https://${raw}?)`;
+  if (!raw.includes('://') && SCHEMELESS.test(raw) && !LIST_FILE.test(raw) && !/\s/.test(raw)) return ` (no scheme: did you mean https://${raw}?)`;
   return '';
 }
 
