@@ -34,4 +34,11 @@ describe('crawl report', () => {
     // Nothing of it when no link was refused for its address.
     expect(formatCrawlReport(buildCrawlReport([row('https://a/', 'done')], []))).not.toMatch(/FETCH_ALLOW_HOSTS/);
   });
+
+  it('says what empty_content means when a link failed with it', () => {
+    const tiny = row('http://127.0.0.1:8080/hello.html', 'failed', { lastErrorType: 'empty_content', lastError: 'empty_content:playwright', fetcher: 'playwright' });
+    const text = formatCrawlReport(buildCrawlReport([tiny, tiny, row('https://a/', 'done')], []));
+    expect(text).toMatch(/2 links failed empty_content: fewer than 200 visible characters/);
+    expect(formatCrawlReport(buildCrawlReport([row('https://a/', 'done')], []))).not.toMatch(/visible characters/);
+  });
 });
