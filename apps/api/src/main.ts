@@ -2,7 +2,7 @@
 /** The producer API: POST /links, GET /links/:id, POST/GET/DELETE /crawls, Bull Board, /metrics, /healthz, /readyz. */
 import { createPrismaClient, LinkStore } from '@crawler/db';
 import { DomainPauses, createCrawlFrontier, exitOnSignals } from '@crawler/pipeline';
-import { JobQueues, ROUTE_QUEUE, RedisDatabaseError, assertRedisDatabase, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
+import { JobQueues, ROUTE_QUEUE, RedisSetupError, assertRedisDatabase, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { createLogger, createPipelineMetrics } from '@crawler/telemetry';
 import { parseApiEnv } from './env.js';
 import { createServer } from './server.js';
@@ -58,7 +58,7 @@ try {
   // A database REDIS_URL names that the server lacks would otherwise silently be database 0.
   await assertRedisDatabase(redis);
 } catch (err) {
-  if (!(err instanceof RedisDatabaseError)) {
+  if (!(err instanceof RedisSetupError)) {
     // Redis unreachable: the API serves what it can (its /readyz says so); the check is made again on the next start.
     logger.warn({ err }, 'could not check the Redis database REDIS_URL names');
   } else {

@@ -113,6 +113,7 @@ export {
   DEFAULT_SITEMAP_LIMITS,
   type SitemapReport,
   readSitemaps,
+  looksLikeSitemap,
 } from './crawls/sitemaps.js';
 export {
   type SeenCache,

@@ -69,7 +69,7 @@ export function parseClusterNodes(nodes: readonly string[]): ClusterNode[] {
  * offline queue holds new ones meanwhile, so workers carry on by themselves.
  */
 export function createClusterConnection(nodes: readonly string[], role: ConnectionRole = 'worker', extra: RedisOptions = {}): Cluster {
-  return new Cluster(parseClusterNodes(nodes), {
+  const client = new Cluster(parseClusterNodes(nodes), {
     // Per-command retries are counted across redirections and reconnects: a worker waits a failover out.
     redisOptions: { maxRetriesPerRequest: role === 'worker' ? null : 3, enableReadyCheck: true, blockingTimeout: BLOCKING_TIMEOUT_MS, ...extra },
     maxRedirections: 64,
@@ -86,7 +86,12 @@ export function createClusterConnection(nodes: readonly string[], role: Connecti
     // is ready once it has the slot map; a command that meets CLUSTERDOWN is retried (retryDelayOnClusterDown).
     enableReadyCheck: false,
   });
+  seedNodes.set(client, nodes.map((n) => n.trim()));
+  return client;
 }
+
+/** The REDIS_CLUSTER_NODES a Cluster client was made from, for messages (ioredis keeps its copy private). */
+const seedNodes = new WeakMap<Cluster, readonly string[]>();
 
 /** True when `client` is an ioredis Cluster (created with cluster nodes). */
 export function isCluster(client: Redis | Cluster): client is Cluster {
@@ -120,9 +125,13 @@ export async function probeRedisWrite(client: Redis, prefixes: readonly string[]
 /** How long a readiness probe's key lives: long enough to outlast the command, short enough to leave nothing behind. */
 const READY_PROBE_TTL_MS = 10_000;
 
-/** REDIS_URL names a database the server does not have: a start-up error with a one-line message. */
-export class RedisDatabaseError extends Error {
+/** Redis is not what the configuration says it is: a start-up error whose one-line message names the variable. */
+export class RedisSetupError extends Error {
   readonly code = 'invalid_config';
+}
+
+/** REDIS_URL names a database the server does not have. */
+export class RedisDatabaseError extends RedisSetupError {
   constructor(readonly db: number, url: string, databases: number | null) {
     super(
       `REDIS_URL=${showEnvValue('REDIS_URL', url)}: this Redis has no database ${db}` +
@@ -133,15 +142,53 @@ export class RedisDatabaseError extends Error {
   }
 }
 
+/** REDIS_CLUSTER_NODES names a Redis that is not a cluster node: the Cluster client would wait forever for slots. */
+export class RedisNotClusterError extends RedisSetupError {
+  constructor(nodes: readonly string[], said: string) {
+    super(
+      `REDIS_CLUSTER_NODES=${nodes.join(',')}: ${nodes.length === 1 ? `${nodes[0]} is not a Redis Cluster node` : 'these are not Redis Cluster nodes'} (${said}); ` +
+        'unset REDIS_CLUSTER_NODES to use one Redis through REDIS_URL, or name the nodes of a cluster',
+    );
+  }
+}
+
+/**
+ * A Cluster client's first slot map, or a RedisNotClusterError when a seed node answers that it has cluster support
+ * disabled (a plain Redis). Any other failure (nodes down, a cluster without full coverage) is waited out, as the
+ * workers wait out a failover: the client retries by itself.
+ */
+function assertClusterMode(client: Cluster): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      client.off('ready', onReady);
+      client.off('error', onError);
+    };
+    const onReady = () => {
+      done();
+      resolve();
+    };
+    const onError = (err: Error & { lastNodeError?: Error }) => {
+      const said = err.lastNodeError?.message ?? err.message;
+      if (!/cluster support disabled/i.test(said)) return;
+      done();
+      reject(new RedisNotClusterError(seedNodes.get(client) ?? [], said));
+    };
+    client.on('ready', onReady);
+    client.on('error', onError);
+  });
+}
+
 /**
  * Make sure `client` uses the database its URL names (`redis://host:6379/3`). ioredis sends that SELECT when it
  * connects without waiting for the answer: when the server has no such database it only emits an error event and
  * carries on in database 0, so a process would silently share database 0 with whatever else lives there. A SELECT
- * awaited here turns that into a RedisDatabaseError before the process takes work. No-op on a Cluster (database 0
- * only) and for database 0.
+ * awaited here turns that into a RedisDatabaseError before the process takes work. No-op for database 0. On a
+ * Cluster (database 0 only) it waits for the slot map, and fails with RedisNotClusterError when the seed nodes are a
+ * plain Redis.
  */
 export async function assertRedisDatabase(client: Redis | Cluster): Promise<void> {
-  if (isCluster(client)) return;
+  if (isCluster(client)) return assertClusterMode(client);
   const db = Number(client.options.db ?? 0);
   if (!db) return;
   try {

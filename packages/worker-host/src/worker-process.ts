@@ -1,7 +1,7 @@
 import { ConfigError, checkDependency, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
 import { assertBrowserExecutable, createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
-import { RedisDatabaseError, assertRedisDatabase, fetchQueueName, probeRedisWrite } from '@crawler/queue';
+import { RedisDatabaseError, RedisSetupError, assertRedisDatabase, fetchQueueName, probeRedisWrite } from '@crawler/queue';
 import { startEventDispatcher } from '@crawler/events';
 import { parseWorkerEnv, type WorkerEnv } from './env.js';
 
@@ -195,6 +195,7 @@ export function runWorkerMain(name: string, workers: StartWorkersOptions, source
     // A configuration problem found at start-up is the operator's to fix: one line, no stack trace.
     if (err instanceof MetricsPortInUseError) logger.error({ port: err.port }, `start-up failed: ${err.message}`);
     else if (err instanceof RedisDatabaseError) logger.error({ db: err.db }, `start-up failed: ${err.message}`);
+    else if (err instanceof RedisSetupError) logger.error(`start-up failed: ${err.message}`);
     else if (err instanceof ConfigError) logger.error(`start-up failed: ${err.message}`);
     else logger.error({ err }, 'start-up failed');
     process.exit(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { enqueueInParts, splitPositionals } from './crawl.js';
+import { enqueueInParts, notFiles, sitemapSeedNote, splitPositionals } from './crawl.js';
 import { captureIO } from '../__fixtures__/capture-io.js';
 import { runCli } from '../cli.js';
 import { checkBrowserExecutable, configFrom } from '../crawler/cli-context.js';
@@ -11,6 +11,9 @@ describe('crawl: which arguments are files of URLs', () => {
       urls: ['https://a.example/', 'not a url', 'example.com/page', 'missing.txt'],
       files: ['urls.txt', '-', 'lists/more'],
     });
+  });
+  it('names the candidates that look like a missing file of URLs', () => {
+    expect(notFiles(['missing.txt', './lists/seeds', '/tmp/urls.CSV', 'example.com/page', 'https://a.example/x.txt', 'not a url'])).toEqual(['missing.txt', './lists/seeds', '/tmp/urls.CSV']);
   });
   it('never reads a file for something with a scheme, even if a file of that name exists', () => {
     expect(splitPositionals(['ftp://x/y', 'javascript:alert(1)'], () => true)).toEqual({ urls: ['ftp://x/y', 'javascript:alert(1)'], files: [] });
@@ -62,10 +65,27 @@ describe('commands that run browser workers, and CHROMIUM_PATH', () => {
     }
   });
 
+  it('takes the direct_access alias in crawl run --fetchers, as FETCHERS does', async () => {
+    // Past the fetcher-name check, the command meets the Chromium check: proof that direct_access was taken.
+    const t = captureIO();
+    t.io.env = env;
+    expect(await runCli(['run', '--fetchers', 'direct_access,playwright'], t.io)).toBe(2);
+    expect(t.err()).not.toMatch(/not in FETCHERS/);
+    expect(t.err()).toMatch(/CHROMIUM_PATH="\/nonexistent\/chromium"/);
+  });
+
   it('does not look at it when the command runs no browser fetcher', () => {
     const t = captureIO();
     expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http,playwright' }), ['simple_http'])).not.toThrow();
     expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http' }))).not.toThrow();
     expect(() => checkBrowserExecutable(configFrom(t.io, { ...env, FETCHERS: 'simple_http,playwright' }))).toThrow(/CHROMIUM_PATH/);
+  });
+});
+
+describe('crawl --follow with a sitemap as its seed', () => {
+  it('says that without --sitemaps a sitemap seed gives no links, and what to add', () => {
+    expect(sitemapSeedNote(['https://a.example/', 'https://a.example/sitemap_index.xml'], false)).toMatch(/^crawl crawl: https:\/\/a\.example\/sitemap_index\.xml is a sitemap: .*--sitemaps/);
+    expect(sitemapSeedNote(['https://a.example/sitemap.xml'], true)).toBeNull();
+    expect(sitemapSeedNote(['https://a.example/', 'https://a.example/feed.xml', 'not a url'], false)).toBeNull();
   });
 });

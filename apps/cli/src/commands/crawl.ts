@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type CrawlerRuntime, type EnqueueResult } from '@crawler/pipeline';
+import { looksLikeSitemap, type CrawlerRuntime, type EnqueueResult } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { checkBrowserExecutable, cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
@@ -47,7 +47,9 @@ const command: Command = {
     if (parsed.positionals.length === 0) throw new UsageError(`no URLs or files given\n${USAGE}`);
     const { parseLearningFlag } = await import('./enqueue.js');
     const learningModeEnabled = parseLearningFlag(parsed.values.learning);
-    const urls = await collectUrls(io, { ...splitPositionals(parsed.positionals), stdinWhenEmpty: false });
+    const split = splitPositionals(parsed.positionals);
+    for (const p of notFiles(split.urls)) io.stderr.write(`crawl crawl: ${p}: no such file (taken as a URL instead)\n`);
+    const urls = await collectUrls(io, { ...split, stdinWhenEmpty: false });
     // An empty file (or stdin) is no crawl: without this the run would work the fleet's whole queue until idle.
     if (urls.length === 0) throw new UsageError(`no URLs in ${parsed.positionals.join(', ')}\n${USAGE}`);
     const v = parsed.values;
@@ -56,6 +58,8 @@ const command: Command = {
     const config = reportingConfigFrom(io);
     const schedule = parseScheduleFlags(v, config.revisitMinIntervalS, USAGE);
     if (v.follow) {
+      const note = sitemapSeedNote(urls, v.sitemaps ?? false);
+      if (note) io.stderr.write(`${note}\n`);
       const { runFollowCrawl } = await import('./crawl-follow.js');
       return runFollowCrawl(io, urls, {
         maxAgeSeconds: schedule.maxAgeSeconds,
@@ -114,6 +118,22 @@ const command: Command = {
   },
 };
 
+/**
+ * A warning for a follow crawl seeded with a sitemap's URL but without --sitemaps: the seed is fetched as a page, and
+ * a sitemap read as a page gives no links, so the crawl would end after it. Null when there is nothing to say.
+ */
+export function sitemapSeedNote(seeds: readonly string[], sitemaps: boolean): string | null {
+  if (sitemaps) return null;
+  const named = seeds.find((s) => {
+    try {
+      return looksLikeSitemap(s);
+    } catch {
+      return false;
+    }
+  });
+  return named ? `crawl crawl: ${named} is a sitemap: without --sitemaps it is fetched as a page and gives no links; add --sitemaps to crawl the pages it lists` : null;
+}
+
 /** URLs per enqueue while the workers already run. */
 const ENQUEUE_PART = 250;
 
@@ -136,6 +156,14 @@ export async function enqueueInParts(runtime: Pick<CrawlerRuntime, 'enqueue'>, u
 export function splitPositionals(positionals: readonly string[], isFile: (p: string) => boolean = existingFile): { urls: string[]; files: string[] } {
   const files = positionals.filter((p) => p === '-' || (!/^[a-z][a-z0-9+.-]*:/i.test(p) && isFile(p)));
   return { urls: positionals.filter((p) => !files.includes(p)), files };
+}
+
+/**
+ * The URL candidates that were most likely meant as files of URLs, not there: no scheme, and a path or a list file's
+ * name (`lists/seeds`, `urls.txt`). They still go in as URLs (and are rejected as such); this is the word for why.
+ */
+export function notFiles(urlCandidates: readonly string[]): string[] {
+  return urlCandidates.filter((p) => !/^[a-z][a-z0-9+.-]*:/i.test(p) && (/^\.{0,2}\//.test(p) || /\.(?:txt|csv|tsv|json|jsonl|ndjson|list|lst|log|md)$/i.test(p)));
 }
 
 function existingFile(p: string): boolean {

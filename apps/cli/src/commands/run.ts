@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { canonicalFetcherName } from '@crawler/core';
 import { onShutdownSignal, type CrawlerRuntime } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { checkBrowserExecutable, cliLogger, configFrom, openRuntime } from '../crawler/cli-context.js';
@@ -27,7 +28,8 @@ const command: Command = {
     }
     const config = configFrom(io);
     const logger = cliLogger(io, config.logLevel);
-    const fetchers = parsed.values.fetchers?.split(',').map((s) => s.trim()).filter(Boolean);
+    // Aliases mean their fetcher here as in FETCHERS (`direct_access` is `simple_http`).
+    const fetchers = parsed.values.fetchers?.split(',').map((s) => s.trim()).filter(Boolean).map(canonicalFetcherName);
     const unknown = fetchers?.filter((f) => !config.fetchers.some((c) => c.name === f));
     if (unknown && unknown.length > 0) throw new UsageError(`--fetchers names fetchers not in FETCHERS: ${unknown.join(', ')}`);
     checkBrowserExecutable(config, fetchers);

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { CRAWLER_ENV_SCHEMA, assertBrowserExecutable, createRuntime, type CrawlerConfig, type CrawlerRuntime, type RuntimeOverrides } from '@crawler/pipeline';
-import { RedisDatabaseError, assertRedisDatabase } from '@crawler/queue';
+import { RedisSetupError, assertRedisDatabase } from '@crawler/queue';
 // The logging entry alone: the package's index also loads prom-client (and OpenTelemetry's API), ~0.1 s a command.
 import { createLogger } from '@crawler/telemetry/logging';
 import { ConfigError, type Logger } from '@crawler/core';
@@ -88,11 +88,11 @@ export function checkBrowserExecutable(config: CrawlerConfig, fetchers?: readonl
   }
 }
 
-/** assertRedisDatabase for a command's own connection: a usage error naming REDIS_URL when its database is missing. */
+/** assertRedisDatabase for a command's own connection: a usage error naming REDIS_URL (or REDIS_CLUSTER_NODES) when Redis is not what it says. */
 export async function checkRedisDatabase(redis: Parameters<typeof assertRedisDatabase>[0]): Promise<void> {
   try {
     await assertRedisDatabase(redis);
   } catch (err) {
-    throw err instanceof RedisDatabaseError ? new UsageError(err.message) : err;
+    throw err instanceof RedisSetupError ? new UsageError(err.message) : err;
   }
 }

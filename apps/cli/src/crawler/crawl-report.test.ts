@@ -26,4 +26,19 @@ describe('crawl report', () => {
     expect(text).toContain('https://b/ no_route: nothing routes it');
     expect(text).toContain('3 links: 1 done, 1 failed, 1 paused; 1 rejected; 3 attempts');
   });
+
+  it('says how to crawl a local or private host when a link was refused for its address', () => {
+    const refused = row('http://127.0.0.1:8080/', 'failed', { lastErrorType: 'blocked_address', lastError: 'refused: the target is not a public address', fetcher: null, selectionSource: null, attemptCount: 0 });
+    const text = formatCrawlReport(buildCrawlReport([refused, row('https://a/', 'done')], []));
+    expect(text).toMatch(/1 link was refused because its address is not public[^\n]*FETCH_ALLOW_HOSTS=127\.0\.0\.0\/8/);
+    // Nothing of it when no link was refused for its address.
+    expect(formatCrawlReport(buildCrawlReport([row('https://a/', 'done')], []))).not.toMatch(/FETCH_ALLOW_HOSTS/);
+  });
+
+  it('says what empty_content means when a link failed with it', () => {
+    const tiny = row('http://127.0.0.1:8080/hello.html', 'failed', { lastErrorType: 'empty_content', lastError: 'empty_content:playwright', fetcher: 'playwright' });
+    const text = formatCrawlReport(buildCrawlReport([tiny, tiny, row('https://a/', 'done')], []));
+    expect(text).toMatch(/2 links failed empty_content: fewer than 200 visible characters/);
+    expect(formatCrawlReport(buildCrawlReport([row('https://a/', 'done')], []))).not.toMatch(/visible characters/);
+  });
 });

@@ -1,3 +1,4 @@
+import { SPA_MAX_VISIBLE_CHARS } from '@crawler/core';
 import type { LinkSummary } from '@crawler/db';
 
 /** One link as the `crawl` summary reports it. */
@@ -67,5 +68,16 @@ export function formatCrawlReport(report: CrawlReport): string {
   const t = report.totals;
   const sources = Object.entries(t.bySource).map(([k, v]) => `${k} ${v}`).join(', ');
   lines.push(`\n${t.links} links: ${t.done} done, ${t.failed} failed, ${t.paused} paused${t.other ? `, ${t.other} other` : ''}; ${t.rejected} rejected; ${t.attempts} attempts${sources ? `; decisions: ${sources}` : ''}`);
+  // The stored error does not name the setting (an API caller is told only that the target is not public); whoever
+  // runs the crawl on a test site needs to know what lets it through.
+  const refused = report.links.filter((l) => l.errorType === 'blocked_address').length;
+  if (refused > 0) {
+    lines.push(`${refused === 1 ? '1 link was' : `${refused} links were`} refused because ${refused === 1 ? 'its address is' : 'their addresses are'} not public (loopback, private, link-local): to crawl such hosts, name them in FETCH_ALLOW_HOSTS (e.g. FETCH_ALLOW_HOSTS=127.0.0.0/8 for a local test site)`);
+  }
+  // A newcomer's hello-world page is the usual case: say what the code means and that it is not a crawler fault.
+  const empty = report.links.filter((l) => l.status === 'failed' && l.errorType === 'empty_content').length;
+  if (empty > 0) {
+    lines.push(`${empty === 1 ? '1 link' : `${empty} links`} failed empty_content: fewer than ${SPA_MAX_VISIBLE_CHARS} visible characters of text, even in a browser; a page this short is taken for one that did not render, and is not stored`);
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -70,6 +70,19 @@ describe('parseProxyTiers', () => {
     expect(() => parseProxyTiers('[]', { direct: false })).toThrow(/no exit tier/);
   });
 
+  it('says a proxy URL written without its scheme needs one, without echoing its credentials', () => {
+    for (const url of ['dc1.example:3128', '10.0.0.1:3128', 'alice:s3cret@dc1.example:3128']) {
+      let message = '';
+      try {
+        parseProxyTiers(JSON.stringify([{ name: 'x', cost: 1, urls: [url] }]), { direct: true });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, url).toMatch(/no scheme: a proxy URL starts with http:\/\/, https:\/\/ or socks5:\/\//);
+      expect(message, url).not.toMatch(/s3cret|alice|dc1\.example:\/\//);
+    }
+  });
+
   it("refuses at start-up a credential whose '%' starts no percent-encoding, and reads encoded ones back", () => {
     // Every request through such a URL would fail with "URI malformed", blamed on the site.
     for (const url of ['http://alice:50%off@h:1', 'socks5://al%ice:pw@h:1080']) {
@@ -92,6 +105,16 @@ describe('parseProxyTiers', () => {
     expect(shown).not.toContain('s3cret');
     expect(shown).not.toContain('hunter2');
     expect(shown).not.toContain('alice');
+  });
+
+  it('masks the credentials of a proxy URL written without its scheme, when the variable is shown in an error', () => {
+    const json = JSON.stringify([{ name: 'dc', cost: 1, urls: ['alice:s3cret@dc1.example:3128', 'bob:p@ss@dc2.example:3128', 'http://carol:pw@dc3.example:1'] }]);
+    const shown = showEnvValue('PROXY_TIERS', json);
+    for (const secret of ['alice', 's3cret', 'bob', 'p@ss', 'ss@', 'carol', ':pw@']) expect(shown, secret).not.toContain(secret);
+    // The hosts stay, so the operator sees which entry is meant; text without credentials is left alone.
+    expect(shown).toContain('dc1.example:3128');
+    expect(shown).toContain('dc2.example:3128');
+    expect(showEnvValue('PROXY_TIERS', '[{"name":"dc","cost":1,"urls":["mail@example.com"]}]')).toContain('mail@example.com');
   });
 });
 

@@ -35,10 +35,21 @@ export function maskProxyUrl(url: string): string {
  * (`//user:p@ss@host`) is masked whole, not up to its own '@'.
  */
 export function redactCredentials(text: string): string {
-  return text.replace(/\/\/[^/\s"'<>]+@/g, '//***@');
+  return (
+    text
+      .replace(/\/\/[^/\s"'<>]+@/g, '//***@')
+      // A proxy written without its scheme (`alice:s3cret@host:3128`, refused at start-up, but shown in the error):
+      // a `user:` at the start of a string or word, up to its last '@'.
+      .replace(/(^|["'\s[,])[^\s"'<>/@:]+:[^\s"'<>/]*@(?=[^\s"'<>/@]+)/g, '$1***@')
+  );
 }
 
 const proxyUrl = z.string().superRefine((v, ctx) => {
+  // `host:port` parses as a URL whose scheme is the host (or not at all): say what is missing, not what it parsed as.
+  if (!v.includes('://')) {
+    ctx.addIssue({ code: 'custom', message: `no scheme: a proxy URL starts with ${PROXY_PROTOCOLS.map((p) => `${p}//`).join(', ').replace(/, (?=[^,]*$)/, ' or ')} (http://host:port, with user:password@ before the host when it asks for them)` });
+    return;
+  }
   let u: URL;
   try {
     u = new URL(v);

@@ -39,4 +39,22 @@ describe('readSitemaps', () => {
       truncated: true,
     });
   });
+
+  it('reads a seed that is itself a sitemap, at whatever path, instead of looking for its origin\'s', async () => {
+    const files: Record<string, Uint8Array> = {
+      'https://a.test/robots.txt': enc.encode('Sitemap: https://a.test/other.xml\n'),
+      'https://a.test/other.xml': enc.encode('<urlset><url><loc>https://a.test/not-asked-for</loc></url></urlset>'),
+      'https://a.test/maps/sitemap_index.xml': enc.encode('<sitemapindex><sitemap><loc>/maps/sitemap-posts.xml.gz</loc></sitemap></sitemapindex>'),
+      'https://a.test/maps/sitemap-posts.xml.gz': gzipSync('<urlset><url><loc>/posts/1</loc></url></urlset>'),
+      'https://b.test/sitemap.xml': enc.encode('<urlset><url><loc>https://b.test/page</loc></url></urlset>'),
+    };
+    const fetch = async (url: string) => (files[url] ? { status: 200, body: files[url] } : { status: 404, body: new Uint8Array() });
+    const report = await readSitemaps(['https://a.test/maps/sitemap_index.xml', 'https://b.test/'], { fetch, logger: silentLogger });
+    expect(report).toEqual({
+      urls: ['https://b.test/page', 'https://a.test/posts/1'],
+      files: ['https://a.test/maps/sitemap_index.xml', 'https://b.test/sitemap.xml', 'https://a.test/maps/sitemap-posts.xml.gz'],
+      errors: [],
+      truncated: false,
+    });
+  });
 });

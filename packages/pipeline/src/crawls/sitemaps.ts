@@ -30,9 +30,14 @@ export interface SitemapReport {
 
 const GZIP_MAGIC = [0x1f, 0x8b];
 
+/** A URL whose file name says sitemap (`/sitemap.xml`, `/maps/sitemap_index.xml`, `/sitemap-posts.xml.gz`). */
+export function looksLikeSitemap(url: string): boolean {
+  return /\/[^/]*sitemap[^/]*\.xml(?:\.gz)?$/i.test(new URL(url).pathname);
+}
+
 /**
  * Read the sitemaps of the seeds' origins: the `Sitemap:` lines of each origin's robots.txt, or `/sitemap.xml` when
- * it has none; sitemap indexes are followed breadth-first, an RSS or Atom feed gives its entries, gzipped files (by
+ * it has none (a seed that is itself a sitemap, by its file name, is read instead of its origin's); sitemap indexes are followed breadth-first, an RSS or Atom feed gives its entries, gzipped files (by
  * their magic bytes, whatever the URL or headers say) are inflated with a size cap. Never throws for a bad sitemap: it
  * lands in `errors`.
  */
@@ -52,7 +57,12 @@ export async function readSitemaps(
       queue.push(u);
     }
   };
+  // A seed that names a sitemap is the sitemap the user means: it is read, and its origin's are not looked for.
+  const named = seeds.filter(looksLikeSitemap);
+  for (const s of named) push(s);
+  const namedOrigins = new Set(named.map((s) => new URL(s).origin));
   for (const origin of new Set(seeds.map((s) => new URL(s).origin))) {
+    if (namedOrigins.has(origin)) continue;
     let listed: string[] = [];
     try {
       const res = await opts.fetch(`${origin}/robots.txt`);
