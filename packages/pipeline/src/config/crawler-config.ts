@@ -208,7 +208,7 @@ export const QUEUE_ENV = {
   QUEUE_SHARDS: intVar(1, 1, MAX_QUEUE_SHARDS),
   /** Shards this process's router and fetchers consume, `0,2`. @defaultValue every shard */
   QUEUE_SHARDS_CONSUMED: parsedVar(parseShardNumbers),
-  /** How long a worker owns a job before BullMQ considers it stalled. @defaultValue 30000 */
+  /** How long a worker owns a job before BullMQ considers it stalled; also the lease of a politeness slot. @defaultValue 30000 */
   LOCK_DURATION_MS: intVar(30_000, 1_000, MAX_TIMER_MS),
   /** How often stalled jobs are looked for. @defaultValue 15000 */
   STALLED_INTERVAL_MS: intVar(15_000, 500, MAX_TIMER_MS),
