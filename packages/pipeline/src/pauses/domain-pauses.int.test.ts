@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { RedisPolitenessGate, ShardedPolitenessGate } from '@crawler/politeness';
 import { JobQueues, closeRedisConnection, createRedisConnection, deleteRedisPrefix, shardOfDomain } from '@crawler/queue';
-import { REDIS_URL } from '@crawler/testkit';
+import { REDIS_URL, startPrivateRedisCluster } from '@crawler/testkit';
 import { loadConfig, type CrawlerConfig } from '../config/crawler-config.js';
 import { DomainPauses } from './domain-pauses.js';
 
@@ -72,4 +72,29 @@ describe('DomainPauses with QUEUE_SHARDS=4', () => {
     expect(await fleet.domainPausedUntil(last)).toBeNull();
     expect((await pauses.list()).map((p) => p.domain).sort()).toEqual(domains.slice(0, SHARDS - 1).sort());
   });
+});
+
+describe('DomainPauses on a Redis Cluster with QUEUE_SHARDS=3', () => {
+  it('lists the pauses kept on every master, not only the node a SCAN happens to reach', async () => {
+    const cluster = await startPrivateRedisCluster({ masters: 3, replicasPerMaster: 0 });
+    const clusterConfig = loadConfig({ DATABASE_URL: db.url, REDIS_CLUSTER_NODES: cluster.seeds.join(','), QUEUE_PREFIX: PREFIX, QUEUE_SHARDS: '3' });
+    const client = createRedisConnection(clusterConfig.redisTarget, 'producer');
+    try {
+      const shards = new JobQueues({ connection: client as never, prefix: PREFIX, shards: 3 });
+      const gate = new ShardedPolitenessGate({
+        gates: shards.prefixes.map((prefix) => new RedisPolitenessGate({ redis: client as never, prefix: `${prefix}:polite:` })),
+        shardOf: (domain) => shardOfDomain(domain, 3),
+      });
+      const domains: string[] = [];
+      for (let i = 0; new Set(domains.map((d) => shardOfDomain(d, 3))).size < 3; i++) domains.push(`site${i}.example`);
+      for (const d of domains) await gate.pauseDomain(d, Date.now() + 3_600_000, 'blocked_403');
+      // Three shards on three masters: a node-local SCAN sees at most one shard's pauses.
+      const pauses = new DomainPauses({ redis: client as never, prisma: db.prisma, config: clusterConfig });
+      for (let round = 0; round < 3; round++) expect((await pauses.list()).map((p) => p.domain).sort()).toEqual([...domains].sort());
+      await shards.close();
+    } finally {
+      await closeRedisConnection(client);
+      await cluster.close();
+    }
+  }, 120_000);
 });
