@@ -1,11 +1,21 @@
 import { z } from 'zod';
 import { CRAWLER } from '@crawler/pipeline';
-import { composeEnv, intVar, parseEnv, type EnvSource } from '@crawler/core';
+import { MAX_TIMER_MS, composeEnv, intVar, parseEnv, type EnvSource } from '@crawler/core';
 
 /** Basic-auth credentials of Bull Board. */
 export interface BullBoardCredentials {
   user: string;
   password: string;
+}
+
+/** How long the API waits on a slow client before it closes the connection (API_*_TIMEOUT_MS). */
+export interface ApiTimeouts {
+  /** Time to receive a request's headers. @defaultValue 10000 */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, headers and body; at least headersTimeoutMs. @defaultValue 30000 */
+  requestTimeoutMs: number;
+  /** Time a connection may stay silent, no byte either way. @defaultValue 60000 */
+  idleTimeoutMs: number;
 }
 
 /** Shortest API key accepted: a key must not be guessable in a lifetime of requests. */
@@ -22,6 +32,18 @@ export const API_ENV = {
   HOST: z.string().trim().min(1).default('127.0.0.1'),
   /** Most links one POST /links may carry. @defaultValue 1000 */
   API_MAX_BATCH_SIZE: intVar(1_000, 1, 100_000),
+  /**
+   * How long a client may take to send a request's headers, from its first byte (or from connecting); past it the API
+   * answers 408 and closes the connection, so headers dripped a byte at a time (slow-loris) hold no socket. @defaultValue 10000
+   */
+  API_HEADERS_TIMEOUT_MS: intVar(10_000, 1, MAX_TIMER_MS),
+  /**
+   * How long a client may take to send a whole request, headers and body; past it 408 and the connection is closed, so a
+   * body that never ends holds no socket. The handler's own work is not counted. @defaultValue 30000
+   */
+  API_REQUEST_TIMEOUT_MS: intVar(30_000, 1, MAX_TIMER_MS),
+  /** How long a connection may stay silent (no byte either way) before it is closed. @defaultValue 60000 */
+  API_IDLE_TIMEOUT_MS: intVar(60_000, 1, MAX_TIMER_MS),
   /** `production` requires Bull Board credentials. */
   NODE_ENV: z.string().optional(),
   /**
@@ -46,6 +68,11 @@ export const API_ENV = {
 };
 
 const ApiEnvSchema = composeEnv({ crawler: CRAWLER, api: API_ENV }, (values, ctx) => {
+  // Node refuses a server whose headers may take longer than the whole request.
+  const { API_HEADERS_TIMEOUT_MS: headers, API_REQUEST_TIMEOUT_MS: request } = values;
+  if (typeof headers === 'number' && typeof request === 'number' && headers > request) {
+    ctx.addIssue({ code: 'custom', path: ['API_HEADERS_TIMEOUT_MS'], message: `must be at most API_REQUEST_TIMEOUT_MS (${request})` });
+  }
   // In production there is no open API and no default password to forget to change.
   if (values.NODE_ENV !== 'production') return;
   if (values.API_KEYS === null) ctx.addIssue({ code: 'custom', path: ['API_KEYS'], message: 'required when NODE_ENV=production (comma-separated bearer keys)' });
@@ -53,9 +80,11 @@ const ApiEnvSchema = composeEnv({ crawler: CRAWLER, api: API_ENV }, (values, ctx
   if (!values.BULL_BOARD_PASSWORD) ctx.addIssue({ code: 'custom', path: ['BULL_BOARD_PASSWORD'], message: 'required when NODE_ENV=production (there is no default password)' });
 })
   // The raw Bull Board and NODE_ENV values become `bullBoard` and `production`; every other variable passes as parsed.
-  .transform(({ crawler, api: { nodeEnv, bullBoardUser, bullBoardPassword, ...own } }) => ({
+  .transform(({ crawler, api: { nodeEnv, bullBoardUser, bullBoardPassword, apiHeadersTimeoutMs, apiRequestTimeoutMs, apiIdleTimeoutMs, ...own } }) => ({
     crawler,
     ...own,
+    /** The HTTP server's limits on slow clients (createServer's `timeouts`). */
+    timeouts: { headersTimeoutMs: apiHeadersTimeoutMs, requestTimeoutMs: apiRequestTimeoutMs, idleTimeoutMs: apiIdleTimeoutMs } satisfies ApiTimeouts,
     production: nodeEnv === 'production',
     /** Bull Board's credentials; null (development without BULL_BOARD_PASSWORD) leaves the board off. */
     bullBoard: bullBoardPassword ? ({ user: bullBoardUser || 'admin', password: bullBoardPassword } satisfies BullBoardCredentials) : null,

@@ -33,6 +33,7 @@ const app = await createServer({
   crawls,
   pauses: new DomainPauses({ redis, prisma, queues, config: env.crawler }),
   maxBatchSize: env.apiMaxBatchSize,
+  timeouts: env.timeouts,
   minRevisitIntervalSeconds: env.crawler.revisitMinIntervalS,
   loggerInstance: logger,
 });

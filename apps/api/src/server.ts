@@ -6,7 +6,7 @@ import { NOT_MIGRATED_MESSAGE, isSchemaMissingError, type CrawlStore, type Prism
 import type { CrawlFrontier, DomainPauses, LinkRepo } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { PrometheusPipelineMetrics } from '@crawler/telemetry';
-import type { BullBoardCredentials } from './env.js';
+import type { ApiTimeouts, BullBoardCredentials } from './env.js';
 import { registerLinkRoutes } from './routes/links.js';
 import { registerBullBoard } from './routes/admin.js';
 import { registerOpsRoutes } from './routes/ops.js';
@@ -39,9 +39,14 @@ export interface ServerDeps {
   minRevisitIntervalSeconds?: number;
   /** @defaultValue 2000 */
   healthTimeoutMs?: number;
+  /** Limits on slow clients (slow-loris): past them 408 and the connection closed. @defaultValue DEFAULT_API_TIMEOUTS */
+  timeouts?: ApiTimeouts;
   /** Fastify's logger: a pino instance, or off. @defaultValue off */
   loggerInstance?: FastifyServerOptions['loggerInstance'];
 }
+
+/** The API's limits on slow clients when none are given: API_HEADERS_TIMEOUT_MS, API_REQUEST_TIMEOUT_MS, API_IDLE_TIMEOUT_MS's defaults. */
+export const DEFAULT_API_TIMEOUTS: ApiTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 60_000 };
 
 /**
  * Build the API without listening: tests call `inject()` or `listen({ port: 0 })`, main.ts listens on PORT.
@@ -53,8 +58,22 @@ export interface ServerDeps {
  */
 export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   const maxBatchSize = deps.maxBatchSize ?? 1_000;
-  // Room for a full batch of long URLs; beyond it Fastify answers 413 before parsing.
-  const app = Fastify({ bodyLimit: Math.max(1_048_576, maxBatchSize * 4_096), ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: false }) });
+  const timeouts = deps.timeouts ?? DEFAULT_API_TIMEOUTS;
+  const app = Fastify({
+    // Room for a full batch of long URLs; beyond it Fastify answers 413 before parsing.
+    bodyLimit: Math.max(1_048_576, maxBatchSize * 4_096),
+    // Fastify's default (0) lets a body that never ends hold its connection for good.
+    requestTimeout: timeouts.requestTimeoutMs,
+    connectionTimeout: timeouts.idleTimeoutMs,
+    http: {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      // Node enforces both timeouts when it sweeps its connections, every 30 s by default: a 10 s limit would hold
+      // for up to 40. A sweep walks the open connections only.
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeouts.headersTimeoutMs / 4))),
+    },
+    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: false }),
+  });
 
   app.setErrorHandler((err, req, reply) => {
     const status = (err as { statusCode?: number }).statusCode;

@@ -96,6 +96,25 @@ describe('fetcher start-up', () => {
     expect(await plain.stop('SIGTERM')).toBe(0);
   }, 90_000);
 
+  it('exits at once, cleanly, on SIGTERM during start-up (Redis not reachable yet), instead of waiting for the start to finish', async () => {
+    // Nothing listens on this port: the start waits on Redis, as a worker started before its Redis does.
+    const down = createServer();
+    await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
+    const port = (down.address() as { port: number }).port;
+    await new Promise<void>((resolve) => down.close(() => resolve()));
+    const p = spawnApp('fetcher-sigterm-at-start', `${REPO}apps/fetcher/dist/main.js`, {
+      DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${port}/10`, QUEUE_PREFIX: PREFIX, FETCHERS: 'simple_http:1', METRICS_PORT: '0',
+      LOG_LEVEL: 'info', RECONCILE_INTERVAL_MS: '0', SHUTDOWN_DRAIN_TIMEOUT_MS: '0',
+    });
+    apps.push(p);
+    // /metrics listens before the Redis check: the process is mid-start when the signal comes.
+    await p.waitForLog((l) => l.msg === 'metrics listening on /metrics', 60_000);
+    expect(await p.stop('SIGTERM')).toBe(0);
+    expect(p.logs.find((l) => l.msg === 'workers started')).toBeUndefined();
+    expect(p.logs.find((l) => l.msg === 'shutdown timed out; exiting')).toBeUndefined();
+    expect(p.logs.find((l) => l.msg === 'start-up aborted by signal')).toBeDefined();
+  }, 90_000);
+
   it('refuses an unknown fetcher name, naming the variable', async () => {
     const p = spawnApp('fetcher-typo', `${REPO}apps/fetcher/dist/main.js`, { DATABASE_URL: db.url, QUEUE_PREFIX: PREFIX, FETCHERS: 'simple_htp:4' });
     apps.push(p);

@@ -103,9 +103,17 @@ export function masterNodesOf(client: Redis | Cluster): Redis[] {
   return isCluster(client) ? client.nodes('master') : [client];
 }
 
-/** Close a client, tolerating one that is already closed or never connected. */
+/**
+ * Close a client, tolerating one that is already closed or never connected. A client that is not connected (Redis
+ * down, still connecting) is dropped at once: its QUIT would wait in the offline queue behind the commands already
+ * waiting there, for a server that may never come.
+ */
 export async function closeRedisConnection(client: Redis | Cluster): Promise<void> {
   if (client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
   try {
     await client.quit();
   } catch {

@@ -33,6 +33,39 @@ export interface StartWorkerProcessOptions {
   workers: StartWorkersOptions;
   /** Test seams (clients, clocks); production passes none. */
   overrides?: RuntimeOverrides;
+  /**
+   * Aborts the start (a SIGTERM before 'workers started'): a step still waiting (Redis not up yet) stops waiting, what
+   * was opened is closed, and the start rejects with StartAbortedError. Once started, aborting does nothing.
+   */
+  signal?: AbortSignal;
+}
+
+/** The start of a worker process was given up because its `signal` aborted (a shutdown signal during start-up). */
+export class StartAbortedError extends Error {
+  override name = 'StartAbortedError';
+  constructor() {
+    super('start-up aborted');
+  }
+}
+
+/** `promise`, or a StartAbortedError as soon as `signal` aborts. */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(new StartAbortedError());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new StartAbortedError());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 /** Count finished jobs by outcome on the way to the Prometheus metrics, for the health line. */
@@ -85,12 +118,13 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   let server: MetricsServer | null = null;
   try {
     if (env.metricsPort !== null) {
-      server = await listenForMetrics(metrics, env, logger, readiness);
+      server = await unlessAborted(listenForMetrics(metrics, env, logger, readiness), opts.signal);
       logger.info({ port: server.port }, 'metrics listening on /metrics');
     }
     // Before anything takes work (and after /healthz listens: it waits for a Redis that is down at start): a database
     // REDIS_URL names that the server lacks would otherwise be database 0.
-    await assertRedisDatabase(runtime.redis);
+    await unlessAborted(assertRedisDatabase(runtime.redis), opts.signal);
+    if (opts.signal?.aborted) throw new StartAbortedError();
     runtime.startWorkers(opts.workers);
   } catch (err) {
     await server?.close();
@@ -176,8 +210,8 @@ function servedQueues(runtime: CrawlerRuntime, workers: StartWorkersOptions): st
 /**
  * The whole main of a worker process (the router or a fetcher): parse the environment once (a bad value: its message
  * on stderr and exit 1, before any logger exists, as the log level is part of what failed), start the workers, and
- * shut down in order on SIGTERM/SIGINT, handled from the first moment: a signal during start-up shuts down once the
- * start completes.
+ * shut down in order on SIGTERM/SIGINT, handled from the first moment: a signal during start-up gives the start up,
+ * closes what it had opened and exits 0.
  */
 export function runWorkerMain(name: string, workers: StartWorkersOptions, source: EnvSource = process.env): void {
   let env: WorkerEnv;
@@ -191,7 +225,14 @@ export function runWorkerMain(name: string, workers: StartWorkersOptions, source
     process.exit(1);
   }
   const logger = createLogger({ name, level: env.crawler.logLevel });
-  const app = startWorkerProcess({ env, logger, workers }).catch((err: unknown) => {
+  // A signal during start-up gives the start up (it may be waiting for a Redis that is not up) rather than waiting
+  // for it to finish only to shut down again.
+  const aborter = new AbortController();
+  const app = startWorkerProcess({ env, logger, workers, signal: aborter.signal }).catch((err: unknown) => {
+    if (err instanceof StartAbortedError) {
+      logger.info('start-up aborted by signal');
+      return null;
+    }
     // A configuration problem found at start-up is the operator's to fix: one line, no stack trace.
     if (err instanceof MetricsPortInUseError) logger.error({ port: err.port }, `start-up failed: ${err.message}`);
     else if (err instanceof RedisDatabaseError) logger.error({ db: err.db }, `start-up failed: ${err.message}`);
@@ -200,5 +241,12 @@ export function runWorkerMain(name: string, workers: StartWorkersOptions, source
     else logger.error({ err }, 'start-up failed');
     process.exit(1);
   });
-  exitOnSignals(async () => (await app).close(), logger, env.shutdownDrainTimeoutMs + 30_000);
+  exitOnSignals(
+    async () => {
+      aborter.abort();
+      await (await app)?.close();
+    },
+    logger,
+    env.shutdownDrainTimeoutMs + 30_000,
+  );
 }

@@ -233,15 +233,15 @@ export const intVar = (def: number, min = 0, max?: number) =>
       return n;
     });
 
-/** An integer >= min (and at most Number.MAX_SAFE_INTEGER), `undefined` when unset or blank: for a default computed from other variables (see EnvGroup). */
-export const optionalIntVar = (min = 0) =>
+/** An integer within [min, max] (max: Number.MAX_SAFE_INTEGER when not given), `undefined` when unset or blank: for a default computed from other variables (see EnvGroup). */
+export const optionalIntVar = (min = 0, max?: number) =>
   z
     .string()
     .optional()
     .transform((v, ctx): number | undefined => {
       if (isBlank(v)) return undefined;
       const n = Number(v.trim());
-      const issue = intIssue(n, min, undefined);
+      const issue = intIssue(n, min, max);
       if (issue) {
         ctx.addIssue({ code: 'custom', message: issue });
         return z.NEVER;

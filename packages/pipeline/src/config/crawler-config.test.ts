@@ -126,7 +126,7 @@ describe('loadConfig', () => {
 
   it('stops at a size or count past the integers JavaScript holds exactly, instead of taking it as no limit', () => {
     // FETCH_MAX_BYTES=1e99 parsed as an "integer", and no response ever reached it.
-    for (const name of ['FETCH_MAX_BYTES', 'MAX_ATTEMPTS', 'ROUTER_CONCURRENCY', 'ANALYSIS_THREADS']) {
+    for (const name of ['FETCH_MAX_BYTES', 'MAX_ATTEMPTS', 'ANALYSIS_THREADS']) {
       for (const value of ['1e99', '9007199254740993', '99999999999999999999']) {
         expect(() => loadConfig({ ...base, [name]: value }), `${name}=${value}`).toThrow(new RegExp(`${name}="${value}": expected an integer from \\d+ to 9007199254740991`));
       }
@@ -178,6 +178,38 @@ describe('loadConfig', () => {
   it('refuses an unknown fetcher name, naming the variable, the entry and the known names', () => {
     expect(() => loadConfig({ ...base, FETCHERS: 'simple_htp:4' })).toThrow(/FETCHERS="simple_htp:4": unknown fetcher 'simple_htp'.*known: simple_http, playwright, playwright_stealth/);
     expect(loadConfig({ ...base, FETCHERS: 'direct_access:2,Playwright' }).fetchers.map((f) => f.name)).toEqual(['simple_http', 'playwright']);
+  });
+
+  it('bounds each fetcher\'s concurrency, so a typo does not start a worker with absurd concurrency', () => {
+    expect(loadConfig({ ...base, FETCHERS: 'simple_http:1000,playwright:64,playwright_stealth:64' }).fetchers.map((f) => f.concurrency)).toEqual([1000, 64, 64]);
+    const one = (env: Record<string, string>) => {
+      try {
+        loadConfig({ ...base, ...env });
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as Error).message;
+      }
+      throw new Error(`accepted ${JSON.stringify(env)}`);
+    };
+    const http = one({ FETCHERS: 'simple_http:100000' });
+    expect(http).toBe('invalid configuration: FETCHERS="simple_http:100000": concurrency 100000 of simple_http is more than 1000 (expected name or name:concurrency, concurrency from 1 to 1000)');
+    expect(one({ FETCHERS: 'simple_http:8,playwright:200' })).toMatch(/^invalid configuration: FETCHERS="simple_http:8,playwright:200": concurrency 200 of playwright is more than 64 /);
+    expect(one({ FETCHERS: 'playwright_stealth:99999999999999999999' })).toMatch(/FETCHERS="playwright_stealth:99999999999999999999": concurrency 99999999999999999999 of playwright_stealth is more than 64/);
+    expect(http).not.toContain('\n');
+  });
+
+  it('bounds per-domain politeness: DOMAIN_LIMITS concurrency and delay, DOMAIN_MAX_CONCURRENCY, ROUTER_CONCURRENCY', () => {
+    expect(loadConfig({ ...base, DOMAIN_LIMITS: 'a.example=1000:2147483647', DOMAIN_MAX_CONCURRENCY: '1000', ROUTER_CONCURRENCY: '10000' }).domainLimits).toEqual({
+      'a.example': { maxConcurrency: 1000, minDelayMs: 2_147_483_647 },
+    });
+    expect(() => loadConfig({ ...base, DOMAIN_LIMITS: 'a.example=2,shop.example=20000' })).toThrow(
+      /^invalid configuration: DOMAIN_LIMITS="a.example=2,shop.example=20000": bad entry 'shop.example=20000' \(expected domain=concurrency or domain=concurrency:minDelayMs, concurrency from 1 to 1000, minDelayMs at most 2147483647\)$/,
+    );
+    expect(() => loadConfig({ ...base, DOMAIN_LIMITS: 'shop.example=2:99999999999999' })).toThrow(/DOMAIN_LIMITS="shop.example=2:99999999999999": bad entry/);
+    expect(() => loadConfig({ ...base, DOMAIN_MAX_CONCURRENCY: '20000' })).toThrow(/^invalid configuration: DOMAIN_MAX_CONCURRENCY="20000": expected an integer from 1 to 1000$/);
+    for (const value of ['1000000', '1e99', '99999999999999999999']) {
+      expect(() => loadConfig({ ...base, ROUTER_CONCURRENCY: value })).toThrow(new RegExp(`^invalid configuration: ROUTER_CONCURRENCY="${value}": expected an integer from 1 to 10000$`));
+    }
   });
 
   it('rejects an empty fetcher list', () => {

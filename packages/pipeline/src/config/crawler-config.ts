@@ -75,6 +75,22 @@ const KNOWN_FETCHERS: readonly string[] = Object.values(FETCHERS);
 const FETCHER_ITEM = /^([a-z0-9_.-]+)(?::(\d+))?$/;
 const DEFAULT_FETCHER_CONCURRENCY: Record<string, number> = { simple_http: 8, playwright: 2, playwright_stealth: 1 };
 
+/**
+ * Most jobs one process may run at once per fetcher. Past these a value is a typo, not a plan: every plain-HTTP slot
+ * may hold a body of FETCH_MAX_BYTES (10 MiB by default, so 1000 slots can ask for 10 GiB), and every browser slot is
+ * an open Chromium page (~100 MB each). Scale further with more processes.
+ */
+export const MAX_FETCHER_CONCURRENCY: Readonly<Record<string, number>> = { simple_http: 1_000, playwright: 64, playwright_stealth: 64 };
+
+/** Most route jobs one process may run at once (ROUTER_CONCURRENCY): above the default that the largest FETCHERS gives. */
+export const MAX_ROUTER_CONCURRENCY = 10_000;
+
+/**
+ * Most requests in flight to one domain fleet-wide (DOMAIN_MAX_CONCURRENCY, DOMAIN_LIMITS): politeness with more than
+ * this is no politeness, and each slot is a member of the domain's Redis sorted set that every acquire walks.
+ */
+export const MAX_DOMAIN_CONCURRENCY = 1_000;
+
 /** Parse `simple_http:8,playwright:2,playwright_stealth` (concurrency optional, aliases allowed). */
 export function parseFetcherList(value: string): FetcherConfig[] {
   const out = new Map<string, FetcherConfig>();
@@ -88,6 +104,10 @@ export function parseFetcherList(value: string): FetcherConfig[] {
     // A typo would start a worker on a queue the router never routes to: its links would wait forever.
     if (!KNOWN_FETCHERS.includes(name)) {
       throw new Error(`unknown fetcher '${m[1]}' in '${raw.trim()}' (known: ${[...KNOWN_FETCHERS, ...Object.keys(FETCHER_ALIASES)].join(', ')})`);
+    }
+    const max = MAX_FETCHER_CONCURRENCY[name];
+    if (n !== undefined && max !== undefined && n > max) {
+      throw new Error(`concurrency ${m[2]} of ${name} is more than ${max} (expected name or name:concurrency, concurrency from 1 to ${max})`);
     }
     out.set(name, { name, concurrency: n ?? DEFAULT_FETCHER_CONCURRENCY[name] ?? 2 });
   }
@@ -146,14 +166,22 @@ export function parseAllowHosts(value: string): string[] {
 
 const LIMIT_ITEM = /^([a-z0-9.-]+)=(\d+)(?::(\d+))?$/;
 
-/** Parse `domain=concurrency[:minDelayMs],...`; throws with the offending entry. */
+/**
+ * Parse `domain=concurrency[:minDelayMs],...`; throws with the offending entry. Bounded as DOMAIN_MAX_CONCURRENCY and
+ * DOMAIN_MIN_DELAY_MS are: concurrency 1..MAX_DOMAIN_CONCURRENCY, delay 0..MAX_TIMER_MS.
+ */
 export function parseDomainLimits(value: string): Record<string, DomainLimits> {
   const out: Record<string, DomainLimits> = {};
   for (const raw of value.split(',')) {
     const item = raw.trim().toLowerCase();
     if (item === '') continue;
     const m = LIMIT_ITEM.exec(item);
-    if (!m || Number(m[2]) < 1) throw new Error(`bad entry '${raw.trim()}' (expected domain=concurrency or domain=concurrency:minDelayMs, concurrency >= 1)`);
+    const concurrency = Number(m?.[2]);
+    if (!m || concurrency < 1 || concurrency > MAX_DOMAIN_CONCURRENCY || (m[3] !== undefined && Number(m[3]) > MAX_TIMER_MS)) {
+      throw new Error(
+        `bad entry '${raw.trim()}' (expected domain=concurrency or domain=concurrency:minDelayMs, concurrency from 1 to ${MAX_DOMAIN_CONCURRENCY}, minDelayMs at most ${MAX_TIMER_MS})`,
+      );
+    }
     const domain = m[1]!.replace(/^www\./, '');
     out[domain] = m[3] === undefined ? { maxConcurrency: Number(m[2]) } : { maxConcurrency: Number(m[2]), minDelayMs: Number(m[3]) };
   }
@@ -180,7 +208,7 @@ export const QUEUE_ENV = {
   QUEUE_SHARDS: intVar(1, 1, MAX_QUEUE_SHARDS),
   /** Shards this process's router and fetchers consume, `0,2`. @defaultValue every shard */
   QUEUE_SHARDS_CONSUMED: parsedVar(parseShardNumbers),
-  /** How long a worker owns a job before BullMQ considers it stalled. @defaultValue 30000 */
+  /** How long a worker owns a job before BullMQ considers it stalled; also the lease of a politeness slot. @defaultValue 30000 */
   LOCK_DURATION_MS: intVar(30_000, 1_000, MAX_TIMER_MS),
   /** How often stalled jobs are looked for. @defaultValue 15000 */
   STALLED_INTERVAL_MS: intVar(15_000, 500, MAX_TIMER_MS),
@@ -192,7 +220,7 @@ export const ROUTING_ENV = {
   LEARNING_MODE_ENABLED: boolVar(true),
   /** Legacy mode: the fetcher for domains without a hard-coded route (unset: such links fail with `no_route`). */
   DEFAULT_FETCHER: z.string().trim().min(1).transform(canonicalFetcherName).optional(),
-  /** The fetchers this process runs (fetch workers) and the router may choose, `name[:concurrency],...`. */
+  /** The fetchers this process runs (fetch workers) and the router may choose, `name[:concurrency],...` (concurrency bounded by MAX_FETCHER_CONCURRENCY). */
   FETCHERS: fetcherList,
   /**
    * Route jobs this process's router runs at once. Every fetch job was routed first, and a route may wait on a probe
@@ -200,7 +228,7 @@ export const ROUTING_ENV = {
    * 50 hosts at FETCHERS=simple_http:32: 8 slots 81 pages/s, 32 slots 95). @defaultValue the sum of FETCHERS'
    * concurrency, plus half of plain HTTP's with FETCH_INLINE (defaultRouterConcurrency)
    */
-  ROUTER_CONCURRENCY: optionalIntVar(1),
+  ROUTER_CONCURRENCY: optionalIntVar(1, MAX_ROUTER_CONCURRENCY),
   /**
    * A router that routes a link to plain HTTP fetches it itself when this process runs plain-HTTP fetch workers with a
    * slot free (the slots are shared with those workers, so FETCHERS' concurrency still holds): one job per page
@@ -332,8 +360,8 @@ export const POLITENESS_ENV = {
   ROBOTS_UNREACHABLE_TTL_MS: intVar(30_000, 1, MAX_DURATION_MS),
   /** Product token matched against robots.txt User-agent lines. @defaultValue 'fetch-router' */
   ROBOTS_USER_AGENT: z.string().min(1).default('fetch-router'),
-  /** Requests in flight to one domain across the fleet. @defaultValue 2 */
-  DOMAIN_MAX_CONCURRENCY: intVar(2, 1),
+  /** Requests in flight to one domain across the fleet, at most MAX_DOMAIN_CONCURRENCY. @defaultValue 2 */
+  DOMAIN_MAX_CONCURRENCY: intVar(2, 1, MAX_DOMAIN_CONCURRENCY),
   /** Minimum gap between request starts to one domain. @defaultValue 1000 */
   DOMAIN_MIN_DELAY_MS: intVar(1_000, 0, MAX_TIMER_MS),
   /**

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
 import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
@@ -73,6 +74,43 @@ describe('crash recovery', () => {
     expect(contents).toHaveLength(PAGES);
     // The log and the links agree: no link is done without its successful attempt (they are one write).
     expect(await crawler.db.prisma.link.count({ where: { status: 'done', attempts: { none: { success: true } } } })).toBe(0);
+  }, 90_000);
+
+  it("a SIGKILLed worker's politeness slots are leased as long as its job locks: free by the time its jobs come back", async () => {
+    await crawler?.cleanup();
+    await server?.close();
+    const routes = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`/k/${i}`, { body: staticArticle({ title: `K ${i}` }), delayMs: 3_000 }]));
+    server = await startTestServer(routes);
+    // Every slot of the domain is the killed worker's: the next worker can fetch nothing until they are free.
+    const env = { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:2', DOMAIN_MAX_CONCURRENCY: '2', LOCK_DURATION_MS: '2000', STALLED_INTERVAL_MS: '1000' };
+    crawler = await startE2e('crash_slots', env);
+    await crawler.runtime.enqueue(Array.from({ length: 4 }, (_, i) => server!.url(`/k/${i}`)));
+    child = await startChild({
+      DATABASE_URL: crawler.config.databaseUrl,
+      REDIS_URL: crawler.config.redisUrl,
+      QUEUE_PREFIX: crawler.config.queuePrefix,
+      ALLOW_PRIVATE_NETWORKS: 'true',
+      DOMAIN_MIN_DELAY_MS: '0',
+      ...env,
+    });
+    await waitFor(async () => server!.requests.length >= 2, 'the child to hold both slots');
+    child.kill('SIGKILL');
+    await new Promise((r) => child!.once('exit', r));
+
+    // The dead worker's slots, each scored by when it expires without a heartbeat: at most one job lock away.
+    const redis = new Redis(crawler.config.redisUrl);
+    try {
+      const slots = await redis.zrange(`${crawler.config.queuePrefix}:polite:slots:127.0.0.1`, 0, -1, 'WITHSCORES');
+      const [sec, usec] = await redis.time();
+      const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+      const expiries = slots.filter((_, i) => i % 2 === 1).map(Number);
+      expect(expiries).toHaveLength(2);
+      for (const expiry of expiries) expect(expiry - now).toBeLessThanOrEqual(2_000);
+    } finally {
+      redis.disconnect();
+    }
+    crawler.runtime.startWorkers();
+    await waitFor(async () => (await crawler!.db.prisma.link.count({ where: { status: 'done' } })) === 4 || null, 'every link to complete', 45_000);
   }, 90_000);
 
   it('SIGTERM drains in-flight jobs, writes their attempts and exits cleanly; the rest wait for the next worker', async () => {

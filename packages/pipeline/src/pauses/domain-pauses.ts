@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { pausedLinksByDomain, resumePausedLinks, type PrismaClient } from '@crawler/db';
 import { RedisPolitenessGate, normalizeDomain } from '@crawler/politeness';
-import type { JobQueues } from '@crawler/queue';
+import { shardOfDomain, shardPrefix, type JobQueues } from '@crawler/queue';
 import { domainOf, systemClock, type Clock } from '@crawler/core';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 
@@ -26,7 +26,8 @@ export interface DomainPauseView {
 export interface DomainPausesDeps {
   redis: Redis;
   prisma: PrismaClient;
-  config: Pick<CrawlerConfig, 'queuePrefix'>;
+  /** Where the fleet keeps its pauses: one politeness prefix per shard of QUEUE_PREFIX (QUEUE_SHARDS). */
+  config: Pick<CrawlerConfig, 'queuePrefix' | 'queueShards'>;
   /** Needed to lift: the resumed links' route jobs go here. */
   queues?: Pick<JobQueues, 'enqueueRoutes'>;
   clock?: Clock;
@@ -59,20 +60,30 @@ export interface LiftResult {
  * site") with the paused links in Postgres (what is waiting, and why).
  */
 export class DomainPauses {
-  readonly #gate: RedisPolitenessGate;
+  /** One gate per shard, by shard number, under the prefixes the workers use (create-runtime.ts). */
+  readonly #gates: RedisPolitenessGate[];
   readonly #deps: DomainPausesDeps;
   readonly #clock: Clock;
 
   constructor(deps: DomainPausesDeps) {
     this.#deps = deps;
     this.#clock = deps.clock ?? systemClock;
-    this.#gate = new RedisPolitenessGate({ redis: deps.redis, prefix: politenessPrefix(deps.config.queuePrefix) });
+    const { queuePrefix, queueShards } = deps.config;
+    this.#gates = Array.from({ length: queueShards }, (_, shard) =>
+      new RedisPolitenessGate({ redis: deps.redis, prefix: politenessPrefix(shardPrefix(queuePrefix, shard, queueShards)) }),
+    );
+  }
+
+  /** The gate of the shard that keeps `domain`'s pause. */
+  #gateOf(domain: string): RedisPolitenessGate {
+    return this.#gates[shardOfDomain(domain, this.#gates.length)]!;
   }
 
   /** Every paused domain, the longest pause first. */
   async list(): Promise<DomainPauseView[]> {
     const now = this.#clock.now();
-    const [fleet, links] = await Promise.all([this.#gate.listPauses(), pausedLinksByDomain(this.#deps.prisma, now)]);
+    const [perShard, links] = await Promise.all([Promise.all(this.#gates.map((g) => g.listPauses())), pausedLinksByDomain(this.#deps.prisma, now)]);
+    const fleet = perShard.flat();
     const byDomain = new Map<string, DomainPauseView>();
     for (const p of fleet) {
       const until = new Date(p.untilMs).toISOString();
@@ -92,9 +103,10 @@ export class DomainPauses {
     return [...byDomain.values()].sort((a, b) => b.until.localeCompare(a.until) || a.domain.localeCompare(b.domain));
   }
 
-  /** The fleet-wide pause of one domain (what `crawl explain` shows), or null. */
+  /** The fleet-wide pause of one domain (what `crawl explain` shows), or null; `www.` is the domain's, as for lift. */
   async pauseOf(domain: string): Promise<{ reason: string; until: string } | null> {
-    const p = await this.#gate.domainPause(normalizeDomain(domain));
+    const d = linkDomain(domain);
+    const p = await this.#gateOf(d).domainPause(d);
     return p ? { reason: p.reason, until: new Date(p.untilMs).toISOString() } : null;
   }
 
@@ -102,7 +114,7 @@ export class DomainPauses {
   async lift(domainInput: string): Promise<LiftResult> {
     const domain = linkDomain(domainInput);
     if (!this.#deps.queues) throw new Error('DomainPauses.lift needs the job queues');
-    const domainPauseLifted = await this.#gate.liftPause(domain);
+    const domainPauseLifted = await this.#gateOf(domain).liftPause(domain);
     const resumed = await resumePausedLinks(this.#deps.prisma, domain, this.#clock.now());
     for (let i = 0; i < resumed.length; i += 1_000) {
       await this.#deps.queues.enqueueRoutes(resumed.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation })));

@@ -109,6 +109,10 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
         prefix: `${prefix}:polite:`,
         defaults: { maxConcurrency: config.domainMaxConcurrency, minDelayMs: config.domainMinDelayMs },
         overrides: config.domainLimits,
+        // A slot is leased as long as a job lock, renewed by a heartbeat every third of it: a SIGKILLed worker's slots
+        // are free by the time BullMQ hands its stalled jobs to another worker (the gate's 60 s default held them
+        // twice that long), and a worker stalled long enough to lose its slot has already lost its job lock.
+        slotTtlMs: config.lockDurationMs,
         clock: o.clock,
         logger: logger.child({ component: 'politeness' }),
       }),

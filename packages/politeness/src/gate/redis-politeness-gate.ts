@@ -150,21 +150,24 @@ export class RedisPolitenessGate implements PolitenessGate {
 
   /**
    * Every domain paused right now, fleet-wide, with its reason and end (epoch ms), soonest end last. Walks the pause
-   * keys with SCAN (never KEYS), so a large keyspace is not blocked.
+   * keys with SCAN (never KEYS), so a large keyspace is not blocked; on a Redis Cluster every master is walked, as a
+   * SCAN sees only the keys of the node it reaches.
    */
   async listPauses(): Promise<Array<{ domain: string; untilMs: number; reason: string }>> {
-    const match = `${this.#prefix}pause:*`;
+    const match = `${this.#prefix.replace(/[*?[\]\\]/g, '\\$&')}pause:*`;
     const out: Array<{ domain: string; untilMs: number; reason: string }> = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', match, 'COUNT', 500);
-      cursor = next;
-      for (const key of keys) {
-        const domain = key.slice(this.#prefix.length + 'pause:'.length);
-        const pause = await this.domainPause(domain);
-        if (pause) out.push({ domain, ...pause });
-      }
-    } while (cursor !== '0');
+    for (const node of masterNodes(this.#redis)) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 500);
+        cursor = next;
+        for (const key of keys) {
+          const domain = key.slice(this.#prefix.length + 'pause:'.length);
+          const pause = await this.domainPause(domain);
+          if (pause) out.push({ domain, ...pause });
+        }
+      } while (cursor !== '0');
+    }
     return out.sort((a, b) => b.untilMs - a.untilMs || a.domain.localeCompare(b.domain));
   }
 
@@ -224,6 +227,12 @@ export class RedisPolitenessGate implements PolitenessGate {
     const [s, us] = await this.#redis.time();
     return Number(s) * 1000 + Math.floor(Number(us) / 1000);
   }
+}
+
+/** The clients that hold the whole keyspace: each master of an ioredis Cluster, or the one server. */
+function masterNodes(redis: Redis): Redis[] {
+  const cluster = redis as unknown as { isCluster?: boolean; nodes?: (role: 'master') => Redis[] };
+  return cluster.isCluster === true && cluster.nodes ? cluster.nodes('master') : [redis];
 }
 
 /** Domains are compared case-insensitively and without a trailing dot. */

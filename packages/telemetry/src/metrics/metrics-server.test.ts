@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPipelineMetrics } from './pipeline-metrics.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
@@ -38,4 +39,27 @@ describe('startMetricsServer', () => {
       await ready.close();
     }
   });
+
+  it('cuts off a scraper that never finishes its request (slow-loris) with a 408 and closes the connection', async () => {
+    const metrics = createPipelineMetrics();
+    const slow = await startMetricsServer({ registry: metrics.registry, port: 0, host: '127.0.0.1', headersTimeoutMs: 200, requestTimeoutMs: 400 });
+    try {
+      const socket = connect(slow.port, '127.0.0.1');
+      let received = '';
+      socket.on('data', (d) => (received += d.toString('latin1')));
+      socket.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      const head = `GET /metrics HTTP/1.1\r\nHost: worker\r\nX-Slow: ${'a'.repeat(100_000)}`;
+      let i = 0;
+      const drip = setInterval(() => {
+        if (socket.writable) socket.write(head[i++ % head.length]!);
+      }, 20);
+      await closed;
+      clearInterval(drip);
+      expect(received).toMatch(/^HTTP\/1\.1 408 /);
+      expect(i).toBeLessThan(head.length);
+    } finally {
+      await slow.close();
+    }
+  }, 20_000);
 });

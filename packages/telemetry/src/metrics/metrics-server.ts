@@ -17,6 +17,13 @@ export interface MetricsServerOptions {
    * shutting down). 200 with the checks when `ready`, 503 otherwise. Without it /readyz answers as /healthz.
    */
   readiness?: () => Promise<Readiness>;
+  /**
+   * How long a client may take to send a request's headers before it gets a 408 and its connection is closed, so
+   * headers dripped a byte at a time (slow-loris) hold no socket. Node's own limit is 60 s, checked every 30 s. @defaultValue 10000
+   */
+  headersTimeoutMs?: number;
+  /** How long a client may take to send a whole request (these are GETs: no body to wait for); at least headersTimeoutMs. @defaultValue 10000 */
+  requestTimeoutMs?: number;
 }
 
 /** What GET /readyz reports: each check's verdict (`ok`, `fail`: never a driver's words, which name hosts), and whether all passed. */
@@ -43,7 +50,11 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   const logger = options.logger ?? silentLogger;
   const json = (res: ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(body));
-  const server: Server = createServer((req, res) => {
+  const headersTimeout = options.headersTimeoutMs ?? 10_000;
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? 10_000);
+  // Node checks both limits when it sweeps its connections, every 30 s by default: a quarter of the limit holds it.
+  const limits = { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersTimeout / 4))) };
+  const server: Server = createServer(limits, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/healthz') {
       json(res, 200, { status: 'ok' });
