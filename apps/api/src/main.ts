@@ -34,6 +34,7 @@ const app = await createServer({
   pauses: new DomainPauses({ redis, prisma, queues, config: env.crawler }),
   maxBatchSize: env.apiMaxBatchSize,
   minRevisitIntervalSeconds: env.crawler.revisitMinIntervalS,
+  ...(env.crawler.crawlTrackingParams ? { trackingParams: env.crawler.crawlTrackingParams } : {}),
   loggerInstance: logger,
 });
 if (!env.apiKeys) logger.warn('the API is open: set API_KEYS (comma-separated bearer keys) to require one');
