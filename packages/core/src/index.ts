@@ -96,6 +96,7 @@ export {
 } from './crawl/crawl-url.js';
 export { extractLinks, robotsHeaderNofollow, type ExtractedLink, type ExtractLinksOptions, type PageLinks } from './crawl/extract-links.js';
 export { extractXmlLinks, looksLikeFeed, type XmlDocumentKind, type XmlPageLinks } from './crawl/extract-feed-links.js';
+export { extractJsonFeedLinks } from './crawl/extract-json-feed-links.js';
 export { parseSitemap, sitemapsFromRobots, type SitemapEntries } from './crawl/sitemap.js';
 export {
   parseEnv,
