@@ -105,6 +105,20 @@ describe('GET /links', () => {
     expect((await authed('GET', `/links?url=${encodeURIComponent('https://find.example/other')}`)).json().links).toEqual([]);
   });
 
+  it('stores a posted campaign link without its tracking parameters, and finds it, or a link stored with them, by either spelling', async () => {
+    const posted = await authed('POST', '/links', { urls: ['https://camp.example/sale?utm_source=mail&item=4&fbclid=X1'] });
+    expect(posted.json().accepted[0]).toMatchObject({ url: 'https://camp.example/sale?item=4', created: true });
+    const id = posted.json().accepted[0].id as string;
+    for (const spelling of ['https://camp.example/sale?item=4', 'https://camp.example/sale?utm_source=other&item=4']) {
+      const res = await authed('GET', `/links?url=${encodeURIComponent(spelling)}`);
+      expect(res.json().links.map((l: { id: string }) => l.id), spelling).toEqual([id]);
+    }
+    // Stored with its tracking parameters before enqueue stripped them: still found by the URL it was stored under.
+    const legacy = 'https://camp.example/old?utm_campaign=spring';
+    const [row] = await new LinkStore(db.prisma).upsertMany([{ url: legacy, initialUrl: legacy, domain: 'camp.example' }]);
+    expect((await authed('GET', `/links?url=${encodeURIComponent(legacy)}`)).json().links.map((l: { id: string }) => l.id)).toEqual([row!.id]);
+  });
+
   it('validates its query: status, limit, cursor, unknown parameters', async () => {
     for (const q of ['status=lost', 'limit=0', 'limit=1001', 'limit=ten', 'colour=red']) {
       const res = await authed('GET', `/links?${q}`);

@@ -35,6 +35,7 @@ const app = await createServer({
   maxBatchSize: env.apiMaxBatchSize,
   timeouts: env.timeouts,
   minRevisitIntervalSeconds: env.crawler.revisitMinIntervalS,
+  ...(env.crawler.crawlTrackingParams ? { trackingParams: env.crawler.crawlTrackingParams } : {}),
   loggerInstance: logger,
 });
 if (!env.apiKeys) logger.warn('the API is open: set API_KEYS (comma-separated bearer keys) to require one');

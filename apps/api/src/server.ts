@@ -37,6 +37,8 @@ export interface ServerDeps {
   maxBatchSize?: number;
   /** Shortest revisit interval a request may ask for, seconds (REVISIT_MIN_INTERVAL_S). @defaultValue 60 */
   minRevisitIntervalSeconds?: number;
+  /** Query parameters a posted URL loses before it becomes a link (CRAWL_TRACKING_PARAMS). @defaultValue core's DEFAULT_TRACKING_PARAMS */
+  trackingParams?: readonly string[];
   /** @defaultValue 2000 */
   healthTimeoutMs?: number;
   /** Limits on slow clients (slow-loris): past them 408 and the connection closed. @defaultValue DEFAULT_API_TIMEOUTS */
@@ -106,7 +108,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   // Before any route: the hook it adds is global, so routes added later (here or by other modules) are covered too.
   if (deps.apiKeys) await registerApiKeyAuth(app, deps.apiKeys);
-  registerLinkRoutes(app, { prisma: deps.prisma, links: deps.links, queues: deps.queues, maxBatchSize, linksCounter, minRevisitIntervalSeconds: deps.minRevisitIntervalSeconds });
+  registerLinkRoutes(app, { prisma: deps.prisma, links: deps.links, queues: deps.queues, maxBatchSize, linksCounter, minRevisitIntervalSeconds: deps.minRevisitIntervalSeconds, ...(deps.trackingParams ? { trackingParams: deps.trackingParams } : {}) });
   registerPagesRoutes(app, { prisma: deps.prisma });
   if (deps.crawls) registerCrawlRoutes(app, { ...deps.crawls, maxSeeds: maxBatchSize });
   if (deps.pauses) registerPausesRoutes(app, { pauses: deps.pauses });

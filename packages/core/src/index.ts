@@ -82,7 +82,7 @@ export { SPA_SIGNATURES, SPA_MAX_VISIBLE_CHARS, type SpaSignature } from './vali
 export { detectPaywall, PAYWALL_MARKERS } from './validation/detect-paywall.js';
 export { detectContentFamily, mimeOf, type ContentFamily } from './validation/content-family.js';
 export { decodeBody, charsetOf, decodeWindows1252, isWindows1252Label, knownCharset, metaCharsetLabel, MAX_ANALYSED_BYTES } from './validation/decode-body.js';
-export { extractPageFeatures, collapseWhitespace, type PageFeatures } from './validation/page-features.js';
+export { extractPageFeatures, collapseWhitespace, MAX_SRCDOC_DEPTH, type PageFeatures } from './validation/page-features.js';
 export { classifyProbe, MIN_REUSABLE_BODY_BYTES, type ProbeClassification, type ProbeInput } from './probe/classify-probe.js';
 export * from './learning/index.js';
 export { CRAWL_SCOPES, compileScope, compileUrlPattern, siteOf, type CrawlScope, type ScopeRules, type ScopeMatcher, type ScopeVerdict } from './crawl/crawl-scope.js';
@@ -96,6 +96,7 @@ export {
 } from './crawl/crawl-url.js';
 export { extractLinks, robotsHeaderNofollow, type ExtractedLink, type ExtractLinksOptions, type PageLinks } from './crawl/extract-links.js';
 export { extractXmlLinks, looksLikeFeed, type XmlDocumentKind, type XmlPageLinks } from './crawl/extract-feed-links.js';
+export { extractJsonFeedLinks } from './crawl/extract-json-feed-links.js';
 export { parseSitemap, sitemapsFromRobots, type SitemapEntries } from './crawl/sitemap.js';
 export {
   parseEnv,

@@ -63,6 +63,11 @@ export interface RevisitSource {
 export interface LinkRepo {
   /** Insert the links that do not exist yet (by normalized url) and return every one, with whether it was new. */
   upsertMany(links: NewLink[]): Promise<Array<LinkRecord & { created: boolean }>>;
+  /**
+   * Which of `urls` are stored links' urls. Optional: enqueue uses it to keep a link stored under a spelling it no
+   * longer produces (with tracking parameters) instead of storing the page again.
+   */
+  existingUrls?(urls: readonly string[]): Promise<string[]>;
   get(id: string): Promise<LinkRecord | null>;
   update(id: string, patch: LinkChange): Promise<void>;
   /** Apply `patch` only while the link is not done or failed; false when it already was (a concurrent job finished it). */

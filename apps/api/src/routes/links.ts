@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { LINK_STATUSES, ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, domainOf, normalizeUrl, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
+import { DEFAULT_TRACKING_PARAMS, LINK_STATUSES, ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, compileTrackingParams, domainOf, normalizeUrl, stripTrackingParams, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
 import { LinkStore, ScheduleStore, listLinks, type PrismaClient } from '@crawler/db';
 import { MAX_JOB_PRIORITY } from '@crawler/queue';
 import { enqueueLinks, shownInput, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
@@ -20,6 +20,8 @@ export interface LinksRouteDeps {
   schedule?: ScheduleStore;
   /** Shortest revisit interval a request may ask for, seconds (REVISIT_MIN_INTERVAL_S). @defaultValue 60 */
   minRevisitIntervalSeconds?: number;
+  /** Query parameters a posted URL loses before it becomes a link (CRAWL_TRACKING_PARAMS). @defaultValue core's DEFAULT_TRACKING_PARAMS */
+  trackingParams?: readonly string[];
 }
 
 // Items are `unknown` on purpose: one bad entry is a per-URL error in the response, not a 400 for the batch.
@@ -95,6 +97,7 @@ export function summariseHeuristics(rows: ReadonlyArray<{ heuristicType: string;
 
 /** POST /links (enqueue a batch) and GET /links/:id (status, attempts, decision). */
 export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): void {
+  const tracking = compileTrackingParams(deps.trackingParams ?? DEFAULT_TRACKING_PARAMS);
   const linkStore = new LinkStore(deps.prisma);
   app.post('/links', async (req, reply) => {
     const parsed = PostBody.safeParse(req.body);
@@ -160,6 +163,7 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       const result = await enqueueLinks(group.urls, {
         links: deps.links, queues: deps.queues, learningModeEnabled: group.learningModeEnabled, priority: group.priority, schedule, revisit,
         maxAgeSeconds: group.maxAges.some((a) => a !== undefined) ? group.maxAges : undefined,
+        ...(deps.trackingParams ? { trackingParams: deps.trackingParams } : {}),
       });
       // enqueueLinks answers every input once, accepted or rejected, each list in input order.
       let a = 0;
@@ -193,9 +197,11 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
     const q = parsed.data;
     const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
     if (after === null) return reply.code(400).send({ error: 'invalid_cursor', message: 'cursor is not one this API handed out (use nextCursor as given)' });
-    let url: string | undefined;
+    let url: string[] | undefined;
     try {
-      url = q.url === undefined ? undefined : normalizeUrl(q.url);
+      // The link a posted URL became (tracking parameters stripped), or one stored with them before they were.
+      const normalized = q.url === undefined ? undefined : normalizeUrl(q.url);
+      url = normalized === undefined ? undefined : [...new Set([stripTrackingParams(normalized, tracking), normalized])];
     } catch {
       return reply.code(400).send({ error: 'invalid_url', message: `not a URL that can be stored: ${JSON.stringify(q.url)}` });
     }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { normalizeUrl } from '@crawler/core';
+import { normalizeUrl, stripTrackingParams } from '@crawler/core';
 import { LinkStore, createPrismaClient } from '@crawler/db';
 import { CONTENT_FORMATS, UnsupportedFormatError, noContentReason, readContent, type ContentFormat } from '@crawler/export';
 import { UsageError, type Command } from '../command.js';
@@ -40,7 +40,9 @@ const command: Command = {
     }
     const prisma = createPrismaClient(databaseUrlFrom(io.env), { maxConnections: 2 });
     try {
-      const linkId = linkUrl === null ? target.toLowerCase() : await new LinkStore(prisma).idByUrl(linkUrl);
+      const store = new LinkStore(prisma);
+      // The link a posted URL became (tracking parameters stripped), else one stored with them before they were.
+      const linkId = linkUrl === null ? target.toLowerCase() : ((await store.idByUrl(stripTrackingParams(linkUrl))) ?? (await store.idByUrl(linkUrl)));
       if (!linkId) {
         io.stderr.write(`no link for ${linkUrl}\n`);
         return 1;

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { MAX_OPEN_ELEMENTS } from './html-events.js';
 import { compileTrackingParams } from './crawl-url.js';
 import { extractLinks, robotsHeaderNofollow } from './extract-links.js';
 
@@ -80,5 +81,28 @@ describe('robotsHeaderNofollow', () => {
     expect(robotsHeaderNofollow('noindex')).toBe(false);
     expect(robotsHeaderNofollow('otherbot: noindex, nofollow')).toBe(false);
     expect(robotsHeaderNofollow(undefined)).toBe(false);
+  });
+});
+
+describe('extractLinks on a page nested past MAX_OPEN_ELEMENTS', () => {
+  it('reads every link of a page nested 20,000 deep, and its parser never holds more than MAX_OPEN_ELEMENTS open elements', () => {
+    // htmlparser2 unshifts each opened element into its stack, a cost of the stack's length: record the longest.
+    let longest = 0;
+    let calls = 0;
+    const unshift = Array.prototype.unshift;
+    const spy = vi.spyOn(Array.prototype, 'unshift').mockImplementation(function (this: unknown[], ...items: unknown[]) {
+      calls += 1;
+      longest = Math.max(longest, this.length);
+      return unshift.apply(this, items);
+    });
+    let r: ReturnType<typeof extractLinks> | undefined;
+    try {
+      r = extractLinks(`<html><body><a href="/before">b</a>${'<div class="x"><span>t</span>'.repeat(20_000)}<a href="/after">a</a></body></html>`, 'https://site.test/');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(r?.links.map((l) => l.url)).toEqual(['https://site.test/before', 'https://site.test/after']);
+    expect(calls).toBeGreaterThan(20_000);
+    expect(longest).toBeLessThanOrEqual(MAX_OPEN_ELEMENTS);
   });
 });

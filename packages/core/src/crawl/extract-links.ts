@@ -55,7 +55,7 @@ export function refreshTarget(content: string): string | null {
 const LINK_ATTRIBUTE: Record<string, string> = { a: 'href', area: 'href', iframe: 'src', frame: 'src' };
 
 /** `<link rel=alternate>` types that name the page's RSS or Atom feed. */
-const FEED_TYPES = new Set(['application/rss+xml', 'application/atom+xml']);
+const FEED_TYPES = new Set(['application/rss+xml', 'application/atom+xml', 'application/feed+json']);
 
 function relTokens(rel: string | undefined): string[] {
   return rel ? decodeAttribute(rel).toLowerCase().split(/\s+/).filter(Boolean) : [];

@@ -110,6 +110,15 @@ const CASES: Record<string, { html: string; expected: Record<string, unknown> }>
       "markupLower": "<div id=\"root\"><p>word word word word word word word word word word word word word word word word word word word word </p><span id=\"inner\">hi</span></div><div id=\"app\"> loading… </div>"
     }
   },
+  "srcdoc": {
+    "html": "<body><p>Before</p><iframe srcdoc=\"<title>Inner</title><style>p{}</style><p>Fish &amp;amp; chips &quot;here&quot;</p><iframe srcdoc='<p>Deeper</p>'></iframe>\">fallback</iframe><iframe src=\"/x\">no</iframe><p>After</p></body>",
+    "expected": {
+      "title": "",
+      "visibleText": "Before Fish & chips \"here\" Deeper After",
+      "bodyElementCount": 4,
+      "linkCount": 0
+    }
+  },
   "spans": {
     "html": "<p>x</p><pre>&lt;div class=\"paywall\"&gt;</pre><TEXTAREA>class=\"paywall\"</TEXTAREA><scripts>s</scripts><script>1</script><code>open",
     "expected": {

@@ -11,7 +11,7 @@ export interface PageFeatures {
   markupLower: string;
   /** Document title, whitespace collapsed. */
   title: string;
-  /** Visible body text, whitespace collapsed (script, style, template, noscript, svg removed). */
+  /** Visible body text, whitespace collapsed (script, style, template, noscript, svg removed; an `<iframe srcdoc>`'s text in place). */
   visibleText: string;
   /** Text inside <noscript>, whitespace collapsed. */
   noscriptText: string;
@@ -53,6 +53,11 @@ export function isDataField(name: string, attribs: Record<string, string> | unde
 
 /** Text a mount point may hold and still be a placeholder ("Loading…", "Please wait"), in non-blank characters. */
 export const MAX_PLACEHOLDER_CHARS = 40;
+/**
+ * `<iframe srcdoc>` documents read inside one another at most: a browser shows each in place, and a page nesting more
+ * is playing games (each level is the one above escaped again, so the bytes grow with the depth).
+ */
+export const MAX_SRCDOC_DEPTH = 3;
 /** Ids collected as mount candidates; shells have a handful, and a huge page must not cost more. */
 export const MAX_MOUNT_CANDIDATES = 200;
 
@@ -185,7 +190,7 @@ function fastForwardTo(this: TokenizerInternals, c: number): boolean {
 
 
 /** Attributes read by the walk (mount ids, form field kinds); others are only tested for presence. */
-const READ_ATTRIBUTES = ['id', 'type', 'name', 'class'] as const;
+const READ_ATTRIBUTES = ['id', 'type', 'name', 'class', 'srcdoc'] as const;
 
 /** An open element during the parse. */
 interface Frame {
@@ -209,7 +214,8 @@ const SKIPPED: Frame = { skipped: true, invisible: false, block: false, head: fa
  * `publicParserOnly` takes the path that uses htmlparser2's public API alone (the decoding tokenizer): the same
  * results, about 1.4× the CPU on articles; it is also what runs when TOKENIZER_INTERNALS_MATCH is false.
  */
-export function extractPageFeatures(html: string, options: { publicParserOnly?: boolean } = {}): PageFeatures {
+export function extractPageFeatures(html: string, options: { publicParserOnly?: boolean; srcdocDepth?: number } = {}): PageFeatures {
+  const srcdocDepth = options.srcdocDepth ?? 0;
   const fast = TOKENIZER_INTERNALS_MATCH && options.publicParserOnly !== true;
   const htmlLower = html.toLowerCase();
   let title = '';
@@ -259,6 +265,16 @@ export function extractPageFeatures(html: string, options: { publicParserOnly?: 
         } else if (name === 'a' && attribs.href !== undefined) linkCount += 1;
         if (!NON_CONTENT_TAGS.has(name) && !hidden) bodyElementCount += 1;
         if (!hidden && isDataField(name, attribs)) dataFieldCount += 1;
+        if (name === 'iframe' && !hidden && attribs.srcdoc !== undefined && srcdocDepth < MAX_SRCDOC_DEPTH) {
+          // The document of an <iframe srcdoc> is shown in place, as part of this page (an embedded article, a
+          // newsletter's body): its text is this page's text; an iframe that loads a URL is another page.
+          const inner = extractPageFeatures(attribs.srcdoc, { ...options, srcdocDepth: srcdocDepth + 1 }).visibleText;
+          parts.push(` ${inner} `);
+          if (mountEntries.length > 0) {
+            const limit = (mountEntries[mountEntries.length - 1] as number) + MAX_PLACEHOLDER_CHARS;
+            if (nonBlank <= limit) nonBlank += countNonBlank(inner, limit + 1 - nonBlank);
+          }
+        }
         if (INVISIBLE.has(name)) {
           skipDepth = 1;
           stack.push({ skipped: false, invisible: true, block: false, head: false, mountId: null, nonBlankAtEntry: 0 });

@@ -24,6 +24,15 @@ describe('validateResponse', () => {
     expect(v.isEmpty).toBe(true);
   });
 
+  it("counts the text of an <iframe srcdoc> as the page's own: a browser shows it in place", () => {
+    const inner = `<p>${text(600)}</p>`.replace(/"/g, '&quot;');
+    const v = validateResponse({ status: 200, headers: H, body: html(`<iframe srcdoc="${inner}"></iframe>`) });
+    expect(v).toMatchObject({ isEmpty: false, hasSpa: false });
+    expect(v.visibleTextLength).toBeGreaterThanOrEqual(590);
+    // An iframe that loads another URL is another page: its fallback text is not this one's.
+    expect(validateResponse({ status: 200, headers: H, body: html(`<iframe src="/other">${text(600)}</iframe>`) }).isEmpty).toBe(true);
+  });
+
   it('turns 403 and 406 (WAF default deny) into blocked_403 and 429 into rate_limited without a challenge', () => {
     for (const status of [403, 406]) {
       const v = validateResponse({ status, headers: H, body: html(`<p>${text(400)}</p>`) });

@@ -92,8 +92,8 @@ export interface ListLinksQuery {
   status?: string;
   /** The link's host, exactly (as stored, lower case). */
   domain?: string;
-  /** The normalized URL, exactly: a lookup. */
-  url?: string;
+  /** The normalized URL, exactly, or any of several spellings of one page: a lookup. */
+  url?: string | readonly string[];
   /** Page size. */
   limit: number;
   /** Where the previous page ended (its `nextCursor`). */
@@ -107,13 +107,13 @@ const LIST_COLUMNS = `id, url, domain, status, fetcher, paused_until AS "pausedU
 // neither repeats nor shifts a page. NULL parameters switch their filter off.
 export const LIST_SQL = `
 SELECT ${LIST_COLUMNS} FROM links
-WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR domain = $2) AND ($3::text IS NULL OR url = $3)
+WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR domain = $2) AND ($3::text[] IS NULL OR url = ANY($3::text[]))
   AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid))
 ORDER BY created_at DESC, id DESC
 LIMIT $6`;
 
 /** A page of links, newest first, and whether another page follows. */
 export async function listLinks(prisma: PrismaClient, q: ListLinksQuery): Promise<{ links: LinkListItem[]; more: boolean }> {
-  const rows = await sqlOf(prisma).query<LinkListItem>(LIST_SQL, [q.status ?? null, q.domain ?? null, q.url ?? null, q.after?.createdAt ?? null, q.after?.id ?? null, q.limit + 1]);
+  const rows = await sqlOf(prisma).query<LinkListItem>(LIST_SQL, [q.status ?? null, q.domain ?? null, q.url === undefined ? null : [q.url].flat(), q.after?.createdAt ?? null, q.after?.id ?? null, q.limit + 1]);
   return { links: rows.slice(0, q.limit), more: rows.length > q.limit };
 }

@@ -148,6 +148,16 @@ export class LinkStore {
     });
   }
 
+  /** Which of `urls` are stored links' urls (one indexed lookup on the unique url). */
+  async existingUrls(urls: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (let i = 0; i < urls.length; i += UPSERT_CHUNK) {
+      const rows = await this.sql.query<{ url: string }>(`SELECT url FROM links WHERE url = ANY($1::text[])`, [urls.slice(i, i + UPSERT_CHUNK)]);
+      out.push(...rows.map((r) => r.url));
+    }
+    return out;
+  }
+
   async get(id: string): Promise<LinkRecord | null> {
     return this.reads ? this.reads.write(id) : this.getOne(id);
   }

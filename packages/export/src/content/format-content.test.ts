@@ -76,4 +76,14 @@ describe('formatAsText', () => {
     const out = formatAsText(page('<html><head><title>Tiny</title></head><body><div>Hello <b>there</b></div></body></html>'));
     expect(out.text).toContain('Hello there');
   });
+
+  it("includes the article an <iframe srcdoc> holds, in place, its links resolved against the page's", () => {
+    const paragraphs = Array.from({ length: 6 }, (_, i) => `<p>Sentence ${i} of the embedded report, long enough to be prose that a reader keeps.</p>`).join('');
+    const inner = `<html><head><title>inner</title></head><body><h2>Embedded report</h2>${paragraphs}<p><a href="/full">Full report</a></p></body></html>`;
+    const html = `<html><head><title>Wrapper</title></head><body><p>Intro line.</p><iframe srcdoc="${inner.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}"></iframe></body></html>`;
+    const text = formatAsText(page(html)).text;
+    expect(text).toContain('Sentence 5 of the embedded report');
+    expect(text.split('\n')).toContain('Embedded report');
+    expect(formatAsMarkdown(page(html)).text).toContain('[Full report](https://news.example.com/full)');
+  });
 });

@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
-import { decodeBody, detectContentFamily } from '@crawler/core';
+import { MAX_SRCDOC_DEPTH, decodeBody, detectContentFamily } from '@crawler/core';
 
 /** How a stored page is handed out: the bytes as fetched, its readable text, or its main content as Markdown. */
 export const CONTENT_FORMATS = ['raw', 'text', 'markdown'] as const;
@@ -90,6 +90,7 @@ function blockText(root: DomNode): string {
 function readArticle(page: PageForFormat): { title: string | null; html: string; dom: DomNode } {
   const html = decodeBody(page.body, page.contentType ?? undefined, Number.POSITIVE_INFINITY);
   const { document } = parseHTML(html);
+  inlineSrcdocFrames(document);
   // linkedom has no base URL: Readability would keep relative hrefs, which mean nothing outside the page. They are
   // resolved as a browser would: against the first <base href> (itself against the page's URL), else the page's URL.
   const base = baseUrlOf(document.querySelector('base[href]')?.getAttribute('href') ?? null, page.finalUrl);
@@ -111,6 +112,27 @@ function readArticle(page: PageForFormat): { title: string | null; html: string;
   const content = article?.content ?? bodyHtml;
   const dom = parseHTML(`<!doctype html><html><body>${content}</body></html>`).document.body as unknown as DomNode;
   return { title: article?.title?.trim() || fallbackTitle, html: content, dom };
+}
+
+/**
+ * Put the document of each `<iframe srcdoc>` in the body in place of its frame, as a browser shows it: an embedded
+ * article is the page's text (the validator counts it too). Its links then resolve against the page's base, as a
+ * srcdoc document's do. Frames that load a URL are other pages and stay out.
+ */
+function inlineSrcdocFrames(document: ReturnType<typeof parseHTML>['document']): void {
+  for (let depth = 0; depth < MAX_SRCDOC_DEPTH; depth++) {
+    const frames = Array.from(document.querySelectorAll('body iframe[srcdoc]') as ArrayLike<Element>);
+    if (frames.length === 0) return;
+    for (const frame of frames) {
+      const srcdoc = frame.getAttribute('srcdoc') ?? '';
+      // linkedom builds no <html>/<body> around a fragment: it gets the ones an HTML parser would imply.
+      const inner = parseHTML(/<body[\s>]/i.test(srcdoc) ? srcdoc : `<!doctype html><html><head></head><body>${srcdoc}</body></html>`).document;
+      for (const el of Array.from(inner.querySelectorAll('body title, body script, body style') as ArrayLike<Element>)) el.remove();
+      const div = document.createElement('div');
+      div.innerHTML = inner.body?.innerHTML ?? '';
+      frame.replaceWith(div);
+    }
+  }
 }
 
 /** The URL a page's relative links resolve against: its `<base href>` when that is a URL, else the page's own. */

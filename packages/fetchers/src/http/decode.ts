@@ -8,12 +8,14 @@ import { decodeWindows1252, detectContentFamily, isWindows1252Label, knownCharse
  * sent raw by some servers, so the first byte decides (0x78 is the zlib header's usual first byte).
  * Unknown codings pass through untouched (the caller refuses a body that still looks encoded). A list (`gzip, gzip`,
  * `gzip, identity`) was applied in its order, so it is undone from the last; `identity` is no coding.
+ * `strict`: a stream that stops before its end marker fails with "unexpected end of file" (Z_BUF_ERROR) instead of
+ * giving what it decoded so far; for a body whose end nothing else tells (no Content-Length, no chunks).
  */
-export function createDecoder(contentEncoding: string | undefined, firstByte: number | undefined): Duplex | null {
+export function createDecoder(contentEncoding: string | undefined, firstByte: number | undefined, strict = false): Duplex | null {
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
-  if (codings.length <= 1) return decoderFor(codings[0] ?? '', firstByte);
+  if (codings.length <= 1) return decoderFor(codings[0] ?? '', firstByte, strict);
   // Only the outermost coding's first byte is known; an inner deflate is taken for the RFC's zlib-wrapped one.
-  const decoders = codings.reverse().map((c, i) => decoderFor(c, i === 0 ? firstByte : 0x78));
+  const decoders = codings.reverse().map((c, i) => decoderFor(c, i === 0 ? firstByte : 0x78, strict));
   if (decoders.some((d) => d === null)) return null;
   const [head, ...rest] = decoders as Transform[];
   let tail: Transform = head!;
@@ -65,12 +67,13 @@ export function inflateStrayGzip(body: Uint8Array, mime: string | null, maxBytes
   }
 }
 
-function decoderFor(enc: string, firstByte: number | undefined): Transform | null {
-  // Partial trailing data is common on the web; undici and browsers accept it, so do we.
-  const lenient = { finishFlush: zlibConstants.Z_SYNC_FLUSH };
-  if (enc === 'gzip' || enc === 'x-gzip') return createGunzip(lenient);
-  if (enc === 'deflate') return ((firstByte ?? 0) & 0x0f) === 0x08 ? createInflate(lenient) : createInflateRaw(lenient);
-  if (enc === 'br') return createBrotliDecompress({ finishFlush: zlibConstants.BROTLI_OPERATION_FLUSH });
+function decoderFor(enc: string, firstByte: number | undefined, strict: boolean): Transform | null {
+  // Partial trailing data (a gzip trailer cut short) is common on the web in a body its framing says is whole;
+  // undici and browsers accept it, so do we. Where only the stream's own end can say the body is whole, it must.
+  const finish = strict ? {} : { finishFlush: zlibConstants.Z_SYNC_FLUSH };
+  if (enc === 'gzip' || enc === 'x-gzip') return createGunzip(finish);
+  if (enc === 'deflate') return ((firstByte ?? 0) & 0x0f) === 0x08 ? createInflate(finish) : createInflateRaw(finish);
+  if (enc === 'br') return createBrotliDecompress(strict ? {} : { finishFlush: zlibConstants.BROTLI_OPERATION_FLUSH });
   return null;
 }
 

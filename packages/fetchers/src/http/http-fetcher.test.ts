@@ -20,7 +20,8 @@ import {
   tooManyRequests,
   type TestServer,
 } from '@crawler/testkit';
-import { gzipSync, brotliCompressSync, deflateRawSync } from 'node:zlib';
+import { gzipSync, brotliCompressSync, deflateRawSync, deflateSync } from 'node:zlib';
+import type { IncomingMessage } from 'node:http';
 import { createHttpFetcher, type HttpFetcher } from './http-fetcher.js';
 import { probe } from './probe.js';
 import { FetchError } from '../errors.js';
@@ -328,5 +329,84 @@ describe('simple_http against local servers', () => {
     expect(ok.status).toBe(200);
     expect(ok.text).toContain('Harbour news');
     expect(await codeOf(probe(http, server.url('/slow-headers'), { timeoutMs: 300 }))).toBe('timeout');
+  });
+});
+
+describe('simple_http with a body cut short', () => {
+  let server: TestServer;
+  let http: HttpFetcher;
+  const page = Buffer.from(staticArticle({ title: 'Cut short', paragraphs: Array.from({ length: 400 }, (_, i) => `Paragraph ${i} of a long article.`) }));
+  const coded = { gzip: gzipSync(page), deflate: deflateSync(page), br: brotliCompressSync(page) };
+
+  /**
+   * A response written on the socket by hand: `framing` says how its end is known (`close`: the connection's end,
+   * HTTP/1.0 style; `length`: a Content-Length for the whole body; `chunked`: chunks, with no last chunk when cut).
+   */
+  const raw = (coding: 'gzip' | 'deflate' | 'br' | null, framing: 'close' | 'length' | 'chunked', sentBytes: (whole: Buffer) => number) =>
+    (req: IncomingMessage): void => {
+      const whole = coding === null ? page : coded[coding];
+      const sent = whole.subarray(0, sentBytes(whole));
+      const head = [
+        'HTTP/1.1 200 OK',
+        'content-type: text/html; charset=utf-8',
+        ...(coding ? [`content-encoding: ${coding}`] : []),
+        ...(framing === 'length' ? [`content-length: ${whole.length}`] : framing === 'chunked' ? ['transfer-encoding: chunked'] : []),
+        'connection: close',
+      ].join('\r\n');
+      const body = framing === 'chunked' ? Buffer.concat([Buffer.from(`${sent.length.toString(16)}\r\n`), sent, Buffer.from('\r\n')]) : sent;
+      // A graceful close (FIN), not a reset: nothing but the missing bytes tells the client the body is short.
+      req.socket.end(Buffer.concat([Buffer.from(`${head}\r\n\r\n`), body]));
+    };
+  const half = (b: Buffer) => Math.floor(b.length / 2);
+  const whole = (b: Buffer) => b.length;
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      '/gzip-close-cut': raw('gzip', 'close', half),
+      '/deflate-close-cut': raw('deflate', 'close', half),
+      '/br-close-cut': raw('br', 'close', half),
+      '/gzip-close-whole': raw('gzip', 'close', whole),
+      '/br-close-whole': raw('br', 'close', whole),
+      '/gzip-length-cut': raw('gzip', 'length', half),
+      '/plain-length-cut': raw(null, 'length', half),
+      '/gzip-chunked-cut': raw('gzip', 'chunked', half),
+      // All the compressed data and most of gzip's 8-byte trailer, framed whole by its Content-Length: browsers show
+      // such a page (old servers write it so), and so do we.
+      '/gzip-no-trailer': (_req, res) => {
+        const body = coded.gzip.subarray(0, coded.gzip.length - 5);
+        res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': String(body.length) }).end(body);
+      },
+    });
+    http = createHttpFetcher({ allowPrivateNetworks: true });
+  });
+
+  afterAll(async () => {
+    await http.close();
+    await server.close();
+  });
+
+  it('fails a compressed body whose connection closed before its stream ended, instead of storing half a page', async () => {
+    for (const path of ['/gzip-close-cut', '/deflate-close-cut', '/br-close-cut']) {
+      const err = await http.fetch({ url: server.url(path) }).catch((e: unknown) => e);
+      expect(err, path).toBeInstanceOf(FetchError);
+      // The connection was cut: transient, as a reset mid-body is, and the message says how far the body got.
+      expect([(err as FetchError).code, (err as FetchError).retryable], path).toEqual(['network_error', true]);
+      expect((err as FetchError).message, path).toMatch(/closed before the end of the \w+ stream \(\d+ body bytes received\)$/);
+    }
+  });
+
+  it('fails a body shorter than its Content-Length or with no last chunk, compressed or not', async () => {
+    for (const path of ['/gzip-length-cut', '/plain-length-cut', '/gzip-chunked-cut']) {
+      const err = await http.fetch({ url: server.url(path) }).catch((e: unknown) => e);
+      expect(err, path).toBeInstanceOf(FetchError);
+      expect((err as FetchError).retryable, path).toBe(true);
+    }
+  });
+
+  it('keeps a whole compressed body that only the closed connection ends, and a framed one missing its gzip trailer', async () => {
+    for (const path of ['/gzip-close-whole', '/br-close-whole', '/gzip-no-trailer']) {
+      const r = await http.fetch({ url: server.url(path) });
+      expect(r.text, path).toContain('Paragraph 399 of a long article.');
+    }
   });
 });

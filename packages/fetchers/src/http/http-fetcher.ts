@@ -268,7 +268,10 @@ async function readBody(
     raw.destroy();
     throw new FetchError('decode_error', `cannot decode content-encoding ${unknown.join(', ')}`, ctx);
   }
-  const decoder = createDecoder(encoding, first.value[0]);
+  // A body with neither Content-Length nor chunks ends when the connection does, so a server that closes mid-stream
+  // looks like one that finished: only the compressed stream's own end marker tells them apart.
+  const closeDelimited = headers['content-length'] === undefined && !/chunked/i.test(headers['transfer-encoding'] ?? '');
+  const decoder = createDecoder(encoding, first.value[0], closeDelimited);
   if (!decoder) {
     // Identity (most bodies): read the socket's chunks as they come, with no stream re-wrapping.
     const chunks: Buffer[] = [first.value];
@@ -326,6 +329,10 @@ async function readBody(
   } catch (err) {
     if (err instanceof FetchError) throw err;
     const code = (err as { code?: string }).code;
+    if (closeDelimited && code === 'Z_BUF_ERROR') {
+      // Half a page stored as the page would pass validation and replace a whole one: a cut connection, to retry.
+      throw new FetchError('network_error', `the connection closed before the end of the ${encoding} stream (${rawTotal} body bytes received)`, { ...ctx, cause: err });
+    }
     // zlib's codes are Z_*; brotli's are ERR__ERROR_* (BROTLI_DECODER_ERROR_* as Node names them).
     if (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR__ERROR_'))) {
       throw new FetchError('decode_error', `cannot decompress ${encoding} body: ${(err as Error).message}`, { ...ctx, cause: err });

@@ -447,7 +447,8 @@ export const SCHEDULE_ENV = {
 export const CRAWL_ENV = {
   /**
    * Query parameters a new crawl strips from discovered links before dedup (exact names or `prefix*`), when its
-   * request names none. @defaultValue core's DEFAULT_TRACKING_PARAMS (utm_*, fbclid, gclid, …)
+   * request names none, and that producers' URLs (POST /links, `crawl enqueue`) lose before they become links.
+   * @defaultValue core's DEFAULT_TRACKING_PARAMS (utm_*, fbclid, gclid, …)
    */
   CRAWL_TRACKING_PARAMS: z
     .string()

@@ -10,6 +10,7 @@ import {
   compileTrackingParams,
   domainOf,
   extractLinks,
+  extractJsonFeedLinks,
   extractXmlLinks,
   frontierKey,
   looksLikeFeed,
@@ -123,6 +124,10 @@ const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 function isXmlType(mime: string): boolean {
   return mime === 'application/xml' || mime === 'text/xml' || mime.endsWith('+xml');
 }
+/** JSON that may be a JSON Feed: served as application/feed+json, or as plain JSON as many sites do. */
+function isJsonType(mime: string): boolean {
+  return mime === 'application/feed+json' || mime === 'application/json';
+}
 /** Compiled crawls kept per process; a crawl's rules never change, so entries only leave to bound memory. */
 const MAX_CACHED_CRAWLS = 1_000;
 
@@ -223,7 +228,7 @@ export class CrawlFrontier implements LinkDiscovery {
     // No Content-Type at all is read as HTML: such servers are nearly always sending HTML. XML is read by its root
     // element: a feed, or a page labelled XML; so is "HTML" that starts as a feed (a script that never set its type).
     const mime = mimeOf(page.contentType ?? undefined);
-    const reading = body === null ? null : mime === '' || HTML_TYPES.has(mime) ? (looksLikeFeed(body) ? 'xml' : 'html') : isXmlType(mime) ? 'xml' : null;
+    const reading = body === null ? null : mime === '' || HTML_TYPES.has(mime) ? (looksLikeFeed(body) ? 'xml' : 'html') : isXmlType(mime) ? 'xml' : isJsonType(mime) ? 'json' : null;
     if (reading === null && location === undefined) return;
     const compiled = await this.#compile(crawlId);
     if (!compiled || compiled.record.status !== 'running') return;
@@ -242,7 +247,10 @@ export class CrawlFrontier implements LinkDiscovery {
     };
     const extracted: PageLinks = body === null || reading === null
       ? { links: [], canonical: null, nofollowAll: false, truncated: 0 }
-      : reading === 'xml' ? extractXmlLinks(body, page.finalUrl, options) : extractLinks(body, page.finalUrl, options);
+      : reading === 'xml' ? extractXmlLinks(body, page.finalUrl, options)
+      // JSON that is not a JSON Feed (an API's answer) has no links to follow.
+      : reading === 'json' ? (extractJsonFeedLinks(body, page.finalUrl, options) ?? { links: [], canonical: null, nofollowAll: false, truncated: 0 })
+      : extractLinks(body, page.finalUrl, options);
     const target = location === undefined ? null : canonicalCrawlUrl(location, page.finalUrl, tracking);
     if (target !== null) extracted.links.unshift({ url: target, nofollow: false });
     const depth = (page.link.depth ?? 0) + 1;

@@ -63,6 +63,34 @@ describe('a crawl seeded with feeds', () => {
     }
   }, 240_000);
 
+  it("follows a JSON Feed's items, home page and next page, served as feed+json or plain JSON, and a seed page's own JSON Feed", async () => {
+    const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
+    const json = (body: object, type: string) => ({ status: 200, body: JSON.stringify(body), headers: { 'content-type': type } });
+    site.route('/feed.json', json({
+      version: 'https://jsonfeed.org/version/1.1', title: 'News', home_page_url: site.url('/'), feed_url: site.url('/feed.json'), next_url: '/feed.json?page=2',
+      items: [{ id: '1', url: site.url('/posts/a'), external_url: 'https://elsewhere.invalid/story' }, { id: '2', url: '/posts/b?utm_source=feed' }],
+    }, 'application/feed+json'));
+    site.route('/feed.json?page=2', json({ version: 'https://jsonfeed.org/version/1', items: [{ id: '3', url: '/posts/c' }] }, 'application/json'));
+    site.route('/home', html(staticArticle({ head: '<link rel="alternate" type="application/feed+json" title="JSON Feed" href="/site.json">' })));
+    site.route('/site.json', json({ version: 'https://jsonfeed.org/version/1.1', items: [{ id: 'd', url: '/posts/d' }] }, 'application/feed+json; charset=utf-8'));
+    // An API's JSON is not a feed: nothing in it is followed.
+    site.route('/api.json', json({ items: [{ url: '/from-api' }] }, 'application/json'));
+    site.route('*', html(staticArticle()));
+    const c = await startE2e('crawl_json_feeds', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [site.url('/feed.json'), site.url('/home'), site.url('/api.json')] });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      const paths = [...new Set(site.requests.map((r) => r.path).filter((p) => p !== '/robots.txt'))].sort();
+      expect(paths).toEqual(['/', '/api.json', '/feed.json', '/feed.json?page=2', '/home', '/posts/a', '/posts/b', '/posts/c', '/posts/d', '/site.json']);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      expect(view.counters).toMatchObject({ admitted: 10, done: 10, failed: 0 });
+    } finally {
+      await c.cleanup();
+      await site.close();
+    }
+  }, 240_000);
+
   it('expands no entity and fetches nothing a DTD names; reads HTML labelled XML as a page; reads a near-10 MB feed', async () => {
     const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
     const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('');

@@ -67,4 +67,45 @@ describe('enqueueLinks on real Postgres and Redis', () => {
     const stale = await links.staleUnfinished('queued', new Date(Date.now() + 60_000), { updatedAt: new Date(0), id: '00000000-0000-0000-0000-000000000000' }, 10_000);
     expect(stale.filter((s) => s.id === old!.id || s.id === down!.id).map((s) => s.priority)).toEqual([500, 500]);
   });
+
+  it('stores a campaign link as its page: tracking parameters stripped, the rest in order, one link and one job', async () => {
+    const links = new LinkStore(db.prisma);
+    await queues.obliterate([ROUTE_QUEUE]);
+    const res = await enqueueLinks([
+      'https://news.example/story?b=2&utm_source=tw&a=1&fbclid=IwAR0',
+      'https://news.example/story?b=2&a=1',
+      'https://news.example/story?gclid=x&b=2&mc_eid=9&a=1&utm_campaign=spring',
+    ], { links, queues });
+    expect(res.rejected).toEqual([]);
+    expect(res.accepted.map((a) => [a.url, a.created, a.queued])).toEqual([
+      ['https://news.example/story?b=2&a=1', true, true],
+      ['https://news.example/story?b=2&a=1', false, false],
+      ['https://news.example/story?b=2&a=1', false, false],
+    ]);
+    const stored = await db.prisma.link.findMany({ where: { domain: 'news.example' } });
+    // What is stored is what dedup keyed on; the input as given is kept as the initial URL.
+    expect(stored.map((l) => [l.url, l.initialUrl])).toEqual([['https://news.example/story?b=2&a=1', 'https://news.example/story?b=2&utm_source=tw&a=1&fbclid=IwAR0']]);
+    const jobs = await queues.routeQueue().getJobs(['waiting']);
+    expect(jobs.map((j) => j.data.url)).toEqual(['https://news.example/story?b=2&a=1']);
+    // A list of one's own replaces the default one.
+    const own = await enqueueLinks(['https://news.example/story?b=2&a=1&ref=nav&utm_source=x'], { links, queues, trackingParams: ['ref'] });
+    expect(own.accepted.map((a) => a.url)).toEqual(['https://news.example/story?b=2&a=1&utm_source=x']);
+  });
+
+  it('keeps a link stored with its tracking parameters before they were stripped: no second row for that page', async () => {
+    const links = new LinkStore(db.prisma);
+    const legacyUrl = 'https://legacy.example/post?id=3&utm_source=mail';
+    const [legacy] = await links.upsertMany([{ url: legacyUrl, initialUrl: legacyUrl, domain: 'legacy.example' }]);
+    await links.update(legacy!.id, { status: 'done' });
+    const res = await enqueueLinks([legacyUrl, 'https://legacy.example/other?utm_source=mail'], { links, queues });
+    expect(res.accepted.map((a) => [a.url, a.linkId === legacy!.id, a.created])).toEqual([
+      [legacyUrl, true, false],
+      ['https://legacy.example/other', false, true],
+    ]);
+    expect(await db.prisma.link.count({ where: { domain: 'legacy.example' } })).toBe(2);
+    // Once the page is stored under its stripped URL too, that one is the page's link for every spelling.
+    const clean = await enqueueLinks(['https://legacy.example/post?id=3'], { links, queues });
+    const again = await enqueueLinks([legacyUrl], { links, queues });
+    expect(again.accepted[0]!.linkId).toBe(clean.accepted[0]!.linkId);
+  });
 });

@@ -1,4 +1,4 @@
-import { CrawlerError, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, domainOf, normalizeUrl } from '@crawler/core';
+import { CrawlerError, DEFAULT_TRACKING_PARAMS, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, compileTrackingParams, domainOf, normalizeUrl, stripTrackingParams, type TrackingParamFilter } from '@crawler/core';
 import { isInputDbError, type ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
 import type { JobQueues } from '@crawler/queue';
@@ -8,7 +8,7 @@ import type { LinkRecord, LinkRepo, NewLink } from '../ports.js';
 export interface AcceptedLink {
   /** The URL as given. */
   input: string;
-  /** Its normalized form (the link's `url`). */
+  /** Its normalized form without tracking parameters (the link's `url`; a link stored before they were stripped keeps its own). */
   url: string;
   linkId: string;
   /** False when the page was already known (same normalized URL enqueued before or earlier in the batch). */
@@ -54,6 +54,11 @@ export interface EnqueueLinksOptions {
   schedule?: ScheduleStore;
   /** BullMQ priority of this batch's jobs (queue MAX_JOB_PRIORITY; 1 first among prioritized; unset: before any prioritized). */
   priority?: number;
+  /**
+   * Query parameters removed before the URL becomes the link's key (exact names or `prefix*`), as a crawl removes
+   * them from the links it discovers (CRAWL_TRACKING_PARAMS). @defaultValue DEFAULT_TRACKING_PARAMS
+   */
+  trackingParams?: readonly string[];
 }
 
 /** Characters of a rejected input shown back to whoever sent it. */
@@ -108,7 +113,8 @@ const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable, ERROR
 export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinksOptions): Promise<EnqueueResult> {
   // Rejections are answered in input order, whichever step refused them.
   const rejectedAt: Array<[number, RejectedLink]> = [];
-  const valid: Array<{ input: string; url: string; domain: string; at: number }> = [];
+  const valid: Array<{ input: string; url: string; domain: string; at: number; spelledWith?: string }> = [];
+  const tracking = trackingFilterOf(opts.trackingParams);
   inputs.forEach((input, at) => {
     const refused = refuseInput(input);
     if (refused) {
@@ -116,12 +122,14 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
       return;
     }
     try {
-      const url = normalizeUrl(input);
+      const normalized = normalizeUrl(input);
+      // A campaign link (`?utm_source=…`, `fbclid`) is the page without them: one link, fetched and stored once.
+      const url = stripTrackingParams(normalized, tracking);
       if (url.length > MAX_URL_LENGTH) {
         rejectedAt.push([at, { input, code: ERROR_TYPES.urlTooLong, message: `URL longer than ${MAX_URL_LENGTH} characters once normalized (${url.length})` }]);
         return;
       }
-      valid.push({ input, url, domain: domainOf(url), at });
+      valid.push({ input, url, domain: domainOf(url), at, ...(normalized !== url && normalized.length <= MAX_URL_LENGTH ? { spelledWith: normalized } : {}) });
     } catch (err) {
       rejectedAt.push([at, {
         input,
@@ -131,6 +139,7 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
     }
   });
 
+  await adoptLegacyLinks(valid, opts.links);
   const unique = new Map<string, { input: string; url: string; domain: string; at: number }>();
   for (const v of valid) if (!unique.has(v.url)) unique.set(v.url, v);
   const { rows, refused } = await upsertIsolating(
@@ -198,6 +207,30 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
     return [{ input: v.input, url: v.url, linkId: row.id, created: first && row.created, queued: first && queuedIds.has(row.id), ...(refresh ? { refresh } : {}) }];
   });
   return { accepted, rejected };
+}
+
+const DEFAULT_FILTER = compileTrackingParams(DEFAULT_TRACKING_PARAMS);
+
+function trackingFilterOf(params: readonly string[] | undefined): TrackingParamFilter {
+  return params === undefined ? DEFAULT_FILTER : compileTrackingParams(params);
+}
+
+/**
+ * Links stored before tracking parameters were stripped on enqueue keep their URL as it was spelled then: an input
+ * whose stripped form is new but whose full form is a stored link stays that link (its id, history and stored
+ * pages), not a second row for the same page. Needs `links.existingUrls`; without it every input takes its
+ * stripped form.
+ */
+async function adoptLegacyLinks(valid: Array<{ url: string; domain: string; spelledWith?: string }>, links: LinkRepo): Promise<void> {
+  if (!links.existingUrls) return;
+  const spelled = valid.filter((v) => v.spelledWith !== undefined);
+  if (spelled.length === 0) return;
+  const candidates = [...new Set(spelled.flatMap((v) => [v.url, v.spelledWith!]))];
+  const stored = new Set(await links.existingUrls(candidates));
+  for (const v of spelled) {
+    // The stripped form wins when both are stored: it is the key every new spelling of the page goes to.
+    if (!stored.has(v.url) && stored.has(v.spelledWith!)) v.url = v.spelledWith!;
+  }
 }
 
 /**

@@ -147,7 +147,7 @@ export class CrawlerRuntime {
     urls: readonly string[],
     opts: { learningModeEnabled?: boolean; maxAgeSeconds?: number | ReadonlyArray<number | undefined>; revisit?: RevisitPolicy | null; priority?: number } = {},
   ): Promise<EnqueueResult> {
-    return enqueueLinks(urls, { ...opts, links: this.links, queues: this.queues, schedule: this.schedule });
+    return enqueueLinks(urls, { ...opts, links: this.links, queues: this.queues, schedule: this.schedule, ...(this.config.crawlTrackingParams ? { trackingParams: this.config.crawlTrackingParams } : {}) });
   }
 
   /** The revisit scheduler of this process (started with the workers unless SCHEDULER_INTERVAL_MS=0). */

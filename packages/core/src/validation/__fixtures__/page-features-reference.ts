@@ -4,6 +4,7 @@ import {
   INVISIBLE,
   MAX_MOUNT_CANDIDATES,
   MAX_PLACEHOLDER_CHARS,
+  MAX_SRCDOC_DEPTH,
   NON_CONTENT_TAGS,
   collapseWhitespace,
   isDataField,
@@ -15,7 +16,7 @@ import {
  * through its public API (htmlparser2, entities decoded), with the obvious linear scans for the quoted-markup and
  * script spans. Slow and simple on purpose: the fast event walk must give exactly this on every page.
  */
-export function referencePageFeatures(html: string): PageFeatures {
+export function referencePageFeatures(html: string, srcdocDepth = 0): PageFeatures {
   const $ = cheerio.load(html, { xml: { xmlMode: false, decodeEntities: true } });
   const htmlLower = html.toLowerCase();
   let title = '';
@@ -57,6 +58,12 @@ export function referencePageFeatures(html: string): PageFeatures {
       else if (name === 'a' && node.attribs?.href !== undefined) linkCount += 1;
       if (!NON_CONTENT_TAGS.has(name) && !hidden) bodyElementCount += 1;
       if (!hidden && isDataField(name, node.attribs)) dataFieldCount += 1;
+      const srcdoc = node.attribs?.srcdoc;
+      if (name === 'iframe' && !hidden && srcdoc !== undefined && srcdocDepth < MAX_SRCDOC_DEPTH) {
+        const inner = referencePageFeatures(srcdoc, srcdocDepth + 1).visibleText;
+        parts.push(` ${inner} `);
+        for (const ch of inner) if (ch.charCodeAt(0) > 32 && ch.charCodeAt(0) !== 160) nonBlank += 1;
+      }
       if (INVISIBLE.has(name)) continue;
       if (BLOCK_TAGS.has(name)) {
         parts.push(' ');
