@@ -16,6 +16,10 @@ export {
   VIDEO_PLATFORM_DOMAINS,
   DEEP_PATH_MIN_SEGMENTS,
   COMPLEX_QUERY_MIN_LENGTH,
+  SECTION_HEURISTIC,
+  SECTION_SEGMENT_MAX_CHARS,
+  sectionOf,
+  sectionOfUrl,
   type UrlHeuristicExtractor,
   type UrlParts,
 } from './url/url-heuristics.js';

@@ -8,7 +8,7 @@ export { dropDatabase, recreateDatabase, withDatabase } from './migrate/database
 export { AttemptStore, DEFAULT_RETENTION_DAYS } from './attempts/attempt-store.js';
 export { DomainStateStore, DOMAIN_STATE_SQL, DOMAIN_STATE_WINDOW } from './attempts/domain-state.js';
 export { INVALID_ATTEMPT, ATTEMPT_BATCH_PARTIAL, AttemptBatchError } from './attempts/log-attempts.js';
-export { scoreAggregates, mergeAliases, type FetcherAggregate } from './attempts/find-best-fetcher.js';
+export { scoreAggregates, mergeAliases, type FetcherAggregate, type BestFetcherAnswer } from './attempts/find-best-fetcher.js';
 export type {
   StoreDeps,
   AttemptInput,

@@ -18,7 +18,14 @@ export interface AttemptLog {
 
 /** The learned choice: every fetcher's decayed, sample-weighted score over the attempts matching the heuristics. */
 export interface LearnedSelector {
-  findBestFetcher(heuristics: Heuristic[], opts: { minSampleSize: number; now: Date }): Promise<BestFetcherResult>;
+  /**
+   * The pooled score over the attempts matching any of `heuristics`; with `opts.alone`, also that heuristic's attempts
+   * scored by themselves (the URL's section), as `alone`. A selector without `alone` judges every URL by its domain.
+   */
+  findBestFetcher(
+    heuristics: Heuristic[],
+    opts: { minSampleSize: number; now: Date; alone?: Heuristic },
+  ): Promise<BestFetcherResult & { alone?: { attempts: number; result: BestFetcherResult } }>;
 }
 
 /** The legacy fetcher_router table: the fetcher for a domain, or null. */

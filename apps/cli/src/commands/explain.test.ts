@@ -86,13 +86,36 @@ describe('explainUrl', () => {
 
   it('asks the store with the routing heuristics only, as the router does', async () => {
     let asked: { type: string; value: string }[] = [];
-    const stores = { attempts: { findBestFetcher: async (hs: readonly { type: string; value: string }[]) => ((asked = [...hs]), { best: null, scores: [] }) }, routes: { get: async () => null } };
+    let alone: { type: string; value: string } | undefined;
+    const stores = {
+      attempts: {
+        findBestFetcher: async (hs: readonly { type: string; value: string }[], o?: { alone?: { type: string; value: string } }) => ((asked = [...hs]), (alone = o?.alone), { best: null, scores: [] }),
+      },
+      routes: { get: async () => null },
+    };
     const e = await explainUrl('https://shop.example/a/b/report.pdf', config, stores);
+    // The section is scored by itself, in the same read.
     expect(asked).toEqual([{ type: 'domain', value: 'shop.example' }, { type: 'suffix', value: '.pdf' }]);
+    expect(alone).toEqual({ type: 'section', value: 'shop.example/a' });
     expect(e.heuristics).toContainEqual({ type: 'path_depth', value: '3' });
-    expect(e.queried).toEqual(asked);
+    expect(e.queried).toEqual([asked[0], alone, asked[1]]);
     expect(formatExplanation(e)).toMatch(/\* domain\s+shop\.example/);
     expect(formatExplanation(e)).toMatch(/\n {2}path_depth\s+3/);
+  });
+
+  it("judges a section with a sample of its own on it: a static /blog on a domain whose app needs a browser", async () => {
+    const browser = score('playwright', 20, 0.95);
+    const plain = score('simple_http', 12, 0.9);
+    const stores = {
+      attempts: { findBestFetcher: async () => ({ best: browser, scores: [browser], alone: { attempts: 12, result: { best: plain, scores: [plain] } } }) },
+      routes: { get: async () => null },
+    };
+    const e = await explainUrl('https://shop.example/blog/post', config, stores);
+    expect(e.decision).toMatchObject({ action: 'learned', fetcher: 'simple_http' });
+    expect(e.section).toMatchObject({ value: 'shop.example/blog', attempts: 12, judgedOnItsOwn: true });
+    expect(formatExplanation(e)).toMatch(/section {4}shop\.example\/blog: 12 attempts of its own, judged on its own attempts/);
+    const thin = { ...stores, attempts: { findBestFetcher: async () => ({ best: browser, scores: [browser], alone: { attempts: 4, result: { best: null, scores: [plain] } } }) } };
+    expect((await explainUrl('https://shop.example/blog/post', config, thin)).decision).toMatchObject({ action: 'learned', fetcher: 'playwright' });
   });
 
   it("sets aside a confident fetcher the domain just banned, and falls back to the domain's last working browser", async () => {

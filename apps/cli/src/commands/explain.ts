@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CrawlerError, FETCHERS, systemClock, armCost, armKey, canonicalFetcherName, expectedCostPerSuccess, isConfident, parseArmKey, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
+import { CrawlerError, FETCHERS, systemClock, armCost, armKey, canonicalFetcherName, expectedCostPerSuccess, isConfident, parseArmKey, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, scopeLearned, SECTION_HEURISTIC, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
 import { AttemptStore, DomainStateStore, RouteStore, VersionStore, createPrismaClient, type RevisitValidators } from '@crawler/db';
 import { DomainPauses, ProbeWalls, armView, chooseLearned, runnableArm, tiersOf, type CrawlerConfig, type WallSighting } from '@crawler/pipeline';
 import { closeRedisConnection, createRedisConnection } from '@crawler/queue';
@@ -24,6 +24,11 @@ export interface Explanation {
   arms: ExplainedArm[];
   threshold: number;
   minSampleSize: number;
+  /**
+   * The URL's section scored by itself (its own attempts, every fetcher): with at least `minSampleSize` of them the
+   * router judges it on them (`judgedOnItsOwn`) rather than by its domain. Null: the URL has no section.
+   */
+  section: { value: string; attempts: number; judgedOnItsOwn: boolean; scores: BestFetcherResult['scores'] } | null;
   decision: { action: 'learned' | 'domain_memory' | 'revisit' | 'probe' | 'hard_coded' | 'default' | 'fail'; fetcher: string | null; reason: string };
   /** The domain's fleet-wide pause, when one is running: the decision only applies once it ends. */
   pause: { reason: string; until: string } | null;
@@ -97,15 +102,27 @@ async function explainDecision(
   const queried = selectRoutingHeuristics(heuristics, config.routingHeuristicTypes);
   const learningMode = learningOverride ?? config.learningModeEnabled;
   const domainMemory = config.domainMemoryEnabled !== false && stores.domainState !== undefined;
+  // As the router asks: the section is scored by itself, in the same statement as the pooled score of the rest.
+  const section = queried.find((h) => h.type === SECTION_HEURISTIC) ?? null;
+  const pooled = queried.filter((h) => h.type !== SECTION_HEURISTIC);
   const [result, recent] = await Promise.all([
-    stores.attempts.findBestFetcher(queried, { minSampleSize: config.minSampleSize, now }),
+    stores.attempts.findBestFetcher(pooled, { minSampleSize: config.minSampleSize, now, ...(section ? { alone: section } : {}) }),
     domainMemory ? stores.domainState!.recentDomainAttempts(domain) : Promise.resolve([]),
   ]);
-  const base = { url, domain, learningMode, heuristics, queried, scores: result.scores, arms: explainArms(result.scores, config), threshold: config.confidenceThreshold, minSampleSize: config.minSampleSize };
+  const own = section && result.alone ? { section: section.value, attempts: result.alone.attempts, result: result.alone.result } : null;
+  const explainedSection = own ? { value: own.section, attempts: own.attempts, judgedOnItsOwn: own.attempts >= config.minSampleSize, scores: own.result.scores } : null;
+  const base = { url, domain, learningMode, heuristics, queried, scores: result.scores, arms: explainArms(result.scores, config), threshold: config.confidenceThreshold, minSampleSize: config.minSampleSize, section: explainedSection };
   if (learningMode) {
     const known = new Set(config.fetchers.map((f) => f.name));
-    const viewed = armView(result, { known, confidenceThreshold: config.confidenceThreshold, exitTiers: config.exitTiers }).learned;
-    const choice = chooseLearned({ learned: viewed, recent, now, confidenceThreshold: config.confidenceThreshold, domainMemory, plainHttpMemoryMs: config.plainHttpMemoryMs });
+    const arms = { known, confidenceThreshold: config.confidenceThreshold, exitTiers: config.exitTiers };
+    const scoped = scopeLearned({
+      pooled: armView(result, arms).learned,
+      section: own ? { ...own, result: armView(own.result, arms).learned } : null,
+      recent,
+      minSampleSize: config.minSampleSize,
+      confidenceThreshold: config.confidenceThreshold,
+    });
+    const choice = chooseLearned({ learned: scoped.learned, recent: scoped.recent, now, confidenceThreshold: config.confidenceThreshold, domainMemory, plainHttpMemoryMs: config.plainHttpMemoryMs });
     if (choice.kind === 'learned') {
       return { ...base, decision: { action: 'learned', fetcher: choice.fetcher, reason: `confidence ${choice.confidence.toFixed(3)} > ${config.confidenceThreshold}` } };
     }
@@ -153,6 +170,11 @@ export function formatExplanation(e: Explanation): string {
     for (const a of e.arms) {
       out.push(`  ${a.confident ? '*' : ' '} ${a.arm.padEnd(30)} conf ${a.confidence.toFixed(3)}  cost ${a.cost < 0 ? 'n/a' : a.cost.toFixed(2)}  per page ${a.expectedCost === null ? 'never worked' : a.expectedCost.toFixed(2)}${a.runnable ? '' : '  (not runnable here)'}`);
     }
+  }
+  if (e.section) {
+    const how = e.section.judgedOnItsOwn ? 'judged on its own attempts' : `judged by its domain (fewer than ${e.minSampleSize} attempts of its own)`;
+    out.push(`section    ${e.section.value}: ${e.section.attempts} attempts of its own, ${how}`);
+    for (const s of e.section.scores) out.push(`  ${s.fetcher.padEnd(20)} ${String(s.sampleSize).padStart(7)} ${s.decayedSuccesses.toFixed(2).padStart(8)} ${s.successRate.toFixed(3).padStart(6)} ${s.confidence.toFixed(3).padStart(6)}`);
   }
   if (e.pause) out.push(`paused     ${e.domain} until ${e.pause.until} (${e.pause.reason}): its links wait until then (crawl pauses lift ${e.domain} ends it); then:`);
   out.push(`decision   ${e.decision.action}${e.decision.fetcher ? ` → ${e.decision.fetcher}` : ''}: ${e.decision.reason}`);

@@ -11,6 +11,8 @@ export interface DomainAttempt {
   errorType: string | null;
   selectionSource: string | null;
   attemptedAt: Date;
+  /** The page's URL, so an attempt's section can be told (learning scopeLearned). */
+  url?: string;
 }
 
 /** A fetcher's recent record on one domain. */

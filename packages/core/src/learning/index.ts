@@ -10,3 +10,4 @@ export {
   type DomainAttempt,
   type DomainFetcherState,
 } from './domain-memory.js';
+export { scopeLearned, attemptsInSection, hasOwnEvidence, type SectionScore, type LearnedScope, type ScopeLearnedInput } from './section-scope.js';

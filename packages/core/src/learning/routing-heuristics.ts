@@ -29,9 +29,11 @@ const NON_HTML = new Set(Object.values(NON_HTML_SUFFIXES).flatMap((exts) => exts
  * `deep_path`, `complex_query`, `contains_api/static/assets` and HTML-ish suffixes (`.html`, `.php`): they say little
  * about which tool a site needs. Kept: the `domain` itself; `suffix` only for non-HTML content families (a `.pdf` is
  * a `.pdf` on any host, the documents' own example); `contains_cdn` (CDN hosts serve files, not apps) and
- * `video_platform` (a curated list of sites that need a browser).
+ * `video_platform` (a curated list of sites that need a browser); and the `section` (the domain and first path
+ * segment), which is narrower than the domain, never shared across sites: the router scores it on its own once it
+ * has enough attempts (section-scope.ts) instead of adding it to the pooled query, whose union it would not change.
  */
-export const ROUTING_HEURISTIC_TYPES: readonly string[] = ['domain', 'suffix', 'contains_cdn', 'video_platform'];
+export const ROUTING_HEURISTIC_TYPES: readonly string[] = ['domain', 'section', 'suffix', 'contains_cdn', 'video_platform'];
 
 /** Whether a suffix value (".pdf") names a non-HTML content family. */
 export function isNonHtmlSuffix(value: string): boolean {

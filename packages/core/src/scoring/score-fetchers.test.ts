@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DAY_MS } from '../contracts/clock.js';
+import { DAY_MS, ManualClock } from '../contracts/clock.js';
 import { decayWeight, isConfident, LEARNING_DEFAULTS, scoreFetchers, type ScoredAttempt } from './score-fetchers.js';
 
 const now = new Date('2026-01-31T00:00:00Z');
@@ -92,5 +92,23 @@ describe('isConfident', () => {
     expect(isConfident(null)).toBe(false);
     expect(isConfident(score(0.9, false))).toBe(false);
     expect(LEARNING_DEFAULTS).toEqual({ confidenceThreshold: 0.6, minSampleSize: 5, halfLifeDays: 30, fullSampleSize: 10 });
+  });
+});
+
+describe("the documents' success rate over a long crawl (a measurement of a known limit, not a goal)", () => {
+  it('drops a fetcher that never fails below the threshold after about 50 days at 20 pages a day', () => {
+    // Decayed successes over UNdecayed attempts: a steady crawl's rate tends to (30 / (D·ln 2))·(1 − 0.5^(D/30)) after
+    // D days, whatever the fetcher's real record. Measured here day by day on the injectable clock.
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const attempts: { fetcher: string; success: boolean; attemptedAt: Date }[] = [];
+    let firstDayBelow: number | null = null;
+    for (let day = 0; day < 120 && firstDayBelow === null; day++) {
+      for (let i = 0; i < 20; i++) attempts.push({ fetcher: 'playwright', success: true, attemptedAt: new Date(clock.now().getTime() + (i * DAY_MS) / 20) });
+      clock.advance(DAY_MS);
+      if (!isConfident(scoreFetchers(attempts, { now: clock.now() }).best)) firstDayBelow = day + 1;
+    }
+    expect(firstDayBelow).not.toBeNull();
+    expect(firstDayBelow!).toBeGreaterThanOrEqual(45);
+    expect(firstDayBelow!).toBeLessThanOrEqual(52);
   });
 });

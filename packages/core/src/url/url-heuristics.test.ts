@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidUrlError } from '../contracts/errors.js';
-import { extractUrlHeuristics, URL_HEURISTIC_EXTRACTORS, type UrlHeuristicExtractor } from './url-heuristics.js';
+import { extractUrlHeuristics, sectionOfUrl, SECTION_SEGMENT_MAX_CHARS, URL_HEURISTIC_EXTRACTORS, type UrlHeuristicExtractor } from './url-heuristics.js';
 
 function asMap(url: string): Record<string, string> {
   return Object.fromEntries(extractUrlHeuristics(url).map((h) => [h.type, h.value]));
@@ -34,6 +34,20 @@ describe('extractUrlHeuristics', () => {
     expect(asMap('https://example.com/api/v1/users').contains_api).toBe('true');
     expect(asMap('https://api.github.com/repos').contains_api).toBe('true');
     expect(asMap('https://example.com/rapid/api-docs').contains_api).toBeUndefined();
+  });
+
+  it('names the section: the domain and the first path segment, lower-cased; none at the root', () => {
+    expect(asMap('https://www.Example.com/Blog/2024/post').section).toBe('example.com/blog');
+    expect(asMap('https://example.com/app').section).toBe('example.com/app');
+    expect(asMap('https://example.com/app/').section).toBe('example.com/app');
+    expect(asMap('https://example.com//docs/x').section).toBe('example.com/docs');
+    expect(asMap('https://example.com/Caf%C3%A9;v=1/x').section).toBe('example.com/café');
+    expect(asMap('https://example.com/?page=2').section).toBeUndefined();
+    expect(asMap('https://example.com').section).toBeUndefined();
+    expect(asMap(`https://example.com/${'s'.repeat(500)}`).section).toBe(`example.com/${'s'.repeat(SECTION_SEGMENT_MAX_CHARS)}`);
+    expect(sectionOfUrl('https://www.example.com/Blog/x')).toBe('example.com/blog');
+    expect(sectionOfUrl('https://example.com/')).toBeNull();
+    expect(sectionOfUrl('not a url')).toBeNull();
   });
 
   it('counts path depth and flags deep paths above 5 segments', () => {
@@ -73,7 +87,7 @@ describe('extractUrlHeuristics', () => {
     const out = extractUrlHeuristics('https://example.org/x', [...URL_HEURISTIC_EXTRACTORS, tld]);
     expect(out.at(-1)).toEqual({ type: 'tld', value: 'org' });
     expect(URL_HEURISTIC_EXTRACTORS.map((e) => e.type)).toEqual([
-      'domain', 'suffix', 'contains_cdn', 'contains_static', 'contains_assets', 'contains_api', 'path_depth', 'deep_path', 'complex_query', 'video_platform',
+      'domain', 'section', 'suffix', 'contains_cdn', 'contains_static', 'contains_assets', 'contains_api', 'path_depth', 'deep_path', 'complex_query', 'video_platform',
     ]);
   });
 });

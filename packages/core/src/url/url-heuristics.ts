@@ -34,6 +34,33 @@ export const VIDEO_PLATFORM_DOMAINS: readonly string[] = [
   'bitchute.com', 'loom.com',
 ];
 
+/** The `section` heuristic's type. */
+export const SECTION_HEURISTIC = 'section';
+/**
+ * A section's first path segment is cut to this many characters: the value is indexed with the attempt, and a btree
+ * entry has a size limit (~2.7 kB) that a pathological slug must not reach.
+ */
+export const SECTION_SEGMENT_MAX_CHARS = 200;
+
+/**
+ * The section of a site a URL belongs to: its domain and first path segment ("example.com/blog"), or null for the
+ * site's root. Sites mix kinds by section (an app under /app, static articles under /blog, a walled /checkout), so
+ * the router scores a section with enough attempts of its own apart from the rest of its domain.
+ */
+export function sectionOf(parts: Pick<UrlParts, 'domain' | 'segments'>): string | null {
+  const first = parts.segments[0];
+  return first === undefined ? null : `${parts.domain}/${first.slice(0, SECTION_SEGMENT_MAX_CHARS)}`;
+}
+
+/** {@link sectionOf} for a URL string; null for the root or a URL that does not parse. */
+export function sectionOfUrl(url: string): string | null {
+  try {
+    return sectionOf(describeUrl(parseHttpUrl(url)));
+  } catch {
+    return null;
+  }
+}
+
 /** A file extension is short and alphanumeric; "/2024.03.story-title" has none worth learning from. */
 const EXTENSION = /^[a-z0-9]{1,8}$/;
 
@@ -54,6 +81,7 @@ function flag(present: boolean): string | null {
  */
 export const URL_HEURISTIC_EXTRACTORS: readonly UrlHeuristicExtractor[] = [
   { type: 'domain', extract: (_u, p) => p.domain },
+  { type: SECTION_HEURISTIC, extract: (_u, p) => sectionOf(p) },
   {
     type: 'suffix',
     extract: (_u, p) => {

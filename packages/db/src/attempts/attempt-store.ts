@@ -1,8 +1,8 @@
-import { CrawlerError, DAY_MS, silentLogger, systemClock, type BestFetcherResult, type Clock, type Heuristic, type Logger } from '@crawler/core';
+import { CrawlerError, DAY_MS, silentLogger, systemClock, type Clock, type Heuristic, type Logger } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { DB_ERROR_CODES, translateDbError, withDbErrors } from '../errors.js';
 import { domainBanRate, domainStats, fetcherStats, proxyStats, pruneBefore, tierStats, velocity } from './attempt-stats.js';
-import { queryBestFetcher } from './find-best-fetcher.js';
+import { queryBestFetcher, type BestFetcherAnswer } from './find-best-fetcher.js';
 import { AttemptBatchError, INVALID_ATTEMPT, insertAttempts } from './log-attempts.js';
 import type { AttemptInput, AttemptStats, FindBestFetcherOptions, ProxyStats, PruneResult, StoreDeps, VelocityBucket } from './types.js';
 
@@ -67,9 +67,10 @@ export class AttemptStore {
 
   /**
    * FindBestFetcher: every fetcher's score over the distinct attempts matching ANY of `heuristics`,
-   * best eligible first. One round trip; the aggregation runs in Postgres.
+   * best eligible first. One round trip; the aggregation runs in Postgres. With `options.alone`, the answer's `alone`
+   * also scores that heuristic's attempts by themselves (the router's section).
    */
-  async findBestFetcher(heuristics: readonly Heuristic[], options: FindBestFetcherOptions = {}): Promise<BestFetcherResult> {
+  async findBestFetcher(heuristics: readonly Heuristic[], options: FindBestFetcherOptions = {}): Promise<BestFetcherAnswer> {
     const now = options.now ?? this.#clock.now();
     return withDbErrors('find best fetcher', () => queryBestFetcher(this.#prisma, heuristics, now, options));
   }

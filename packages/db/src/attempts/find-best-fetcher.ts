@@ -58,27 +58,32 @@ WITH fast AS (
     SELECT 1 FROM unnest($1::text[]) AS q(t) WHERE NOT EXISTS (SELECT 1 FROM heuristic_rollup_types rt WHERE rt.heuristic_type = q.t)
   ) AS ok
 )
-SELECT true AS rolled, r.fetcher, sum(r.sign * r.attempts)::float8 AS sample_size,
-       sum(r.sign * r.success_weight)::float8 AS weight, max(r.max_attempted_at) AS max_attempted_at
+SELECT true AS rolled, r.fetcher,
+       coalesce(sum(r.sign * r.attempts) FILTER (WHERE r.pooled), 0)::float8 AS sample_size,
+       coalesce(sum(r.sign * r.success_weight) FILTER (WHERE r.pooled), 0)::float8 AS weight,
+       max(r.max_attempted_at) AS max_attempted_at,
+       coalesce(sum(r.attempts) FILTER (WHERE r.subset_key = $3), 0)::float8 AS alone_size,
+       coalesce(sum(r.success_weight) FILTER (WHERE r.subset_key = $3), 0)::float8 AS alone_weight
 FROM (
   -- = ANY keeps this a primary-key probe per subset (a join on unnest was planned as a sequential scan); the
-  -- inclusion–exclusion sign is (−1)^(|S|+1), |S| = separators + 1.
-  SELECT fetcher, attempts, success_weight, max_attempted_at,
+  -- inclusion–exclusion sign is (−1)^(|S|+1), |S| = separators + 1. $3 is the one heuristic also scored alone (its
+  -- singleton subset: one more probe), or NULL.
+  SELECT fetcher, attempts, success_weight, max_attempted_at, subset_key, subset_key = ANY($2::text[]) AS pooled,
          CASE WHEN (length(subset_key) - length(replace(subset_key, chr(30), ''))) % 2 = 0 THEN 1 ELSE -1 END AS sign
   FROM heuristic_rollups
-  WHERE subset_key = ANY($2::text[])
+  WHERE subset_key = ANY($2::text[]) OR subset_key = $3
 ) AS r
 WHERE (SELECT ok FROM fast)
 GROUP BY r.fetcher
-HAVING sum(r.sign * r.attempts) > 0
+HAVING sum(r.sign * r.attempts) FILTER (WHERE r.pooled) > 0 OR sum(r.attempts) FILTER (WHERE r.subset_key = $3) > 0
 UNION ALL
-SELECT false, NULL, 0, 0, NULL WHERE NOT (SELECT ok FROM fast)`;
+SELECT false, NULL, 0, 0, NULL, 0, 0 WHERE NOT (SELECT ok FROM fast)`;
 
 const SCAN_SQL = `
 SELECT false AS rolled, fetcher, count(*)::float8 AS sample_size,
        coalesce(sum(exp(least(0::float8, date_part('epoch', attempted_at - $3::timestamptz)) * (ln(2::float8) / ($4::float8 * 86400))))
                 FILTER (WHERE success), 0)::float8 AS weight,
-       NULL::timestamptz AS max_attempted_at
+       NULL::timestamptz AS max_attempted_at, 0::float8 AS alone_size, 0::float8 AS alone_weight
 FROM (
   SELECT DISTINCT ON (ah.attempt) ah.attempt, ah.fetcher, ah.success, ah.attempted_at
   FROM attempt_heuristics ah
@@ -94,6 +99,8 @@ interface Row {
   sample_size: number;
   weight: number;
   max_attempted_at: Date | null;
+  alone_size: number;
+  alone_weight: number;
 }
 
 function byteOrder(a: string, b: string): number {
@@ -135,44 +142,67 @@ export function scoreAggregates(
   return scoreTallies(mergeAliases(rows), minSampleSize, fullSampleSize);
 }
 
-/** Run the aggregation in Postgres (one round trip) and score it. Empty heuristics match nothing. */
+/** findBestFetcher's answer: the pooled score, and the score of `options.alone`'s attempts alone when it was asked for. */
+export type BestFetcherAnswer = BestFetcherResult & {
+  /** What the attempts matching `options.alone` say by themselves: how many there are, and their own score. */
+  alone?: { heuristic: Heuristic; attempts: number; result: BestFetcherResult };
+};
+
+/**
+ * Run the aggregation in Postgres (one round trip on the rollups) and score it. Empty heuristics match nothing.
+ * `options.alone` is scored by itself as well, in the same statement (one more rollup probe).
+ */
 export async function queryBestFetcher(
   prisma: PrismaClient,
   heuristics: readonly Heuristic[],
   now: Date,
   options: FindBestFetcherOptions = {},
-): Promise<BestFetcherResult> {
+): Promise<BestFetcherAnswer> {
   const halfLifeDays = options.halfLifeDays ?? LEARNING_DEFAULTS.halfLifeDays;
   if (!(halfLifeDays > 0)) throw new RangeError(`halfLifeDays must be > 0, got ${halfLifeDays}`);
+  const minSampleSize = options.minSampleSize ?? LEARNING_DEFAULTS.minSampleSize;
+  const fullSampleSize = options.fullSampleSize ?? LEARNING_DEFAULTS.fullSampleSize;
   const pairs = new Map<string, Heuristic>();
   for (const h of heuristics) pairs.set(`${h.type}\u0000${h.value}`, h);
-  if (pairs.size === 0) return { best: null, scores: [] };
+  const alone = options.alone ?? null;
+  if (pairs.size === 0 && alone === null) return { best: null, scores: [] };
   const list = [...pairs.values()];
   const keys = list.map((h) => `${h.type}${KEY_SEP}${h.value}`);
+  const aloneKey = alone ? `${alone.type}${KEY_SEP}${alone.value}` : null;
   const rollupable =
     options.strategy !== 'scan' &&
     halfLifeDays === ROLLUP_HALF_LIFE_DAYS &&
     list.length <= MAX_ROLLUP_QUERY_PAIRS &&
-    !keys.some((k) => /[\u001e]/.test(k) || k.split(KEY_SEP).length !== 2);
+    ![...keys, ...(aloneKey ? [aloneKey] : [])].some((k) => /[\u001e]/.test(k) || k.split(KEY_SEP).length !== 2);
   const { subsetKeys } = rollupable ? rollupSubsets(keys) : { subsetKeys: [] as string[] };
-  const types = list.map((h) => h.type);
-  const scan = () => sqlOf(prisma).query<Row>(SCAN_SQL, [types, list.map((h) => h.value), now.toISOString(), halfLifeDays]);
-  let rows = rollupable ? await sqlOf(prisma).query<Row>(ROLLUP_SQL, [types, subsetKeys]) : await scan();
+  const types = [...list.map((h) => h.type), ...(alone ? [alone.type] : [])];
+  const scan = async (hs: readonly Heuristic[]) =>
+    hs.length === 0 ? [] : sqlOf(prisma).query<Row>(SCAN_SQL, [hs.map((h) => h.type), hs.map((h) => h.value), now.toISOString(), halfLifeDays]);
+  let rows = rollupable ? await sqlOf(prisma).query<Row>(ROLLUP_SQL, [types, subsetKeys, aloneKey]) : null;
   if (
+    rows === null ||
     rows.some((r) => r.rolled === false && r.fetcher === null) ||
     rows.some((r) => r.rolled && r.max_attempted_at !== null && new Date(r.max_attempted_at).getTime() > now.getTime() + ROLLUP_FUTURE_TOLERANCE_MS)
   ) {
-    rows = await scan();
+    // The exact scan: the pooled heuristics, then the one scored alone (a second statement; the router's queries are rolled up).
+    const [pooled, own] = await Promise.all([scan(list), alone ? scan([alone]) : Promise.resolve([])]);
+    rows = [...pooled, ...own.map((r) => ({ ...r, sample_size: 0, weight: 0, alone_size: r.sample_size, alone_weight: r.weight }))];
   }
   const scale = Math.pow(2, -(now.getTime() - ROLLUP_EPOCH_MS) / (ROLLUP_HALF_LIFE_DAYS * DAY_MS));
-  return scoreAggregates(
-    rows.map((r) => ({
-      fetcher: r.fetcher ?? '',
-      sampleSize: Math.round(Number(r.sample_size)),
-      // Inclusion–exclusion can leave a float residue of ~1e-16 × the terms; never let it go negative.
-      decayedSuccesses: r.rolled ? Math.max(0, Number(r.weight) * scale) : Number(r.weight),
-    })),
-    options.minSampleSize ?? LEARNING_DEFAULTS.minSampleSize,
-    options.fullSampleSize ?? LEARNING_DEFAULTS.fullSampleSize,
+  const decayed = (r: Row, weight: number) =>
+    // Inclusion–exclusion can leave a float residue of ~1e-16 × the terms; never let it go negative.
+    r.rolled ? Math.max(0, Number(weight) * scale) : Number(weight);
+  const pooledRows = rows.filter((r) => Math.round(Number(r.sample_size)) > 0);
+  const result: BestFetcherAnswer = scoreAggregates(
+    pooledRows.map((r) => ({ fetcher: r.fetcher ?? '', sampleSize: Math.round(Number(r.sample_size)), decayedSuccesses: decayed(r, r.weight) })),
+    minSampleSize,
+    fullSampleSize,
   );
+  if (alone) {
+    const own = rows
+      .filter((r) => r.fetcher !== null && Math.round(Number(r.alone_size)) > 0)
+      .map((r) => ({ fetcher: r.fetcher!, sampleSize: Math.round(Number(r.alone_size)), decayedSuccesses: decayed(r, r.alone_weight) }));
+    result.alone = { heuristic: alone, attempts: own.reduce((n, r) => n + r.sampleSize, 0), result: scoreAggregates(own, minSampleSize, fullSampleSize) };
+  }
+  return result;
 }

@@ -9,6 +9,8 @@ import type { AttemptInput } from './types.js';
 let db: TestDatabase;
 let clock: ManualClock;
 let store: AttemptStore;
+/** expectSame's section scored alone, per query. */
+let alones: (Heuristic | undefined)[] = [];
 
 // A small deterministic PRNG so a failure reproduces.
 function rng(seed: number): () => number {
@@ -25,11 +27,13 @@ const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
 const DOMAINS = ['a.eq', 'b.eq', 'c.eq', 'd.eq'];
 const SUFFIXES = ['.html', '.pdf', '.php'];
+const SECTIONS = ['app', 'blog'];
 const FETCHERS = ['simple_http', 'direct_access', 'playwright', 'playwright_stealth'];
 
 function randomHeuristics(): Heuristic[] {
   const hs: Heuristic[] = [{ type: 'domain', value: pick(DOMAINS) }, { type: 'path_depth', value: String(1 + Math.floor(rand() * 3)) }];
   if (rand() < 0.6) hs.push({ type: 'suffix', value: pick(SUFFIXES) });
+  if (rand() < 0.7) hs.push({ type: 'section', value: `${hs[0]!.value}/${pick(SECTIONS)}` });
   if (rand() < 0.3) hs.push({ type: 'contains_cdn', value: 'true' });
   if (rand() < 0.5) hs.push({ type: 'status_200', value: 'true' });
   if (rand() < 0.1) hs.push({ ...hs[0]! }); // a duplicate pair on one attempt
@@ -46,10 +50,20 @@ function randomQuery(): Heuristic[] {
   return Array.from({ length: n }, () => pick(all));
 }
 
+/** A section heuristic to score alone beside a query, or none (a third of the time). */
+function randomAlone(): Heuristic | undefined {
+  return rand() < 0.33 ? undefined : { type: 'section', value: `${pick(DOMAINS)}/${pick(SECTIONS)}` };
+}
+
 async function expectSame(queries: Heuristic[][]): Promise<void> {
-  for (const q of queries) {
-    const fast = await store.findBestFetcher(q);
-    const exact = await store.findBestFetcher(q, { strategy: 'scan' });
+  for (const [i, q] of queries.entries()) {
+    const alone = alones[i];
+    const fast = await store.findBestFetcher(q, { alone });
+    const exact = await store.findBestFetcher(q, { strategy: 'scan', alone });
+    // The section scored alone: the same counts and weights either way.
+    expect(fast.alone?.attempts).toBe(exact.alone?.attempts);
+    expect(fast.alone?.result.scores.map((s) => [s.fetcher, s.sampleSize, s.eligible])).toEqual(exact.alone?.result.scores.map((s) => [s.fetcher, s.sampleSize, s.eligible]));
+    fast.alone?.result.scores.forEach((s, j) => expect(s.decayedSuccesses).toBeCloseTo(exact.alone!.result.scores[j]!.decayedSuccesses, 6));
     expect(fast.scores.map((s) => [s.fetcher, s.sampleSize, s.eligible])).toEqual(exact.scores.map((s) => [s.fetcher, s.sampleSize, s.eligible]));
     fast.scores.forEach((s, i) => {
       expect(s.decayedSuccesses).toBeCloseTo(exact.scores[i]!.decayedSuccesses, 6);
@@ -70,6 +84,7 @@ afterAll(async () => {
 
 describe('rollup ↔ exact scan', () => {
   const queries = Array.from({ length: 40 }, randomQuery);
+  alones = queries.map(randomAlone);
   let linkIds: string[] = [];
 
   it('agree after batched logging', async () => {

@@ -64,6 +64,11 @@ export interface FindBestFetcherOptions {
    * @defaultValue 'auto'
    */
   strategy?: 'auto' | 'scan';
+  /**
+   * One more heuristic scored by itself as well (the URL's `section`: judged on its own attempts once it has enough),
+   * in the same statement. Its score is the answer's `alone`. @defaultValue none
+   */
+  alone?: Heuristic;
 }
 
 /** Attempts, success and ban rates of one group (a fetcher or a domain). */

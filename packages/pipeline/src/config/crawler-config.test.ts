@@ -79,7 +79,7 @@ describe('loadConfig', () => {
   });
 
   it('defaults the router\'s learned-query heuristics to core\'s routing policy, with "all" and lists accepted', () => {
-    expect(loadConfig(base).routingHeuristicTypes).toEqual(['domain', 'suffix', 'contains_cdn', 'video_platform']);
+    expect(loadConfig(base).routingHeuristicTypes).toEqual(['domain', 'section', 'suffix', 'contains_cdn', 'video_platform']);
     expect(loadConfig(base).domainMemoryEnabled).toBe(true);
     expect(loadConfig({ ...base, ROUTING_HEURISTIC_TYPES: 'all' }).routingHeuristicTypes).toContain('path_depth');
     const c = loadConfig({ ...base, ROUTING_HEURISTIC_TYPES: ' Domain, suffix,domain ', DOMAIN_MEMORY_ENABLED: 'false' });

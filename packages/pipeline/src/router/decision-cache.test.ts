@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DecisionCache, DomainSetbacks } from './decision-cache.js';
+import { DecisionCache, DomainSetbacks, SectionScopes } from './decision-cache.js';
 
 function clockAt(ms: number) {
   const c = { t: ms, now: () => new Date(c.t) };
@@ -63,5 +63,32 @@ describe('DecisionCache', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('SectionScopes', () => {
+  it("lets a section's first pages share its domain's decision, then asks the store for its own from the next page on", () => {
+    const scopes = new SectionScopes(5);
+    expect([1, 2, 3, 4, 5].map(() => scopes.routeDomainScoped('a.test/blog'))).toEqual([true, true, true, true, true]);
+    expect(scopes.routeDomainScoped('a.test/blog')).toBe(false);
+    expect(scopes.routeDomainScoped('a.test/blog')).toBe(false);
+    // Other sections count on their own.
+    expect(scopes.routeDomainScoped('a.test/app')).toBe(true);
+  });
+
+  it('stops sharing at once for a section the store judged on its own evidence', () => {
+    const scopes = new SectionScopes(5);
+    expect(scopes.routeDomainScoped('a.test/blog')).toBe(true);
+    scopes.judgedOnItsOwn('a.test/blog');
+    expect(scopes.routeDomainScoped('a.test/blog')).toBe(false);
+  });
+
+  it('keeps sharing for a site of one-page sections (a slug per article), within a bounded memory', () => {
+    const scopes = new SectionScopes(5, 100);
+    for (let i = 0; i < 1_000; i++) expect(scopes.routeDomainScoped(`news.test/story-${i}`)).toBe(true);
+    for (let i = 0; i < 1_000; i++) scopes.judgedOnItsOwn(`news.test/own-${i}`);
+    // The oldest were dropped: a dropped section counts again from one page.
+    expect(scopes.routeDomainScoped('news.test/own-0')).toBe(true);
+    expect(scopes.routeDomainScoped('news.test/own-999')).toBe(false);
   });
 });

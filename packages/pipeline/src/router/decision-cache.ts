@@ -100,3 +100,43 @@ export class DomainSetbacks {
     return this.#at.get(domain) ?? Number.NEGATIVE_INFINITY;
   }
 }
+
+/**
+ * Which URL sections (core `section` heuristic) may reuse a decision the router cached for their whole domain. A
+ * section with enough attempts of its own is judged on them (core scopeLearned), so a domain-wide decision must not
+ * stand in for it: once this router has routed `minPages` pages of a section, or seen it judged on its own, the
+ * section's pages ask the store again (and then share decisions cached for the section alone). Counted per process,
+ * by pages, not by time, so a section's own evidence is read as soon as it can exist. A site with one section per
+ * article slug routes one page per section and keeps sharing its domain's decision, as before sections.
+ */
+export class SectionScopes {
+  readonly #routed = new Map<string, number>();
+  readonly #own = new Set<string>();
+
+  /**
+   * @param minPages - pages of a section after which its own evidence is asked for (the learned minimum sample size).
+   * @param maxSections - sections remembered at most, the oldest dropped first. @defaultValue 10_000
+   */
+  constructor(
+    private readonly minPages: number,
+    private readonly maxSections = 10_000,
+  ) {}
+
+  /** Count a page of `section` about to be routed; whether it may reuse its domain's cached decision. */
+  routeDomainScoped(section: string): boolean {
+    if (this.#own.has(section)) return false;
+    const n = (this.#routed.get(section) ?? 0) + 1;
+    this.#routed.delete(section);
+    if (this.#routed.size >= this.maxSections) this.#routed.delete(this.#routed.keys().next().value as string);
+    this.#routed.set(section, n);
+    return n <= this.minPages;
+  }
+
+  /** The store judged `section` on its own evidence: its pages no longer reuse domain-wide decisions. */
+  judgedOnItsOwn(section: string): void {
+    if (this.#own.has(section)) return;
+    if (this.#own.size >= this.maxSections) this.#own.delete(this.#own.values().next().value as string);
+    this.#own.add(section);
+    this.#routed.delete(section);
+  }
+}

@@ -25,6 +25,11 @@ function score(fetcher: string, confidence: number): FetcherScore {
 }
 const NOTHING_LEARNED: BestFetcherResult = { best: null, scores: [] };
 const CONFIDENT: BestFetcherResult = { best: score('playwright', 0.95), scores: [score('playwright', 0.95)] };
+/** A section whose own pages all worked with plain HTTP. */
+const STATIC_SECTION: BestFetcherResult = { best: score('simple_http', 0.9), scores: [score('simple_http', 0.9)] };
+/** A blog page the domain's learned score sent to the browser, and an app page a probe showed needs one. */
+const BLOG_BY_DOMAIN = { fetcher: 'playwright', success: true, isBanned: false, errorType: null, selectionSource: 'learned', attemptedAt: new Date(NOW.getTime() - MIN), url: 'https://shop.example/blog/a' };
+const APP_PROBED = { ...BLOG_BY_DOMAIN, selectionSource: 'probe', attemptedAt: new Date(NOW.getTime() - 2 * MIN), url: 'https://shop.example/app/a' };
 /** Facts up to the probe: nothing learned, no wall, robots allow, the gate grants. */
 const TO_PROBE: Partial<RouteFacts> = { cached: null, learned: { learned: NOTHING_LEARNED, recent: [] }, wall: null, robots: { allowed: true }, gate: { granted: true } };
 
@@ -68,6 +73,22 @@ const cases: Array<[string, Partial<RouteFacts>, RouteStep | ((s: RouteStep) => 
     cached: null,
     learned: { learned: NOTHING_LEARNED, recent: [{ fetcher: 'playwright_stealth', success: true, isBanned: false, errorType: null, selectionSource: 'probe', attemptedAt: at(-MIN) }] },
   }, (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'playwright_stealth', source: 'domain_memory' }, effects: [{ kind: 'cacheDecision' }] })],
+  // A section with the minimum sample of its own is judged on it, and remembered by its own attempts.
+  ['a section with fewer attempts of its own than the minimum sample is judged by its domain', {
+    cached: null, learned: { learned: CONFIDENT, recent: [], section: { section: 'shop.example/blog', attempts: 4, result: STATIC_SECTION } },
+  }, (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'playwright', source: 'learned' } })],
+  ["a section's own confident score wins over the domain's", {
+    cached: null, learned: { learned: CONFIDENT, recent: [], section: { section: 'shop.example/blog', attempts: 20, result: STATIC_SECTION } },
+  }, (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'simple_http', source: 'learned' } })],
+  ['a browser the section got only from the domain\'s score was never shown to be needed there: it is probed', {
+    cached: null, learned: { learned: CONFIDENT, recent: [BLOG_BY_DOMAIN, APP_PROBED], section: { section: 'shop.example/blog', attempts: 5, result: { best: null, scores: [] } } },
+  }, { kind: 'need', what: 'wall' }],
+  ["the domain's memory of another section does not decide for a section judged on its own", {
+    cached: null, learned: { learned: NOTHING_LEARNED, recent: [APP_PROBED], section: { section: 'shop.example/blog', attempts: 5, result: { best: null, scores: [] } } },
+  }, { kind: 'need', what: 'wall' }],
+  ['...while a section without its own sample still follows it', {
+    cached: null, learned: { learned: NOTHING_LEARNED, recent: [APP_PROBED], section: { section: 'shop.example/blog', attempts: 4, result: { best: null, scores: [] } } },
+  }, (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'playwright', source: 'domain_memory' } })],
   ['the learned choice avoids the fetcher the link was just blocked with', { cached: null, avoid: 'playwright', learned: { learned: CONFIDENT, recent: [] } }, { kind: 'need', what: 'wall' }],
   // No learned answer: the wall memory, then robots and the gate before a probe.
   ['a wall a probe of the domain met sends the page to that tool, without a probe', { ...TO_PROBE, wall: { fetcher: 'playwright_stealth', reason: 'blocked_captcha' }, robots: undefined, gate: undefined },

@@ -3,13 +3,16 @@ import {
   DOMAIN_MEMORY_SOURCE,
   ERROR_TYPES,
   FETCHERS,
+  LEARNING_DEFAULTS,
   LINK_STATUSES,
   SELECTION_SOURCES,
   SKIP_REASONS,
   canonicalFetcherName,
   rateLimitPause,
   retryAfterMsOf,
+  scopeLearned,
   type BestFetcherResult,
+  type SectionScore,
   type DomainAttempt,
   type RobotsVerdict,
   type SkipReason,
@@ -41,6 +44,8 @@ export interface DecisionSettings extends ArmSettings {
   /** Canonical names of the fetchers the fleet runs. */
   known: ReadonlySet<string>;
   confidenceThreshold: number;
+  /** A section with this many attempts of its own is judged on them (core scopeLearned). @defaultValue core LEARNING_DEFAULTS.minSampleSize */
+  minSampleSize?: number;
   /** The domain's own attempts are read (RouterSettings.domainMemoryEnabled and a DomainStateReader). */
   domainMemory: boolean;
   plainHttpMemoryMs?: number;
@@ -79,8 +84,11 @@ export interface RouteFacts {
   legacyRoute?: string | null;
   /** A confident decision this router took recently for the same routing heuristics (DecisionCache). */
   cached?: Decision | null;
-  /** The store's pooled score and the domain's latest attempts (empty when domain memory is off). */
-  learned?: { learned: BestFetcherResult; recent: readonly DomainAttempt[] };
+  /**
+   * The store's pooled score, the domain's latest attempts (empty when domain memory is off), and the score of the URL's
+   * section by itself (null: the URL has none, or it was not asked for).
+   */
+  learned?: { learned: BestFetcherResult; recent: readonly DomainAttempt[]; section?: SectionScore | null };
   /** A bot wall a probe of this domain met recently (ProbeWalls). */
   wall?: WallSighting | null;
   /** The latest stored version's validators of a link visited before (RevisitSource.validators); null: none stored. */
@@ -154,9 +162,18 @@ export function decideRoute(f: RouteFacts): RouteStep {
   if (f.cached === undefined) return { kind: 'need', what: 'cached' };
   if (f.cached) return checked(f, f.cached);
   if (f.learned === undefined) return { kind: 'need', what: 'learned' };
-  const choice = chooseLearned({
-    learned: armView(f.learned.learned, settings, avoid).learned,
+  const own = f.learned.section ? { ...f.learned.section, result: armView(f.learned.section.result, settings, avoid).learned } : null;
+  // A section with enough attempts of its own is judged on them, and remembered by them (core scopeLearned).
+  const scoped = scopeLearned({
+    pooled: armView(f.learned.learned, settings, avoid).learned,
+    section: own,
     recent: f.learned.recent,
+    minSampleSize: settings.minSampleSize ?? LEARNING_DEFAULTS.minSampleSize,
+    confidenceThreshold: settings.confidenceThreshold,
+  });
+  const choice = chooseLearned({
+    learned: scoped.learned,
+    recent: scoped.recent,
     now,
     avoid,
     confidenceThreshold: settings.confidenceThreshold,

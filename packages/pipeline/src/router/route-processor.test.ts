@@ -70,6 +70,37 @@ describe('route processor, learning mode', () => {
     expect(r.probes()).toBe(2);
   });
 
+  it('keeps one store read per domain for a site of one-page sections, and reads a section with pages of its own apart', async () => {
+    const asked: (string | undefined)[] = [];
+    const confident = { best: score('playwright', 0.9), scores: [score('playwright', 0.9)] };
+    const learning: LearnedSelector = {
+      findBestFetcher: async (hs, opts) => {
+        asked.push(opts.alone?.value);
+        expect(hs.map((h) => h.type)).not.toContain('section');
+        // The blog has a static record of its own; slugs have none.
+        const alone = opts.alone?.value === 'news.example/blog' ? { attempts: 12, result: { best: score('simple_http', 0.9), scores: [score('simple_http', 0.9)] } } : { attempts: 0, result: { best: null, scores: [] } };
+        return { ...confident, alone };
+      },
+    };
+    const h = makeHarness();
+    const r = router(h, async () => {
+      throw new Error('must not probe');
+    }, { decisionCacheMs: 60_000 }, undefined, learning);
+    const route = async (url: string) => r.process(fakeJob({ linkId: h.links.add(url).id, url }));
+    // A thousand article slugs, one page each: as before sections, the domain's decision is read once and shared.
+    for (let i = 0; i < 1_000; i++) expect(await route(`https://news.example/story-${i}`)).toMatchObject({ fetcher: 'playwright', source: 'learned' });
+    expect(asked).toEqual(['news.example/story-0']);
+    // The blog's first pages share it too, until it may have a sample of its own (minSampleSize pages routed here)...
+    for (let i = 0; i < 5; i++) expect(await route(`https://news.example/blog/${i}`)).toMatchObject({ fetcher: 'playwright' });
+    expect(asked).toHaveLength(1);
+    // ...then it is read, judged on its own, and its decision cached for it alone: one read for its next pages.
+    for (let i = 5; i < 20; i++) expect(await route(`https://news.example/blog/${i}`)).toMatchObject({ fetcher: 'simple_http', source: 'learned' });
+    expect(asked).toEqual(['news.example/story-0', 'news.example/blog']);
+    // And the slugs keep the domain's.
+    expect(await route('https://news.example/story-x')).toMatchObject({ fetcher: 'playwright' });
+    expect(asked).toHaveLength(2);
+  });
+
   it('asks the store for every link when the decision cache is off (the default)', async () => {
     let calls = 0;
     const learning: LearnedSelector = {

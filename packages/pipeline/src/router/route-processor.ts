@@ -7,10 +7,13 @@ import {
   errorTypeOf,
   extractUrlHeuristics,
   isExitError,
+  hasOwnEvidence,
   isUrlPolicyError,
+  SECTION_HEURISTIC,
   lazyChild,
   selectRoutingHeuristics,
   type Clock,
+  type Heuristic,
   type DomainAttempt,
   type ExitTier,
   type DomainPermit,
@@ -25,7 +28,7 @@ import type { LearnedSelector, LegacyRoutes, LinkChange, LinkRecord, LinkRepo, P
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { domainPauseReason, type PauseSettings } from '../fetch/site-pause.js';
-import { DecisionCache, type DomainSetbacks } from './decision-cache.js';
+import { DecisionCache, SectionScopes, type DomainSetbacks } from './decision-cache.js';
 import { ProbeWalls, type ProbeWallsShared, type WallSighting } from './probe-walls.js';
 import type { BlockedArms } from '../fetch/blocked-arms.js';
 import type { InlineFetcher } from '../fetch/inline-fetch.js';
@@ -101,12 +104,14 @@ export function createRouteProcessor(deps: RouterDeps) {
   const known = new Set(deps.settings.fetcherNames.map(canonicalFetcherName));
   const cache = new DecisionCache<Decision>(deps.settings.decisionCacheMs ?? 0, deps.clock, { setbacks: deps.setbacks });
   const walls = new ProbeWalls(deps.settings.probeWallMemoryMs ?? 0, deps.clock, deps.wallsShared);
+  const sections = new SectionScopes(deps.settings.minSampleSize);
   const useDomain = deps.domainState !== undefined && deps.settings.domainMemoryEnabled !== false;
   const settings: DecisionSettings = {
     learningModeEnabled: deps.settings.learningModeEnabled,
     defaultFetcher: deps.settings.defaultFetcher,
     known,
     confidenceThreshold: deps.settings.confidenceThreshold,
+    minSampleSize: deps.settings.minSampleSize,
     domainMemory: useDomain,
     plainHttpMemoryMs: deps.settings.plainHttpMemoryMs,
     pauseMaxMs: deps.settings.pauseMaxMs,
@@ -129,6 +134,7 @@ export function createRouteProcessor(deps: RouterDeps) {
       now, settings, domain, generation: data.generation, link, priority: data.priority, escalateTo: data.nextFetcher ?? null, avoid: data.blockedFetcher ?? null,
     };
     let cacheKey = '';
+    let sectionKey = '';
     let permit: DomainPermit | null = null;
     let step: RouteStep;
     try {
@@ -139,22 +145,33 @@ export function createRouteProcessor(deps: RouterDeps) {
             facts.legacyRoute = await deps.routes.fetcherFor(domain);
             break;
           case 'cached': {
-            // The answer depends only on these (and on time): URLs that share them share the decision.
-            const routing = selectRoutingHeuristics(extractUrlHeuristics(link!.url), deps.settings.routingHeuristicTypes);
+            // The answer depends only on these (and on time): URLs that share them share the decision. The section
+            // is part of the key only once it is judged on its own evidence (SectionScopes).
+            const { pooled, section } = splitRouting(link!.url, deps.settings.routingHeuristicTypes);
             const avoid = facts.avoid ? canonicalFetcherName(facts.avoid) : '';
-            cacheKey = cache.enabled ? `${domain}\u0001${avoid}\u0001${routing.map((h) => `${h.type}=${h.value}`).sort().join('\u0001')}` : '';
+            const domainScoped = section === null || sections.routeDomainScoped(section.value);
+            const key = (hs: readonly Heuristic[]) => `${domain}\u0001${avoid}\u0001${hs.map((h) => `${h.type}=${h.value}`).sort().join('\u0001')}`;
+            cacheKey = cache.enabled ? key(domainScoped ? pooled : [...pooled, section!]) : '';
+            sectionKey = cache.enabled && section ? key([...pooled, section]) : cacheKey;
             facts.cached = cache.get(cacheKey) ?? null;
             if (facts.cached) log.debug({ fetcher: facts.cached.fetcher, source: facts.cached.source }, 'learned decision reused');
             break;
           }
           case 'learned': {
-            const routing = selectRoutingHeuristics(extractUrlHeuristics(link!.url), deps.settings.routingHeuristicTypes);
-            // Two independent reads, in parallel: the store's pooled score and the domain's own latest attempts.
+            const { pooled, section } = splitRouting(link!.url, deps.settings.routingHeuristicTypes);
+            // Two independent reads, in parallel: the store's pooled score (with the section's own score in the same
+            // statement) and the domain's own latest attempts.
             const [learned, recent] = await Promise.all([
-              deps.learning.findBestFetcher(routing, { minSampleSize: deps.settings.minSampleSize, now }),
+              deps.learning.findBestFetcher(pooled, { minSampleSize: deps.settings.minSampleSize, now, ...(section ? { alone: section } : {}) }),
               useDomain ? deps.domainState!.recentDomainAttempts(domain) : Promise.resolve([]),
             ]);
-            facts.learned = { learned, recent };
+            const own = section && learned.alone ? { section: section.value, attempts: learned.alone.attempts, result: learned.alone.result } : null;
+            facts.learned = { learned, recent, section: own };
+            if (hasOwnEvidence(own, deps.settings.minSampleSize)) {
+              // Judged on its own: its decision is cached for the section alone, never for the whole domain.
+              sections.judgedOnItsOwn(own.section);
+              cacheKey = sectionKey;
+            }
             break;
           }
           case 'wall':
@@ -222,6 +239,12 @@ export function createRouteProcessor(deps: RouterDeps) {
     }
     return finish(deps, job, token, log, step, link, facts);
   };
+}
+
+/** The URL's routing heuristics (core selectRoutingHeuristics), its section apart: the store scores the section by itself. */
+function splitRouting(url: string, types: readonly string[] | undefined): { pooled: Heuristic[]; section: Heuristic | null } {
+  const routing = selectRoutingHeuristics(extractUrlHeuristics(url), types);
+  return { pooled: routing.filter((h) => h.type !== SECTION_HEURISTIC), section: routing.find((h) => h.type === SECTION_HEURISTIC) ?? null };
 }
 
 /**
