@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY_MS, ManualClock, type Heuristic } from '@crawler/core';
+import { DAY_MS, ManualClock, ROUTING_HEURISTIC_TYPES, extractUrlHeuristics, type Heuristic } from '@crawler/core';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
 import { AttemptStore } from './attempt-store.js';
 import type { AttemptInput } from './types.js';
@@ -44,7 +44,9 @@ function randomQuery(): Heuristic[] {
   const all: Heuristic[] = [
     ...DOMAINS.map((value) => ({ type: 'domain', value })),
     ...SUFFIXES.map((value) => ({ type: 'suffix', value })),
-    { type: 'path_depth', value: '1' }, { type: 'path_depth', value: '2' }, { type: 'contains_cdn', value: 'true' },
+    ...DOMAINS.slice(0, 2).flatMap((d) => SECTIONS.map((sec) => ({ type: 'section', value: `${d}/${sec}` }))),
+    // Logged with every attempt but not rolled up (not a routing type): a query naming it takes the exact scan.
+    { type: 'path_depth', value: '1' }, { type: 'contains_cdn', value: 'true' },
   ];
   const n = 1 + Math.floor(rand() * 4);
   return Array.from({ length: n }, () => pick(all));
@@ -200,7 +202,7 @@ describe('rollup ↔ exact scan', () => {
 
   it('the attempt log stores the keys the triggers would compute and adds each attempt to its own shard', async () => {
     const ids = await store.logAttempts([
-      { url: 'https://shard.eq/a', fetcher: 'simple_http', success: true, heuristics: [{ type: 'domain', value: 'shard.eq' }, { type: 'path_depth', value: '1' }, { type: 'status_200', value: 'true' }] },
+      { url: 'https://shard.eq/a', fetcher: 'simple_http', success: true, heuristics: [{ type: 'domain', value: 'shard.eq' }, { type: 'section', value: 'shard.eq/a' }, { type: 'path_depth', value: '1' }, { type: 'status_200', value: 'true' }] },
       { url: 'https://shard.eq/b', fetcher: 'simple_http', success: true, heuristics: [{ type: 'domain', value: 'shard.eq' }] },
       { url: 'https://shard.eq/c', fetcher: 'simple_http', success: false, errorType: 'rate_limited', heuristics: [{ type: 'domain', value: 'shard.eq' }] },
     ]);
@@ -209,7 +211,8 @@ describe('rollup ↔ exact scan', () => {
       ids.map(String),
     );
     expect(stored.map((r) => r.same)).toEqual([true, true, true]);
-    expect(stored.map((r) => r.keys)).toEqual([['domain\u001fshard.eq', 'path_depth\u001f1'], ['domain\u001fshard.eq'], null]);
+    // Only the types the router queries are rolled up: path_depth and status_200 are logged, not rolled.
+    expect(stored.map((r) => r.keys)).toEqual([['domain\u001fshard.eq', 'section\u001fshard.eq/a'], ['domain\u001fshard.eq'], null]);
     const rows = await db.prisma.$queryRawUnsafe<{ shard: number; attempts: bigint }[]>(
       `SELECT shard, attempts FROM heuristic_rollups WHERE subset_key = 'domain' || chr(31) || 'shard.eq' ORDER BY shard`,
     );
@@ -217,6 +220,18 @@ describe('rollup ↔ exact scan', () => {
     for (const id of ids.slice(0, 2)) want.set(Number(id % 16n), (want.get(Number(id % 16n)) ?? 0) + 1);
     expect(rows.map((r) => [r.shard, Number(r.attempts)])).toEqual([...want.entries()].sort((a, b) => a[0] - b[0]));
     await expectSame([[{ type: 'domain', value: 'shard.eq' }], ...queries]);
+  });
+
+  it('rolls up exactly the types the router queries, so an article costs 3 rollup rows (not 7), a CDN asset 15 (not 63)', async () => {
+    const types = await db.prisma.$queryRawUnsafe<{ heuristic_type: string }[]>('SELECT heuristic_type FROM heuristic_rollup_types ORDER BY 1');
+    expect(types.map((t) => t.heuristic_type)).toEqual([...ROUTING_HEURISTIC_TYPES].sort());
+    const rowsFor = async (url: string): Promise<number> => {
+      const [id] = await store.logAttempts([{ url, fetcher: 'simple_http', success: true, heuristics: extractUrlHeuristics(url) }]);
+      const r = await db.prisma.$queryRawUnsafe<{ n: number }[]>('SELECT count(*)::int AS n FROM rollup_subsets((SELECT rollup_keys FROM fetcher_attempts WHERE id = $1::bigint))', String(id));
+      return r[0]!.n;
+    };
+    expect(await rowsFor('https://rows.eq/blog/2024/05/some-article')).toBe(3);
+    expect(await rowsFor('https://cdn.rows.eq/static/assets/app.js?v=1')).toBe(15);
   });
 
   it('really answers from the rollups, and rollup_rebuild() restores them', async () => {

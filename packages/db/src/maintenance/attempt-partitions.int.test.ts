@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DAY_MS, ManualClock } from '@crawler/core';
+import { DAY_MS, ManualClock, ROUTING_HEURISTIC_TYPES } from '@crawler/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPrismaClient } from '../client.js';
 import { AttemptStore } from '../attempts/attempt-store.js';
@@ -122,7 +122,13 @@ describe('partitioning migration on a database that holds attempts', () => {
     expect(result.applied[0]).toBe(PARTITION_MIGRATION);
     const post = await fingerprint(url);
     expect(post).toEqual(pre);
-    expect(await rebuiltRollups(url)).toEqual(post.rollups);
+    // The rows a query can read (subsets of the types still rolled up) equal their rebuild. Rows of types the rollups
+    // stopped keeping (20261205000200: path_depth here) stay with the attempts logged before, never read, and are
+    // taken back when those attempts' partitions are dropped.
+    const readable = (rows: Array<{ subset_key: string }>) =>
+      rows.filter((r) => r.subset_key.split('\u001e').every((k) => ROUTING_HEURISTIC_TYPES.includes(k.split('\u001f')[0]!)));
+    expect(post.rollups.length).toBeGreaterThan(readable(post.rollups).length);
+    expect(readable(await rebuiltRollups(url))).toEqual(readable(post.rollups));
 
     await withAdminConnection(url, async (c) => {
       const kinds = await c.query(`SELECT relname, relkind FROM pg_class WHERE relname IN ('fetcher_attempts', 'attempt_heuristics') ORDER BY 1`);
