@@ -5,3 +5,4 @@ export * from './interstitial.js';
 export * from './anubis.js';
 export * from './block-page.js';
 export * from './fastly.js';
+export * from './in-place.js';

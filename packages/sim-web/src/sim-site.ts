@@ -4,6 +4,7 @@ import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle
 import { ANUBIS_COOKIE, ANUBIS_PASS_PATH, ANUBIS_SCRIPT_PATH, anubisPage, anubisRejectPage, anubisScript, checkAnubisWork, newAnubisChallenge, type AnubisChallenge } from './anubis.js';
 import { blockPage, cloudflareInteractivePage, radwareBlockPage, wordfenceBlockPage } from './block-page.js';
 import { FASTLY_COOKIE, FASTLY_POST_BACK_PATH, FASTLY_SCRIPT_PATH, checkFastlyAnswer, fastlyPage, fastlyScript, newFastlyChallenge, type FastlyChallenge } from './fastly.js';
+import { checkThenDenyInPlacePage, managedThenCaptchaPage } from './in-place.js';
 import { F5_TSPD_COOKIE, F5_TSPD_SCRIPT_PATH, clearanceOf, f5TspdPage, f5TspdScript, interstitialPage, newClearanceToken } from './interstitial.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
@@ -33,9 +34,13 @@ export interface SiteSpec {
    * through); `wordfence`, Wordfence's firewall 403 (a refusal); `cloudflare_interactive`, Cloudflare's interactive
    * challenge (403 with `cf-mitigated: challenge`), a checkbox only a person ticks; `f5_tspd`, F5 Bot Defense's stub
    * (200, nothing but the /TSPD/?type=12 sensor, whose script sets a cookie and reloads); `radware`, Radware AppWall's
-   * block page (403 with `X-SL-CompState`, a refusal). @defaultValue 'checking'
+   * block page (403 with `X-SL-CompState`, a refusal); `managed_then_captcha`, Cloudflare's managed challenge (403 with
+   * `cf-mitigated: challenge`) whose script swaps its spinner for the Turnstile checkbox in place after
+   * `challengeDelayMs` (no navigation: a captcha from then on); `check_then_deny_in_place`, Akamai's interstitial (200)
+   * whose script writes the edge's "Access Denied" over the document after `challengeDelayMs` (no navigation: a
+   * refusal from then on). See in-place.ts. @defaultValue 'checking'
    */
-  wallFamily?: 'checking' | 'anubis' | 'blocked' | 'check_then_block' | 'fastly' | 'wordfence' | 'cloudflare_interactive' | 'f5_tspd' | 'radware';
+  wallFamily?: 'checking' | 'anubis' | 'blocked' | 'check_then_block' | 'fastly' | 'wordfence' | 'cloudflare_interactive' | 'f5_tspd' | 'radware' | 'managed_then_captcha' | 'check_then_deny_in_place';
   /** Leading hex zeroes an `anubis` wall asks for. @defaultValue 2 */
   anubisDifficulty?: number;
   /**
@@ -285,6 +290,18 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
           res
             .writeHead(403, { 'content-type': 'text/html; charset=UTF-8', 'cache-control': 'private, max-age=0, no-store, no-cache, must-revalidate', 'cf-mitigated': 'challenge', server: 'cloudflare', 'cf-ray': `${rayId}-SIM` })
             .end(cloudflareInteractivePage({ host: opts.host, rayId }));
+          return;
+        }
+        if (spec.wallFamily === 'managed_then_captcha') {
+          const rayId = newClearanceToken().slice(0, 16);
+          res
+            .writeHead(403, { 'content-type': 'text/html; charset=UTF-8', 'cache-control': 'private, max-age=0, no-store, no-cache, must-revalidate', 'cf-mitigated': 'challenge', server: 'cloudflare', 'cf-ray': `${rayId}-SIM` })
+            .end(managedThenCaptchaPage({ host: opts.host, rayId, delayMs: spec.challengeDelayMs ?? 1000 }));
+          return;
+        }
+        if (spec.wallFamily === 'check_then_deny_in_place') {
+          const reference = `18.${newClearanceToken().slice(0, 8)}.${Math.floor(nowMs / 1000)}.${newClearanceToken().slice(0, 6)}`;
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(checkThenDenyInPlacePage({ host: opts.host, path: url.pathname, reference, delayMs: spec.challengeDelayMs ?? 1000 }));
           return;
         }
         if (fastly) {

@@ -211,6 +211,42 @@ describe('sim web and real browsers', () => {
     }
   }, 60_000);
 
+  it('stops waiting when the interstitial turns into a captcha or a refusal in place, with no navigation', async () => {
+    // Cloudflare's managed challenge swaps its spinner for the Turnstile checkbox, and Akamai's check writes "Access
+    // Denied" over the document, 1.5 s in (longer than the page takes to settle, so the browser is already waiting on
+    // an interstitial). No new document ever comes. The wait is longer than the test may take: a browser that kept
+    // waiting for a navigation would not finish in time.
+    const longWaitMs = 300_000;
+    const web2 = await startSimWeb({
+      sites: [
+        { kind: 'interstitial', wallFamily: 'managed_then_captcha', challengeDelayMs: 1_500, name: 'managed' },
+        { kind: 'interstitial', wallFamily: 'check_then_deny_in_place', challengeDelayMs: 1_500, name: 'denied' },
+      ],
+      firstHost: '127.0.4.100',
+    });
+    const fetcher = createPlaywrightFetcher({ allowPrivateNetworks: true, chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', browser: { challengeWaitMs: longWaitMs } });
+    try {
+      const expected = [
+        { status: 403, text: 'Verify you are human by completing the action below.', vendor: 'cloudflare' },
+        { status: 200, text: 'Access Denied', vendor: 'akamai' },
+      ];
+      for (const [i, site] of web2.sites.entries()) {
+        const [url] = site.urls(1);
+        const res = await fetcher.fetch({ url: url!, timeoutMs: longWaitMs + 60_000 });
+        expect(res.status).toBe(expected[i]!.status);
+        expect(res.text).toContain(expected[i]!.text);
+        expect(res.challenge).toMatchObject({ vendor: expected[i]!.vendor, cleared: false, documents: [{ url, status: expected[i]!.status }] });
+        expect(res.challenge!.waitedMs).toBeGreaterThan(0);
+        expect(res.challenge!.waitedMs).toBeLessThan(longWaitMs);
+        expect(validateResponse({ status: res.status, headers: res.headers, body: res.body })).toMatchObject({ blockType: 'blocked_captcha', blockVendor: expected[i]!.vendor });
+        expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge']);
+      }
+    } finally {
+      await fetcher.close();
+      await web2.close();
+    }
+  }, 60_000);
+
   it('returns a wall that refuses at once: no browser waits on a page that never clears', async () => {
     // Cloudflare's "Sorry, you have been blocked" has a script (it reveals the visitor's address on a click) but
     // nothing that ever lets anyone through: a wait would hold the browser for CHALLENGE_WAIT_MS for the same page.

@@ -170,6 +170,21 @@ describe('startSimWeb', () => {
     expect(web.sites.map((site) => site.stats().served)).toEqual([0, 0, 0, 0]);
   });
 
+  it('walls that escalate in place serve only the check: the detector sees an interstitial until their script runs', async () => {
+    const families = ['managed_then_captcha', 'check_then_deny_in_place'] as const;
+    web = await startSimWeb({ sites: families.map((wallFamily) => ({ kind: 'interstitial' as const, wallFamily })), firstHost: '127.0.3.120' });
+    const [managed, akamai] = await Promise.all(web.sites.map((site) => get(site.urls(1)[0]!)));
+    const verdict = (r: typeof managed) => {
+      const { result, challenge } = validateResponseDetailed({ status: r!.status, headers: r!.headers, body: r!.text ?? '' });
+      return { status: r!.status, blockType: result.blockType, vendor: result.blockVendor, kind: challenge.kind };
+    };
+    expect(verdict(managed)).toEqual({ status: 403, blockType: 'blocked_captcha', vendor: 'cloudflare', kind: 'interstitial' });
+    expect(verdict(akamai)).toEqual({ status: 200, blockType: 'blocked_captcha', vendor: 'akamai', kind: 'interstitial' });
+    // Neither sets a cookie nor reloads: nothing the page does ever asks the site again.
+    for (const r of [managed, akamai]) expect(r!.text).not.toMatch(/document\.cookie|location\.(reload|href|replace|assign)/);
+    expect(web.sites.map((site) => site.requestLog().map((x) => x.outcome))).toEqual([['challenge'], ['challenge']]);
+  });
+
   it('a rate-limiting site answers 429 with Retry-After to the end of its window, counted as blocks, then recovers', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 10, 0, 0));
     web = await startSimWeb({ sites: [{ kind: 'ratelimit', rateLimit: { maxRequests: 2, windowMs: 3_600_000 } }], clock, firstHost: '127.0.3.30' });

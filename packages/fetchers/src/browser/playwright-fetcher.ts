@@ -8,6 +8,7 @@ import { decodeText, isTextualType, mimeTypeOf, sniffCharset } from '../http/dec
 import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
+import { DomChanges } from './dom-changes.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
 import { installBackgroundNavigationGuard, isCrawlerNavigation, renderedBeforeFailedNavigation } from './background-requests.js';
@@ -39,6 +40,12 @@ const PDF_TYPES: ReadonlySet<string> = new Set(['application/pdf', 'application/
 // After DOMContentLoaded, the network counts as quiet once nothing has been in flight for this long.
 // Playwright's own 'networkidle' waits 500 ms; 250 ms catches an SPA's first API call at half the cost per page.
 const QUIET_WINDOW_MS = 250;
+
+// While a challenge page is waited on, how often the fetcher asks whether its document changed in place (one round
+// trip that reads two numbers), and how soon and how rarely a changed document is read and judged again.
+const DOM_LOOK_MS = 250;
+const REJUDGE_MIN_MS = 250;
+const REJUDGE_MAX_MS = 2_000;
 
 /** Plain contexts: one realistic desktop profile, no fingerprint games. */
 export function plainHooks(options: ResolvedFetchersOptions): BrowserHooks {
@@ -172,7 +179,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       let current = documents.last ?? response;
       let headers = await current.allHeaders();
       const { challenge, isEmpty } = renderedVerdict(current.status(), headers, html);
-      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge, deadline) : null;
+      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge, current, deadline) : null;
       if (!encounter && documents.documents.length === 1 && mayClearItself(current.status(), html, isEmpty)) {
         // A page with a script that no detector knows, answered with a wall's status or with nothing to read (a wall
         // family we have not met): give the script a moment to ask for the page again, then judge it by what it did
@@ -256,12 +263,14 @@ export class PlaywrightFetcher extends BaseFetcher {
   /**
    * The rendered page is a challenge: give its script up to `challengeWaitMs` (and never past the fetch's deadline)
    * to navigate or reload into content, as it does in a real browser. Each new main-frame document is rendered and
-   * checked again; a second challenge (a two-step interstitial) keeps waiting. The cookie the script set stays in
-   * the site's context, so the site's next pages skip the wall. A page that cannot clear by itself (a refusal, a
-   * captcha, a waiting room) is not waited on: it is the result at once, as it would be after the wait, whether it is
-   * the first page or the one the interstitial led to.
+   * checked again; a second challenge (a two-step interstitial) keeps waiting. The document on screen is checked again
+   * too when it changes in place: a check may end without navigating, its script swapping its spinner for a captcha or
+   * writing a refusal over the page. The cookie the script set stays in the site's context, so the site's next pages
+   * skip the wall. A page that cannot clear by itself (a refusal, a captcha, a waiting room) is not waited on: it is
+   * the result at once, as it would be after the wait, whether it is the first page, the one the interstitial led to,
+   * or the one it turned into.
    */
-  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, challenge: RenderedChallenge, fetchDeadline: number): Promise<ChallengeEncounter> {
+  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, challenge: RenderedChallenge, shown: Response, fetchDeadline: number): Promise<ChallengeEncounter> {
     const { vendor, kind } = challenge;
     const encounter: ChallengeEncounter = { vendor, kind, cleared: false, waitedMs: 0, documents: documents.documents };
     if (kind !== 'interstitial') {
@@ -273,28 +282,61 @@ export class PlaywrightFetcher extends BaseFetcher {
     // block it always was), not a timeout.
     const deadline = Math.min(started + this.options.browser.challengeWaitMs, fetchDeadline - 1_000);
     let seen = documents.documents.length;
-    while (Date.now() < deadline) {
-      if (!(await documents.next(seen, deadline))) break;
-      seen = documents.documents.length;
-      await page.waitForLoadState('domcontentloaded', { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
-      await network.quiet(Math.min(this.options.browser.networkIdleCapMs, Math.max(0, deadline - Date.now())));
-      // Another navigation already started: take it from the top.
-      if (documents.documents.length > seen) continue;
-      const last = documents.last;
-      if (!last) continue;
-      const html = await settledContent(page, fetchDeadline).catch(() => null);
-      if (html === null) continue;
-      const now = challengeOf(last.status(), await last.allHeaders(), html);
-      if (now === undefined) break;
-      // The check ended on a page that cannot clear by itself (a firewall block after a JS challenge, a captcha the
-      // check escalated to): the rest of the wait would hold the browser for this very page.
-      if (now.kind !== 'interstitial') {
-        this.log.debug({ url: page.url(), vendor: now.vendor, kind: now.kind }, 'challenge turned into one that cannot clear by itself: wait ends');
-        break;
+    let dom = await DomChanges.watch(page);
+    // A document that changes without turning into anything (a spinner's text, a countdown) is read again at most this
+    // often, the spacing doubling each time it is still the same check: the cost of the wait stays a few reads of a
+    // small page, however busy its script.
+    let spacingMs = REJUDGE_MIN_MS;
+    let judgedAt = started;
+    let inPlaceReads = 0;
+    try {
+      while (Date.now() < deadline) {
+        if (!(await documents.next(seen, Math.min(deadline, Date.now() + DOM_LOOK_MS)))) {
+          if (Date.now() - judgedAt < spacingMs || !(await dom.changed())) continue;
+          judgedAt = Date.now();
+          inPlaceReads += 1;
+          const html = await settledContent(page, fetchDeadline).catch(() => null);
+          if (html === null) continue;
+          const current = documents.last ?? shown;
+          const now = challengeOf(current.status(), await current.allHeaders(), html);
+          // Only a page that can no longer clear by itself ends the wait here. One the detectors stop recognising is
+          // still waited on: a check's script rewrites its own page as it works (a progress line, a solved proof of
+          // work, its script element removed), and what it led to is judged when its navigation lands.
+          if (now !== undefined && now.kind !== 'interstitial') {
+            this.log.debug({ url: page.url(), vendor: now.vendor, kind: now.kind }, 'challenge page turned in place into one that cannot clear by itself: wait ends');
+            break;
+          }
+          spacingMs = Math.min(spacingMs * 2, REJUDGE_MAX_MS);
+          continue;
+        }
+        seen = documents.documents.length;
+        await page.waitForLoadState('domcontentloaded', { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
+        await network.quiet(Math.min(this.options.browser.networkIdleCapMs, Math.max(0, deadline - Date.now())));
+        // Another navigation already started: take it from the top.
+        if (documents.documents.length > seen) continue;
+        const last = documents.last;
+        if (!last) continue;
+        const html = await settledContent(page, fetchDeadline).catch(() => null);
+        if (html === null) continue;
+        const now = challengeOf(last.status(), await last.allHeaders(), html);
+        if (now === undefined) break;
+        // The check ended on a page that cannot clear by itself (a firewall block after a JS challenge, a captcha the
+        // check escalated to): the rest of the wait would hold the browser for this very page.
+        if (now.kind !== 'interstitial') {
+          this.log.debug({ url: page.url(), vendor: now.vendor, kind: now.kind }, 'challenge turned into one that cannot clear by itself: wait ends');
+          break;
+        }
+        // Another check on a new document: watch that one.
+        await dom.stop();
+        dom = await DomChanges.watch(page);
+        spacingMs = REJUDGE_MIN_MS;
+        judgedAt = Date.now();
       }
+    } finally {
+      await dom.stop();
     }
     encounter.waitedMs = Date.now() - started;
-    this.log.debug({ url: page.url(), vendor, waitedMs: encounter.waitedMs, documents: encounter.documents.length }, 'waited on a challenge page');
+    this.log.debug({ url: page.url(), vendor, waitedMs: encounter.waitedMs, documents: encounter.documents.length, inPlaceReads }, 'waited on a challenge page');
     return encounter;
   }
 
