@@ -46,7 +46,7 @@ describe('sim web and real browsers', () => {
     expect(stealth.status).toBe(200);
     expect(stealth.text).toContain('botwall-2 page 1');
     expect(stealth.text).not.toContain('Checking your browser');
-    expect(stealth.challenge).toMatchObject({ cleared: true, documents: [{ url: u2, status: 403 }, { url: u2, status: 200 }] });
+    expect(stealth.challenge).toMatchObject({ vendor: 'js_cookie_check', kind: 'interstitial', firstVendor: 'js_cookie_check', firstKind: 'interstitial', cleared: true, documents: [{ url: u2, status: 403 }, { url: u2, status: 200 }] });
     expect(wall!.requestLog().map((r) => [r.client, r.outcome])).toEqual([
       ['browser', 'challenge'],
       ['browser', 'challenge'],
@@ -164,7 +164,7 @@ describe('sim web and real browsers', () => {
         const [url] = site.urls(1);
         const res = await fetchWith('playwright', url!);
         expect(res.status).toBe(403);
-        expect(res.challenge).toEqual({ ...expected[i], cleared: false, waitedMs: 0, documents: [{ url, status: 403 }] });
+        expect(res.challenge).toEqual({ ...expected[i], firstVendor: expected[i]!.vendor, firstKind: expected[i]!.kind, cleared: false, waitedMs: 0, documents: [{ url, status: 403 }] });
         expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge']);
       }
     } finally {
@@ -187,24 +187,34 @@ describe('sim web and real browsers', () => {
     }
   }, 60_000);
 
-  it('stops waiting when the interstitial it waits on turns into a refusal, instead of holding the page to the deadline', async () => {
-    // The check runs, sets its cookie and reloads into a firewall block (Cloudflare's JS challenge ending on 1020). It
-    // reloads after 1.5 s, longer than the page takes to settle, so the browser has taken the interstitial for one and
-    // is waiting on it (kind 'interstitial'). The wait is longer than the test may take: a browser that kept waiting
-    // on the block page would not finish in time.
+  it('stops waiting when the interstitial it waits on turns into a refusal, and records it the same whenever the reload came', async () => {
+    // The check runs, sets its cookie and reloads into a firewall block (Cloudflare's JS challenge ending on 1020). The
+    // first site reloads after 1.5 s, longer than the page takes to settle, so the browser has taken the interstitial
+    // for one and is waiting on it; the second reloads at once, before the browser first looks. The wait is longer
+    // than the test may take: a browser that kept waiting on the block page would not finish in time.
     const longWaitMs = 300_000;
-    const web2 = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'check_then_block', challengeDelayMs: 1_500, name: 'checked' }], firstHost: '127.0.4.60' });
+    const web2 = await startSimWeb({
+      sites: [
+        { kind: 'interstitial', wallFamily: 'check_then_block', challengeDelayMs: 1_500, name: 'checked' },
+        { kind: 'interstitial', wallFamily: 'check_then_block', challengeDelayMs: 0, name: 'quick' },
+      ],
+      firstHost: '127.0.4.60',
+    });
     const fetcher = createPlaywrightFetcher({ allowPrivateNetworks: true, chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', browser: { challengeWaitMs: longWaitMs } });
     try {
-      const site = web2.sites[0]!;
-      const [url] = site.urls(1);
-      const res = await fetcher.fetch({ url: url!, timeoutMs: longWaitMs + 60_000 });
-      expect(res.status).toBe(403);
-      expect(res.text).toContain('Sorry, you have been blocked');
-      expect(res.challenge).toMatchObject({ kind: 'interstitial', cleared: false, documents: [{ url, status: 503 }, { url, status: 403 }] });
-      expect(res.challenge!.waitedMs).toBeLessThan(longWaitMs);
-      expect(validateResponse({ status: res.status, headers: res.headers, body: res.body })).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
-      expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'challenge']);
+      for (const site of web2.sites) {
+        const [url] = site.urls(1);
+        const res = await fetcher.fetch({ url: url!, timeoutMs: longWaitMs + 60_000 });
+        expect(res.status).toBe(403);
+        expect(res.text).toContain('Sorry, you have been blocked');
+        // The wait ended on the firewall's refusal; it started as the cookie-and-reload check. A check that reloads at
+        // once may be gone before its HTML could be read: then it is known by what it did, its vendor unnamed.
+        expect(res.challenge).toMatchObject({ vendor: 'cloudflare', kind: 'refusal', firstKind: 'interstitial', cleared: false, documents: [{ url, status: 503 }, { url, status: 403 }] });
+        expect(site.name === 'quick' ? [null, 'js_cookie_check'] : ['js_cookie_check']).toContain(res.challenge!.firstVendor);
+        expect(res.challenge!.waitedMs).toBeLessThan(longWaitMs);
+        expect(validateResponse({ status: res.status, headers: res.headers, body: res.body })).toMatchObject({ blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
+        expect(site.requestLog().map((r) => r.outcome)).toEqual(['challenge', 'challenge']);
+      }
     } finally {
       await fetcher.close();
       await web2.close();
@@ -227,15 +237,17 @@ describe('sim web and real browsers', () => {
     const fetcher = createPlaywrightFetcher({ allowPrivateNetworks: true, chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', browser: { challengeWaitMs: longWaitMs } });
     try {
       const expected = [
-        { status: 403, text: 'Verify you are human by completing the action below.', vendor: 'cloudflare' },
-        { status: 200, text: 'Access Denied', vendor: 'akamai' },
+        { status: 403, text: 'Verify you are human by completing the action below.', vendor: 'cloudflare', kind: 'captcha' },
+        { status: 200, text: 'Access Denied', vendor: 'akamai', kind: 'refusal' },
       ];
       for (const [i, site] of web2.sites.entries()) {
         const [url] = site.urls(1);
         const res = await fetcher.fetch({ url: url!, timeoutMs: longWaitMs + 60_000 });
         expect(res.status).toBe(expected[i]!.status);
         expect(res.text).toContain(expected[i]!.text);
-        expect(res.challenge).toMatchObject({ vendor: expected[i]!.vendor, cleared: false, documents: [{ url, status: expected[i]!.status }] });
+        // What the wait ended on, and what it started as: the same vendor's check.
+        const { vendor, kind } = expected[i]!;
+        expect(res.challenge).toMatchObject({ vendor, kind, firstVendor: vendor, firstKind: 'interstitial', cleared: false, documents: [{ url, status: expected[i]!.status }] });
         expect(res.challenge!.waitedMs).toBeGreaterThan(0);
         expect(res.challenge!.waitedMs).toBeLessThan(longWaitMs);
         expect(validateResponse({ status: res.status, headers: res.headers, body: res.body })).toMatchObject({ blockType: 'blocked_captcha', blockVendor: expected[i]!.vendor });
@@ -258,7 +270,7 @@ describe('sim web and real browsers', () => {
         const res = await fetchWith(name, urls[i]!);
         expect(res.status).toBe(403);
         expect(res.text).toContain('Sorry, you have been blocked');
-        expect(res.challenge).toEqual({ vendor: 'cloudflare', kind: 'refusal', cleared: false, waitedMs: 0, documents: [{ url: urls[i], status: 403 }] });
+        expect(res.challenge).toEqual({ vendor: 'cloudflare', kind: 'refusal', firstVendor: 'cloudflare', firstKind: 'refusal', cleared: false, waitedMs: 0, documents: [{ url: urls[i], status: 403 }] });
         // What decides the next step (block pause, switch of tool, backoff) reads the page as it did after a wait.
         expect(validateResponse({ status: res.status, headers: res.headers, body: res.body })).toMatchObject({ isBlocked: true, blockType: 'blocked_captcha', blockVendor: 'cloudflare' });
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { earlierChallenge, mayClearItself, renderedVerdict } from './challenge-wait.js';
+import { challengesBefore, earlierChallenge, mayClearItself, renderedVerdict } from './challenge-wait.js';
 
 /** A tracker's record of the documents a page landed on: URL, status, served HTML (null: unreadable), Cookie header. */
 function landed(...docs: Array<[url: string, status: number, body: string | null, cookie: string | null]>) {
@@ -32,6 +32,23 @@ describe('earlierChallenge', () => {
     expect(await earlierChallenge(landed([U, 200, null, 'a=1; b=2'], [U, 200, ARTICLE, 'b=2; a=1']))).toBeUndefined();
     expect(await earlierChallenge(landed([U, 503, null, null], [U, 503, '<p>Down</p>', null]))).toBeUndefined();
     expect(await earlierChallenge(landed([U, 200, ARTICLE, null]))).toBeUndefined();
+  });
+});
+
+describe('challengesBefore', () => {
+  const CHECK = '<html><head><title>One moment</title></head><body><script>document.cookie = "t=9; path=/"; location.reload();</script></body></html>';
+
+  it('names the first wall and the last one before the content: a two-step check is not recorded as its first step alone', async () => {
+    expect(await challengesBefore(landed([U, 403, CF, null], [U, 503, CHECK, 'cf_clearance=x'], [U, 200, ARTICLE, 'cf_clearance=x; t=9']))).toEqual({
+      first: { vendor: 'cloudflare', kind: 'interstitial' },
+      last: { vendor: 'js_cookie_check', kind: 'interstitial' },
+    });
+    // One wall: it is both.
+    expect(await challengesBefore(landed([U, 403, CF, null], [U, 200, ARTICLE, 'cf_clearance=x']))).toEqual({
+      first: { vendor: 'cloudflare', kind: 'interstitial' },
+      last: { vendor: 'cloudflare', kind: 'interstitial' },
+    });
+    expect(await challengesBefore(landed([U, 200, ARTICLE, null]))).toBeUndefined();
   });
 });
 

@@ -7,15 +7,29 @@ export interface LandedDocument {
   status: number;
 }
 
-/** What the browser met on the way to the page: a challenge that cleared itself, or one that did not in time. */
+/**
+ * What the browser met on the way to the page: a challenge that cleared itself, or one that did not in time. `vendor`
+ * and `kind` name the challenge the browser ended on, `firstVendor` and `firstKind` the one it started on (the page
+ * plain HTTP meets); they differ when a check led to another one, or turned into a refusal or a captcha.
+ */
 export interface ChallengeEncounter {
-  /** The bot-protection vendor of the first challenge page, when recognised (`js_cookie_check` for home-grown ones). */
+  /**
+   * The bot-protection vendor of the last challenge page (`js_cookie_check` for home-grown ones), null when none of
+   * the detectors named it: the page returned when it did not clear, the last check before the content when it did.
+   */
   vendor: string | null;
   /**
-   * What the first challenge page waits for. Only an `interstitial` is waited on: a refusal, a captcha or a waiting
-   * room is returned as it rendered, not cleared, with `waitedMs` 0.
+   * What that last challenge page waits for: `interstitial` when it cleared or the wait ran out, the page's own kind
+   * when the wait ended on a refusal, a captcha or a waiting room (after a reload, or when the page turned into one).
    */
   kind: ChallengeKind;
+  /** The vendor of the first challenge page, when recognised. */
+  firstVendor: string | null;
+  /**
+   * What the first challenge page waits for. Only an `interstitial` is waited on: a first page that is a refusal, a
+   * captcha or a waiting room is returned as it rendered, not cleared, with `waitedMs` 0.
+   */
+  firstKind: ChallengeKind;
   /** The browser left the challenge for a page that is not one within the wait. */
   cleared: boolean;
   /** Milliseconds spent waiting after the challenge page had rendered. */
@@ -143,14 +157,25 @@ export function renderedVerdict(status: number, headers: Record<string, string>,
  * unknown (null).
  */
 export async function earlierChallenge(tracker: Pick<DocumentTracker, 'documents' | 'bodies' | 'cookies'>): Promise<RenderedChallenge | undefined> {
+  return (await challengesBefore(tracker))?.first;
+}
+
+/**
+ * The first and the last challenge among the documents before the last one, each judged as {@link earlierChallenge}
+ * judges one: a two-step check (a vendor's interstitial, then the site's own cookie check) is both of its steps.
+ */
+export async function challengesBefore(tracker: Pick<DocumentTracker, 'documents' | 'bodies' | 'cookies'>): Promise<{ first: RenderedChallenge; last: RenderedChallenge } | undefined> {
+  let first: RenderedChallenge | undefined;
+  let last: RenderedChallenge | undefined;
   for (let i = 0; i < tracker.documents.length - 1; i++) {
     const body = await tracker.bodies[i];
-    const found = typeof body === 'string' ? challengeOf(tracker.documents[i]!.status, { 'content-type': 'text/html' }, body) : undefined;
-    if (found) return found;
     // The page got through by itself: whatever the wall was, it cleared itself.
-    if (await passedWall(tracker, i)) return { vendor: null, kind: 'interstitial' };
+    const found = (typeof body === 'string' ? challengeOf(tracker.documents[i]!.status, { 'content-type': 'text/html' }, body) : undefined) ?? ((await passedWall(tracker, i)) ? { vendor: null, kind: 'interstitial' as const } : undefined);
+    if (!found) continue;
+    first ??= found;
+    last = found;
   }
-  return undefined;
+  return first && last ? { first, last } : undefined;
 }
 
 /** Statuses walls answer their interstitials with (managed challenges 403, "checking your browser" 503, 429). */

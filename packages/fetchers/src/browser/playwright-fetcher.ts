@@ -12,7 +12,7 @@ import { DomChanges } from './dom-changes.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
 import { installBackgroundNavigationGuard, isCrawlerNavigation, renderedBeforeFailedNavigation } from './background-requests.js';
-import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter, type RenderedChallenge } from './challenge-wait.js';
+import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, challengesBefore, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter, type RenderedChallenge } from './challenge-wait.js';
 
 /**
  * What makes a browser fetcher flavour different: how its contexts are made. Stealth is the playwright
@@ -179,7 +179,10 @@ export class PlaywrightFetcher extends BaseFetcher {
       let current = documents.last ?? response;
       let headers = await current.allHeaders();
       const { challenge, isEmpty } = renderedVerdict(current.status(), headers, html);
-      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge, current, deadline) : null;
+      // A check may already have reloaded into this challenge (a refusal after a JS check) before the first look: the
+      // encounter started on that check.
+      const first = challenge && documents.documents.length > 1 ? await earlierChallenge(documents) : undefined;
+      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge, first ?? challenge, current, deadline) : null;
       if (!encounter && documents.documents.length === 1 && mayClearItself(current.status(), html, isEmpty)) {
         // A page with a script that no detector knows, answered with a wall's status or with nothing to read (a wall
         // family we have not met): give the script a moment to ask for the page again, then judge it by what it did
@@ -201,15 +204,21 @@ export class PlaywrightFetcher extends BaseFetcher {
       }
       if (!encounter && documents.documents.length > 1) {
         // Already through: the interstitial reloaded into content while the page settled. Record what it was.
-        const earlier = await earlierChallenge(documents);
-        if (earlier) encounter = { ...earlier, cleared: true, waitedMs: 0, documents: documents.documents };
+        const earlier = await challengesBefore(documents);
+        if (earlier) encounter = { ...earlier.last, firstVendor: earlier.first.vendor, firstKind: earlier.first.kind, cleared: true, waitedMs: 0, documents: documents.documents };
       }
       if (encounter) {
         current = documents.last ?? current;
         html = await settledContent(page, deadline);
         headers = await current.allHeaders();
         // Through means neither a challenge nor a wall's status: a wall family we do not know ends walled on its status.
-        encounter.cleared = challengeOf(current.status(), headers, html) === undefined && !WALL_STATUSES.has(current.status());
+        const last = challengeOf(current.status(), headers, html);
+        encounter.cleared = last === undefined && !WALL_STATUSES.has(current.status());
+        // A page still walled is what the wait ended on, whatever the wait saw before it.
+        if (last) {
+          encounter.vendor = last.vendor;
+          encounter.kind = last.kind;
+        }
         if (encounter.cleared) await this.#shareClearance(page, req);
       }
       // A navigation the page started itself that ended on Chromium's error page (a refused tunnel on a redirect hop)
@@ -270,9 +279,9 @@ export class PlaywrightFetcher extends BaseFetcher {
    * the result at once, as it would be after the wait, whether it is the first page, the one the interstitial led to,
    * or the one it turned into.
    */
-  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, challenge: RenderedChallenge, shown: Response, fetchDeadline: number): Promise<ChallengeEncounter> {
+  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, challenge: RenderedChallenge, first: RenderedChallenge, shown: Response, fetchDeadline: number): Promise<ChallengeEncounter> {
     const { vendor, kind } = challenge;
-    const encounter: ChallengeEncounter = { vendor, kind, cleared: false, waitedMs: 0, documents: documents.documents };
+    const encounter: ChallengeEncounter = { vendor, kind, firstVendor: first.vendor, firstKind: first.kind, cleared: false, waitedMs: 0, documents: documents.documents };
     if (kind !== 'interstitial') {
       this.log.debug({ url: page.url(), vendor, kind }, 'challenge page cannot clear by itself: not waited on');
       return encounter;
@@ -303,6 +312,8 @@ export class PlaywrightFetcher extends BaseFetcher {
           // still waited on: a check's script rewrites its own page as it works (a progress line, a solved proof of
           // work, its script element removed), and what it led to is judged when its navigation lands.
           if (now !== undefined && now.kind !== 'interstitial') {
+            encounter.vendor = now.vendor;
+            encounter.kind = now.kind;
             this.log.debug({ url: page.url(), vendor: now.vendor, kind: now.kind }, 'challenge page turned in place into one that cannot clear by itself: wait ends');
             break;
           }
@@ -320,6 +331,8 @@ export class PlaywrightFetcher extends BaseFetcher {
         if (html === null) continue;
         const now = challengeOf(last.status(), await last.allHeaders(), html);
         if (now === undefined) break;
+        encounter.vendor = now.vendor;
+        encounter.kind = now.kind;
         // The check ended on a page that cannot clear by itself (a firewall block after a JS challenge, a captcha the
         // check escalated to): the rest of the wait would hold the browser for this very page.
         if (now.kind !== 'interstitial') {
@@ -336,7 +349,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       await dom.stop();
     }
     encounter.waitedMs = Date.now() - started;
-    this.log.debug({ url: page.url(), vendor, waitedMs: encounter.waitedMs, documents: encounter.documents.length, inPlaceReads }, 'waited on a challenge page');
+    this.log.debug({ url: page.url(), vendor: encounter.vendor, kind: encounter.kind, firstVendor: encounter.firstVendor, waitedMs: encounter.waitedMs, documents: encounter.documents.length, inPlaceReads }, 'waited on a challenge page');
     return encounter;
   }
 

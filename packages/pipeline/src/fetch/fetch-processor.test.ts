@@ -215,10 +215,11 @@ describe('fetch processor', () => {
     const h = makeHarness();
     const urls = ['https://walled.example/a', 'https://walled.example/b', 'https://walled.example/c'];
     const links = urls.map((u) => h.links.add(u, { status: 'fetching' }));
-    const met = (vendor: string | null) => ({ vendor, cleared: true, waitedMs: 1200, documents: [{ url: urls[0]!, status: 503 }, { url: urls[0]!, status: 200 }] });
+    // The wall is the first challenge the browser met (the one plain HTTP meets), not the last step before the page.
+    const met = (firstVendor: string | null, vendor: string | null) => ({ vendor, kind: 'interstitial' as const, firstVendor, firstKind: 'interstitial' as const, cleared: true, waitedMs: 1200, documents: [{ url: urls[0]!, status: 503 }, { url: urls[0]!, status: 200 }] });
     h.script(
-      response(urls[0]!, { html: STATIC_HTML, challenge: met('cloudflare') }),
-      response(urls[1]!, { html: STATIC_HTML, challenge: met(null) }),
+      response(urls[0]!, { html: STATIC_HTML, challenge: met('cloudflare', 'js_cookie_check') }),
+      response(urls[1]!, { html: STATIC_HTML, challenge: met(null, null) }),
       response(urls[2]!, { html: STATIC_HTML }),
     );
     for (const link of links) await fetchProc(h)(fakeJob({ linkId: link.id, url: link.url, fetcher: 'playwright', selectionSource: 'learned' }, 'fetch-playwright'));

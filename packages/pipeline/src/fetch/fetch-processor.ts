@@ -343,13 +343,13 @@ async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wa
 }
 
 /**
- * What a browser met on its way to the page, for the attempt log: `challenge_passed` (the vendor, or `unknown`) when
- * a wall's script let the page through. The final page alone does not show it, and a domain whose pages come back
+ * What a browser met on its way to the page, for the attempt log: `challenge_passed` (the vendor of the first
+ * challenge, the wall plain HTTP meets, or `unknown`) when a wall's script let the page through. The final page alone does not show it, and a domain whose pages come back
  * only after a wait is one whose plain-HTTP failures have a reason. A wall that did not clear shows in the page's own
  * heuristics (`has_captcha`, `block_vendor`).
  */
 function encounterHeuristics(res: FetchResult | null | undefined): Heuristic[] {
-  return res?.challenge?.cleared ? [{ type: 'challenge_passed', value: res.challenge.vendor ?? 'unknown' }] : [];
+  return res?.challenge?.cleared ? [{ type: 'challenge_passed', value: res.challenge.firstVendor ?? 'unknown' }] : [];
 }
 
 /** Steps 3 and 4: validate the response, take the policy's decision, and keep the attempt row for the apply step. */
