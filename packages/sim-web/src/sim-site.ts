@@ -38,9 +38,12 @@ export interface SiteSpec {
    * `cf-mitigated: challenge`) whose script swaps its spinner for the Turnstile checkbox in place after
    * `challengeDelayMs` (no navigation: a captcha from then on); `check_then_deny_in_place`, Akamai's interstitial (200)
    * whose script writes the edge's "Access Denied" over the document after `challengeDelayMs` (no navigation: a
-   * refusal from then on). See in-place.ts. @defaultValue 'checking'
+   * refusal from then on). See in-place.ts; `second_request`, a site whose bot score rises as it watches a session:
+   * a visitor's first page is served, with a session cookie (`sim_session`), and every later request of that session
+   * without clearance gets the `checking` interstitial; a request without the session cookie is a new visitor, served
+   * again. @defaultValue 'checking'
    */
-  wallFamily?: 'checking' | 'anubis' | 'blocked' | 'check_then_block' | 'fastly' | 'wordfence' | 'cloudflare_interactive' | 'f5_tspd' | 'radware' | 'managed_then_captcha' | 'check_then_deny_in_place';
+  wallFamily?: 'checking' | 'anubis' | 'blocked' | 'check_then_block' | 'fastly' | 'wordfence' | 'cloudflare_interactive' | 'f5_tspd' | 'radware' | 'managed_then_captcha' | 'check_then_deny_in_place' | 'second_request';
   /** Leading hex zeroes an `anubis` wall asks for. @defaultValue 2 */
   anubisDifficulty?: number;
   /**
@@ -50,6 +53,9 @@ export interface SiteSpec {
    */
   blockedAddresses?: string[];
 }
+
+/** Name of the session cookie a `second_request` wall gives a visitor with its first page. */
+export const SESSION_COOKIE = 'sim_session';
 
 /** What the site did with one request. */
 export type RequestOutcome = 'served' | 'shell' | 'challenge' | 'rate_limited' | 'not_found' | 'address_blocked';
@@ -141,6 +147,8 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
   // Proof-of-work challenges a fastly wall handed out and not yet answered, by token.
   const fastlyChallenges = new Map<string, FastlyChallenge>();
   const fastly = spec.wallFamily === 'fastly';
+  // Sessions a `second_request` wall opened with a visitor's first page.
+  const sessions = new Set<string>();
   let current: SiteKind = spec.kind;
 
   const kindNow = (nowMs: number): SiteKind => {
@@ -263,6 +271,13 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         const checkedThenBlocked = spec.wallFamily === 'check_then_block' && token !== null && issued.has(token);
         if (token !== null && issued.has(token) && !checkedThenBlocked) {
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
+          return;
+        }
+        const session = clearanceOf(req.headers.cookie, SESSION_COOKIE);
+        if (spec.wallFamily === 'second_request' && (session === null || !sessions.has(session))) {
+          const id = newClearanceToken();
+          sessions.add(id);
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'set-cookie': `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Lax` }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
           return;
         }
         // Every visitor without clearance gets the interstitial, browsers included: 403 like a managed challenge

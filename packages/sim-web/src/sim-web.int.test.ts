@@ -259,6 +259,38 @@ describe('sim web and real browsers', () => {
     }
   }, 60_000);
 
+  it('a wall that challenges only the second page of a session: the browser keeps the session and its clearance across the site', async () => {
+    // The site serves a visitor's first page with a session cookie and challenges that session's later requests. A
+    // browser that dropped the session would never be challenged (every page a new visitor's first); one that dropped
+    // the clearance would be challenged on every page after the first.
+    const web2 = await startSimWeb({
+      sites: [
+        { kind: 'interstitial', wallFamily: 'second_request', challengeDelayMs: 300, name: 'watchful' },
+        { kind: 'interstitial', wallFamily: 'second_request', challengeDelayMs: 300, name: 'watchful' },
+      ],
+      firstHost: '127.0.4.110',
+    });
+    try {
+      for (const [i, name] of ['playwright', 'playwright_stealth'].entries()) {
+        const site = web2.sites[i]!;
+        const urls = site.urls(7);
+        const inOrder = [];
+        for (const url of urls.slice(0, 3)) inOrder.push(await fetchWith(name, url));
+        // The rest at once: pages of one site share its context, and so its cookies.
+        const together = await Promise.all(urls.slice(3).map((url) => fetchWith(name, url)));
+        const results = [...inOrder, ...together];
+        expect(results.map((r) => r.status)).toEqual(urls.map(() => 200));
+        results.forEach((r, n) => expect(r.text).toContain(`<h1>watchful page ${n}</h1>`));
+        expect(results.map((r) => r.challenge?.cleared ?? null)).toEqual([null, true, null, null, null, null, null]);
+        const log = site.requestLog().map((r) => `${r.path} ${r.outcome}`);
+        expect(log.slice(0, 4)).toEqual(['/page/0 served', '/page/1 challenge', '/page/1 served', '/page/2 served']);
+        expect(log.slice(4).sort()).toEqual(urls.slice(3).map((u) => `${new URL(u).pathname} served`));
+      }
+    } finally {
+      await web2.close();
+    }
+  }, 90_000);
+
   it('returns a wall that refuses at once: no browser waits on a page that never clears', async () => {
     // Cloudflare's "Sorry, you have been blocked" has a script (it reveals the visitor's address on a click) but
     // nothing that ever lets anyone through: a wait would hold the browser for CHALLENGE_WAIT_MS for the same page.

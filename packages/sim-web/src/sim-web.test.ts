@@ -6,6 +6,7 @@ import { ANUBIS_COOKIE, ANUBIS_PASS_PATH } from './anubis.js';
 import { CLEARANCE_COOKIE } from './interstitial.js';
 import { FASTLY_COOKIE, FASTLY_POST_BACK_PATH } from './fastly.js';
 import { loopbackAddress, startSimWeb, type SimWeb } from './sim-web.js';
+import { SESSION_COOKIE } from './sim-site.js';
 
 const registry = createDefaultRegistry({ allowPrivateNetworks: true });
 const http = registry.get('simple_http');
@@ -183,6 +184,21 @@ describe('startSimWeb', () => {
     // Neither sets a cookie nor reloads: nothing the page does ever asks the site again.
     for (const r of [managed, akamai]) expect(r!.text).not.toMatch(/document\.cookie|location\.(reload|href|replace|assign)/);
     expect(web.sites.map((site) => site.requestLog().map((x) => x.outcome))).toEqual([['challenge'], ['challenge']]);
+  });
+
+  it('a second_request wall serves a visitor its first page with a session and challenges the session after that', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', wallFamily: 'second_request', name: 'watchful' }], firstHost: '127.0.3.130' });
+    const [u0, u1] = web.sites[0]!.urls(2);
+    const first = await get(u0!);
+    expect(first.status).toBe(200);
+    const session = first.headers['set-cookie']!.split(';')[0]!;
+    expect(session).toMatch(new RegExp(`^${SESSION_COOKIE}=[0-9a-f]+$`));
+    // The same session again: the check. Without the session: a new visitor, served.
+    const again = await http.fetch({ url: u1!, timeoutMs: 5_000, maxBytes: 1 << 20, headers: { cookie: session } });
+    expect(again.status).toBe(503);
+    expect(again.text).toContain('Checking your browser');
+    expect((await get(u1!)).status).toBe(200);
+    expect(web.sites[0]!.requestLog().map((r) => r.outcome)).toEqual(['served', 'challenge', 'served']);
   });
 
   it('a rate-limiting site answers 429 with Retry-After to the end of its window, counted as blocks, then recovers', async () => {
