@@ -138,8 +138,11 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       { in: 'header', header: 'x-dd-b', pattern: /./, weight: 2 },
       { in: 'html', pattern: /datadome/, weight: 2 },
     ],
-    // `rt` is the response type: i, the device check that clears itself; c, the captcha; b, a block.
+    // `rt` is the response type: i, the device check that clears itself; c, the captcha; b, a block. The captcha's own
+    // frame comes first: a device check that fails puts it in the page in place, and the rendered page still carries
+    // the check's `rt: 'i'` config.
     kinds: [
+      { in: 'html', pattern: /<iframe[^>]{0,300}\bsrc=["'][^"']{0,40}captcha-delivery\.com\/captcha\//, kind: 'captcha' },
       { in: 'html', pattern: /var dd\s*=\s*\{\s*['"]rt['"]\s*:\s*['"]i['"]|captcha-delivery\.com\/interstitial\//, kind: 'interstitial' },
       { in: 'html', pattern: /var dd\s*=\s*\{\s*['"]rt['"]\s*:\s*['"]b['"]/, kind: 'refusal' },
       { in: 'html', pattern: /var dd\s*=\s*\{\s*['"]rt['"]\s*:\s*['"]c['"]|captcha-delivery\.com\/captcha\//, kind: 'captcha' },

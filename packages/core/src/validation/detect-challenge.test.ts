@@ -233,6 +233,16 @@ describe('what a challenge waits for (kind)', () => {
     expect(detectChallenge(null, { 'x-sucuri-block': 'BNP005' }, 403)).toMatchObject({ isChallenge: true, kind: 'refusal' });
   });
 
+  it("names DataDome's device check a captcha once its script has put the captcha frame in the page (the rendered DOM keeps the check's config)", () => {
+    // The device check's page as served: its config says `rt: 'i'`, and c.js runs the check in the browser.
+    const check = `<html><head><title>shop.example</title></head><body style="margin:0"><p id="cmsg">Please enable JS and disable any ad blocker</p><script data-cfasync="false">var dd={'rt':'i','cid':'AHrlqAAAAAMAffc050fec94dbca3','hsh':'A0AAC36098B2CC2B','t':'fe','s':66105,'e':'818319478da6bd0c','host':'geo.captcha-delivery.com'}</script><script data-cfasync="false" src="https://ct.captcha-delivery.com/c.js"></script>`;
+    const headers = { 'x-datadome': 'protected' };
+    expect(detectChallenge(page(`${check}</body></html>`), headers, 403)).toMatchObject({ vendor: 'datadome', kind: 'interstitial' });
+    // The check failed: the script appended the captcha's frame, and the config it started from is still there.
+    const frame = '<iframe src="https://geo.captcha-delivery.com/captcha/?initialCid=AHrlqAAAAAMAffc050fec94dbca3&amp;hash=A0AAC36098B2CC2B&amp;cid=x&amp;t=fe&amp;s=66105" title="DataDome CAPTCHA" width="100%" height="100%" frameborder="0"></iframe>';
+    expect(detectChallenge(page(`${check}${frame}</body></html>`), headers, 403)).toMatchObject({ vendor: 'datadome', kind: 'captcha' });
+  });
+
   it('tells a captcha gate a person solves from a widget that passes a browser by itself', () => {
     const gate = (widget: string) => detectChallenge(page(`<html><head><title>Security check</title></head><body><p>Please verify you are human.</p>${widget}</body></html>`), {}, 403);
     expect(gate('<div class="h-captcha" data-sitekey="k"></div><script src="https://hcaptcha.com/1/api.js"></script>')).toMatchObject({ vendor: 'hcaptcha', kind: 'captcha' });
