@@ -8,7 +8,10 @@
 /**
  * Cloudflare's managed challenge that decides the visitor needs the interactive check: the "Just a moment…" page with
  * `cType: 'managed'` and a spinner in the challenge stage, whose script swaps the spinner for the Turnstile checkbox
- * after `delayMs`. A person ticks it; a browser left alone stays on it.
+ * after `delayMs`. A person ticks it; a browser left alone stays on it. The box is marked as Cloudflare's captcha
+ * container (its older captcha page's), which the detectors name: the real Turnstile renders in an iframe inside a
+ * closed shadow root, which no read of the DOM sees, and the managed page's static text already asks the visitor to
+ * "complete the action below", so a real managed challenge that escalates this way is still judged a check.
  */
 export function managedThenCaptchaPage(opts: { host: string; rayId: string; delayMs: number }): string {
   return `<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title><meta http-equiv="Content-Type" content="text/html; charset=UTF-8"><meta name="robots" content="noindex,nofollow"></head>
