@@ -63,6 +63,8 @@ beforeAll(async () => {
   writeFileSync(join(clone, 'urls.txt'), 'https://example.com/a\n# a comment\nhttps://example.net/\n');
   // `crawl enqueue --max-age 6h --file seeds.txt` reads a producer's seed list.
   writeFileSync(join(clone, 'seeds.txt'), 'https://example.com/a\nhttps://example.org/\n');
+  // `crawl enqueue --priority 100 --file backfill.txt`: a backfill behind everyday work.
+  writeFileSync(join(clone, 'backfill.txt'), 'https://example.com/old/1\nhttps://example.com/old/2\n');
 }, 300_000);
 
 afterAll(async () => {
