@@ -1,5 +1,6 @@
 import { COMMANDS } from './commands/index.js';
-import { UsageError, type CommandIO } from './command.js';
+import { UsageError, type Command, type CommandIO } from './command.js';
+import { withOptionSuggestion } from './option-suggestion.js';
 
 /** Run one `crawl` invocation; resolves to the exit code. Only the named command's module is imported. */
 export async function runCli(argv: string[], io: CommandIO): Promise<number> {
@@ -14,8 +15,9 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
     io.stderr.write(`crawl: unknown command '${name}' (see 'crawl --help')\n`);
     return 2;
   }
+  let command: Command | undefined;
   try {
-    const command = await entry.load();
+    command = await entry.load();
     if (wantsHelp(args)) {
       io.stdout.write(`crawl ${name}: ${entry.summary}\n${command.usage}\n`);
       return 0;
@@ -23,7 +25,8 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
     return await command.run(args, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`crawl ${name}: ${err.message}\n`);
+      // A mistyped option gets the command's closest one (every command's parseArgs error comes through here).
+      io.stderr.write(`crawl ${name}: ${command ? withOptionSuggestion(err.message, command.usage) : err.message}\n`);
       return 2;
     }
     // A SIGTERM or SIGINT stopped a command that waits for the crawl to end (by name: this module does not load the
