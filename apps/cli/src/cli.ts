@@ -1,5 +1,5 @@
 import { COMMANDS } from './commands/index.js';
-import { UsageError, type Command, type CommandIO } from './command.js';
+import { InterruptedError, UsageError, type Command, type CommandIO } from './command.js';
 import { withOptionSuggestion } from './option-suggestion.js';
 
 /** Run one `crawl` invocation; resolves to the exit code. Only the named command's module is imported. */
@@ -28,6 +28,10 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
       // A mistyped option gets the command's closest one (every command's parseArgs error comes through here).
       io.stderr.write(`crawl ${name}: ${command ? withOptionSuggestion(err.message, command.usage) : err.message}\n`);
       return 2;
+    }
+    if (err instanceof InterruptedError) {
+      io.stderr.write(`crawl ${name}: interrupted: ${err.message}\n`);
+      return 130;
     }
     // A SIGTERM or SIGINT stopped a command that waits for the crawl to end (by name: this module does not load the
     // pipeline for every command). The workers finished their pages in flight; nothing is lost.
