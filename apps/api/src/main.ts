@@ -17,8 +17,8 @@ const env = (() => {
 })();
 const logger = createLogger({ name: 'api', level: env.crawler.logLevel });
 const prisma = createPrismaClient(env.crawler.databaseUrl, { maxConnections: env.crawler.databasePoolSize });
-const redis = createRedisConnection(env.crawler.redisTarget, 'producer');
-redis.on('error', (err) => logger.warn({ err }, 'redis error'));
+// A Redis outage is one warning with its address, and one line when it is back.
+const redis = createRedisConnection(env.crawler.redisTarget, 'producer', {}, { logger });
 const queues = new JobQueues({ connection: redis, prefix: env.crawler.queuePrefix, shards: env.crawler.queueShards });
 const crawls = createCrawlFrontier({ prisma, queues, redis, config: env.crawler, logger });
 const app = await createServer({

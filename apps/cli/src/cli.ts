@@ -1,5 +1,6 @@
 import { COMMANDS } from './commands/index.js';
-import { UsageError, type CommandIO } from './command.js';
+import { InterruptedError, UsageError, type Command, type CommandIO } from './command.js';
+import { withOptionSuggestion } from './option-suggestion.js';
 
 /** Run one `crawl` invocation; resolves to the exit code. Only the named command's module is imported. */
 export async function runCli(argv: string[], io: CommandIO): Promise<number> {
@@ -14,8 +15,9 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
     io.stderr.write(`crawl: unknown command '${name}' (see 'crawl --help')\n`);
     return 2;
   }
+  let command: Command | undefined;
   try {
-    const command = await entry.load();
+    command = await entry.load();
     if (wantsHelp(args)) {
       io.stdout.write(`crawl ${name}: ${entry.summary}\n${command.usage}\n`);
       return 0;
@@ -23,13 +25,23 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
     return await command.run(args, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`crawl ${name}: ${err.message}\n`);
+      // A mistyped option gets the command's closest one (every command's parseArgs error comes through here).
+      io.stderr.write(`crawl ${name}: ${command ? withOptionSuggestion(err.message, command.usage) : err.message}\n`);
       return 2;
     }
+    if (err instanceof InterruptedError) {
+      io.stderr.write(`crawl ${name}: interrupted: ${err.message}\n`);
+      return 130;
+    }
     // A SIGTERM or SIGINT stopped a command that waits for the crawl to end (by name: this module does not load the
-    // pipeline for every command). The workers finished their pages in flight; nothing is lost.
+    // pipeline for every command). The workers finished their pages in flight; nothing is lost. A link the router
+    // already sent to a fetcher reads 'fetching' in Postgres while its fetch job waits in Redis: the next worker
+    // takes that job as it is (a fetch not started has nothing to undo, and its job is what carries it on).
     if (err instanceof Error && err.name === 'CrawlerStoppedError') {
-      io.stderr.write(`crawl ${name}: interrupted: the pages in flight were finished and stored; links not fetched yet stay queued for the next crawl run\n`);
+      io.stderr.write(
+        `crawl ${name}: interrupted: the pages in flight were finished and stored; the links not fetched yet keep their jobs in Redis ` +
+          "(in Postgres they read 'queued', or 'fetching' once routed to a fetcher) and are fetched by the next `crawl run` or `crawl crawl`\n",
+      );
       return 130;
     }
     if (await isSchemaMissing(err)) {

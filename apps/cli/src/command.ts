@@ -17,3 +17,11 @@ export interface Command {
 export class UsageError extends Error {
   override name = 'UsageError';
 }
+
+/**
+ * SIGTERM or SIGINT arrived before the command started any work (it was still waiting for Redis): main prints
+ * "interrupted" with the message and exits 130; `crawl run` without --until-idle, whose normal stop is a signal, exits 0.
+ */
+export class InterruptedError extends Error {
+  override name = 'InterruptedError';
+}

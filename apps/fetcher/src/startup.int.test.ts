@@ -96,14 +96,15 @@ describe('fetcher start-up', () => {
     expect(await plain.stop('SIGTERM')).toBe(0);
   }, 90_000);
 
-  it('exits at once, cleanly, on SIGTERM during start-up (Redis not reachable yet), instead of waiting for the start to finish', async () => {
+  // Database 10 waits in the SELECT of the database check; database 0 has none, and waits for Redis itself.
+  for (const redisDb of [10, 0]) it(`exits at once, cleanly, on SIGTERM during start-up (Redis not reachable yet, database ${redisDb}), instead of waiting for the start to finish`, async () => {
     // Nothing listens on this port: the start waits on Redis, as a worker started before its Redis does.
     const down = createServer();
     await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
     const port = (down.address() as { port: number }).port;
     await new Promise<void>((resolve) => down.close(() => resolve()));
-    const p = spawnApp('fetcher-sigterm-at-start', `${REPO}apps/fetcher/dist/main.js`, {
-      DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${port}/10`, QUEUE_PREFIX: PREFIX, FETCHERS: 'simple_http:1', METRICS_PORT: '0',
+    const p = spawnApp(`fetcher-sigterm-at-start-${redisDb}`, `${REPO}apps/fetcher/dist/main.js`, {
+      DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${port}/${redisDb}`, QUEUE_PREFIX: PREFIX, FETCHERS: 'simple_http:1', METRICS_PORT: '0',
       LOG_LEVEL: 'info', RECONCILE_INTERVAL_MS: '0', SHUTDOWN_DRAIN_TIMEOUT_MS: '0',
     });
     apps.push(p);

@@ -21,9 +21,13 @@ export interface RedisTarget {
  * `Redis` because every caller uses the single-key and same-slot commands the two share; whole-keyspace commands
  * (SCAN, KEYS, INFO) go through {@link masterNodesOf} instead.
  */
-export function createRedisConnection(target: string | RedisTarget, role: ConnectionRole = 'worker', extra: RedisOptions = {}): Redis {
+export function createRedisConnection(target: string | RedisTarget, role: ConnectionRole = 'worker', extra: RedisOptions = {}, opts: ConnectionReportOptions = {}): Redis {
   const t = typeof target === 'string' ? { url: target } : target;
-  if (t.clusterNodes && t.clusterNodes.length > 0) return createClusterConnection(t.clusterNodes, role, extra) as unknown as Redis;
+  if (t.clusterNodes && t.clusterNodes.length > 0) {
+    const cluster = createClusterConnection(t.clusterNodes, role, extra);
+    reportRedisOutages(cluster, `cluster ${t.clusterNodes.join(',')}`, opts.logger);
+    return cluster as unknown as Redis;
+  }
   const client = new Redis(t.url, {
     maxRetriesPerRequest: role === 'worker' ? null : 3,
     enableReadyCheck: true,
@@ -32,16 +36,76 @@ export function createRedisConnection(target: string | RedisTarget, role: Connec
     retryStrategy: (times) => Math.min(times * 200, 5_000),
     ...extra,
   });
-  if (client.options.db) {
-    // A database the server lacks is reported by assertRedisDatabase, naming REDIS_URL; without this listener ioredis
-    // would also print the SELECT's bare ReplyError with a stack. Any other error is printed as ioredis does when no
-    // one else listens.
-    client.on('error', (err: Error) => {
-      if (/DB index is out of range/i.test(err.message)) return;
-      if (client.listenerCount('error') === 1) console.error('[ioredis] Unhandled error event:', err.stack);
-    });
-  }
+  reportRedisOutages(client, redisUrlOf(client), opts.logger);
   return client;
+}
+
+/** Where a connection reports that Redis went away and came back. */
+export interface ConnectionReportOptions {
+  /** Gets one warning per outage and one when Redis answers again. @defaultValue one line each on stderr */
+  logger?: OutageLogger;
+}
+
+/** The part of a pino logger an outage report uses. */
+export interface OutageLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/** Errors of the connection itself (Redis down, unreachable, gone mid-command), as opposed to a command's reply. */
+export function isRedisConnectionError(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; lastNodeError?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EPIPE|EAI_AGAIN|ECONNABORTED)$/.test(e.code)) return true;
+  return typeof e.message === 'string' && /^(Connection is closed|connect ETIMEDOUT|Failed to refresh slots cache|None of startup nodes is available)/.test(e.message);
+}
+
+/**
+ * Listen for a connection's errors so an outage is one warning naming the address (and the error's code), and one
+ * line when Redis is ready again (one for all of this process's connections to that address), not ioredis' "Unhandled error event" with a stack for every reconnect attempt. The
+ * connection keeps reconnecting by itself (and commands wait, on a worker's connection); nothing else changes. A
+ * database the server lacks is reported by assertRedisDatabase, naming REDIS_URL, so its SELECT error is not repeated
+ * here; any other error (a reply, not the connection) is printed as ioredis does when no one else listens.
+ */
+function reportRedisOutages(client: Redis | Cluster, address: string, logger?: OutageLogger): void {
+  const log: OutageLogger = logger ?? { warn: (_obj, msg) => console.error(`[redis] ${msg}`) };
+  client.on('error', (err: Error) => {
+    if (/DB index is out of range/i.test(err.message)) return;
+    if (!isRedisConnectionError(err)) {
+      if (client.listenerCount('error') === 1) console.error('[ioredis] Unhandled error event:', err.stack);
+      return;
+    }
+    const down = downAt(address);
+    if (down.clients.has(client)) return;
+    down.clients.add(client);
+    if (down.clients.size > 1) return; // another connection to this address has said so
+    down.since = Date.now();
+    const code = (err as { code?: string }).code;
+    log.warn({ address, code }, `redis unreachable at ${address} (${code ?? err.message}): reconnecting, and work waits for it`);
+  });
+  client.on('ready', () => {
+    const down = outages.get(address);
+    if (!down?.clients.delete(client) || down.clients.size > 0) return;
+    outages.delete(address);
+    const downMs = Date.now() - down.since;
+    log.warn({ address, downMs }, `redis back at ${address} after ${Math.round(downMs / 100) / 10} s`);
+  });
+  // A connection closed while Redis was away is no longer waiting for it.
+  client.on('end', () => {
+    const down = outages.get(address);
+    if (down?.clients.delete(client) && down.clients.size === 0) outages.delete(address);
+  });
+}
+
+/**
+ * The connections of this process that are waiting for Redis, by address: a process has several (the queues', the
+ * gate's), and one outage is one warning, not one per connection.
+ */
+const outages = new Map<string, { clients: Set<Redis | Cluster>; since: number }>();
+
+function downAt(address: string): { clients: Set<Redis | Cluster>; since: number } {
+  let down = outages.get(address);
+  if (!down) outages.set(address, (down = { clients: new Set(), since: Date.now() }));
+  return down;
 }
 
 /**

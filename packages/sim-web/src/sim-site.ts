@@ -132,7 +132,7 @@ function relatedLinks(kind: SiteKind, n: number): string[] {
 }
 
 /** Start one site on `host` (a loopback address of its own), its clock giving the simulated time. */
-export async function startSimSite(spec: SiteSpec, opts: { host: string; index: number; clock?: Clock }): Promise<SimSite> {
+export async function startSimSite(spec: SiteSpec, opts: { host: string; index: number; clock?: Clock; port?: number }): Promise<SimSite> {
   const clock = opts.clock ?? systemClock;
   const name = spec.name ?? `${spec.kind}-${opts.index}`;
   const changes = spec.changes ?? [];
@@ -342,7 +342,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
     }
   };
 
-  const server: TestServer = await startTestServer({ '*': handle }, { host: opts.host });
+  const server: TestServer = await startTestServer({ '*': handle }, { host: opts.host, port: opts.port ?? 0 });
   server.resetHits();
 
   return {

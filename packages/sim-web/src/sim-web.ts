@@ -12,6 +12,8 @@ export interface SimWebSpec {
    * @defaultValue '127.0.0.2' (127.0.0.1 is left to ordinary tests)
    */
   firstHost?: string;
+  /** The port every site listens on (each on its own address). @defaultValue 0: a free port per site */
+  port?: number;
 }
 
 /** Counters of the whole simulated web, and per site. */
@@ -58,7 +60,7 @@ export function loopbackAddress(first: string, n: number): string {
  */
 export async function startSimWeb(spec: SimWebSpec): Promise<SimWeb> {
   const first = spec.firstHost ?? '127.0.0.2';
-  const settled = await Promise.allSettled(spec.sites.map((s, i) => startSimSite(s, { host: loopbackAddress(first, i), index: i, clock: spec.clock })));
+  const settled = await Promise.allSettled(spec.sites.map((s, i) => startSimSite(s, { host: loopbackAddress(first, i), index: i, clock: spec.clock, port: spec.port })));
   const sites = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {

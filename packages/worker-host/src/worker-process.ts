@@ -122,8 +122,9 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
       logger.info({ port: server.port }, 'metrics listening on /metrics');
     }
     // Before anything takes work (and after /healthz listens: it waits for a Redis that is down at start): a database
-    // REDIS_URL names that the server lacks would otherwise be database 0.
-    await unlessAborted(assertRedisDatabase(runtime.redis), opts.signal);
+    // REDIS_URL names that the server lacks would otherwise be database 0. The PING waits for Redis with database 0
+    // too (no SELECT to wait in): workers started against a Redis that is down would hold a SIGTERM until the forced exit.
+    await unlessAborted(assertRedisDatabase(runtime.redis).then(() => runtime.redis.ping()), opts.signal);
     if (opts.signal?.aborted) throw new StartAbortedError();
     runtime.startWorkers(opts.workers);
   } catch (err) {

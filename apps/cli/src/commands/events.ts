@@ -75,8 +75,7 @@ const command: Command = {
     if (!config.events.webhook && !config.events.stream) throw new UsageError('nothing to dispatch to: set WEBHOOK_URL (and WEBHOOK_SECRET), or leave EVENTS_STREAM on');
     const logger = cliLogger(io, config.logLevel);
     const prisma = createPrismaClient(config.databaseUrl, { maxConnections: 4 });
-    const redis = createRedisConnection(config.redisTarget, 'worker');
-    redis.on('error', (err) => logger.warn({ err }, 'redis error'));
+    const redis = createRedisConnection(config.redisTarget, 'worker', {}, { logger });
     await checkRedisDatabase(redis).catch(async (err: unknown) => {
       await closeRedisConnection(redis).catch(() => {});
       await prisma.$disconnect();

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { canonicalFetcherName } from '@crawler/core';
 import { onShutdownSignal, type CrawlerRuntime } from '@crawler/pipeline';
-import { UsageError, type Command } from '../command.js';
+import { InterruptedError, UsageError, type Command } from '../command.js';
 import { checkBrowserExecutable, cliLogger, configFrom, openRuntime } from '../crawler/cli-context.js';
 import { startCliEvents } from '../crawler/cli-events.js';
 
@@ -33,7 +33,17 @@ const command: Command = {
     const unknown = fetchers?.filter((f) => !config.fetchers.some((c) => c.name === f));
     if (unknown && unknown.length > 0) throw new UsageError(`--fetchers names fetchers not in FETCHERS: ${unknown.join(', ')}`);
     checkBrowserExecutable(config, fetchers);
-    const runtime = await openRuntime(config, { logger });
+    let runtime: CrawlerRuntime;
+    try {
+      runtime = await openRuntime(config, { logger });
+    } catch (err) {
+      // Stopped while waiting for Redis: without --until-idle a signal is how this command ends, work or none.
+      if (err instanceof InterruptedError && !parsed.values['until-idle']) {
+        logger.info({ reason: err.message }, 'stopped before starting');
+        return 0;
+      }
+      throw err;
+    }
     const router = !parsed.values['no-router'];
     runtime.startWorkers({ router, fetchers });
     const events = startCliEvents(runtime, config, logger, router);

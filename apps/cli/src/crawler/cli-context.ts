@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { CRAWLER_ENV_SCHEMA, assertBrowserExecutable, createRuntime, type CrawlerConfig, type CrawlerRuntime, type RuntimeOverrides } from '@crawler/pipeline';
+import { CRAWLER_ENV_SCHEMA, assertBrowserExecutable, createRuntime, onShutdownSignal, type CrawlerConfig, type CrawlerRuntime, type RuntimeOverrides } from '@crawler/pipeline';
 import { RedisSetupError, assertRedisDatabase } from '@crawler/queue';
 // The logging entry alone: the package's index also loads prom-client (and OpenTelemetry's API), ~0.1 s a command.
 import { createLogger } from '@crawler/telemetry/logging';
 import { ConfigError, type Logger } from '@crawler/core';
-import { UsageError, type CommandIO } from '../command.js';
+import { InterruptedError, UsageError, type CommandIO } from '../command.js';
 import { cliEnv } from '../env.js';
 
 /** The crawler's configuration from the command's environment; a bad value is a usage error naming the variable. */
@@ -61,15 +61,27 @@ export async function collectUrls(io: CommandIO, opts: { urls: string[]; files: 
 
 /**
  * The crawler's runtime for a command, once its Redis is known to use the database REDIS_URL names (ioredis would
- * silently use database 0 when the server has no such database): a usage error naming REDIS_URL otherwise.
+ * silently use database 0 when the server has no such database): a usage error naming REDIS_URL otherwise. It
+ * waits for Redis while it is down; a SIGTERM or SIGINT meanwhile closes the runtime and rejects with an
+ * InterruptedError (the command has started nothing yet), instead of the signal killing the process.
  */
 export async function openRuntime(config: CrawlerConfig, overrides: RuntimeOverrides = {}): Promise<CrawlerRuntime> {
   const runtime = createRuntime(config, overrides);
+  let interrupt: (signal: NodeJS.Signals) => void = () => {};
+  const interrupted = new Promise<never>((_, reject) => {
+    interrupt = (signal) => reject(new InterruptedError(`${signal} while waiting for Redis: nothing was started`));
+  });
+  // Held until the runtime is closed: a second Ctrl-C during that close does not kill the process either.
+  const release = onShutdownSignal(interrupt);
   try {
-    await checkRedisDatabase(runtime.redis);
+    // The PING waits for a Redis that is down (a worker connection retries forever): here, not in startWorkers, where
+    // a signal would leave the workers' close waiting for it too.
+    await Promise.race([checkRedisDatabase(runtime.redis).then(() => runtime.redis.ping()), interrupted]);
   } catch (err) {
     await runtime.close();
     throw err;
+  } finally {
+    release();
   }
   return runtime;
 }

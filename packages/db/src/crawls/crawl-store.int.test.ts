@@ -106,3 +106,30 @@ describe('CrawlStore admission', () => {
     expect(await store.view('not-a-uuid')).toBeNull();
   });
 });
+
+describe('CrawlStore.create with seeds stored before', () => {
+  /** A crawl whose one seed is `seed`, without a max age. */
+  const crawlOf = (seed: string) =>
+    store.create({ ...SPEC, seeds: [seed], maxPages: null, maxPagesPerHost: null, maxAgeSeconds: null }, () => ({ candidates: [cand(seed, 0)], tally: { discovered: 1, outOfScope: 0, overLimit: 0 } }));
+
+  it('takes a seed that failed earlier as a new visit: a failed page is not a stored one', async () => {
+    const seed = `https://failed${Math.random().toString(36).slice(2)}.test/`;
+    const first = await crawlOf(seed);
+    const linkId = first.admitted[0]!.linkId;
+    await db.prisma.$executeRawUnsafe(`UPDATE links SET status = 'failed', last_error_type = 'network_error', attempt_count = 3, last_attempt_at = now() WHERE id = $1::uuid`, linkId);
+    const again = await crawlOf(seed);
+    expect(again.admitted.map((a) => a.linkId)).toEqual([linkId]);
+    const [row] = await db.prisma.$queryRawUnsafe<Array<{ status: string; crawl: string; attempts: number; error: string | null }>>(
+      'SELECT status, crawl::text, attempt_count AS attempts, last_error_type AS error FROM links WHERE id = $1::uuid', linkId);
+    expect(row).toEqual({ status: 'queued', crawl: again.crawl.id, attempts: 0, error: null });
+    // The first crawl keeps counting the failure it had.
+    expect((await store.view(first.crawl.id))!.counters.failed).toBe(1);
+  });
+
+  it('leaves a seed stored as done to its page (nothing to fetch)', async () => {
+    const seed = `https://done${Math.random().toString(36).slice(2)}.test/`;
+    const first = await crawlOf(seed);
+    await db.prisma.$executeRawUnsafe(`UPDATE links SET status = 'done', last_attempt_at = now() WHERE id = $1::uuid`, first.admitted[0]!.linkId);
+    expect((await crawlOf(seed)).admitted).toEqual([]);
+  });
+});

@@ -39,7 +39,7 @@ export interface CrawlCounters {
   outOfScope: number;
   /** Refused by maxDepth, maxPages or maxPagesPerHost. */
   overLimit: number;
-  /** Stored pages fetched again because they were older than maxAgeSeconds (included in admitted). */
+  /** Stored pages fetched again because they were older than maxAgeSeconds, and seeds that had failed (included in admitted). */
   refreshed: number;
   /** Stored pages left alone because they were fresh enough (included in duplicate). */
   fresh: number;
@@ -284,7 +284,10 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
   // Pages some other owner already has (a producer, another crawl) are set aside first, so they never hold a budget
   // or host slot for a moment that a later candidate needed; the rounds below catch one inserted meanwhile.
   // With a max age, a stored page last visited longer ago is this crawl's to fetch again (a re-crawl), like a new one.
-  const stored = await storedLinkStates(tx, fresh.map((c) => c.url), crawl.maxAgeS);
+  // A seed (or sitemap entry) that failed before is fetched again: a failed link has no page for the crawl to follow
+  // links from, and the crawl names it. A failed link found on a page stays another owner's, as a done one does.
+  const retryFailed = req.discoveredFrom === null;
+  const stored = await storedLinkStates(tx, fresh.map((c) => c.url), crawl.maxAgeS, retryFailed);
   const owned = new Set([...stored].filter(([, s]) => !s.stale).map(([url]) => url));
   const stale = new Set([...stored].filter(([, s]) => s.stale).map(([url]) => url));
   let freshStored = 0;
@@ -331,8 +334,8 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
       [insert.map((c) => c.url), insert.map((c) => c.initialUrl), insert.map((c) => c.domain), insert.map((c) => c.depth), req.crawlId, req.discoveredFrom],
     );
     const again = round.filter((c) => stale.has(c.url));
-    const restarted = again.length === 0 || crawl.maxAgeS === null ? [] : await takeOverStaleLinks(tx, {
-      crawlId: req.crawlId, discoveredFrom: req.discoveredFrom, maxAgeSeconds: crawl.maxAgeS, rows: again.map((c) => ({ url: c.url, depth: c.depth })),
+    const restarted = again.length === 0 ? [] : await takeOverStaleLinks(tx, {
+      crawlId: req.crawlId, discoveredFrom: req.discoveredFrom, maxAgeSeconds: crawl.maxAgeS, retryFailed, rows: again.map((c) => ({ url: c.url, depth: c.depth })),
     });
     refreshed += restarted.length;
     admitted.push(...restarted);

@@ -6,15 +6,17 @@ import { LINK_STATUSES } from '@crawler/core';
 /**
  * Inside a crawl's admission transaction: which of these URLs are stored links, and whether each is stale for a
  * crawl whose max age is `maxAgeSeconds` (finished, last visited longer ago than that; null max age: never stale).
- * Locks nothing: {@link takeOverStaleLinks} re-checks under the row lock.
+ * With `retryFailed` (a crawl's seeds) a failed link is stale whatever its age: it has no page to start from, and
+ * the crawl asked for it by name. Locks nothing: {@link takeOverStaleLinks} re-checks under the row lock.
  */
-export async function storedLinkStates(tx: SqlClient, urls: readonly string[], maxAgeSeconds: number | null): Promise<Map<string, { stale: boolean; finished: boolean }>> {
+export async function storedLinkStates(tx: SqlClient, urls: readonly string[], maxAgeSeconds: number | null, retryFailed = false): Promise<Map<string, { stale: boolean; finished: boolean }>> {
   if (urls.length === 0) return new Map();
   const rows = await tx.query<{ url: string; stale: boolean; finished: boolean }>(
     `SELECT url, status IN (${FINISHED_SQL_LIST}) AS finished,
-       (status IN (${FINISHED_SQL_LIST}) AND $2::float8 IS NOT NULL AND (last_attempt_at IS NULL OR last_attempt_at <= now() - $2::float8 * interval '1 second')) AS stale
+       ((status IN (${FINISHED_SQL_LIST}) AND $2::float8 IS NOT NULL AND (last_attempt_at IS NULL OR last_attempt_at <= now() - $2::float8 * interval '1 second'))
+         OR ($3::boolean AND status = '${LINK_STATUSES.failed}')) AS stale
      FROM links WHERE url = ANY($1::text[])`,
-    [urls, maxAgeSeconds],
+    [urls, maxAgeSeconds, retryFailed],
   );
   return new Map(rows.map((r) => [r.url, { stale: r.stale, finished: r.finished }]));
 }
@@ -28,14 +30,23 @@ export async function storedLinkStates(tx: SqlClient, urls: readonly string[], m
  */
 export async function takeOverStaleLinks(
   tx: SqlClient,
-  req: { crawlId: string; discoveredFrom: string | null; maxAgeSeconds: number; rows: ReadonlyArray<{ url: string; depth: number }> },
+  req: {
+    crawlId: string;
+    discoveredFrom: string | null;
+    /** Finished links last visited longer ago than this are taken; null: none by age. */
+    maxAgeSeconds: number | null;
+    /** Failed links are taken whatever their age (a crawl's seeds). @defaultValue false */
+    retryFailed?: boolean;
+    rows: ReadonlyArray<{ url: string; depth: number }>;
+  },
 ): Promise<VisitStart[]> {
   if (req.rows.length === 0) return [];
   const taken = await tx.query<VisitStart & { oldCrawl: string | null; oldStatus: string }>(
     `WITH input AS (SELECT * FROM unnest($1::text[], $2::int[]) AS t(url, depth)),
      old AS (
        SELECT l.id, l.crawl, l.status, i.depth FROM links l JOIN input i ON i.url = l.url
-       WHERE l.status IN (${FINISHED_SQL_LIST}) AND (l.last_attempt_at IS NULL OR l.last_attempt_at <= now() - $5::float8 * interval '1 second')
+       WHERE (l.status IN (${FINISHED_SQL_LIST}) AND $5::float8 IS NOT NULL AND (l.last_attempt_at IS NULL OR l.last_attempt_at <= now() - $5::float8 * interval '1 second'))
+         OR ($6::boolean AND l.status = '${LINK_STATUSES.failed}')
        ORDER BY l.url FOR UPDATE OF l
      ),
      c AS (SELECT revisit_mode, revisit_interval_s, revisit_min_s, revisit_max_s FROM crawls WHERE id = $3::uuid)
@@ -49,7 +60,7 @@ export async function takeOverStaleLinks(
        revisit_next_s = CASE WHEN c.revisit_mode IS NULL THEN links.revisit_next_s END
      FROM old, c WHERE links.id = old.id
      RETURNING links.id::text AS "linkId", links.url, links.generation, old.crawl::text AS "oldCrawl", old.status AS "oldStatus"`,
-    [req.rows.map((r) => r.url), req.rows.map((r) => r.depth), req.crawlId, req.discoveredFrom, req.maxAgeSeconds],
+    [req.rows.map((r) => r.url), req.rows.map((r) => r.depth), req.crawlId, req.discoveredFrom, req.maxAgeSeconds, req.retryFailed ?? false],
   );
   const handed = new Map<string, { done: number; failed: number }>();
   for (const t of taken) {

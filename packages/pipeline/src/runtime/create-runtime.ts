@@ -2,7 +2,7 @@ import { ExitPool } from '../exits/exit-pool.js';
 import { SessionJars } from '../exits/session-jars.js';
 import type { Redis } from 'ioredis';
 import { isExitError, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
-import { JobQueues, createRedisConnection, shardOfDomain } from '@crawler/queue';
+import { JobQueues, createRedisConnection, isRedisConnectionError, shardOfDomain } from '@crawler/queue';
 import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, OutcomeBatcher, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
 import { createDefaultRegistry, probe as probeWith, RedisClearanceStore } from '@crawler/fetchers';
 import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
@@ -48,7 +48,9 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const logger = o.logger ?? silentLogger;
   const metrics = o.metrics ?? noopMetrics;
   const prisma = o.prisma ?? createPrismaClient(config.databaseUrl, { maxConnections: config.databasePoolSize });
-  const redis = o.redis ?? createRedisConnection(config.redisTarget, 'worker');
+  // A Redis outage is one warning per connection (its address), and one line when it is back (queue connection.ts).
+  const redisLog = { logger: logger.child({ component: 'redis' }) };
+  const redis = o.redis ?? createRedisConnection(config.redisTarget, 'worker', {}, redisLog);
   // The politeness gate's scripts, the inline fetches' claims and the probe bodies (a few commands per page, each its
   // own round trip) go over a connection of their own with ioredis' auto-pipelining: the commands issued in one tick
   // leave in one write. BullMQ keeps its connection as it was (its maintainers advise against auto-pipelining under
@@ -56,12 +58,15 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   // Not on a Redis Cluster: ioredis groups a cluster's auto-pipelined commands by the slot of their first argument,
   // which for EVALSHA is the script's hash, not a key (the cluster e2e tests failed with it).
   const clustered = (config.redisTarget.clusterNodes?.length ?? 0) > 0;
-  const commands = o.redis ?? (clustered ? redis : createRedisConnection(config.redisTarget, 'worker', { enableAutoPipelining: true }));
-  // BullMQ listens for the shared connection's errors; this one is ours. An outage is reported by the queues already
-  // (at warn): without a listener, ioredis would print every failed reconnect to stderr.
-  if (commands !== redis) commands.on('error', (err) => logger.debug({ err, component: 'redis commands' }, 'redis connection error'));
+  const commands = o.redis ?? (clustered ? redis : createRedisConnection(config.redisTarget, 'worker', { enableAutoPipelining: true }, redisLog));
   const queueLog = logger.child({ component: 'queues' });
-  const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards, onError: (err, queue) => queueLog.warn({ err, queue }, 'queue connection error') });
+  // The queues re-emit their connection's errors: an outage is the connection's one warning, not one per reconnect.
+  const queues = new JobQueues({
+    connection: redis,
+    prefix: config.queuePrefix,
+    shards: config.queueShards,
+    onError: (err, queue) => (isRedisConnectionError(err) ? undefined : queueLog.warn({ err, queue }, 'queue connection error')),
+  });
   const linkStore = o.links instanceof LinkStore ? o.links : new LinkStore(prisma, { batch: { maxBatch: config.linkWriteBatchMax, maxWaitMs: config.outcomeBatchWaitMs }, readBatch: { maxBatch: config.linkReadBatchMax } });
   const links = o.links ?? linkStore;
 

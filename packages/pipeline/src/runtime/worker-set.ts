@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Job } from 'bullmq';
-import { DelayedError, type Worker } from '@crawler/queue';
+import { DelayedError, isRedisConnectionError, type Worker } from '@crawler/queue';
 import { ERROR_TYPES, LINK_STATUSES, type Logger } from '@crawler/core';
 import type { LinkRepo } from '../ports.js';
 import { delayJob } from '../job-control.js';
@@ -102,6 +102,8 @@ export class WorkerSet {
     // says so, with how many errors since the last one.
     const errors = new LogTally(PARK_WARNING_EVERY_MS);
     worker.on('error', (err) => {
+      // Redis away: its connection says so once per outage (createRedisConnection), with the address.
+      if (isRedisConnectionError(err)) return;
       const n = errors.count();
       if (n !== null) log.error({ err, errors: n }, 'worker error');
     });
