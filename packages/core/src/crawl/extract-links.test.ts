@@ -105,4 +105,10 @@ describe('extractLinks on a page nested past MAX_OPEN_ELEMENTS', () => {
     expect(calls).toBeGreaterThan(20_000);
     expect(longest).toBeLessThanOrEqual(MAX_OPEN_ELEMENTS);
   });
+
+  it('does not read the body of a <script> opened at the limit as markup', () => {
+    // html, body and 509 divs: the <script> is the 512th open element, where the parser hands over the rest.
+    const html = `<html><body>${'<div>'.repeat(MAX_OPEN_ELEMENTS - 3)}<script>document.write('<a href="/fake">x</a>')</script><a href="/real">r</a></body></html>`;
+    expect(extractLinks(html, 'https://site.test/').links.map((l) => l.url)).toEqual(['https://site.test/real']);
+  });
 });

@@ -27,6 +27,13 @@ export interface ParserInstance {
 export const MAX_OPEN_ELEMENTS = 512;
 
 /**
+ * HTML elements whose content htmlparser2's tokenizer reads as text up to their end tag: a parse is never handed to a
+ * fresh parser right after one of them opens, as a fresh tokenizer would read that content (a script's
+ * `document.write('<a href…>')`) as markup.
+ */
+export const RAW_TEXT_ELEMENTS: ReadonlySet<string> = new Set(['script', 'style', 'title', 'textarea', 'xmp']);
+
+/**
  * A streaming htmlparser2 parser with entity decoding off: the tokenizer then skips text to the next `<` instead of
  * stepping through it for `&`, and callers decode only the few attribute values they keep ({@link decodeAttribute}).
  * Nesting past {@link MAX_OPEN_ELEMENTS} is flattened (see there).
@@ -45,7 +52,7 @@ export function createHtmlParser(handler: ParserHandler, opts: { xml?: boolean }
             onopentag(name, attribs) {
               handler.onopentag?.(name, attribs);
               depth += 1;
-              if (depth >= MAX_OPEN_ELEMENTS && restartAt === -1) {
+              if (depth >= MAX_OPEN_ELEMENTS && restartAt === -1 && (options.xmlMode || !RAW_TEXT_ELEMENTS.has(name))) {
                 // Stops this parser after the tag: its end() reads no further and closes nothing.
                 restartAt = parser.endIndex + 1;
                 parser.pause();
