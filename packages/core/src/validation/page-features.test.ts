@@ -238,4 +238,25 @@ describe('extractPageFeatures on a page nested past MAX_OPEN_ELEMENTS', () => {
     expect(result).toMatchObject({ noscriptText: 'js', visibleText: 'real text' });
     expect(result).toEqual(referencePageFeatures(html));
   });
+
+  it("reads past stray end tags at depth 510 without searching the parser's open elements for each, as the DOM does", () => {
+    let scanned = 0;
+    const indexOf = Array.prototype.indexOf;
+    const page = (stray: string) => `<body><div id="app">${'<div>'.repeat(MAX_OPEN_ELEMENTS - 5)}${stray}<span>after</span>`;
+    const strays = ['</x>', '</p>', '</svg>', '</title>', '</img>', '</br>', '</mi>', '</desc>'].join('').repeat(20_000 / 8);
+    const spy = vi.spyOn(Array.prototype, 'indexOf').mockImplementation(function (this: unknown[], ...args: [unknown, number?]) {
+      scanned += this.length;
+      return indexOf.apply(this, args);
+    });
+    let result: ReturnType<typeof extractPageFeatures> | undefined;
+    try {
+      result = extractPageFeatures(page(strays));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(scanned).toBeLessThan(20_000);
+    expect(result?.visibleText.endsWith('after')).toBe(true);
+    expect(result).toEqual(referencePageFeatures(page(strays)));
+  });
 });
+

@@ -1,6 +1,6 @@
 import { Parser, type Handler } from 'htmlparser2';
 import { decodeHTML } from 'entities';
-import { MAX_OPEN_ELEMENTS, RAW_TEXT_ELEMENTS } from '../crawl/html-events.js';
+import { MAX_OPEN_ELEMENTS, OpenElements, RAW_TEXT_ELEMENTS } from '../crawl/html-events.js';
 
 /** What the detectors look at, extracted from one parse of the HTML. */
 export interface PageFeatures {
@@ -261,6 +261,8 @@ export function extractPageFeatures(html: string, options: { publicParserOnly?: 
    * inside a hidden subtree or <head> (whose end tag decides what text is visible) until MAX_OPEN_ELEMENTS_HIDDEN.
    */
   let parser!: Parser;
+  /** The running parser's open elements, so that an end tag closing none of them is not searched for (see there). */
+  let openElements!: OpenElements;
   /** Where the running parser's input starts in `html`. */
   let offset = 0;
   /** Open elements the running parser holds. */
@@ -313,6 +315,7 @@ export function extractPageFeatures(html: string, options: { publicParserOnly?: 
   }
   const handler: Partial<Handler> = {
     onopentag(name, rawAttribs) {
+      openElements.opened(name);
       depth += 1;
       openElement(name, rawAttribs);
       if (restartAt === -1 && depth >= MAX_OPEN_ELEMENTS && !RAW_TEXT_ELEMENTS.has(name) && ((skipDepth === 0 && headDepth === 0) || depth >= MAX_OPEN_ELEMENTS_HIDDEN)) {
@@ -321,7 +324,8 @@ export function extractPageFeatures(html: string, options: { publicParserOnly?: 
         parser.pause();
       }
     },
-    onclosetag() {
+    onclosetag(name) {
+      openElements.closed(name);
       depth -= 1;
       names.pop();
       // At the end of a body cut inside a start tag, the parser closes that tag although it never opened it.
@@ -361,13 +365,16 @@ export function extractPageFeatures(html: string, options: { publicParserOnly?: 
   };
   let textState = -1;
   for (;;) {
+    const input = offset === 0 ? html : html.slice(offset);
     parser = new Parser(handler, { xmlMode: false, decodeEntities: !fast });
+    openElements = new OpenElements(true);
+    openElements.install(parser, input, handler);
     if (fast) {
       // A new tokenizer is in its text state.
       textState = internalsOf(parser).state;
       internalsOf(parser).fastForwardTo = fastForwardTo;
     }
-    parser.end(offset === 0 ? html : html.slice(offset));
+    parser.end(input);
     if (restartAt === -1 || restartAt >= html.length) break;
     offset = restartAt;
     depth = 0;
