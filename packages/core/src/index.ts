@@ -99,6 +99,7 @@ export {
   type TrackingParamFilter,
 } from './crawl/crawl-url.js';
 export { extractLinks, robotsHeaderNofollow, type ExtractedLink, type ExtractLinksOptions, type PageLinks } from './crawl/extract-links.js';
+export { limitHtmlNesting, MAX_READABLE_DEPTH } from './crawl/limit-nesting.js';
 export { extractXmlLinks, looksLikeFeed, type XmlDocumentKind, type XmlPageLinks } from './crawl/extract-feed-links.js';
 export { extractJsonFeedLinks } from './crawl/extract-json-feed-links.js';
 export { parseSitemap, sitemapsFromRobots, type SitemapEntries } from './crawl/sitemap.js';

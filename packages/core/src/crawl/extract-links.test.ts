@@ -105,4 +105,44 @@ describe('extractLinks on a page nested past MAX_OPEN_ELEMENTS', () => {
     expect(calls).toBeGreaterThan(20_000);
     expect(longest).toBeLessThanOrEqual(MAX_OPEN_ELEMENTS);
   });
+
+  it('does not read the body of a <script> opened at the limit as markup', () => {
+    // html, body and 509 divs: the <script> is the 512th open element, where the parser hands over the rest.
+    const html = `<html><body>${'<div>'.repeat(MAX_OPEN_ELEMENTS - 3)}<script>document.write('<a href="/fake">x</a>')</script><a href="/real">r</a></body></html>`;
+    expect(extractLinks(html, 'https://site.test/').links.map((l) => l.url)).toEqual(['https://site.test/real']);
+  });
+});
+
+describe('extractLinks on end tags that close nothing', () => {
+  /** Links of `html`, and the elements htmlparser2's open-element lookups (indexOf) and insertions (unshift) go through. */
+  function scannedWhileExtracting(html: string): { urls: string[]; scanned: number } {
+    let scanned = 0;
+    const { indexOf, unshift } = Array.prototype;
+    const spies = [
+      vi.spyOn(Array.prototype, 'indexOf').mockImplementation(function (this: unknown[], ...args: [unknown, number?]) {
+        scanned += this.length;
+        return indexOf.apply(this, args);
+      }),
+      vi.spyOn(Array.prototype, 'unshift').mockImplementation(function (this: unknown[], ...items: unknown[]) {
+        scanned += this.length;
+        return unshift.apply(this, items);
+      }),
+    ];
+    try {
+      return { urls: extractLinks(html, 'https://site.test/').links.map((l) => l.url), scanned };
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+  }
+
+  it("reads past 20,000 stray end tags at depth 510 without searching the parser's open elements for each", () => {
+    // An implied <p> at depth 511 does not reach MAX_OPEN_ELEMENTS, so no hand-over empties the parser's stack.
+    const page = (stray: string) => `<html><body><a href="/before">b</a>${'<div>'.repeat(MAX_OPEN_ELEMENTS - 4)}${stray}<a href="/after">a</a></body></html>`;
+    const strays = ['</x>', '</p>', '</svg>', '</title>', '</img>', '</br>', '</mi>', '</desc>'];
+    const nested = scannedWhileExtracting(page(''));
+    const stray = scannedWhileExtracting(page(strays.join('').repeat(20_000 / strays.length)));
+    expect(stray.urls).toEqual(['https://site.test/before', 'https://site.test/after']);
+    expect(nested.scanned).toBeGreaterThan(MAX_OPEN_ELEMENTS);
+    expect(stray.scanned - nested.scanned).toBeLessThan(20_000);
+  });
 });

@@ -316,7 +316,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     // Bot Manager (ShieldSquare) serves a captcha; AppWall and its cloud WAF a block page with a case number to quote.
     vendor: 'radware',
     markers: [
-      { in: 'html', pattern: /validate\.perfdrive\.com|captcha\.perfdrive\.com|shieldsquare\.com\/.*captcha/, weight: 10 },
+      { in: 'html', pattern: /validate\.perfdrive\.com|captcha\.perfdrive\.com|shieldsquare\.com\/[^"'\s<>]{0,300}captcha/, weight: 10 },
       { in: 'title', pattern: /radware (bot manager )?captcha|shieldsquare captcha/i, weight: 8 },
       { in: 'text', pattern: /unauthorized activity has been detected/i, weight: 6, maxTextChars: 800 },
       { in: 'text', pattern: /case number:?\s*\d{6,}/i, weight: 4, maxTextChars: 800 },

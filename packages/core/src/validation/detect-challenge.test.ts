@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHALLENGE_SCORE_THRESHOLD, CHALLENGE_SIGNATURES, type ChallengeSignature } from './challenge-signatures.js';
+import { CAPTCHA_WIDGETS, CHALLENGE_SCORE_THRESHOLD, CHALLENGE_SIGNATURES, type ChallengeSignature } from './challenge-signatures.js';
 import { detectChallenge } from './detect-challenge.js';
 import { extractPageFeatures } from './page-features.js';
 import { SPA_SIGNATURES } from './spa-signatures.js';
@@ -31,9 +31,12 @@ describe('challenge signatures (data)', () => {
 
   it('bound every negated-class run, so adversarial markup (thousands of unclosed "<img src=" or "<iframe ") stays linear', () => {
     // `<img[^>]+src=` over 700 KB of "<img src=" without a ">" backtracked quadratically: over a minute per page.
-    const unbounded = /\[\^[^\]]*\]([+*]|\{\d+,\})/;
+    // `shieldsquare\.com\/.*captcha` over 400 KB of "shieldsquare.com/" in a comment: 23 s. An unescaped `.` runs
+    // to the end of the line as a negated class does.
+    const unbounded = /(\[\^[^\]]*\]|(?<!\\)\.)([+*]|\{\d+,\})/;
     const all = [
-      ...CHALLENGE_SIGNATURES.flatMap((s) => s.markers.filter((m) => m.in === 'html').map((m) => m.pattern)),
+      ...CHALLENGE_SIGNATURES.flatMap((s) => [...s.markers, ...(s.kinds ?? [])].filter((m) => m.in === 'html').map((m) => m.pattern)),
+      ...CAPTCHA_WIDGETS.map(([re]) => re),
       ...SPA_SIGNATURES.flatMap((s) => s.strong),
       ...PAYWALL_MARKERS.map((m) => m.pattern),
     ];
@@ -49,6 +52,12 @@ describe('challenge signatures (data)', () => {
 });
 
 describe('detectChallenge', () => {
+  it("names ShieldSquare's captcha by a captcha URL on its domain, not by the word anywhere after it", () => {
+    const gate = (src: string) => page(`<html><head><script src="${src}"></script></head><body><div id="captcha"></div></body></html>`);
+    expect(detectChallenge(gate('https://cdn.shieldsquare.com/ssc/captcha/v2/main.js'), {}, 200)).toMatchObject({ isChallenge: true, vendor: 'radware' });
+    expect(detectChallenge(gate('https://cdn.shieldsquare.com/ssc/tag.js'), {}, 200).vendor).not.toBe('radware');
+  });
+
   it('needs a small page for body markers', () => {
     const small = page('<html><head><title>Access to this page has been denied</title></head><body><div id="px-captcha"></div></body></html>');
     expect(detectChallenge(small, {}, 403)).toMatchObject({ isChallenge: true, vendor: 'perimeterx' });

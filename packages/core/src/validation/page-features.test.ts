@@ -2,8 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { TOKENIZER_INTERNALS_MATCH, extractPageFeatures } from './page-features.js';
+import { describe, expect, it, vi } from 'vitest';
+import { MAX_OPEN_ELEMENTS } from '../crawl/html-events.js';
+import { MAX_OPEN_ELEMENTS_HIDDEN, TOKENIZER_INTERNALS_MATCH, extractPageFeatures } from './page-features.js';
 import { referencePageFeatures } from './__fixtures__/page-features-reference.js';
 
 /**
@@ -178,3 +179,85 @@ describe('extractPageFeatures', () => {
     expect(version(fromCore, 'entities')).toBe(version(fromParser, 'entities'));
   });
 });
+
+describe('extractPageFeatures on a page nested past MAX_OPEN_ELEMENTS', () => {
+  /** Runs `fn` recording the longest array htmlparser2 unshifts an open element into (each unshift costs its length). */
+  function longestUnshift<T>(fn: () => T): { result: T; longest: number; calls: number } {
+    let longest = 0;
+    let calls = 0;
+    const unshift = Array.prototype.unshift;
+    const spy = vi.spyOn(Array.prototype, 'unshift').mockImplementation(function (this: unknown[], ...items: unknown[]) {
+      calls += 1;
+      longest = Math.max(longest, this.length);
+      return unshift.apply(this, items);
+    });
+    try {
+      return { result: fn(), longest, calls };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  // Unclosed nesting on both sides of each restart: a title, a noscript, a mount candidate and an attribute with an
+  // entity opened deep, a <script> whose body holds markup opened at the limit, and text after it all.
+  const DEPTH = 1_500;
+  const deep = [
+    '<html><head><title>Deep &amp; title</title></head><body><div id="app">',
+    '<div class="x"><span>t</span>'.repeat(MAX_OPEN_ELEMENTS - 5),
+    '<script>document.write("<div><p>not markup</p>")</script>',
+    '<noscript><b>enable</b> <i>js</i></noscript>',
+    '<section id="s&amp;1"><em>x</em>'.repeat(DEPTH),
+    '<p>after &amp; everything</p><a href="/x">link</a>',
+  ].join('');
+
+  for (const publicParserOnly of [false, true]) {
+    it(`never holds more than MAX_OPEN_ELEMENTS open elements and measures as the DOM does (publicParserOnly: ${publicParserOnly})`, () => {
+      const { result, longest, calls } = longestUnshift(() => extractPageFeatures(deep, { publicParserOnly }));
+      expect(calls).toBeGreaterThan(DEPTH);
+      expect(longest).toBeLessThanOrEqual(MAX_OPEN_ELEMENTS);
+      // Nothing here is closed before the end, so the flattened events are those of the nested DOM.
+      expect(result).toEqual(referencePageFeatures(deep));
+      expect(result).toMatchObject({ title: 'Deep & title', noscriptText: 'enable js', scriptCount: 1, linkCount: 1 });
+      expect(result.visibleText.endsWith('x after & everything link')).toBe(true);
+      expect(result.emptyMountIds).toContain('s&1');
+    });
+  }
+
+  it('keeps a hidden element hidden across a restart: text nested deep in <template> stays out', () => {
+    const html = `<body><p>shown</p><template>${'<div>'.repeat(3 * MAX_OPEN_ELEMENTS_HIDDEN)}hidden text</template>`;
+    const { result, longest } = longestUnshift(() => extractPageFeatures(html));
+    expect(longest).toBeLessThanOrEqual(MAX_OPEN_ELEMENTS_HIDDEN);
+    expect(result.visibleText).toBe('shown');
+    expect(result).toEqual(referencePageFeatures(html));
+  });
+
+  it('does not hand the parse over inside a hidden element opened at the limit: its end tag still ends it', () => {
+    // html, body and 509 divs: each hidden element below is the 512th open element.
+    const html = `<body>${'<div>'.repeat(MAX_OPEN_ELEMENTS - 3)}<noscript><b>js</b></noscript><svg><path/><g><text>icon</text></g></svg><span>real text</span>`;
+    const result = extractPageFeatures(html);
+    expect(result).toMatchObject({ noscriptText: 'js', visibleText: 'real text' });
+    expect(result).toEqual(referencePageFeatures(html));
+  });
+
+  it("reads past stray end tags at depth 510 without searching the parser's open elements for each, as the DOM does", () => {
+    let scanned = 0;
+    const indexOf = Array.prototype.indexOf;
+    const page = (stray: string) => `<body><div id="app">${'<div>'.repeat(MAX_OPEN_ELEMENTS - 5)}${stray}<span>after</span>`;
+    const strays = ['</x>', '</p>', '</svg>', '</title>', '</img>', '</br>', '</mi>', '</desc>'].join('').repeat(20_000 / 8);
+    const spy = vi.spyOn(Array.prototype, 'indexOf').mockImplementation(function (this: unknown[], ...args: [unknown, number?]) {
+      scanned += this.length;
+      return indexOf.apply(this, args);
+    });
+    let results: ReturnType<typeof extractPageFeatures>[] = [];
+    try {
+      results = [extractPageFeatures(page(strays)), extractPageFeatures(page(strays), { publicParserOnly: true })];
+    } finally {
+      spy.mockRestore();
+    }
+    expect(scanned).toBeLessThan(2 * 20_000);
+    const reference = referencePageFeatures(page(strays));
+    expect(reference.visibleText.endsWith('after')).toBe(true);
+    for (const result of results) expect(result).toEqual(reference);
+  });
+});
+

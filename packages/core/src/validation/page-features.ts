@@ -1,5 +1,6 @@
-import { Parser } from 'htmlparser2';
+import { Parser, type Handler } from 'htmlparser2';
 import { decodeHTML } from 'entities';
+import { MAX_OPEN_ELEMENTS, OpenElements, RAW_TEXT_ELEMENTS } from '../crawl/html-events.js';
 
 /** What the detectors look at, extracted from one parse of the HTML. */
 export interface PageFeatures {
@@ -192,6 +193,13 @@ function fastForwardTo(this: TokenizerInternals, c: number): boolean {
 /** Attributes read by the walk (mount ids, form field kinds); others are only tested for presence. */
 const READ_ATTRIBUTES = ['id', 'type', 'name', 'class', 'srcdoc'] as const;
 
+/**
+ * Open elements one parser may hold inside a hidden subtree or <head> before the rest goes to a fresh parser anyway
+ * (which then leaves it unclosed): only a hostile page nests that deep there, and it costs at most four times the
+ * work per element of MAX_OPEN_ELEMENTS.
+ */
+export const MAX_OPEN_ELEMENTS_HIDDEN = 4 * MAX_OPEN_ELEMENTS;
+
 /** An open element during the parse. */
 interface Frame {
   /** Below an element whose subtree is skipped (INVISIBLE): nothing here is visited. */
@@ -244,94 +252,136 @@ export function extractPageFeatures(html: string, options: { publicParserOnly?: 
   /** All text below the visited <title> or <noscript> now open, whatever is nested in it. */
   let capture: 'title' | 'noscript' | null = null;
   let captured = '';
-  const parser: Parser = new Parser(
-    {
-      onopentag(name, rawAttribs) {
-        names.push(name);
-        if (skipDepth > 0) {
-          skipDepth += 1;
-          stack.push(SKIPPED);
-          return;
-        }
-        const attribs = fast && READ_ATTRIBUTES.some((a) => rawAttribs[a]?.includes('&')) ? decodedAttribs(html.slice(parser.startIndex, parser.endIndex + 1)) : rawAttribs;
-        const hidden = headDepth > 0;
-        if (name === 'script') scriptCount += 1;
-        else if (name === 'title' && title === '') {
-          capture = 'title';
-          captured = '';
-        } else if (name === 'noscript') {
-          capture = 'noscript';
-          captured = '';
-        } else if (name === 'a' && attribs.href !== undefined) linkCount += 1;
-        if (!NON_CONTENT_TAGS.has(name) && !hidden) bodyElementCount += 1;
-        if (!hidden && isDataField(name, attribs)) dataFieldCount += 1;
-        if (name === 'iframe' && !hidden && attribs.srcdoc !== undefined && srcdocDepth < MAX_SRCDOC_DEPTH) {
-          // The document of an <iframe srcdoc> is shown in place, as part of this page (an embedded article, a
-          // newsletter's body): its text is this page's text; an iframe that loads a URL is another page.
-          const inner = extractPageFeatures(attribs.srcdoc, { ...options, srcdocDepth: srcdocDepth + 1 }).visibleText;
-          parts.push(` ${inner} `);
-          if (mountEntries.length > 0) {
-            const limit = (mountEntries[mountEntries.length - 1] as number) + MAX_PLACEHOLDER_CHARS;
-            if (nonBlank <= limit) nonBlank += countNonBlank(inner, limit + 1 - nonBlank);
-          }
-        }
-        if (INVISIBLE.has(name)) {
-          skipDepth = 1;
-          stack.push({ skipped: false, invisible: true, block: false, head: false, mountId: null, nonBlankAtEntry: 0 });
-          return;
-        }
-        const block = BLOCK_TAGS.has(name);
-        if (block) parts.push(' ');
-        const id = attribs.id;
-        const head = name === 'head';
-        if (head) headDepth += 1;
-        const mountId = id && !hidden ? id : null;
-        if (mountId !== null) mountEntries.push(nonBlank);
-        stack.push({ skipped: false, invisible: false, block, head, mountId, nonBlankAtEntry: nonBlank });
-      },
-      onclosetag() {
-        names.pop();
-        // At the end of a body cut inside a start tag, the parser closes that tag although it never opened it.
-        const f = stack.pop();
-        if (f === undefined) return;
-        if (f.skipped) {
-          skipDepth -= 1;
-          return;
-        }
-        if (f.invisible) {
-          skipDepth = 0;
-          if (capture === 'title') title = collapseWhitespace(captured);
-          else if (capture === 'noscript') noscript += ` ${captured}`;
-          capture = null;
-          return;
-        }
-        // "Loading…" placeholders count as empty: the framework replaces them.
-        if (f.mountId !== null) {
-          mountEntries.pop();
-          if (nonBlank - f.nonBlankAtEntry <= MAX_PLACEHOLDER_CHARS && emptyMountIds.length < MAX_MOUNT_CANDIDATES) emptyMountIds.push(f.mountId);
-        }
-        if (f.block) parts.push(' ');
-        if (f.head) headDepth -= 1;
-      },
-      ontext(rawData) {
-        if (capture === null && (skipDepth > 0 || headDepth > 0)) return;
-        const t = internalsOf(parser);
-        const data = fast ? decodeText(rawData, t.isSpecial ? (names[names.length - 1] === 'title' ? 'title' : 'raw') : t.state === textState ? 'text' : 'raw') : rawData;
-        if (capture !== null) captured += data;
-        if (skipDepth > 0 || headDepth > 0) return;
-        parts.push(data);
-        if (mountEntries.length > 0) {
-          const limit = (mountEntries[mountEntries.length - 1] as number) + MAX_PLACEHOLDER_CHARS;
-          if (nonBlank <= limit) nonBlank += countNonBlank(data, limit + 1 - nonBlank);
-        }
-      },
+  /**
+   * htmlparser2 unshifts every open element into an array, a cost of the depth: 180,000 unclosed <div>s held the
+   * event loop for minutes. Once a parser holds MAX_OPEN_ELEMENTS, the rest of the document goes to a fresh one
+   * (Chromium does not nest deeper either) and the walk's own state (hidden subtree, head, captured title, mount
+   * candidates) carries on: it is kept here, not in the parser. The fresh parser does not match the end tag of an
+   * element an earlier one opened: that element stays open to the end of the document. So a parse is not handed over
+   * inside a hidden subtree or <head> (whose end tag decides what text is visible) until MAX_OPEN_ELEMENTS_HIDDEN.
+   */
+  let parser!: Parser;
+  /** The running parser's open elements, so that an end tag closing none of them is not searched for (see there). */
+  let openElements!: OpenElements;
+  /** Where the running parser's input starts in `html`. */
+  let offset = 0;
+  /** Open elements the running parser holds. */
+  let depth = 0;
+  /** Where in `html` the next parser starts, once the running one is full; -1 while it is not. */
+  let restartAt = -1;
+  /** Enters an element in the walk's own state (the parser's open elements are not it: see restarts below). */
+  function openElement(name: string, rawAttribs: Record<string, string>): void {
+    names.push(name);
+    if (skipDepth > 0) {
+      skipDepth += 1;
+      stack.push(SKIPPED);
+      return;
+    }
+    const attribs = fast && READ_ATTRIBUTES.some((a) => rawAttribs[a]?.includes('&')) ? decodedAttribs(html.slice(offset + parser.startIndex, offset + parser.endIndex + 1)) : rawAttribs;
+    const hidden = headDepth > 0;
+    if (name === 'script') scriptCount += 1;
+    else if (name === 'title' && title === '') {
+      capture = 'title';
+      captured = '';
+    } else if (name === 'noscript') {
+      capture = 'noscript';
+      captured = '';
+    } else if (name === 'a' && attribs.href !== undefined) linkCount += 1;
+    if (!NON_CONTENT_TAGS.has(name) && !hidden) bodyElementCount += 1;
+    if (!hidden && isDataField(name, attribs)) dataFieldCount += 1;
+    if (name === 'iframe' && !hidden && attribs.srcdoc !== undefined && srcdocDepth < MAX_SRCDOC_DEPTH) {
+      // The document of an <iframe srcdoc> is shown in place, as part of this page (an embedded article, a
+      // newsletter's body): its text is this page's text; an iframe that loads a URL is another page.
+      const inner = extractPageFeatures(attribs.srcdoc, { ...options, srcdocDepth: srcdocDepth + 1 }).visibleText;
+      parts.push(` ${inner} `);
+      if (mountEntries.length > 0) {
+        const limit = (mountEntries[mountEntries.length - 1] as number) + MAX_PLACEHOLDER_CHARS;
+        if (nonBlank <= limit) nonBlank += countNonBlank(inner, limit + 1 - nonBlank);
+      }
+    }
+    if (INVISIBLE.has(name)) {
+      skipDepth = 1;
+      stack.push({ skipped: false, invisible: true, block: false, head: false, mountId: null, nonBlankAtEntry: 0 });
+      return;
+    }
+    const block = BLOCK_TAGS.has(name);
+    if (block) parts.push(' ');
+    const id = attribs.id;
+    const head = name === 'head';
+    if (head) headDepth += 1;
+    const mountId = id && !hidden ? id : null;
+    if (mountId !== null) mountEntries.push(nonBlank);
+    stack.push({ skipped: false, invisible: false, block, head, mountId, nonBlankAtEntry: nonBlank });
+  }
+  const handler: Partial<Handler> = {
+    onopentag(name, rawAttribs) {
+      openElements.opened(name);
+      depth += 1;
+      openElement(name, rawAttribs);
+      if (restartAt === -1 && depth >= MAX_OPEN_ELEMENTS && !RAW_TEXT_ELEMENTS.has(name) && ((skipDepth === 0 && headDepth === 0) || depth >= MAX_OPEN_ELEMENTS_HIDDEN)) {
+        // The parser stops after this tag: its end() reads no further and closes nothing.
+        restartAt = offset + parser.endIndex + 1;
+        parser.pause();
+      }
     },
-    { xmlMode: false, decodeEntities: !fast },
-  );
-  // A new tokenizer is in its text state.
-  const textState = fast ? internalsOf(parser).state : -1;
-  if (fast) internalsOf(parser).fastForwardTo = fastForwardTo;
-  parser.end(html);
+    onclosetag(name) {
+      openElements.closed(name);
+      depth -= 1;
+      names.pop();
+      // At the end of a body cut inside a start tag, the parser closes that tag although it never opened it.
+      const f = stack.pop();
+      if (f === undefined) return;
+      if (f.skipped) {
+        skipDepth -= 1;
+        return;
+      }
+      if (f.invisible) {
+        skipDepth = 0;
+        if (capture === 'title') title = collapseWhitespace(captured);
+        else if (capture === 'noscript') noscript += ` ${captured}`;
+        capture = null;
+        return;
+      }
+      // "Loading…" placeholders count as empty: the framework replaces them.
+      if (f.mountId !== null) {
+        mountEntries.pop();
+        if (nonBlank - f.nonBlankAtEntry <= MAX_PLACEHOLDER_CHARS && emptyMountIds.length < MAX_MOUNT_CANDIDATES) emptyMountIds.push(f.mountId);
+      }
+      if (f.block) parts.push(' ');
+      if (f.head) headDepth -= 1;
+    },
+    ontext(rawData) {
+      if (capture === null && (skipDepth > 0 || headDepth > 0)) return;
+      const t = internalsOf(parser);
+      const data = fast ? decodeText(rawData, t.isSpecial ? (names[names.length - 1] === 'title' ? 'title' : 'raw') : t.state === textState ? 'text' : 'raw') : rawData;
+      if (capture !== null) captured += data;
+      if (skipDepth > 0 || headDepth > 0) return;
+      parts.push(data);
+      if (mountEntries.length > 0) {
+        const limit = (mountEntries[mountEntries.length - 1] as number) + MAX_PLACEHOLDER_CHARS;
+        if (nonBlank <= limit) nonBlank += countNonBlank(data, limit + 1 - nonBlank);
+      }
+    },
+  };
+  let textState = -1;
+  for (;;) {
+    const input = offset === 0 ? html : html.slice(offset);
+    parser = new Parser(handler, { xmlMode: false, decodeEntities: !fast });
+    openElements = new OpenElements(true);
+    openElements.install(parser, input, handler);
+    if (fast) {
+      // A new tokenizer is in its text state.
+      textState = internalsOf(parser).state;
+      internalsOf(parser).fastForwardTo = fastForwardTo;
+    }
+    parser.end(input);
+    if (restartAt === -1 || restartAt >= html.length) break;
+    offset = restartAt;
+    depth = 0;
+    restartAt = -1;
+  }
+  // What earlier parsers left open closes at the end of the document, as the last parser closes its own.
+  while (stack.length > 0) handler.onclosetag?.('', true);
   const scriptBytes = scriptByteCount(htmlLower);
   return {
     html,

@@ -86,4 +86,14 @@ describe('formatAsText', () => {
     expect(text.split('\n')).toContain('Embedded report');
     expect(formatAsMarkdown(page(html)).text).toContain('[Full report](https://news.example.com/full)');
   });
+
+  it('reads a page nested 12,000 deep: its text and what follows the nesting, without overflowing the stack', () => {
+    const html = `<html><head><title>Deep</title></head><body><p>${'An opening sentence a reader keeps. '.repeat(10)}</p>${'<div class="x"><span>t</span>'.repeat(12_000)}<p>The closing words after the nesting.</p></body></html>`;
+    // Past MAX_READABLE_DEPTH the elements are flattened into one, which Readability then takes for the article.
+    const text = formatAsText(page(html)).text;
+    expect(text).toContain('t'.repeat(1_000));
+    expect(text).toContain('The closing words after the nesting.');
+    expect(formatAsMarkdown(page(html)).text).toContain('The closing words after the nesting.');
+  });
 });
+

@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
-import { MAX_SRCDOC_DEPTH, decodeBody, detectContentFamily } from '@crawler/core';
+import { MAX_SRCDOC_DEPTH, decodeBody, detectContentFamily, limitHtmlNesting } from '@crawler/core';
 
 /** How a stored page is handed out: the bytes as fetched, its readable text, or its main content as Markdown. */
 export const CONTENT_FORMATS = ['raw', 'text', 'markdown'] as const;
@@ -88,7 +88,9 @@ function blockText(root: DomNode): string {
 
 /** Parse, make links absolute, and let Readability pick the main content (the whole body when it finds none). */
 function readArticle(page: PageForFormat): { title: string | null; html: string; dom: DomNode } {
-  const html = decodeBody(page.body, page.contentType ?? undefined, Number.POSITIVE_INFINITY);
+  // linkedom and Readability walk the tree recursively: a hostile page nested thousands deep would hold the server
+  // for seconds and then overflow the stack.
+  const html = limitHtmlNesting(decodeBody(page.body, page.contentType ?? undefined, Number.POSITIVE_INFINITY));
   const { document } = parseHTML(html);
   inlineSrcdocFrames(document);
   // linkedom has no base URL: Readability would keep relative hrefs, which mean nothing outside the page. They are
@@ -126,7 +128,7 @@ function inlineSrcdocFrames(document: ReturnType<typeof parseHTML>['document']):
     for (const frame of frames) {
       const srcdoc = frame.getAttribute('srcdoc') ?? '';
       // linkedom builds no <html>/<body> around a fragment: it gets the ones an HTML parser would imply.
-      const inner = parseHTML(/<body[\s>]/i.test(srcdoc) ? srcdoc : `<!doctype html><html><head></head><body>${srcdoc}</body></html>`).document;
+      const inner = parseHTML(limitHtmlNesting(/<body[\s>]/i.test(srcdoc) ? srcdoc : `<!doctype html><html><head></head><body>${srcdoc}</body></html>`)).document;
       for (const el of Array.from(inner.querySelectorAll('body title, body script, body style') as ArrayLike<Element>)) el.remove();
       const div = document.createElement('div');
       div.innerHTML = inner.body?.innerHTML ?? '';
