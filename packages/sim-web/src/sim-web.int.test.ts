@@ -46,7 +46,11 @@ describe('sim web and real browsers', () => {
     expect(stealth.status).toBe(200);
     expect(stealth.text).toContain('botwall-2 page 1');
     expect(stealth.text).not.toContain('Checking your browser');
-    expect(stealth.challenge).toMatchObject({ vendor: 'js_cookie_check', kind: 'interstitial', firstVendor: 'js_cookie_check', firstKind: 'interstitial', cleared: true, documents: [{ url: u2, status: 403 }, { url: u2, status: 200 }] });
+    expect(stealth.challenge).toMatchObject({ kind: 'interstitial', firstKind: 'interstitial', cleared: true, documents: [{ url: u2, status: 403 }, { url: u2, status: 200 }] });
+    // On a loaded machine the check may have reloaded before its HTML could be read: it is then known by what it did
+    // (a cookie and a reload), its vendor unnamed, as the check_then_block test allows.
+    expect([null, 'js_cookie_check']).toContain(stealth.challenge!.vendor);
+    expect(stealth.challenge!.firstVendor).toBe(stealth.challenge!.vendor);
     expect(wall!.requestLog().map((r) => [r.client, r.outcome])).toEqual([
       ['browser', 'challenge'],
       ['browser', 'challenge'],
