@@ -5,8 +5,8 @@ import { startEventDispatcher } from '@crawler/events';
 import { onShutdownSignal } from '@crawler/pipeline';
 import { createRedisConnection, closeRedisConnection } from '@crawler/queue';
 import { parseSinceFlag } from '../crawler/since-flag.js';
-import { UsageError, type Command } from '../command.js';
-import { checkRedisDatabase, cliLogger, configFrom } from '../crawler/cli-context.js';
+import { InterruptedError, UsageError, type Command } from '../command.js';
+import { cliLogger, configFrom, waitForRedisUnlessSignalled } from '../crawler/cli-context.js';
 
 const USAGE = 'usage: crawl events dispatch | crawl events replay [--since ISO-TIME] [--id EVENT-ID ...] | crawl events stats';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -76,11 +76,17 @@ const command: Command = {
     const logger = cliLogger(io, config.logLevel);
     const prisma = createPrismaClient(config.databaseUrl, { maxConnections: 4 });
     const redis = createRedisConnection(config.redisTarget, 'worker', {}, { logger });
-    await checkRedisDatabase(redis).catch(async (err: unknown) => {
-      await closeRedisConnection(redis).catch(() => {});
-      await prisma.$disconnect();
+    // A dispatcher is a service: a SIGTERM while it still waits for Redis (down, not up yet) stops it cleanly, with 0,
+    // as one once running does.
+    try {
+      await waitForRedisUnlessSignalled(redis, async () => {
+        await closeRedisConnection(redis).catch(() => {});
+        await prisma.$disconnect();
+      });
+    } catch (err) {
+      if (err instanceof InterruptedError) return 0;
       throw err;
-    });
+    }
     const dispatcher = startEventDispatcher({ prisma, redis, settings: config.events, logger })!;
     // Runs until SIGTERM/SIGINT: the current round finishes, then Redis and Postgres close.
     let release = (): void => {};

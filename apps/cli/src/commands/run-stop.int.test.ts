@@ -69,6 +69,12 @@ describe('a signal while waiting for Redis', () => {
     expect(r.stderr).toMatch(/interrupted/);
   }, 60_000);
 
+  it('stops crawl events dispatch with 0, as its SIGTERM does once dispatching', async () => {
+    const r = await stopWhileWaiting(['events', 'dispatch'], 'SIGTERM', 11);
+    expect(r.signal, r.stderr).toBeNull();
+    expect(r.code, r.stderr).toBe(0);
+  }, 60_000);
+
   it('stops crawl crawl with 130 and says nothing was started', async () => {
     const r = await stopWhileWaiting(['crawl', 'https://stop.example/'], 'SIGTERM', 0);
     expect(r.signal, r.stderr).toBeNull();

@@ -67,23 +67,32 @@ export async function collectUrls(io: CommandIO, opts: { urls: string[]; files: 
  */
 export async function openRuntime(config: CrawlerConfig, overrides: RuntimeOverrides = {}): Promise<CrawlerRuntime> {
   const runtime = createRuntime(config, overrides);
+  // The PING waits for a Redis that is down (a worker connection retries forever): here, not in startWorkers, where
+  // a signal would leave the workers' close waiting for it too.
+  await waitForRedisUnlessSignalled(runtime.redis, () => runtime.close());
+  return runtime;
+}
+
+/**
+ * Wait until `redis` answers and uses the database it was given (checkRedisDatabase, then a PING), for a command
+ * that must not start before. A SIGTERM or SIGINT meanwhile runs `close` and rejects with an InterruptedError; so
+ * does any failure of the check, after `close`. The signal handler is held until `close` is done, so a second
+ * Ctrl-C during it does not kill the process either.
+ */
+export async function waitForRedisUnlessSignalled(redis: Parameters<typeof assertRedisDatabase>[0], close: () => Promise<void>): Promise<void> {
   let interrupt: (signal: NodeJS.Signals) => void = () => {};
   const interrupted = new Promise<never>((_, reject) => {
     interrupt = (signal) => reject(new InterruptedError(`${signal} while waiting for Redis: nothing was started`));
   });
-  // Held until the runtime is closed: a second Ctrl-C during that close does not kill the process either.
   const release = onShutdownSignal(interrupt);
   try {
-    // The PING waits for a Redis that is down (a worker connection retries forever): here, not in startWorkers, where
-    // a signal would leave the workers' close waiting for it too.
-    await Promise.race([checkRedisDatabase(runtime.redis).then(() => runtime.redis.ping()), interrupted]);
+    await Promise.race([checkRedisDatabase(redis).then(() => redis.ping()), interrupted]);
   } catch (err) {
-    await runtime.close();
+    await close();
     throw err;
   } finally {
     release();
   }
-  return runtime;
 }
 
 /**
