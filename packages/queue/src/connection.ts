@@ -78,7 +78,6 @@ function reportRedisOutages(client: Redis | Cluster, address: string, logger?: O
     if (down.clients.has(client)) return;
     down.clients.add(client);
     if (down.clients.size > 1) return; // another connection to this address has said so
-    down.since = Date.now();
     const code = (err as { code?: string }).code;
     log.warn({ address, code }, `redis unreachable at ${address} (${code ?? err.message}): reconnecting, and work waits for it`);
   });

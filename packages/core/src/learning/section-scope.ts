@@ -1,3 +1,4 @@
+import { BoundedMap } from '../collections/bounded-map.js';
 import type { BestFetcherResult } from '../contracts/scoring.js';
 import { isConfident } from '../scoring/score-fetchers.js';
 import { sectionOfUrl } from '../url/url-heuristics.js';
@@ -62,19 +63,14 @@ export function hasOwnEvidence(section: Pick<SectionScore, 'attempts'> | null | 
 
 /**
  * URLs' sections, remembered: the router reads a domain's latest 200 attempts for every decision it does not cache,
- * mostly the same URLs each time, and parsing 200 URLs costs about a millisecond of CPU per decision. Bounded; cleared
- * when full (the next decisions refill it with the URLs in use).
+ * mostly the same URLs each time, and parsing 200 URLs costs about a millisecond of CPU per decision. Bounded: the
+ * URLs least recently added fall out first.
  */
-const SECTION_MEMO = new Map<string, string | null>();
-const SECTION_MEMO_MAX = 20_000;
+const SECTION_MEMO = new BoundedMap<string, string | null>(20_000);
 
 function memoSectionOfUrl(url: string): string | null {
   let section = SECTION_MEMO.get(url);
-  if (section === undefined) {
-    section = sectionOfUrl(url);
-    if (SECTION_MEMO.size >= SECTION_MEMO_MAX) SECTION_MEMO.clear();
-    SECTION_MEMO.set(url, section);
-  }
+  if (section === undefined) SECTION_MEMO.set(url, (section = sectionOfUrl(url)));
   return section;
 }
 

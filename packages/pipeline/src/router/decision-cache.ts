@@ -1,4 +1,4 @@
-import type { Clock } from '@crawler/core';
+import { BoundedMap, type Clock } from '@crawler/core';
 
 interface Entry<V> {
   value: V;
@@ -110,24 +110,25 @@ export class DomainSetbacks {
  * article slug routes one page per section and keeps sharing its domain's decision, as before sections.
  */
 export class SectionScopes {
-  readonly #routed = new Map<string, number>();
-  readonly #own = new Set<string>();
+  readonly #routed: BoundedMap<string, number>;
+  readonly #own: BoundedMap<string, true>;
 
   /**
    * @param minPages - pages of a section after which its own evidence is asked for (the learned minimum sample size).
-   * @param maxSections - sections remembered at most, the oldest dropped first. @defaultValue 10_000
+   * @param maxSections - sections remembered at most, the least recently counted dropped first. @defaultValue 10_000
    */
   constructor(
     private readonly minPages: number,
-    private readonly maxSections = 10_000,
-  ) {}
+    maxSections = 10_000,
+  ) {
+    this.#routed = new BoundedMap(maxSections);
+    this.#own = new BoundedMap(maxSections);
+  }
 
   /** Count a page of `section` about to be routed; whether it may reuse its domain's cached decision. */
   routeDomainScoped(section: string): boolean {
     if (this.#own.has(section)) return false;
     const n = (this.#routed.get(section) ?? 0) + 1;
-    this.#routed.delete(section);
-    if (this.#routed.size >= this.maxSections) this.#routed.delete(this.#routed.keys().next().value as string);
     this.#routed.set(section, n);
     return n <= this.minPages;
   }
@@ -135,8 +136,7 @@ export class SectionScopes {
   /** The store judged `section` on its own evidence: its pages no longer reuse domain-wide decisions. */
   judgedOnItsOwn(section: string): void {
     if (this.#own.has(section)) return;
-    if (this.#own.size >= this.maxSections) this.#own.delete(this.#own.values().next().value as string);
-    this.#own.add(section);
+    this.#own.set(section, true);
     this.#routed.delete(section);
   }
 }
