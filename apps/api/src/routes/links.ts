@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { DEFAULT_TRACKING_PARAMS, LINK_STATUSES, ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, compileTrackingParams, domainOf, normalizeUrl, stripTrackingParams, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
 import { LinkStore, ScheduleStore, listLinks, type PrismaClient } from '@crawler/db';
-import { MAX_JOB_PRIORITY } from '@crawler/queue';
+import { MAX_JOB_PRIORITY, PrioritySchema } from '@crawler/queue';
 import { enqueueLinks, shownInput, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { Counter } from 'prom-client';
@@ -27,12 +27,11 @@ export interface LinksRouteDeps {
 // Items are `unknown` on purpose: one bad entry is a per-URL error in the response, not a 400 for the batch.
 // maxAgeSeconds and revisit are checked after parsing, so a bad one is a 400 that names its field.
 // BullMQ's priority: 1 runs first among prioritized jobs; links without one run before any prioritized link.
-const Priority = z.number().int().min(1).max(MAX_JOB_PRIORITY).optional();
-const batchOptions = { maxAgeSeconds: z.unknown().optional(), revisit: z.unknown().optional(), priority: Priority };
+const batchOptions = { maxAgeSeconds: z.unknown().optional(), revisit: z.unknown().optional(), priority: PrioritySchema };
 const PostBody = z.union([
   z.object({ urls: z.array(z.unknown()), learningMode: z.boolean().optional(), ...batchOptions }).strict(),
   z.object({
-    links: z.array(z.union([z.string(), z.object({ url: z.unknown(), learningMode: z.boolean().optional(), maxAgeSeconds: z.unknown().optional(), priority: Priority }).strict()])),
+    links: z.array(z.union([z.string(), z.object({ url: z.unknown(), learningMode: z.boolean().optional(), maxAgeSeconds: z.unknown().optional(), priority: PrioritySchema }).strict()])),
     ...batchOptions,
   }).strict(),
 ]);

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { shownInput } from '@crawler/pipeline';
-import { MAX_JOB_PRIORITY } from '@crawler/queue';
+import { MAX_JOB_PRIORITY, PrioritySchema } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
 import { cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
@@ -22,7 +22,7 @@ export function parseLearningFlag(value: string | undefined): boolean | undefine
 export function parsePriorityFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_JOB_PRIORITY) {
+  if (!PrioritySchema.safeParse(n).success) {
     throw new UsageError(`--priority must be a whole number from 1 (first) to ${MAX_JOB_PRIORITY} (got ${JSON.stringify(value)})`);
   }
   return n;

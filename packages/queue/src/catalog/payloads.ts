@@ -11,7 +11,8 @@ export const MAX_JOB_PRIORITY = 2_097_152;
  * prioritized jobs. Jobs without one run before any prioritized job (BullMQ's order), so a priority is how a
  * producer sends a bulk backfill behind everyday links, and orders backfills among themselves.
  */
-const PrioritySchema = z.number().int().min(1).max(MAX_JOB_PRIORITY).optional();
+/** A job's BullMQ priority as producers give it: 1 (first) to MAX_JOB_PRIORITY, or none. The API, the CLI and the job payloads check it here. */
+export const PrioritySchema = z.number().int().min(1).max(MAX_JOB_PRIORITY).optional();
 
 /** Why a route job exists: the first routing of a link, or a re-route after a pause or a crash. */
 export const ROUTE_REASONS = ['enqueue', 'resume', 'reroute'] as const;
