@@ -24,6 +24,24 @@ describe('decodeBody', () => {
     const sjis = new Uint8Array([...Buffer.from('<meta charset="Shift_JIS"><p>', 'latin1'), 0x82, 0xa0]);
     expect(decodeBody(sjis, 'text/html; charset=bogus')).toContain('<p>あ');
   });
+  it('finds a <meta charset> past the first KiB while still in <head>, as browsers do', () => {
+    // A long inline script or style (a cookie banner, a tag manager) before the <meta>: 6 KiB of it here.
+    const late = (charset: string, text: Uint8Array) =>
+      new Uint8Array([...Buffer.from(`<html><head><script>/*${'x'.repeat(6000)}*/</script><meta charset="${charset}"><title>`, 'latin1'), ...text]);
+    expect(decodeBody(late('shift_jis', new Uint8Array([0x93, 0xfa, 0x96, 0x7b])), 'text/html')).toContain('<title>日本');
+    expect(decodeBody(late('windows-1251', new Uint8Array([0xcf, 0xf0, 0xe8])), 'text/html')).toContain('<title>При');
+    // A <meta> inside <body> does not count (nor does it in browsers).
+    const inBody = new Uint8Array([...Buffer.from(`<html><head><title>t</title></head><body>${'x'.repeat(2000)}<meta charset="shift_jis">`, 'latin1'), 0xc3, 0xa9]);
+    expect(decodeBody(inBody, 'text/html')).toContain('é');
+  });
+  it('reads an XML declaration\'s encoding in an XML document', () => {
+    const xml = new Uint8Array([...Buffer.from('<?xml version="1.0" encoding="windows-1251"?>\n<rss><channel><title>', 'latin1'), 0xcf, 0xf0, 0xe8]);
+    expect(decodeBody(xml, 'application/rss+xml')).toContain('<title>При');
+    expect(decodeBody(xml, 'text/xml')).toContain('<title>При');
+    expect(decodeBody(xml, undefined)).toContain('<title>При');
+    // The header's charset still wins.
+    expect(decodeBody(xml, 'text/xml; charset=koi8-r')).not.toContain('При');
+  });
   it('falls back to UTF-8 for an unknown label', () => {
     expect(decodeBody(Buffer.from('ok'), 'text/html; charset=no-such-charset')).toBe('ok');
   });

@@ -9,8 +9,8 @@ export function charsetOf(contentType: string | undefined): string | null {
 
 /**
  * Text of a body for analysis, at most MAX_ANALYSED_BYTES of it. Charset precedence follows the HTML spec's
- * encoding sniffing: a BOM, then the Content-Type charset, then a <meta charset>/http-equiv in the first 1024
- * bytes, then UTF-8. Node 20 ships full ICU, so TextDecoder handles legacy encodings (Shift_JIS, windows-1251…);
+ * encoding sniffing: a BOM, then the Content-Type charset, then what the document declares itself
+ * ({@link declaredCharset}), then UTF-8. Node 20 ships full ICU, so TextDecoder handles legacy encodings (Shift_JIS, windows-1251…);
  * an unknown label falls back to UTF-8 rather than throwing.
  */
 export function decodeBody(body: string | Uint8Array, contentType: string | undefined, maxBytes = MAX_ANALYSED_BYTES): string {
@@ -18,7 +18,7 @@ export function decodeBody(body: string | Uint8Array, contentType: string | unde
   const bytes = body.length > maxBytes ? body.subarray(0, maxBytes) : body;
   const bom = bomEncoding(bytes);
   if (bom) return decodeWith(bom.encoding, bytes.subarray(bom.length));
-  const label = knownCharset(charsetOf(contentType)) ?? sniffMetaCharset(bytes) ?? 'utf-8';
+  const label = knownCharset(charsetOf(contentType)) ?? declaredCharset(bytes, contentType) ?? 'utf-8';
   return decodeWith(label, bytes);
 }
 
@@ -44,10 +44,30 @@ function bomEncoding(b: Uint8Array): { encoding: string; length: number } | null
   return null;
 }
 
-/** <meta charset="x"> or <meta http-equiv="Content-Type" content="text/html; charset=x"> near the top. */
-function sniffMetaCharset(b: Uint8Array): string | null {
-  const head = latin1(b.subarray(0, 1024));
-  const m = /<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.+-]+)/i.exec(head);
+const PRESCAN_BYTES = 1024;
+const HEAD_SCAN_BYTES = 64 * 1024;
+// [^<>] rather than [^>]: a head full of unclosed `<meta` is scanned once, not once per `<meta`.
+const META_CHARSET = /<meta[^<>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_:.+-]+)/i;
+const XML_DECLARATION_ENCODING = /^<\?xml[^>]*?\sencoding\s*=\s*["']([a-zA-Z0-9_:.+-]+)["']/;
+
+/**
+ * The charset a document names in its own markup, or null: for an XML type (or an untyped body) an XML declaration's
+ * `encoding`; else a `<meta charset>` or `<meta http-equiv="Content-Type" content="…; charset=x">` in the first KiB
+ * (the HTML standard's prescan) or, past it, anywhere before `<body>` in the first 64 KiB: browsers read on while
+ * in `<head>`, and pages with a long inline script or style ahead of their `<meta>` are common.
+ */
+export function declaredCharset(b: Uint8Array, contentType: string | null | undefined): string | null {
+  const mime = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (mime === '' || mime === 'text/xml' || mime === 'application/xml' || mime.endsWith('+xml')) {
+    const xml = XML_DECLARATION_ENCODING.exec(latin1(b.subarray(0, 256)))?.[1]?.toLowerCase();
+    if (xml && knownCharset(metaCharsetLabel(xml))) return metaCharsetLabel(xml);
+  }
+  let m = META_CHARSET.exec(latin1(b.subarray(0, PRESCAN_BYTES)));
+  if (!m && b.length > PRESCAN_BYTES) {
+    const head = latin1(b.subarray(0, HEAD_SCAN_BYTES));
+    const bodyAt = head.search(/<body[\s>\/]/i);
+    m = META_CHARSET.exec(bodyAt >= 0 ? head.slice(0, bodyAt) : head);
+  }
   const label = m?.[1]?.toLowerCase();
   return label ? metaCharsetLabel(label) : null;
 }
@@ -62,9 +82,9 @@ export function metaCharsetLabel(label: string): string {
 }
 
 function latin1(b: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i] ?? 0);
-  return s;
+  const parts: string[] = [];
+  for (let i = 0; i < b.length; i += 8192) parts.push(String.fromCharCode(...b.subarray(i, i + 8192)));
+  return parts.join('');
 }
 
 /** Labels the Encoding Standard maps to windows-1252 (HTML treats "latin1" and "ascii" as windows-1252). */

@@ -24,6 +24,14 @@ describe('charset sniffing', () => {
     expect(sniffCharset(enc.encode('<p>plain</p>'), 'text/html; charset=utf8mb4')).toBe('utf-8');
   });
 
+  it('finds a <meta charset> behind a long inline script in <head>, and an XML declaration in XML', () => {
+    const late = Uint8Array.from([...enc.encode(`<html><head><style>${'.a{}'.repeat(2000)}</style><meta charset="gbk"><title>`), 0xd6, 0xd0, 0xce, 0xc4]);
+    expect(sniffCharset(late, 'text/html')).toBe('gbk');
+    expect(decodeText(late, sniffCharset(late, 'text/html'))).toContain('<title>中文');
+    const feed = Uint8Array.from([...enc.encode('<?xml version="1.0" encoding="windows-1251"?><rss><channel><title>'), 0xcf, 0xf0, 0xe8]);
+    expect(sniffCharset(feed, 'application/rss+xml')).toBe('windows-1251');
+  });
+
   it('decodes single-byte charsets and survives unknown labels', () => {
     expect(decodeText(encodeSingleByte(SAMPLE_TEXTS.russian, 'windows-1251'), 'windows-1251')).toBe(SAMPLE_TEXTS.russian);
     expect(decodeText(encodeSingleByte(SAMPLE_TEXTS.russian, 'koi8-r'), 'koi8-r')).toBe(SAMPLE_TEXTS.russian);
