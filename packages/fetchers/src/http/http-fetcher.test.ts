@@ -126,6 +126,11 @@ describe('simple_http against local servers', () => {
       // Location as raw bytes on the wire (Node writes a header string as Latin-1): UTF-8, and bytes that are no UTF-8.
       '/to-utf8': (_req, res) => res.writeHead(301, { location: Buffer.from('/café/ñ?q=ü', 'utf8').toString('latin1') }).end(),
       '/to-latin1': (_req, res) => res.writeHead(301, { location: '/caf\xe9' }).end(),
+      // Content-Type sent twice (a framework's plus a proxy's): the last wins, as in Fetch's "extract a MIME type".
+      '/type-twice': (_req, res) => {
+        res.setHeader('content-type', ['text/html; charset=windows-1251', 'text/html']);
+        res.end(Buffer.from(encodedPage({ charset: 'windows-1251', via: 'header', text: SAMPLE_TEXTS.russian }).body as Uint8Array));
+      },
       '/caf%C3%A9/%C3%B1': { body: staticArticle({ title: 'Café' }) },
       '/caf%E9': { body: staticArticle({ title: 'Latin-1 café' }) },
       // A cookie that never satisfies the check is still a loop.
@@ -270,6 +275,13 @@ describe('simple_http against local servers', () => {
       expect(r.text).toContain(SAMPLE_TEXTS.russian);
     }
     expect((await http.fetch({ url: server.url('/latin1-meta') })).text).toContain(SAMPLE_TEXTS.french);
+  });
+
+  it('reads a Content-Type sent twice as one type, keeping the charset an earlier one gave it', async () => {
+    const r = await http.fetch({ url: server.url('/type-twice') });
+    expect(r.contentType).toBe('text/html');
+    expect(r.headers['content-type']).toBe('text/html; charset=windows-1251');
+    expect(r.text).toContain(SAMPLE_TEXTS.russian);
   });
 
   it('returns 403, 429 and 503 as results, not errors', async () => {

@@ -385,9 +385,25 @@ function flattenHeaders(h: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) {
     if (v === undefined) continue;
-    out[k.toLowerCase()] = Array.isArray(v) ? v.join(k.toLowerCase() === 'set-cookie' ? '\n' : ', ') : String(v);
+    const key = k.toLowerCase();
+    if (key === 'content-type' && Array.isArray(v)) out[key] = lastContentType(v);
+    else out[key] = Array.isArray(v) ? v.join(key === 'set-cookie' ? '\n' : ', ') : String(v);
   }
   return out;
+}
+
+/**
+ * A Content-Type sent more than once (a framework's and a proxy's), as Fetch's "extract a MIME type" reads it: the
+ * last one counts, with the charset an earlier one of the same type gave when it names none. Joined with commas it
+ * was read as the type `text/html, text/html`, which nothing takes for HTML.
+ */
+function lastContentType(values: string[]): string {
+  const last = values.at(-1) ?? '';
+  const essence = (v: string) => v.split(';')[0]!.trim().toLowerCase();
+  if (/;\s*charset\s*=/i.test(last)) return last;
+  const withCharset = values.findLast((v) => essence(v) === essence(last) && /;\s*charset\s*=/i.test(v));
+  const charset = withCharset?.match(/;\s*(charset\s*=\s*("[^"]*"|[^;\s]+))/i)?.[1];
+  return charset ? `${last.trim()}; ${charset}` : last;
 }
 
 function lowerCaseKeys(h: Record<string, string>): Record<string, string> {
