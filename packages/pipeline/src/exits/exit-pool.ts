@@ -5,7 +5,7 @@ import { exitFailureScope, type FetchExit } from '@crawler/fetchers';
 
 /** Where the fleet shares which proxies are down: a key per proxy under the queue prefix, expiring with the verdict. */
 export interface ExitPoolShared {
-  redis: Pick<Redis, 'set' | 'mget' | 'get' | 'del'>;
+  redis: Pick<Redis, 'set' | 'mget' | 'get' | 'del' | 'eval'>;
   prefix: string;
 }
 
@@ -158,11 +158,8 @@ export class ExitPool {
     if (shared) {
       try {
         const k = `${shared.prefix}:tier-blocks:${tier}:${site}`;
-        // "count untilMs": Redis expires keys in real time, and the injected clock is checked too (simulations jump days).
-        const [fleet, until] = ((await shared.redis.get(k)) ?? '').split(' ').map(Number);
-        // Not atomic: two workers counting the same moment both see the lower count, which costs one rotation more.
-        if (fleet !== undefined && Number.isFinite(fleet) && (until ?? 0) > now && fleet + 1 > count) count = fleet + 1;
-        await shared.redis.set(k, `${count} ${now + ttl}`, 'PX', ttl);
+        // One script: workers recording refusals at the same moment each count one (one key, so Redis Cluster-safe).
+        count = Number(await shared.redis.eval(NOTE_BLOCK_SCRIPT, 1, k, count, now, now + ttl, ttl));
       } catch (err) {
         this.opts.logger?.warn({ err, site, tier }, "could not share a site's refusals of a tier; counting this worker's own");
       }
@@ -270,6 +267,21 @@ export class ExitPool {
     return `${this.opts.shared!.prefix}:session:${proxyId(configured)}:${site}`;
   }
 }
+
+/**
+ * A site's refusals of a tier, fleet-wide: the stored "count untilMs" plus one, or this worker's own count when it is
+ * higher (the fleet's key was lost), written back with the window. Redis expires keys in real time; the injected clock
+ * (ARGV[2]) is checked too, since simulations jump days.
+ */
+const NOTE_BLOCK_SCRIPT = `
+local count = tonumber(ARGV[1])
+local v = redis.call('GET', KEYS[1])
+if v then
+  local fleet, untilMs = string.match(v, '^(%d+) (%d+)$')
+  if fleet and tonumber(untilMs) > tonumber(ARGV[2]) and tonumber(fleet) + 1 > count then count = tonumber(fleet) + 1 end
+end
+redis.call('SET', KEYS[1], count .. ' ' .. ARGV[3], 'PX', ARGV[4])
+return count`;
 
 function isSticky(url: string): boolean {
   return url.includes(SESSION_PLACEHOLDER);
