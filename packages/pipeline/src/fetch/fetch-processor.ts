@@ -337,6 +337,8 @@ async function waitForExits(deps: FetchDeps, ctx: FetchJobContext, detail: strin
 /** A politeness wait: the attempts made so far (and a domain pause) are written, then the job is parked. */
 async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wait): Promise<never> {
   await recordWait(deps, ctx, wait.reason === 'paused' ? new Date(deps.clock.now().getTime() + wait.retryInMs) : null);
+  // The job runs again: it keeps that its waits for the exits were broken by a request (only then is it written).
+  if (ctx.data.exitWaits === 0 && (ctx.job.data as { exitWaits?: number }).exitWaits) await ctx.job.updateData?.({ ...(ctx.job.data as object), exitWaits: 0 });
   deps.metrics.jobFinished(ctx.queue, 'delayed');
   ctx.log.debug({ retryInMs: wait.retryInMs, reason: wait.reason }, 'politeness: fetch delayed');
   return delayJob(ctx.job, ctx.token, wait.retryInMs);
@@ -439,7 +441,11 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     const jar = deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp ? await deps.jars.cookieHeader(ctx.domain, exit.proxyUrl) : undefined;
     const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, jar ? { cookie: jar, ...headers } : headers, exit);
     if (deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp && attempt.response) await deps.jars.remember(ctx.domain, exit.proxyUrl, attempt.response.headers['set-cookie']);
-    if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) return attempt;
+    if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) {
+      // A proxy of the tier carried the request: the job's waits for its tier are no longer in a row.
+      if (ctx.data.exitWaits) ctx.data = { ...ctx.data, exitWaits: 0 };
+      return attempt;
+    }
     tried.add(exit.proxyUrl);
     lastFailure = attempt.error;
     deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
