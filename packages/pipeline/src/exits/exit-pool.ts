@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { BoundedMap, CrawlerError, DIRECT_TIER, isExitError, maskProxyUrl, type Clock, type ExitTier, type Logger } from '@crawler/core';
+import { BoundedMap, CrawlerError, DIRECT_TIER, isExitError, maskProxyUrl, redactCredentials, type Clock, type ExitTier, type Logger } from '@crawler/core';
 import { exitFailureScope, type FetchExit } from '@crawler/fetchers';
 
 /** Where the fleet shares which proxies are down: a key per proxy under the queue prefix, expiring with the verdict. */
@@ -106,16 +106,18 @@ export class ExitPool {
     if (this.#tiers.has(DIRECT_TIER)) return run(undefined);
     const tier = this.tiers[0]!.name;
     const tried = new Set<string>();
+    const failures: string[] = [];
     for (;;) {
       const exit = await this.pick(tier, tried);
-      if (!exit?.proxyUrl) throw new CrawlerError('proxy_unavailable', `every proxy of tier '${tier}' is down`);
+      if (!exit?.proxyUrl) throw new CrawlerError('proxy_unavailable', failures.length > 0 ? `every proxy of tier '${tier}' failed (${failures.join('; ')})` : `every proxy of tier '${tier}' is down`);
       try {
         return await run(exit);
       } catch (err) {
         if (!isExitError(err)) throw err;
         tried.add(exit.proxyUrl);
+        failures.push(redactCredentials(err instanceof Error ? err.message : String(err)));
         // A proxy that refused only this target stays up for the others.
-        if (exitFailureScope(err) === 'proxy') await this.markUnhealthy(exit.proxyUrl, 'proxy_unavailable');
+        if (exitFailureScope(err) === 'proxy') await this.markUnhealthy(exit.proxyUrl, failures.at(-1)!);
       }
     }
   }
@@ -217,7 +219,7 @@ export class ExitPool {
     return configured.replace(SESSION_PLACEHOLDER, encodeURIComponent(id));
   }
 
-  /** Leave `proxyUrl` out for `unhealthyMs`, here and (shared) fleet-wide. */
+  /** Leave `proxyUrl` out for `unhealthyMs`, here and (shared) fleet-wide; `reason` (what it said, no credential) is logged. */
   async markUnhealthy(picked: string, reason: string): Promise<void> {
     // A sticky session's URL is its configured URL's: the proxy behind it is what is down.
     const proxyUrl = this.#configuredUrlOf(picked) ?? picked;

@@ -199,7 +199,7 @@ describe('fetch processor with exit tiers', () => {
     expect(out).toMatchObject({ outcome: 'failed', errorType: 'proxy_unavailable' });
     const row = h.links.rows.get(link.id)!;
     expect(row).toMatchObject({ status: 'failed', lastErrorType: 'proxy_unavailable', attemptCount: 0 });
-    expect(row.lastError).toMatch(/every proxy of exit tier 'residential' failed \(the last: proxy http:\/\/\*\*\*@res\.example:8000 unavailable: ECONNREFUSED\); tried 6 times in a row/);
+    expect(row.lastError).toMatch(/every proxy of exit tier 'residential' failed \(proxy http:\/\/\*\*\*@res\.example:8000 unavailable: ECONNREFUSED; proxy http:\/\/\*\*\*@res\.example:8000 unavailable: ECONNREFUSED\); tried 6 times in a row/);
     expect(h.attempts).toEqual([]);
   });
 
@@ -245,6 +245,20 @@ describe('fetch processor with exit tiers', () => {
     expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', lastErrorType: 'proxy_unavailable' });
     expect(h.links.rows.get(link.id)!.lastError).toMatch(/tried 1 time in a row/);
     expect(j.data).toMatchObject({ exitWaits: 1 });
+  });
+
+  it("says what each proxy of the tier said when none could carry the request, not only the last one's", async () => {
+    // Before, a wrong password on one proxy (407) and another proxy refusing connections showed only the last
+    // failure (ECONNREFUSED): the 407 a user has to fix was in no log line and not on the link.
+    const { h, proc } = setup((req) =>
+      new CrawlerError('proxy_unavailable', req.exit?.proxyUrl === URL1 ? 'proxy http://***@res1.example:8000 unavailable: authentication required (407)' : 'proxy socks5://***@res2.example:1080 unavailable: ECONNREFUSED'),
+    );
+    const link = h.links.add('https://ranges.example/both', { status: 'fetching' });
+    await expect(proc(job(link.id, link.url, { exitTier: 'residential' }))).rejects.toBeInstanceOf(DelayedError);
+    const lastError = h.links.rows.get(link.id)!.lastError!;
+    expect(lastError).toContain('http://***@res1.example:8000 unavailable: authentication required (407)');
+    expect(lastError).toContain('socks5://***@res2.example:1080 unavailable: ECONNREFUSED');
+    expect(lastError).not.toMatch(/p1|p2/);
   });
 
   it('waits, without an attempt, when every proxy of the tier is down', async () => {

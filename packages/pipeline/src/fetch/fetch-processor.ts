@@ -427,13 +427,14 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     if (cheapest === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
   }
   const tried = new Set<string>();
-  let lastFailure: string | undefined;
+  // What each proxy said: a wrong password on one (407) must show even when another failed after it.
+  const failures: string[] = [];
   for (;;) {
     const exit = await deps.exits.pick(ctx.exitTier, tried, ctx.domain);
     ctx.exitUsed = exit;
     if (!exit) {
       deps.metrics.exitObserved?.(ctx.exitTier, { unavailable: true });
-      const detail = tried.size > 0 ? `every proxy of exit tier '${ctx.exitTier}' failed (the last: ${lastFailure})` : `every proxy of exit tier '${ctx.exitTier}' is down`;
+      const detail = tried.size > 0 ? `every proxy of exit tier '${ctx.exitTier}' failed (${failures.join('; ')})` : `every proxy of exit tier '${ctx.exitTier}' is down`;
       return { wait: true, retryInMs: deps.settings.proxyUnhealthyMs ?? 60_000, reason: ERROR_TYPES.proxyUnavailable, detail };
     }
     // Plain HTTP through a session sends what the site set through that session before (the browsers keep a context
@@ -447,11 +448,11 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
       return attempt;
     }
     tried.add(exit.proxyUrl);
-    lastFailure = attempt.error;
+    failures.push(redactCredentials(attempt.error ?? ERROR_TYPES.proxyUnavailable));
     deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
     // A proxy that refused only this site is left out for the site (as a session the site refused), not for the fleet.
     if (attempt.exitScope === 'target') await deps.exits.retireSession(ctx.domain, exit.proxyUrl, 'the proxy refused the site');
-    else await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
+    else await deps.exits.markUnhealthy(exit.proxyUrl, failures.at(-1)!);
   }
 }
 
