@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Browser, BrowserContext, Cookie, Page } from 'playwright-core';
 import { Semaphore, type Logger } from '@crawler/core';
 import { FetchError } from '../errors.js';
+import type { FetchExit } from '../contract.js';
 import { loadPlaywright } from './playwright-module.js';
 import { CHROMIUM_ARGS, type ResolvedFetchersOptions } from '../options.js';
 import type { AddressPolicy } from '../http/ssrf.js';
@@ -146,10 +147,11 @@ export class BrowserPool {
   }
 
   /**
-   * Run `fn` with a fresh page in `site`'s context. The page is closed afterwards whatever happens; `signal`
-   * aborts waiting for a slot and closes the page mid-work.
+   * Run `fn` with a fresh page in `site`'s context (the context of `exit`'s proxy when it has one). The page is closed
+   * afterwards whatever happens; `signal` aborts waiting for a slot and closes the page mid-work.
    */
-  async withPage<T>(site: string, factory: ContextFactory, signal: AbortSignal, fn: (page: Page) => Promise<T>, proxyUrl: string | null = null): Promise<T> {
+  async withPage<T>(site: string, factory: ContextFactory, signal: AbortSignal, fn: (page: Page) => Promise<T>, exit: FetchExit | null = null): Promise<T> {
+    const proxyUrl = exit?.proxyUrl ?? null;
     if (this.#closed) throw new FetchError('browser_error', 'browser pool is closed');
     await this.#slots.acquire(signal);
     let browserEntry: BrowserEntry | undefined;
@@ -164,8 +166,8 @@ export class BrowserPool {
       const browser = await browserEntry.browser;
       // A proxied exit gets contexts of its own (cookies a site gave one address stay with it), leaving through the
       // egress proxy's listener for that upstream.
-      const exit = proxyUrl ? { server: await (await this.#egressProxy()).exitUrl(proxyUrl), id: exitIdOf(proxyUrl) } : null;
-      ctxEntry = this.#contextEntry(site, factory, browserEntry.generation, browser, exit && proxyUrl ? { ...exit, proxyUrl } : null);
+      const server = proxyUrl ? await (await this.#egressProxy()).exitUrl(proxyUrl, exit?.tier) : null;
+      ctxEntry = this.#contextEntry(site, factory, browserEntry.generation, browser, server && proxyUrl ? { server, id: exitIdOf(proxyUrl), proxyUrl } : null);
       ctxEntry.inFlight++;
       ctxEntry.pages++;
       if (ctxEntry.pages >= this.#opts.browser.maxPagesPerContext) ctxEntry.retired = true;

@@ -73,6 +73,8 @@ export class EgressProxy {
   readonly #token = randomBytes(8).toString('hex');
   /** One loopback listener per upstream proxy (a browser context's exit), made on first use. */
   readonly #exits = new Map<string, Promise<{ server: Server; url: string }>>();
+  /** The exit tier of each upstream proxy: a site another proxy of the tier reaches and this one fails is this one's failure. */
+  readonly #exitTiers = new Map<string, string>();
   /** When each exit's listener was last asked for. */
   readonly #exitAskedAt = new Map<string, number>();
   /** Which targets each upstream proxy failed lately: what tells a proxy in trouble from a site down. */
@@ -117,9 +119,12 @@ export class EgressProxy {
    * The loopback address a browser context uses to leave through `proxyUrl` (its Playwright `proxy.server`): a
    * listener of this proxy whose connections go on through that upstream proxy. Every target is still checked here
    * first, names resolved by this process: the upstream proxy resolves them again, so only public answers pass.
+   * `tier`: the exit tier the proxy serves, so its failures are judged against its tier's other proxies, as plain
+   * HTTP's are (one that fails a site another proxy of the tier reached is at fault for that site).
    */
-  exitUrl(proxyUrl: string): Promise<string> {
+  exitUrl(proxyUrl: string, tier?: string): Promise<string> {
     this.#exitAskedAt.set(proxyUrl, Date.now());
+    if (tier !== undefined) this.#exitTiers.set(proxyUrl, tier);
     let started = this.#exits.get(proxyUrl);
     if (!started) {
       const server = createServer((req, res) => this.#forward(req, res, proxyUrl));
@@ -148,6 +153,7 @@ export class EgressProxy {
       if (inUse.has(proxyUrl) || (this.#exitAskedAt.get(proxyUrl) ?? 0) > keepAfter) continue;
       this.#exits.delete(proxyUrl);
       this.#exitAskedAt.delete(proxyUrl);
+      this.#exitTiers.delete(proxyUrl);
       void started.then(({ server }) => server.close()).catch(() => undefined);
     }
   }
@@ -155,7 +161,8 @@ export class EgressProxy {
   /** A connection to `host:port` through `proxyUrl`, after the target passed the guard. */
   async #viaUpstream(proxyUrl: string, host: string, port: number): Promise<Duplex> {
     await assertAllowedTarget(new URL(`http://${isIP(host) === 6 ? `[${host}]` : host}:${port}/`), this.#policy, { resolve: true });
-    const connect = createProxyConnector(proxyUrl, { timeoutMs: this.#connectTimeoutMs, stalls: this.#stalls });
+    const tier = this.#exitTiers.get(proxyUrl);
+    const connect = createProxyConnector(proxyUrl, { timeoutMs: this.#connectTimeoutMs, stalls: this.#stalls, ...(tier !== undefined ? { tier } : {}) });
     return new Promise((resolve, reject) => connect({ hostname: host, port: String(port), protocol: 'http:' }, (err, socket) => (err || !socket ? reject(err) : resolve(socket))));
   }
 

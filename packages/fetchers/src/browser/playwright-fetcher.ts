@@ -129,7 +129,7 @@ export class PlaywrightFetcher extends BaseFetcher {
   protected async fetchPrepared(req: PreparedRequest): Promise<FetchResult> {
     await assertAllowedTarget(req.url, this.#policy, { resolve: true });
     const site = siteOf(req.url);
-    const result = await this.#pool.withPage(site, this.#contexts, req.signal, (page) => this.#render(page, req), req.request.exit?.proxyUrl ?? null);
+    const result = await this.#pool.withPage(site, this.#contexts, req.signal, (page) => this.#render(page, req), req.request.exit ?? null);
     return req.request.exit ? { ...result, exitTier: req.request.exit.tier } : result;
   }
 

@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startForwardProxy, startTestServer, type ForwardProxy, type TestServer } from '@crawler/testkit';
 import { createPlaywrightFetcher, type PlaywrightFetcher } from './playwright-fetcher.js';
@@ -10,6 +11,15 @@ const whoami = (req: import('node:http').IncomingMessage, res: import('node:http
   res.writeHead(200, { 'content-type': 'text/html' });
   res.end(`<!doctype html><html><head><title>who</title></head><body><article><h1>Client</h1><p id="addr">${req.socket.remoteAddress}</p><p>${'Words of an ordinary article page. '.repeat(20)}</p></article></body></html>`);
 };
+
+async function failureCode(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    return (err as FetchError).code;
+  }
+}
 
 describe('browsers through an exit', () => {
   let site: TestServer;
@@ -140,6 +150,37 @@ describe('browsers through an exit', () => {
       } finally {
         await proxy.close();
       }
+    }
+  }, 60_000);
+
+  it("calls a proxy that fails a site another proxy of its tier reaches proxy_unavailable for that site, as plain HTTP does", async () => {
+    // Before, the browsers' egress proxy knew no tier: a proxy down for every site while only one site was crawled
+    // failed that site's pages as network_error (the site blamed, an attempt logged each time, no other exit tried).
+    const good = await startForwardProxy({ localAddress: '127.0.3.5' });
+    // Takes every connection and closes every CONNECT.
+    const bad = net.createServer((c) => c.once('data', () => c.destroy()));
+    await new Promise<void>((resolve) => bad.listen(0, '127.0.0.1', resolve));
+    const badUrl = `http://127.0.0.1:${(bad.address() as AddressInfo).port}`;
+    const f = createPlaywrightFetcher({ allowPrivateNetworks: true });
+    try {
+      const ok = await f.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: good.url } });
+      expect(ok.text).toContain('<p id="addr">127.0.3.5</p>');
+      let err: unknown;
+      try {
+        await f.fetch({ url: site.url('/'), exit: { tier: 'residential', proxyUrl: badUrl } });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(FetchError);
+      expect((err as FetchError).code, (err as Error).message).toBe('proxy_unavailable');
+      expect(exitFailureScope(err)).toBe('target');
+      // Another tier's proxy is no evidence: a site that serves residential addresses may drop datacenter ones.
+      const other = await failureCode(f.fetch({ url: site.url('/'), exit: { tier: 'datacenter', proxyUrl: badUrl } }));
+      expect(other).toBe('network_error');
+    } finally {
+      await f.close();
+      await good.close();
+      bad.close();
     }
   }, 60_000);
 

@@ -72,6 +72,21 @@ describe('exit sessions', () => {
     expect(await one.noteBlock('bank.example', 'residential')).toBe(1);
   });
 
+  it("loses no worker's refusal when many record one at the same moment: each is told its own count", async () => {
+    // Before, each worker read the fleet's count and wrote it back plus one: workers recording together all read the
+    // same count, all were told 1, and the site's second refused exit did not climb the tier.
+    const clock = new ManualClock(Date.now());
+    const clients = Array.from({ length: 4 }, () => new Redis(REDIS_URL));
+    try {
+      const workers = Array.from({ length: 24 }, (_, i) => new ExitPool(TIERS, { unhealthyMs: 60_000, sessionRetireMs: 600_000, clock, shared: { redis: clients[i % clients.length]!, prefix } }));
+      const counts = await Promise.all(workers.map((w) => w.noteBlock('crowd.example', 'residential')));
+      expect([...counts].sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+      expect(await workers[0]!.noteBlock('crowd.example', 'residential')).toBe(25);
+    } finally {
+      for (const c of clients) c.disconnect();
+    }
+  });
+
   it('keeps credentials out of Redis keys and values', async () => {
     const keys = await redis.keys(`${prefix}:*`);
     expect(keys.length).toBeGreaterThan(0);

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { BoundedMap, CrawlerError, DIRECT_TIER, isExitError, maskProxyUrl, type Clock, type ExitTier, type Logger } from '@crawler/core';
+import { BoundedMap, CrawlerError, DIRECT_TIER, isExitError, maskProxyUrl, redactCredentials, type Clock, type ExitTier, type Logger } from '@crawler/core';
 import { exitFailureScope, type FetchExit } from '@crawler/fetchers';
 
 /** Where the fleet shares which proxies are down: a key per proxy under the queue prefix, expiring with the verdict. */
 export interface ExitPoolShared {
-  redis: Pick<Redis, 'set' | 'mget' | 'get' | 'del'>;
+  redis: Pick<Redis, 'set' | 'mget' | 'get' | 'del' | 'eval'>;
   prefix: string;
 }
 
@@ -106,16 +106,18 @@ export class ExitPool {
     if (this.#tiers.has(DIRECT_TIER)) return run(undefined);
     const tier = this.tiers[0]!.name;
     const tried = new Set<string>();
+    const failures: string[] = [];
     for (;;) {
       const exit = await this.pick(tier, tried);
-      if (!exit?.proxyUrl) throw new CrawlerError('proxy_unavailable', `every proxy of tier '${tier}' is down`);
+      if (!exit?.proxyUrl) throw new CrawlerError('proxy_unavailable', failures.length > 0 ? `every proxy of tier '${tier}' failed (${failures.join('; ')})` : `every proxy of tier '${tier}' is down`);
       try {
         return await run(exit);
       } catch (err) {
         if (!isExitError(err)) throw err;
         tried.add(exit.proxyUrl);
+        failures.push(redactCredentials(err instanceof Error ? err.message : String(err)));
         // A proxy that refused only this target stays up for the others.
-        if (exitFailureScope(err) === 'proxy') await this.markUnhealthy(exit.proxyUrl, 'proxy_unavailable');
+        if (exitFailureScope(err) === 'proxy') await this.markUnhealthy(exit.proxyUrl, failures.at(-1)!);
       }
     }
   }
@@ -158,11 +160,8 @@ export class ExitPool {
     if (shared) {
       try {
         const k = `${shared.prefix}:tier-blocks:${tier}:${site}`;
-        // "count untilMs": Redis expires keys in real time, and the injected clock is checked too (simulations jump days).
-        const [fleet, until] = ((await shared.redis.get(k)) ?? '').split(' ').map(Number);
-        // Not atomic: two workers counting the same moment both see the lower count, which costs one rotation more.
-        if (fleet !== undefined && Number.isFinite(fleet) && (until ?? 0) > now && fleet + 1 > count) count = fleet + 1;
-        await shared.redis.set(k, `${count} ${now + ttl}`, 'PX', ttl);
+        // One script: workers recording refusals at the same moment each count one (one key, so Redis Cluster-safe).
+        count = Number(await shared.redis.eval(NOTE_BLOCK_SCRIPT, 1, k, count, now, now + ttl, ttl));
       } catch (err) {
         this.opts.logger?.warn({ err, site, tier }, "could not share a site's refusals of a tier; counting this worker's own");
       }
@@ -220,7 +219,7 @@ export class ExitPool {
     return configured.replace(SESSION_PLACEHOLDER, encodeURIComponent(id));
   }
 
-  /** Leave `proxyUrl` out for `unhealthyMs`, here and (shared) fleet-wide. */
+  /** Leave `proxyUrl` out for `unhealthyMs`, here and (shared) fleet-wide; `reason` (what it said, no credential) is logged. */
   async markUnhealthy(picked: string, reason: string): Promise<void> {
     // A sticky session's URL is its configured URL's: the proxy behind it is what is down.
     const proxyUrl = this.#configuredUrlOf(picked) ?? picked;
@@ -270,6 +269,21 @@ export class ExitPool {
     return `${this.opts.shared!.prefix}:session:${proxyId(configured)}:${site}`;
   }
 }
+
+/**
+ * A site's refusals of a tier, fleet-wide: the stored "count untilMs" plus one, or this worker's own count when it is
+ * higher (the fleet's key was lost), written back with the window. Redis expires keys in real time; the injected clock
+ * (ARGV[2]) is checked too, since simulations jump days.
+ */
+const NOTE_BLOCK_SCRIPT = `
+local count = tonumber(ARGV[1])
+local v = redis.call('GET', KEYS[1])
+if v then
+  local fleet, untilMs = string.match(v, '^(%d+) (%d+)$')
+  if fleet and tonumber(untilMs) > tonumber(ARGV[2]) and tonumber(fleet) + 1 > count then count = tonumber(fleet) + 1 end
+end
+redis.call('SET', KEYS[1], count .. ' ' .. ARGV[3], 'PX', ARGV[4])
+return count`;
 
 function isSticky(url: string): boolean {
   return url.includes(SESSION_PLACEHOLDER);

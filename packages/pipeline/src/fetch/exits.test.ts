@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DelayedError } from 'bullmq';
-import { CrawlerError, ManualClock, parseProxyTiers } from '@crawler/core';
+import { CrawlerError, ManualClock, openGate, parseProxyTiers, type PolitenessGate } from '@crawler/core';
 import { FetchError, ProxyExitError, type FetchRequest } from '@crawler/fetchers';
 import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
 import { ExitPool } from '../exits/exit-pool.js';
@@ -22,7 +22,7 @@ const settings: FetchSettings = {
 };
 
 /** A harness whose fetcher answers by exit: `answer(req)` decides, and every request's exit is recorded. */
-function setup(answer: (req: FetchRequest, clock: ManualClock) => ReturnType<typeof response> | Error, tiers = TIERS) {
+function setup(answer: (req: FetchRequest, clock: ManualClock) => ReturnType<typeof response> | Error, tiers = TIERS, gate?: PolitenessGate) {
   const h = makeHarness();
   const exits: Array<string | null> = [];
   const cookies: Array<string | undefined> = [];
@@ -41,7 +41,7 @@ function setup(answer: (req: FetchRequest, clock: ManualClock) => ReturnType<typ
       },
     }),
   };
-  const proc = createFetchProcessor({ ...h.common, settings: { ...settings, exitTiers: tiers }, enqueueRoute: h.enqueueRoute, fetchers, probeStore: h.probeStore, outcomes: h.outcomes, exits: pool, jars });
+  const proc = createFetchProcessor({ ...h.common, ...(gate ? { gate } : {}), settings: { ...settings, exitTiers: tiers }, enqueueRoute: h.enqueueRoute, fetchers, probeStore: h.probeStore, outcomes: h.outcomes, exits: pool, jars });
   return { h, exits, cookies, pool, proc };
 }
 
@@ -199,8 +199,66 @@ describe('fetch processor with exit tiers', () => {
     expect(out).toMatchObject({ outcome: 'failed', errorType: 'proxy_unavailable' });
     const row = h.links.rows.get(link.id)!;
     expect(row).toMatchObject({ status: 'failed', lastErrorType: 'proxy_unavailable', attemptCount: 0 });
-    expect(row.lastError).toMatch(/every proxy of exit tier 'residential' failed \(the last: proxy http:\/\/\*\*\*@res\.example:8000 unavailable: ECONNREFUSED\); tried 6 times in a row/);
+    expect(row.lastError).toMatch(/every proxy of exit tier 'residential' failed \(proxy http:\/\/\*\*\*@res\.example:8000 unavailable: ECONNREFUSED; proxy http:\/\/\*\*\*@res\.example:8000 unavailable: ECONNREFUSED\); tried 6 times in a row/);
     expect(h.attempts).toEqual([]);
+  });
+
+  it('counts only waits in a row: a request that left through the tier between two waits starts the count again', async () => {
+    // The tier is down for MAX_ATTEMPTS - 1 runs, then up: the request meets a network error and its retry a politeness
+    // wait (the same job runs again). Before, the job's count of waits went on from there, and the tier's next blip
+    // failed the link "after 6 waits in a row" when it had waited once since a proxy carried its request.
+    let mode: 'down' | 'flaky' = 'down';
+    let denyNext = false;
+    const gate: PolitenessGate = {
+      ...openGate,
+      acquire: async (domain) => {
+        if (!denyNext) return openGate.acquire(domain);
+        denyNext = false;
+        return { granted: false as const, retryInMs: 1_000, reason: 'delay' as const };
+      },
+    };
+    const { h, exits, proc } = setup(() => {
+      if (mode === 'down') return new CrawlerError('proxy_unavailable', 'proxy http://***@res.example:8000 unavailable: ECONNREFUSED');
+      denyNext = true;
+      return new FetchError('network_error', 'UND_ERR_SOCKET: other side closed');
+    }, TIERS, gate);
+    const link = h.links.add('https://flaky.example/a', { status: 'fetching' });
+    const j = fakeJob({ linkId: link.id, url: link.url, fetcher: 'simple_http', selectionSource: 'learned', exitTier: 'residential' }, 'fetch-simple_http');
+    j.updateData = async (data) => void (j.data = data);
+    const run = async () => {
+      try {
+        return await proc(j);
+      } catch (err) {
+        expect(err).toBeInstanceOf(DelayedError);
+        (h.clock as ManualClock).advance(3_600_000);
+        return 'delayed';
+      }
+    };
+    for (let i = 1; i < settings.maxAttempts; i++) expect(await run()).toBe('delayed');
+    mode = 'flaky';
+    expect(await run()).toBe('delayed');
+    expect(h.attempts.map((a) => a.errorType)).toEqual(['network_error']);
+    const sent = exits.length;
+    mode = 'down';
+    expect(await run()).toBe('delayed');
+    expect(exits.length).toBeGreaterThan(sent);
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'fetching', lastErrorType: 'proxy_unavailable' });
+    expect(h.links.rows.get(link.id)!.lastError).toMatch(/tried 1 time in a row/);
+    expect(j.data).toMatchObject({ exitWaits: 1 });
+  });
+
+  it("says what each proxy of the tier said when none could carry the request, not only the last one's", async () => {
+    // Before, a wrong password on one proxy (407) and another proxy refusing connections showed only the last
+    // failure (ECONNREFUSED): the 407 a user has to fix was in no log line and not on the link.
+    const { h, proc } = setup((req) =>
+      new CrawlerError('proxy_unavailable', req.exit?.proxyUrl === URL1 ? 'proxy http://***@res1.example:8000 unavailable: authentication required (407)' : 'proxy socks5://***@res2.example:1080 unavailable: ECONNREFUSED'),
+    );
+    const link = h.links.add('https://ranges.example/both', { status: 'fetching' });
+    await expect(proc(job(link.id, link.url, { exitTier: 'residential' }))).rejects.toBeInstanceOf(DelayedError);
+    const lastError = h.links.rows.get(link.id)!.lastError!;
+    expect(lastError).toContain('http://***@res1.example:8000 unavailable: authentication required (407)');
+    expect(lastError).toContain('socks5://***@res2.example:1080 unavailable: ECONNREFUSED');
+    expect(lastError).not.toMatch(/p1|p2/);
   });
 
   it('waits, without an attempt, when every proxy of the tier is down', async () => {

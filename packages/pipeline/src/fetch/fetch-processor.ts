@@ -337,6 +337,8 @@ async function waitForExits(deps: FetchDeps, ctx: FetchJobContext, detail: strin
 /** A politeness wait: the attempts made so far (and a domain pause) are written, then the job is parked. */
 async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wait): Promise<never> {
   await recordWait(deps, ctx, wait.reason === 'paused' ? new Date(deps.clock.now().getTime() + wait.retryInMs) : null);
+  // The job runs again: it keeps that its waits for the exits were broken by a request (only then is it written).
+  if (ctx.data.exitWaits === 0 && (ctx.job.data as { exitWaits?: number }).exitWaits) await ctx.job.updateData?.({ ...(ctx.job.data as object), exitWaits: 0 });
   deps.metrics.jobFinished(ctx.queue, 'delayed');
   ctx.log.debug({ retryInMs: wait.retryInMs, reason: wait.reason }, 'politeness: fetch delayed');
   return delayJob(ctx.job, ctx.token, wait.retryInMs);
@@ -425,13 +427,14 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     if (cheapest === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
   }
   const tried = new Set<string>();
-  let lastFailure: string | undefined;
+  // What each proxy said: a wrong password on one (407) must show even when another failed after it.
+  const failures: string[] = [];
   for (;;) {
     const exit = await deps.exits.pick(ctx.exitTier, tried, ctx.domain);
     ctx.exitUsed = exit;
     if (!exit) {
       deps.metrics.exitObserved?.(ctx.exitTier, { unavailable: true });
-      const detail = tried.size > 0 ? `every proxy of exit tier '${ctx.exitTier}' failed (the last: ${lastFailure})` : `every proxy of exit tier '${ctx.exitTier}' is down`;
+      const detail = tried.size > 0 ? `every proxy of exit tier '${ctx.exitTier}' failed (${failures.join('; ')})` : `every proxy of exit tier '${ctx.exitTier}' is down`;
       return { wait: true, retryInMs: deps.settings.proxyUnhealthyMs ?? 60_000, reason: ERROR_TYPES.proxyUnavailable, detail };
     }
     // Plain HTTP through a session sends what the site set through that session before (the browsers keep a context
@@ -439,13 +442,17 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     const jar = deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp ? await deps.jars.cookieHeader(ctx.domain, exit.proxyUrl) : undefined;
     const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, jar ? { cookie: jar, ...headers } : headers, exit);
     if (deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp && attempt.response) await deps.jars.remember(ctx.domain, exit.proxyUrl, attempt.response.headers['set-cookie']);
-    if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) return attempt;
+    if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) {
+      // A proxy of the tier carried the request: the job's waits for its tier are no longer in a row.
+      if (ctx.data.exitWaits) ctx.data = { ...ctx.data, exitWaits: 0 };
+      return attempt;
+    }
     tried.add(exit.proxyUrl);
-    lastFailure = attempt.error;
+    failures.push(redactCredentials(attempt.error ?? ERROR_TYPES.proxyUnavailable));
     deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
     // A proxy that refused only this site is left out for the site (as a session the site refused), not for the fleet.
     if (attempt.exitScope === 'target') await deps.exits.retireSession(ctx.domain, exit.proxyUrl, 'the proxy refused the site');
-    else await deps.exits.markUnhealthy(exit.proxyUrl, ERROR_TYPES.proxyUnavailable);
+    else await deps.exits.markUnhealthy(exit.proxyUrl, failures.at(-1)!);
   }
 }
 
