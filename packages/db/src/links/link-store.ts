@@ -158,6 +158,16 @@ export class LinkStore {
     return out;
   }
 
+  /** The status of each of `urls` that is a stored link's url (one indexed lookup on the unique url). */
+  async statusesByUrl(urls: readonly string[]): Promise<Map<string, LinkStatus>> {
+    const out = new Map<string, LinkStatus>();
+    for (let i = 0; i < urls.length; i += UPSERT_CHUNK) {
+      const rows = await this.sql.query<{ url: string; status: LinkStatus }>(`SELECT url, status FROM links WHERE url = ANY($1::text[])`, [urls.slice(i, i + UPSERT_CHUNK)]);
+      for (const r of rows) out.set(r.url, r.status);
+    }
+    return out;
+  }
+
   async get(id: string): Promise<LinkRecord | null> {
     return this.reads ? this.reads.write(id) : this.getOne(id);
   }
