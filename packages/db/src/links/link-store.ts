@@ -168,6 +168,20 @@ export class LinkStore {
     return out;
   }
 
+  /**
+   * Links handed to a fetcher whose fetch has not started, when the last process serving that fetcher stops: they
+   * wait, as a queued link does, and read `queued` (their fetch jobs still carry them). A link that moved on (done,
+   * failed, paused) is left alone. How many changed.
+   */
+  async returnToQueued(ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const rows = await this.sql.query<{ id: string }>(
+      `UPDATE links SET status = '${LINK_STATUSES.queued}', updated_at = now() WHERE id = ANY($1::uuid[]) AND status = '${LINK_STATUSES.fetching}' RETURNING id`,
+      [ids],
+    );
+    return rows.length;
+  }
+
   async get(id: string): Promise<LinkRecord | null> {
     return this.reads ? this.reads.write(id) : this.getOne(id);
   }
