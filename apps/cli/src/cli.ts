@@ -35,12 +35,12 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
     }
     // A SIGTERM or SIGINT stopped a command that waits for the crawl to end (by name: this module does not load the
     // pipeline for every command). The workers finished their pages in flight; nothing is lost. A link the router
-    // already sent to a fetcher reads 'fetching' in Postgres while its fetch job waits in Redis: the next worker
-    // takes that job as it is (a fetch not started has nothing to undo, and its job is what carries it on).
+    // already sent to a fetcher keeps its fetch job in Redis, and reads 'queued' once no process serves that fetcher
+    // (the runtime's close): the next worker takes that job as it is, without routing the link again.
     if (err instanceof Error && err.name === 'CrawlerStoppedError') {
       io.stderr.write(
         `crawl ${name}: interrupted: the pages in flight were finished and stored; the links not fetched yet keep their jobs in Redis ` +
-          "(in Postgres they read 'queued', or 'fetching' once routed to a fetcher) and are fetched by the next `crawl run` or `crawl crawl`\n",
+          "(in Postgres they read 'queued'; 'fetching' while another running process serves their fetcher) and are fetched by the next `crawl run` or `crawl crawl`\n",
       );
       return 130;
     }

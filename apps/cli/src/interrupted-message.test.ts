@@ -8,7 +8,7 @@ afterEach(() => {
 });
 
 describe('a crawl stopped by a signal', () => {
-  it('says where the links not fetched yet are: routed ones read fetching, and crawl run continues them', async () => {
+  it('says where the links not fetched yet are: queued, fetching only while another process serves their fetcher, and crawl run continues them', async () => {
     // The pipeline's CrawlerStoppedError, as main recognises it (by name).
     COMMANDS['stopped-test'] = {
       summary: 'test',
@@ -18,8 +18,8 @@ describe('a crawl stopped by a signal', () => {
     expect(await runCli(['stopped-test'], t.io)).toBe(130);
     const line = t.err();
     expect(line).toContain('crawl stopped-test: interrupted: the pages in flight were finished and stored');
-    // A link the router handed to a fetcher is 'fetching' in Postgres until a fetch worker takes its job.
-    expect(line).toMatch(/'fetching'/);
+    // A link the router handed to a fetcher reads 'queued' once no process serves that fetcher.
+    expect(line).toMatch(/read 'queued'; 'fetching' while another running process serves/);
     expect(line).toContain('crawl run');
     expect(line).not.toMatch(/stay queued/);
   });

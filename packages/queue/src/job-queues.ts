@@ -305,6 +305,20 @@ export class JobQueues {
     return out;
   }
 
+  /**
+   * The links carried by a queue's jobs that no worker has taken yet (waiting, prioritized or delayed), read
+   * `batchSize` jobs at a time.
+   */
+  async *waitingLinkIds(name: string, shard = 0, batchSize = BULK_CHUNK): AsyncGenerator<string[]> {
+    const q = this.queue(name, shard);
+    for (let start = 0; ; start += batchSize) {
+      const jobs = await q.getJobs(['waiting', 'prioritized', 'delayed'], start, start + batchSize - 1, true);
+      const ids = jobs.flatMap((j) => (j && typeof (j.data as { linkId?: unknown }).linkId === 'string' ? [(j.data as { linkId: string }).linkId] : []));
+      if (ids.length > 0) yield ids;
+      if (jobs.length < batchSize) return;
+    }
+  }
+
   #createdNames(): string[] {
     return [...new Set([...this.#queues.keys()].map((k) => k.slice(k.indexOf('/') + 1)))];
   }

@@ -87,4 +87,18 @@ describe('crawl crawl --follow of a site already crawled', () => {
     const fresh = await start(['crawl', seed, '--follow', '--max-pages', '1', '--max-age', '1h']).done;
     expect(fresh.stderr).toContain('fetched more recently than --max-age');
   }, 120_000);
+
+  it('says a seed in progress for another producer is being fetched, not that it is stored', async () => {
+    for (const [i, maxAge] of [[], ['--max-age', '0']].entries()) {
+      // Enqueued with no worker running: the link is queued, its page not stored yet.
+      const seed = `${graph.seeds[0]!}?in-progress=${i}`;
+      const enqueued = await start(['enqueue', seed]).done;
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const crawl = await start(['crawl', seed, '--follow', '--max-pages', '1', ...maxAge]).done;
+      expect(crawl.stdout).toContain('0 admitted, 1 duplicate');
+      expect(crawl.stderr).not.toContain('already stored');
+      expect(crawl.stderr).not.toContain('fetched more recently');
+      expect(crawl.stderr).toContain('in progress');
+    }
+  }, 120_000);
 });

@@ -1,4 +1,6 @@
 import cliProgress from 'cli-progress';
+import { IN_PROGRESS_STATUSES } from '@crawler/db';
+import type { LinkStatus } from '@crawler/core';
 import { CrawlSpecError, CrawlerStoppedError, type CrawlSpec } from '@crawler/pipeline';
 import { UsageError, type CommandIO } from '../command.js';
 import { checkBrowserExecutable, cliLogger, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
@@ -39,11 +41,10 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
       throw err;
     }
     const id = created.crawl.id;
-    // A crawl follows links from the pages it fetches: with every seed already stored it has nothing to start from.
+    // A crawl follows links from the pages it fetches: with every seed another owner's it has nothing to start from.
     if (created.admitted === 0 && created.rejected.length < seeds.length) {
-      io.stderr.write(created.crawl.maxAgeSeconds === null
-        ? 'nothing to fetch: every seed is already stored (by an earlier crawl or enqueue), so no link is followed; --max-age 0 fetches them again and re-crawls from them\n'
-        : 'nothing to fetch: every seed was fetched more recently than --max-age, so no link is followed; a shorter --max-age fetches them again\n');
+      const statuses = await runtime.linkStore.statusesByUrl(created.crawl.seeds);
+      io.stderr.write(nothingToFetch(created.crawl.seeds, statuses, created.crawl.maxAgeSeconds));
     }
     runtime.startWorkers();
     events = startCliEvents(runtime, config, logger);
@@ -84,4 +85,26 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
     if (!runtime.closed) await events?.finish();
     await runtime.close();
   }
+}
+
+/**
+ * Why a crawl admitted none of its seeds, for stderr: each seed is a link some earlier crawl or enqueue owns, either
+ * stored (fetched again only with a max age it is older than) or still in progress for its owner (fetched once, for
+ * them: no max age takes it over, and the crawl follows no link from it).
+ */
+export function nothingToFetch(seeds: readonly string[], statuses: ReadonlyMap<string, LinkStatus>, maxAgeSeconds: number | null): string {
+  const busy = seeds.filter((url) => (IN_PROGRESS_STATUSES as readonly string[]).includes(statuses.get(url) ?? ''));
+  const lines: string[] = [];
+  if (busy.length > 0) {
+    const which = busy.length === 1 ? `the seed ${busy[0]} is` : `${busy.length} seeds are`;
+    lines.push(`nothing to fetch: ${which} in progress for an earlier crawl or enqueue (queued, routing, fetching or paused; a page is fetched once), `
+      + `so this crawl follows no link from ${busy.length === 1 ? 'it' : 'them'}; once it is done, --max-age 0 fetches it again and re-crawls from it`);
+  }
+  if (busy.length < seeds.length) {
+    const every = busy.length > 0 ? 'every other seed' : 'every seed';
+    lines.push(maxAgeSeconds === null
+      ? `nothing to fetch: ${every} is already stored (by an earlier crawl or enqueue), so no link is followed; --max-age 0 fetches them again and re-crawls from them`
+      : `nothing to fetch: ${every} was fetched more recently than --max-age, so no link is followed; a shorter --max-age fetches them again`);
+  }
+  return lines.map((l) => `${l}\n`).join('');
 }

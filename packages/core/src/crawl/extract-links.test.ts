@@ -24,6 +24,15 @@ describe('extractLinks', () => {
     expect(extractLinks('<meta http-equiv="refresh" content="2;url=/y">', PAGE, { refreshHeader: '60' }).links.map((l) => l.url)).toEqual(['https://site.test/y']);
   });
 
+  it('names where a refresh lands: the header first, as browsers read it, else the first meta', () => {
+    const html = `<a href="/a">a</a><meta http-equiv="refresh" content="0; url=/meta"><meta http-equiv="refresh" content="0; url=/second">`;
+    expect(extractLinks(html, PAGE, { refreshHeader: '0;url=/header' }).refresh).toBe('https://site.test/header');
+    expect(extractLinks(html, PAGE).refresh).toBe('https://site.test/meta');
+    // A link to the same page found first does not hide that the refresh goes there too.
+    expect(extractLinks('<a href="/meta">m</a><meta http-equiv="refresh" content="0; url=/meta">', PAGE).refresh).toBe('https://site.test/meta');
+    expect(extractLinks('<meta http-equiv="refresh" content="30"><a href="/a">a</a>', PAGE).refresh).toBeNull();
+  });
+
   it('resolves against the first <base>, itself relative to the page', () => {
     const html = '<a href="x">x</a><base href="/other/"><base href="https://ignored.test/"><a href="y?b=1&amp;c=2#f">y</a>';
     expect(extractLinks(html, PAGE).links.map((l) => l.url)).toEqual(['https://site.test/other/x', 'https://site.test/other/y?b=1&c=2']);

@@ -19,6 +19,11 @@ export interface PageLinks {
   nofollowAll: boolean;
   /** Occurrences of links not seen before `maxLinks` was reached, dropped unresolved (a repeat counts again). */
   truncated: number;
+  /**
+   * Where a refresh sends the reader (the `Refresh` header's URL, else the first `<meta http-equiv=refresh>`'s), also
+   * in `links`: the page a browser lands on, as a redirect's target is. Absent for feeds.
+   */
+  refresh?: string | null;
 }
 
 /** Options of {@link extractLinks}. */
@@ -77,7 +82,7 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
   let truncated = 0;
   // Raw values, resolved once the parse is over: a <base> may come after links in broken markup, and only the first
   // one counts, as in browsers (which also apply it to links before it).
-  const raw: Array<{ value: string; nofollow: boolean; decoded?: boolean }> = [];
+  const raw: Array<{ value: string; nofollow: boolean; refresh?: boolean }> = [];
   const parser = createHtmlParser({
     onopentag(name, attribs) {
       const attr = LINK_ATTRIBUTE[name];
@@ -103,7 +108,7 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
         }
       } else if (name === 'meta' && decodeAttribute(attribs['http-equiv'] ?? '').trim().toLowerCase() === 'refresh') {
         const target = refreshTarget(decodeAttribute(attribs.content ?? ''));
-        if (target !== null) raw.push({ value: target, nofollow: false, decoded: true });
+        if (target !== null) raw.push({ value: target, nofollow: false, refresh: true });
       } else if (name === 'meta' && (attribs.name ?? '').toLowerCase() === 'robots') {
         const content = decodeAttribute(attribs.content ?? '').toLowerCase();
         if (/\b(nofollow|none)\b/.test(content)) nofollowAll = true;
@@ -112,14 +117,16 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
   });
   parser.end(html);
   const fromHeader = opts.refreshHeader === undefined ? null : refreshTarget(opts.refreshHeader);
-  if (fromHeader !== null) raw.unshift({ value: fromHeader, nofollow: false, decoded: true });
+  if (fromHeader !== null) raw.unshift({ value: fromHeader, nofollow: false, refresh: true });
 
   const byUrl = new Map<string, ExtractedLink>();
   // Each spelling is resolved once (a navigation repeats its hrefs), and none past the cap: a hostile page's millionth
   // anchor costs a map lookup, not a URL parse and normalization on the worker's event loop.
   const bySpelling = new Map<string, ExtractedLink | null>();
+  let refresh: string | null = null;
   for (const r of raw) {
-    const spelling = r.decoded ? r.value : decodeAttribute(r.value);
+    // A refresh's URL was decoded with its content attribute (or came from a header): it is not an attribute value.
+    const spelling = r.refresh ? r.value : decodeAttribute(r.value);
     let link = bySpelling.get(spelling);
     if (link === undefined) {
       if (byUrl.size >= maxLinks) {
@@ -136,9 +143,10 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
     }
     // A followed occurrence of a link beats a nofollow one.
     if (link !== null && !(r.nofollow || nofollowAll)) link.nofollow = false;
+    if (r.refresh && refresh === null && link !== null) refresh = link.url;
   }
   const canonicalUrl = canonical === null ? null : canonicalCrawlUrl(decodeAttribute(canonical), base, opts.trackingParams);
-  return { links: [...byUrl.values()], canonical: canonicalUrl, nofollowAll, truncated };
+  return { links: [...byUrl.values()], canonical: canonicalUrl, nofollowAll, truncated, refresh };
 }
 
 /** X-Robots-Tag directives that take a value after a colon: `max-snippet: 20` is not a crawler named max-snippet. */

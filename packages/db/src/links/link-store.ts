@@ -158,6 +158,30 @@ export class LinkStore {
     return out;
   }
 
+  /** The status of each of `urls` that is a stored link's url (one indexed lookup on the unique url). */
+  async statusesByUrl(urls: readonly string[]): Promise<Map<string, LinkStatus>> {
+    const out = new Map<string, LinkStatus>();
+    for (let i = 0; i < urls.length; i += UPSERT_CHUNK) {
+      const rows = await this.sql.query<{ url: string; status: LinkStatus }>(`SELECT url, status FROM links WHERE url = ANY($1::text[])`, [urls.slice(i, i + UPSERT_CHUNK)]);
+      for (const r of rows) out.set(r.url, r.status);
+    }
+    return out;
+  }
+
+  /**
+   * Links handed to a fetcher whose fetch has not started, when the last process serving that fetcher stops: they
+   * wait, as a queued link does, and read `queued` (their fetch jobs still carry them). A link that moved on (done,
+   * failed, paused) is left alone. How many changed.
+   */
+  async returnToQueued(ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const rows = await this.sql.query<{ id: string }>(
+      `UPDATE links SET status = '${LINK_STATUSES.queued}', updated_at = now() WHERE id = ANY($1::uuid[]) AND status = '${LINK_STATUSES.fetching}' RETURNING id`,
+      [ids],
+    );
+    return rows.length;
+  }
+
   async get(id: string): Promise<LinkRecord | null> {
     return this.reads ? this.reads.write(id) : this.getOne(id);
   }

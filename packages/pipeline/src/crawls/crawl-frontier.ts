@@ -237,10 +237,15 @@ export class CrawlFrontier implements LinkDiscovery {
     const finalUrl = canonicalCrawlUrl(page.finalUrl, undefined, compiled.tracking);
     if (finalUrl === null) return;
     if (compiled.scope.check(finalUrl) === 'scope' && !(await this.#widen(compiled, page.link.url, finalUrl))) return;
-    const { record, scope, tracking } = compiled;
+    const { tracking } = compiled;
     const refresh = page.headers?.['refresh'];
-    // A page's own feed (`<link rel=alternate>`) is followed from a seed only: a front page names the site's feed,
-    // while a blog engine gives every post a comments feed that would double the crawl.
+    // A seed is the page it lands on: an HTTP redirect the fetcher followed is this page already, while a refresh (meta
+    // or header) or a 300's Location is a link the crawl fetches next. That landing page, when in scope, is the seed's
+    // as a browser would have shown it: depth 0 (so its own feed is followed), whatever include/exclude say. One hop:
+    // the landing page is not a seed, so a refresh of its own is an ordinary link.
+    const isSeed = (page.link.depth ?? 0) === 0 && compiled.record.seeds.includes(page.link.url);
+    // A page's own feed (`<link rel=alternate>`) is followed from a seed (or its landing page) only: a front page
+    // names the site's feed, while a blog engine gives every post a comments feed that would double the crawl.
     const options = {
       trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage, feeds: (page.link.depth ?? 0) === 0,
       ...(refresh === undefined ? {} : { refreshHeader: refresh }),
@@ -253,12 +258,15 @@ export class CrawlFrontier implements LinkDiscovery {
       : extractLinks(body, page.finalUrl, options);
     const target = location === undefined ? null : canonicalCrawlUrl(location, page.finalUrl, tracking);
     if (target !== null) extracted.links.unshift({ url: target, nofollow: false });
+    const { record, scope } = compiled;
+    const landing = isSeed ? (target ?? extracted.refresh ?? null) : null;
     const depth = (page.link.depth ?? 0) + 1;
     const nofollowAll = robotsHeaderNofollow(page.headers?.['x-robots-tag']);
     const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0 };
     const candidates: FrontierCandidate[] = [];
     for (const link of extracted.links) {
-      if (((link.nofollow || nofollowAll) && !record.followNofollow) || scope.check(link.url) !== null) tally.outOfScope += 1;
+      if (link.url === landing && scope.check(landing) !== 'scope') candidates.push(candidateOf(link.url, 0));
+      else if (((link.nofollow || nofollowAll) && !record.followNofollow) || scope.check(link.url) !== null) tally.outOfScope += 1;
       else if (record.maxDepth !== null && depth > record.maxDepth) tally.overLimit += 1;
       else candidates.push(candidateOf(link.url, depth));
     }

@@ -91,6 +91,37 @@ describe('a crawl seeded with feeds', () => {
     }
   }, 240_000);
 
+  it("follows the feed of the page a seed lands on by meta refresh, Refresh header or 300 Location, as a redirecting seed's", async () => {
+    const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
+    const NAMES = ['meta', 'header', 'choice', 'redirect'];
+    site.route('/meta', html(staticArticle({ head: '<meta http-equiv="refresh" content="0; url=/meta-front">' })));
+    site.route('/header', html(staticArticle(), 200, { refresh: '0;url=/header-front' }));
+    site.route('/choice', html(staticArticle(), 300, { location: '/choice-front' }));
+    site.route('/redirect', { status: 302, headers: { location: '/redirect-front' } });
+    for (const name of NAMES) {
+      site.route(`/${name}-front`, html(staticArticle({ head: `<link rel="alternate" type="application/rss+xml" href="/${name}.rss">`, links: [`/${name}-post`] })));
+      site.route(`/${name}.rss`, xml(`<rss version="2.0"><channel><item><link>${site.url(`/${name}-entry`)}</link></item></channel></rss>`, 'application/rss+xml'));
+      // A landing page's links are one step from the seed, as a redirecting seed's are: two steps are within maxDepth 2.
+      site.route(`/${name}-post`, html(staticArticle({ links: [`/${name}-deeper`] })));
+      site.route(`/${name}-deeper`, html(staticArticle({ links: [`/${name}-deepest`] })));
+    }
+    site.route('*', html(staticArticle()));
+    const c = await startE2e('crawl_feeds_landing', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: NAMES.map((n) => site.url(`/${n}`)), maxDepth: 2 });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      const paths = (n: string) => [`${n}-entry`, `${n}-post`, `${n}-deeper`, `${n}-deepest`];
+      const hits = Object.fromEntries(NAMES.flatMap((n) => paths(n).map((p) => [p, site.hits(`/${p}`)])));
+      expect(hits).toEqual(Object.fromEntries(NAMES.flatMap((n) => paths(n).map((p) => [p, p.endsWith('deepest') ? 0 : 1]))));
+      const links = await c.db.prisma.link.findMany({ where: { crawlId: created.crawl.id }, select: { url: true, depth: true } });
+      expect(links.filter((l) => l.url.endsWith('-front')).map((l) => l.depth)).toEqual([0, 0, 0]);
+    } finally {
+      await c.cleanup();
+      await site.close();
+    }
+  }, 240_000);
+
   it('expands no entity and fetches nothing a DTD names; reads HTML labelled XML as a page; reads a near-10 MB feed', async () => {
     const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
     const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('');

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { FETCHERS, canonicalFetcherName, type Clock, type Logger, type PipelineMetrics } from '@crawler/core';
-import { JobQueues, ROUTE_QUEUE, Worker, closeRedisConnection, fetchQueueName, type QueueCounts } from '@crawler/queue';
+import { JobQueues, ROUTE_QUEUE, Worker, closeRedisConnection, fetchQueueName, fetcherOfQueue, type QueueCounts } from '@crawler/queue';
 import { pingDatabase, type CrawlStore, type LinkStore, type PrismaClient, type ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
 import { RevisitScheduler } from '../schedule/revisit-scheduler.js';
@@ -312,6 +312,24 @@ export class CrawlerRuntime {
     return this.#closing;
   }
 
+  /**
+   * A link the router handed to a fetcher reads `fetching` while its job waits for a fetch worker. Once this process's
+   * fetch workers are closed and no other worker serves that queue, nobody is fetching it: it reads `queued` until a
+   * crawler runs again (its job is kept, so that crawler fetches it without routing it again). A queue another process
+   * still serves is left as it is: its links are about to be fetched.
+   */
+  async #returnUnservedLinks(): Promise<void> {
+    let returned = 0;
+    for (const name of this.#served) {
+      if (fetcherOfQueue(name) === null) continue;
+      for (const shard of this.#servedShards) {
+        if ((await this.queues.queue(name, shard).getWorkersCount()) > 0) continue;
+        for await (const ids of this.queues.waitingLinkIds(name, shard)) returned += await this.linkStore.returnToQueued(ids);
+      }
+    }
+    if (returned > 0) this.logger.info({ links: returned }, 'links waiting for a fetcher no process serves now read queued');
+  }
+
   async #close(drainTimeoutMs: number): Promise<void> {
     const log = this.logger;
     const step = async (name: string, fn: () => Promise<unknown>): Promise<void> => {
@@ -322,6 +340,7 @@ export class CrawlerRuntime {
       }
     };
     await step('workers', () => this.#workers.close(drainTimeoutMs));
+    await step('links waiting for a fetcher', () => this.#returnUnservedLinks());
     await this.#loops.stop(step);
     await step('fetchers', () => this.#parts.closeFetchers());
     await step('queues', () => this.queues.close());
