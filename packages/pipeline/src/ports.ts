@@ -7,6 +7,7 @@ import type { AppliedOutcome, AttemptInput, LinkChange, LinkRecord, NewLink, Out
 
 export type { AppliedOutcome, LinkChange, LinkRecord, NewLink, OutcomeHook, OutcomeLinkChange, OutcomeWrite, StaleLink } from '@crawler/db';
 import type { FetchRequest, FetchResult } from '@crawler/fetchers';
+import type { ProbeExit } from './probe/probe-store.js';
 
 /** One attempt row with its heuristics: the store's own input type, so the two cannot drift. */
 export type AttemptRecord = AttemptInput;
@@ -54,8 +55,11 @@ export interface FetcherSource {
   get(name: string): FetcherLike;
 }
 
-/** The router's cheap probe: a short GET with plain HTTP. Throws a FetchError when it fails. */
-export type ProbeFn = (url: string, signal?: AbortSignal) => Promise<FetchResult>;
+/**
+ * The router's cheap probe: a short GET with plain HTTP. Throws a FetchError when it fails. `exit` names the proxy it
+ * left through (none: the worker's own address), so a fetch job reusing its response records that proxy.
+ */
+export type ProbeFn = (url: string, signal?: AbortSignal) => Promise<FetchResult & { exit?: ProbeExit }>;
 
 /**
  * What a revisit knows about the link's stored page (@crawler/db VersionStore and ContentStore): the latest version's

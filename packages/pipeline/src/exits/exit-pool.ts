@@ -185,6 +185,17 @@ export class ExitPool {
     return up.some((u) => !down.has(u) && (isSticky(u) || (u !== configured && !((this.#retired.get(sessionKey(site, u)) ?? 0) > now) && !retired.has(u))));
   }
 
+  /** A picked URL's id, that of the configured URL it came from: it names the proxy in Redis without its credentials. */
+  idOf(proxyUrl: string): string {
+    return proxyId(this.#configuredUrlOf(proxyUrl) ?? proxyUrl);
+  }
+
+  /** The exit of `tier` whose configured URL has id `id` (see idOf), or null when this worker has no such proxy. */
+  byId(tier: string, id: string): FetchExit | null {
+    const url = this.#tiers.get(tier)?.urls.find((u) => proxyId(u) === id);
+    return url ? { tier, proxyUrl: url } : null;
+  }
+
   /** The configured URL a picked URL came from (a sticky URL's session id put back to the placeholder). */
   #configuredUrlOf(proxyUrl: string): string | null {
     for (const t of this.#tiers.values()) {

@@ -76,6 +76,23 @@ describe('fetch processor with exit tiers', () => {
     expect(h.routeJobs[1]!.input).toMatchObject({ nextFetcher: 'playwright_stealth', blockedFetcher: 'simple_http@residential' });
   });
 
+  it("names the proxy a reused probe left through on the attempt, and retires it for the site when the page is a block", async () => {
+    const { h, exits, pool, proc } = setup((req) => response(req.url, { html: STATIC_HTML }));
+    const ok = h.links.add('https://probed.example/a', { status: 'fetching' });
+    await h.probeStore.save(ok.id, { status: 200, headers: {}, finalUrl: ok.url, contentType: 'text/html', body: new TextEncoder().encode(STATIC_HTML), text: STATIC_HTML, exit: { tier: 'residential', id: pool.idOf(URL1) } });
+    await proc(job(ok.id, ok.url, { exitTier: 'residential', probe: { key: `probe:${ok.id}`, status: 200, bodyBytes: STATIC_HTML.length } }));
+    expect(exits).toEqual([]);
+    expect(h.attempts[0]).toMatchObject({ exitTier: 'residential', exitProxy: 'http://***@res1.example:8000', errorType: null });
+    const blocked = h.links.add('https://probed.example/b', { status: 'fetching' });
+    const wall = '<html><body>Forbidden</body></html>';
+    await h.probeStore.save(blocked.id, { status: 403, headers: {}, finalUrl: blocked.url, contentType: 'text/html', body: new TextEncoder().encode(wall), text: wall, exit: { tier: 'residential', id: pool.idOf(URL1) } });
+    await proc(job(blocked.id, blocked.url, { exitTier: 'residential', probe: { key: `probe:${blocked.id}`, status: 403, bodyBytes: wall.length } }));
+    expect(h.attempts[1]).toMatchObject({ exitTier: 'residential', exitProxy: 'http://***@res1.example:8000', isBanned: true });
+    // Retired for the site: the tier's other proxy leaves for it next.
+    expect((await pool.pick('residential', new Set(), 'probed.example'))?.proxyUrl).toBe(URL2);
+    expect((await pool.pick('residential', new Set(), 'probed.example'))?.proxyUrl).toBe(URL2);
+  });
+
   it('climbs at once when the tier has no other exit for the site', async () => {
     const { h, proc } = setup((req) => response(req.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
     const link = h.links.add('https://single.example/a', { status: 'fetching' });

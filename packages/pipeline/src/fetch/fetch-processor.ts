@@ -285,7 +285,10 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
       contentType: stored.contentType, text: stored.text, redirectChain: [], timings: { startedAt: deps.clock.now().getTime(), headersMs: null, totalMs: 0 },
     };
     const attempt: Try = { response, errorType: null, durationMs: 0 };
+    // The proxy the probe left through carried this page: the attempt names it, and a block retires it for the site.
+    if (stored.exit && deps.exits) ctx.exitUsed = deps.exits.byId(stored.exit.tier, stored.exit.id);
     const decision = await analyseAndDecide(deps, ctx, attempt);
+    await retireBlockedSession(deps, ctx, decision);
     await pauseDomainOnPushback(deps, ctx, decision);
     return { attempt, decision };
   }

@@ -39,6 +39,15 @@ describe('ProbeStore on real Redis', () => {
     expect((await store.load(k2!))?.text).toBeNull();
   });
 
+  it('keeps the exit the probe left through, by tier and id', async () => {
+    const store = new ProbeStore({ redis, prefix, maxCompressedBytes: 1 << 20, ttlMs: 60_000 });
+    const body = new TextEncoder().encode('<p>via a proxy</p>');
+    const k1 = await store.save('l4', { status: 200, headers: {}, finalUrl: 'http://a/', contentType: 'text/html', body, text: '<p>via a proxy</p>', exit: { tier: 'residential', id: 'abc123' } });
+    expect((await store.load(k1!))?.exit).toEqual({ tier: 'residential', id: 'abc123' });
+    const k2 = await store.save('l5', { status: 200, headers: {}, finalUrl: 'http://a/', contentType: 'text/html', body, text: '<p>via a proxy</p>' });
+    expect(await store.load(k2!)).not.toHaveProperty('exit');
+  });
+
   it('refuses a probe whose compressed size is over the cap', async () => {
     const store = new ProbeStore({ redis, prefix, maxCompressedBytes: 10_000, ttlMs: 60_000 });
     const noise = new Uint8Array(randomBytes(50_000));

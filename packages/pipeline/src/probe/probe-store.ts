@@ -15,6 +15,14 @@ export interface StoredProbe {
   body: Uint8Array;
   /** The body as the probe decoded it (charset applied), or null for binary content. */
   text: string | null;
+  /** The proxy the probe left through, by tier and id (ExitPool.idOf: no credential reaches Redis); absent when direct. */
+  exit?: ProbeExit;
+}
+
+/** A proxy named without its URL: its tier and the id ExitPool derives from its configured URL. */
+export interface ProbeExit {
+  tier: string;
+  id: string;
 }
 
 export interface ProbeStoreOptions {
@@ -102,7 +110,7 @@ export class ProbeStore {
   async save(linkId: string, probe: StoredProbe): Promise<string | null> {
     // The decoded text is kept only when it is not simply the UTF-8 reading of the bytes (another charset).
     const t = probe.text === null ? null : probe.text === Buffer.from(probe.body).toString('utf8') ? true : probe.text;
-    const meta = Buffer.from(`${JSON.stringify({ s: probe.status, h: probe.headers, u: probe.finalUrl, c: probe.contentType, t })}\n`);
+    const meta = Buffer.from(`${JSON.stringify({ s: probe.status, h: probe.headers, u: probe.finalUrl, c: probe.contentType, t, ...(probe.exit ? { x: probe.exit } : {}) })}\n`);
     // Quality 1, as stored pages: the body lives here only until its fetch job reads it. Measured on the synthetic
     // articles (36 KiB): q1 0.20 ms and 10.9 KiB per page against q4's 0.63-0.68 ms and 10.3 KiB (bench README,
     // session 7), where the default 11 costs far more.
@@ -120,10 +128,10 @@ export class ProbeStore {
     if (!packed) return null;
     const raw = await decompress(packed);
     const nl = raw.indexOf(0x0a);
-    const meta = JSON.parse(raw.subarray(0, nl).toString('utf8')) as { s: number; h: Record<string, string>; u: string; c: string | null; t: string | true | null };
+    const meta = JSON.parse(raw.subarray(0, nl).toString('utf8')) as { s: number; h: Record<string, string>; u: string; c: string | null; t: string | true | null; x?: ProbeExit };
     const body = raw.subarray(nl + 1);
     const text = meta.t === true ? body.toString('utf8') : meta.t;
-    return { status: meta.s, headers: meta.h, finalUrl: meta.u, contentType: meta.c, body: new Uint8Array(body), text };
+    return { status: meta.s, headers: meta.h, finalUrl: meta.u, contentType: meta.c, body: new Uint8Array(body), text, ...(meta.x ? { exit: meta.x } : {}) };
   }
 
   /** Forget a probe once its link is done with it. */

@@ -18,9 +18,8 @@ import {
   type SkipReason,
 } from '@crawler/core';
 import type { ProbeRef } from '@crawler/queue';
-import type { FetchResult } from '@crawler/fetchers';
 import type { RevisitValidators } from '@crawler/db';
-import type { LinkChange, LinkRecord } from '../ports.js';
+import type { LinkChange, LinkRecord, ProbeFn } from '../ports.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
 import { unreachableDecision, unreachableFailure, type PauseSettings } from '../fetch/site-pause.js';
 import { chooseLearned } from './learned-choice.js';
@@ -103,7 +102,7 @@ export interface RouteFacts {
   /** Why the domain is paused, as the link's error (site-pause domainPauseReason; `{}` when the gate cannot say). */
   pauseReason?: { lastErrorType?: string; lastError?: string };
   /** The probe's result, with the time its answer came. */
-  probe?: { response: FetchResult; answeredAt: Date } | { error: unknown; answeredAt: Date };
+  probe?: { response: Awaited<ReturnType<ProbeFn>>; answeredAt: Date } | { error: unknown; answeredAt: Date };
 }
 
 /** What the router gathers next. */

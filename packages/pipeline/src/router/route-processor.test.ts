@@ -128,6 +128,14 @@ describe('route processor, learning mode', () => {
     expect(h.probes.get(`probe:${link.id}`)?.status).toBe(200);
   });
 
+  it('keeps the exit a probe left through with its body, so the fetch reusing it names that proxy', async () => {
+    const h = makeHarness({ best: { best: score('playwright', 0.6), scores: [] } });
+    const link = h.links.add('https://static.example/b');
+    const r = router(h, async (url) => Object.assign(response(url, { html: STATIC_HTML }), { exit: { tier: 'direct', id: '0123abcd' } }));
+    await r.process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(h.probes.get(`probe:${link.id}`)?.exit).toEqual({ tier: 'direct', id: '0123abcd' });
+  });
+
   it('sends a revisit of a page plain HTTP stored with a validator to plain HTTP without a probe: the conditional request is the probe', async () => {
     const h = makeHarness({ best: { best: score('playwright', 0.5), scores: [] } });
     const stored = new Map<string, { fetcher: string; etag: string | null; lastModified: string | null }>();

@@ -280,7 +280,7 @@ async function carryOut(
     else if (e.kind === 'pauseDomain') await deps.gate.pauseDomain(domain, e.until.getTime(), e.reason);
     else if (e.kind === 'saveProbe' && facts.probe && 'response' in facts.probe) {
       const res = facts.probe.response;
-      const key = await deps.probeStore.save(linkId, { status: res.status, headers: res.headers, finalUrl: res.finalUrl, contentType: res.contentType, body: res.body, text: res.text });
+      const key = await deps.probeStore.save(linkId, { status: res.status, headers: res.headers, finalUrl: res.finalUrl, contentType: res.contentType, body: res.body, text: res.text, ...(res.exit ? { exit: res.exit } : {}) });
       if (key) probe = { key, status: res.status, bodyBytes: res.body.byteLength };
     }
   }

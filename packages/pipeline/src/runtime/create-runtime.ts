@@ -104,7 +104,13 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const exits = new ExitPool(config.exitTiers, { unhealthyMs: config.proxyUnhealthyMs, clock, shared: { redis, prefix: config.queuePrefix }, logger: logger.child({ component: 'exits' }) });
   // With PROXY_DIRECT=false nothing leaves from the worker's own address: the probe and robots.txt take the cheapest tier.
   const probe: ProbeFn =
-    o.probe ?? ((url, signal) => exits.housekeeping((exit) => probeWith(registry.get(FETCHERS.simpleHttp), url, { timeoutMs: config.probeTimeoutMs, maxBytes: config.probeMaxBytes, signal, exit })));
+    o.probe ??
+    ((url, signal) =>
+      exits.housekeeping(async (exit) => {
+        const res = await probeWith(registry.get(FETCHERS.simpleHttp), url, { timeoutMs: config.probeTimeoutMs, maxBytes: config.probeMaxBytes, signal, exit });
+        // Assigned, not spread: a plain-HTTP result decodes its text lazily, on first read.
+        return exit?.proxyUrl ? Object.assign(res, { exit: { tier: exit.tier, id: exits.idOf(exit.proxyUrl) } }) : res;
+      }));
 
   // One gate per shard, each under its shard's hash tag: a domain's politeness keys sit in the slot of its jobs.
   const shardGates = queues.prefixes.map(
