@@ -91,6 +91,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     createDefaultRegistry({
       allowPrivateNetworks: config.allowPrivateNetworks,
       allowHosts: config.fetchAllowHosts,
+      extraCaCerts: config.nodeExtraCaCerts,
       chromiumPath: config.chromiumPath,
       maxBytes: config.fetchMaxBytes,
       timeoutMs: config.fetchTimeoutMs,
@@ -250,7 +251,7 @@ export function createCrawlFrontier(o: {
   const { config } = o;
   const own = o.fetchers
     ? null
-    : createDefaultRegistry({ allowPrivateNetworks: config.allowPrivateNetworks, allowHosts: config.fetchAllowHosts, chromiumPath: config.chromiumPath, maxBytes: config.fetchMaxBytes, timeoutMs: config.fetchTimeoutMs, logger: o.logger.child({ component: 'fetchers' }) });
+    : createDefaultRegistry({ allowPrivateNetworks: config.allowPrivateNetworks, allowHosts: config.fetchAllowHosts, extraCaCerts: config.nodeExtraCaCerts, chromiumPath: config.chromiumPath, maxBytes: config.fetchMaxBytes, timeoutMs: config.fetchTimeoutMs, logger: o.logger.child({ component: 'fetchers' }) });
   const fetchers: FetcherSource = o.fetchers ?? own!;
   // With PROXY_DIRECT=false sitemaps too leave through the cheapest tier (proxy health shared with the fetchers').
   const exits = new ExitPool(config.exitTiers, { unhealthyMs: config.proxyUnhealthyMs, clock: systemClock, shared: { redis: o.redis, prefix: config.queuePrefix } });
