@@ -1,7 +1,7 @@
 import { ExitPool } from '../exits/exit-pool.js';
 import { SessionJars } from '../exits/session-jars.js';
 import type { Redis } from 'ioredis';
-import { isExitError, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
+import { isCertificateError, isExitError, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, isRedisConnectionError, shardOfDomain } from '@crawler/queue';
 import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, OutcomeBatcher, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
 import { createDefaultRegistry, probe as probeWith, RedisClearanceStore } from '@crawler/fetchers';
@@ -143,6 +143,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
             } catch (err) {
               if (isUrlPolicyError(err)) throw err; // the origin itself is refused: not an unreachable robots.txt
               if (isExitError(err)) throw err; // every proxy down: nothing learned of the site
+              if (isCertificateError(err)) throw err; // the link fails with it: a page fetch would meet the same certificate
               logger.info({ origin, errorType: (err as { code?: string }).code, error: (err as Error).message }, 'robots.txt could not be read');
               return null;
             }
