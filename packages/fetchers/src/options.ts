@@ -1,3 +1,4 @@
+import { createHash, X509Certificate } from 'node:crypto';
 import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
 
 /** Browser pool settings shared by the playwright and playwright_stealth fetchers. */
@@ -36,6 +37,13 @@ export interface FetchersOptions {
   allowPrivateNetworks?: boolean;
   /** Hosts (exact names or IP literals) or CIDR ranges allowed even though they are not public. @defaultValue [] */
   allowHosts?: string[];
+  /**
+   * CA certificates (PEM, one per entry) trusted besides Node's bundled roots: a corporate TLS-inspecting proxy's, an
+   * internal CA's (env `NODE_EXTRA_CA_CERTS`). Plain HTTP verifies chains against them as against any root; Chromium
+   * cannot be handed a root on its command line, so the browsers accept a chain that carries one of these certificates
+   * (see {@link chromiumCaArgs}). @defaultValue []
+   */
+  extraCaCerts?: string[];
   /** Chromium binary (env `CHROMIUM_PATH`). @defaultValue '/usr/bin/chromium' */
   chromiumPath?: string;
   /** User agent of plain HTTP and of the plain playwright fetcher. @defaultValue a current desktop Chrome on Linux */
@@ -85,6 +93,19 @@ export const CHROMIUM_ARGS = [
   '--webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
 
+/**
+ * Chromium's flags to trust `extraCaCerts`. Chromium verifies against the platform store (NSS on Linux) and takes no CA
+ * on its command line; `--ignore-certificate-errors-spki-list` is the one per-process knob: a chain that fails to
+ * verify is accepted when a certificate the server sent has one of these public keys. So a CA counts only when the
+ * server (or the TLS-inspecting proxy) sends it in its chain, and such a chain skips Chromium's other checks (expiry,
+ * host name) too. For Chromium's full checks, add the CA to its NSS database instead (README, "Private CAs").
+ */
+export function chromiumCaArgs(extraCaCerts: readonly string[]): string[] {
+  if (extraCaCerts.length === 0) return [];
+  const hashes = extraCaCerts.map((pem) => createHash('sha256').update(new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' })).digest('base64'));
+  return [`--ignore-certificate-errors-spki-list=${[...new Set(hashes)].join(',')}`];
+}
+
 function positiveInt(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value <= 0) {
@@ -107,6 +128,7 @@ export function resolveFetchersOptions(opts: FetchersOptions = {}): ResolvedFetc
   return {
     allowPrivateNetworks: opts.allowPrivateNetworks ?? false,
     allowHosts: opts.allowHosts ?? [],
+    extraCaCerts: opts.extraCaCerts ?? [],
     chromiumPath: opts.chromiumPath ?? '/usr/bin/chromium',
     userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
     maxBytes: positiveInt('maxBytes', opts.maxBytes, 10 * 1024 * 1024),

@@ -9,3 +9,4 @@ export * from './private-cluster.js';
 export * from './hostile.js';
 export * from './shared-services.js';
 export * from './forward-proxy.js';
+export * from './tls.js';

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 
 /** A route written as code: full control over the response (trickles, resets, streams). A returned promise is awaited. */
@@ -42,10 +43,15 @@ export interface TestServerOptions {
   host?: string;
   /** Port to bind: a fixed one lets a test bring a "host that was down" back where links already point. @defaultValue 0 (ephemeral) */
   port?: number;
+  /**
+   * Serve HTTPS with this certificate (chain first to last, PEM) and key instead of plain HTTP: see `createTestCa`.
+   * @defaultValue undefined (plain HTTP)
+   */
+  tls?: { cert: string; key: string };
 }
 
 export interface TestServer {
-  /** `http://host:port`, no trailing slash. */
+  /** `http://host:port` (`https://` with `tls`), no trailing slash. */
   readonly origin: string;
   readonly host: string;
   readonly port: number;
@@ -72,7 +78,7 @@ export async function startTestServer(routes: Routes, opts: TestServerOptions = 
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
 
-  const server: Server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const path = req.url ?? '/';
     requests.push({ method: req.method ?? 'GET', path, headers: { ...req.headers }, at: Date.now() });
     const route = findRoute(table, path);
@@ -84,7 +90,8 @@ export async function startTestServer(routes: Routes, opts: TestServerOptions = 
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(String(err));
     });
-  });
+  };
+  const server: Server = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : createServer(handler);
   // The client side of these tests is what we measure; keep-alive should not make close() hang.
   server.keepAliveTimeout = 1000;
   server.on('connection', (s) => {
@@ -100,7 +107,7 @@ export async function startTestServer(routes: Routes, opts: TestServerOptions = 
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const origin = `http://${host}:${port}`;
+  const origin = `${opts.tls ? 'https' : 'http'}://${host}:${port}`;
   let closed: Promise<void> | undefined;
 
   return {

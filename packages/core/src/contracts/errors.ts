@@ -56,6 +56,14 @@ export function isUrlPolicyError(err: unknown): err is CrawlerError {
   return err instanceof CrawlerError && errorPolicyOf(err.code).refusesUrl;
 }
 
+/**
+ * True when the site's TLS certificate was refused (`tls_error`: expired, another host's, an unknown CA): every
+ * request to the origin gets the same answer until its operator (or ours, NODE_EXTRA_CA_CERTS) changes something.
+ */
+export function isCertificateError(err: unknown): err is CrawlerError {
+  return err instanceof CrawlerError && err.code === 'tls_error';
+}
+
 /** True when the exit failed, not the site (`proxy_unavailable`): nothing may be concluded about the site from it. */
 export function isExitError(err: unknown): err is CrawlerError {
   return err instanceof CrawlerError && err.code === 'proxy_unavailable';

@@ -4,7 +4,7 @@ import { Semaphore, type Logger } from '@crawler/core';
 import { FetchError } from '../errors.js';
 import type { FetchExit } from '../contract.js';
 import { loadPlaywright } from './playwright-module.js';
-import { CHROMIUM_ARGS, type ResolvedFetchersOptions } from '../options.js';
+import { CHROMIUM_ARGS, chromiumCaArgs, type ResolvedFetchersOptions } from '../options.js';
 import type { AddressPolicy } from '../http/ssrf.js';
 import { EgressProxy, type EgressStats } from './egress-proxy.js';
 import { watchEgress } from './request-policy.js';
@@ -231,7 +231,7 @@ export class BrowserPool {
         headless: this.#opts.browser.headless,
         // Chromium bypasses a proxy for localhost and loopback addresses unless `<-loopback>` takes that rule away:
         // without it a page could reach 127.0.0.1 directly.
-        args: [...CHROMIUM_ARGS, `--proxy-server=${egress.url}`, '--proxy-bypass-list=<-loopback>'],
+        args: [...CHROMIUM_ARGS, `--proxy-server=${egress.url}`, '--proxy-bypass-list=<-loopback>', ...chromiumCaArgs(this.#opts.extraCaCerts)],
         // Playwright turns Chromium's popup blocker off; a crawler never clicks, so every popup is a page's own doing.
         // It also turns off Chromium's IPC flooding protection, which throttles a page's history.pushState/replaceState
         // storm: without it one such page floods the browser process until no other page loads and its own close takes

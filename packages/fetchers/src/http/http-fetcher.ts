@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import tls from 'node:tls';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { FETCHERS, applySetCookie, cookieHeaderOf, type CookieJar } from '@crawler/core';
@@ -43,12 +44,16 @@ export class HttpFetcher extends BaseFetcher {
   readonly #stalls = new ProxyStalls();
   readonly #policy: AddressPolicy;
   readonly #defaultHeaders: Record<string, string>;
+  /** Node's roots plus `extraCaCerts`, or undefined for Node's default store (which NODE_EXTRA_CA_CERTS already feeds). */
+  readonly #ca: string[] | undefined;
   #closed: Promise<void> | undefined;
 
   constructor(options: ResolvedFetchersOptions) {
     super(options, 'http-fetcher');
     this.#policy = { allowPrivateNetworks: options.allowPrivateNetworks, allowHosts: options.allowHosts };
     this.#defaultHeaders = browserLikeHeaders(options.userAgent);
+    // A `ca` replaces the default store rather than adding to it: Node's bundled roots go in with the extra ones.
+    this.#ca = options.extraCaCerts.length > 0 ? [...tls.rootCertificates, ...options.extraCaCerts] : undefined;
     this.#agent = new Agent({
       connections: options.connectionsPerOrigin,
       keepAliveTimeout: 10_000,
@@ -57,6 +62,7 @@ export class HttpFetcher extends BaseFetcher {
       bodyTimeout: options.bodyTimeoutMs,
       connect: {
         timeout: options.connectTimeoutMs,
+        ...(this.#ca ? { ca: this.#ca } : {}),
         // Checked again here, at connect time: a DNS answer that changed since the pre-check cannot slip through.
         ...(options.allowPrivateNetworks ? {} : { lookup: createGuardedLookup(this.#policy) }),
       },
@@ -169,7 +175,7 @@ export class HttpFetcher extends BaseFetcher {
         maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
         headersTimeout: this.options.headersTimeoutMs,
         bodyTimeout: this.options.bodyTimeoutMs,
-        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs, stalls: this.#stalls, tier }) as never,
+        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs, stalls: this.#stalls, tier, ca: this.#ca }) as never,
       });
       this.#proxyAgents.set(proxyUrl, agent);
       if (this.#proxyAgents.size > PROXY_POOLS_KEPT) {

@@ -140,6 +140,8 @@ export function createProxyConnector(
      * failure. @defaultValue none: no other proxy is evidence about this one
      */
     tier?: string;
+    /** Roots an https target's chain is verified against. @defaultValue Node's default store */
+    ca?: string[] | undefined;
   },
 ): (options: ConnectOptions, callback: Callback) => void {
   const proxy = new URL(proxyUrl);
@@ -159,7 +161,12 @@ export function createProxyConnector(
     tunnel.then(
       (socket) => {
         if (options.protocol !== 'https:') return callback(null, socket);
-        const secure = tls.connect({ socket, servername: options.servername ?? (net.isIP(targetHost) ? undefined : targetHost), ALPNProtocols: ['http/1.1'] });
+        const secure = tls.connect({
+          socket,
+          servername: options.servername ?? (net.isIP(targetHost) ? undefined : targetHost),
+          ALPNProtocols: ['http/1.1'],
+          ...(opts.ca ? { ca: opts.ca } : {}),
+        });
         secure.once('secureConnect', () => callback(null, secure));
         secure.once('error', (err) => callback(err, null));
       },

@@ -41,6 +41,10 @@ export function translateUndiciError(
     if (TIMEOUT_CODES.has(code)) return new FetchError('timeout', `${code}: ${message}`, base);
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ESERVFAIL') return new FetchError('dns_error', message, base);
     if (NETWORK_CODES.has(code)) return new FetchError('network_error', `${code}: ${message}`, base);
+    // The server offered only h2 in ALPN and we offer only http/1.1: the same next time, and a browser speaks both.
+    if (code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') {
+      return new FetchError('wrong_tool', `the server speaks only HTTP/2 (it refused ALPN http/1.1), plain HTTP speaks HTTP/1.1: ${code}`, base);
+    }
     if (TLS_CODE.test(code)) return new FetchError('tls_error', `${code}: ${message}`, base);
     if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new FetchError('too_large', message, base);
     if (code === 'UND_ERR_HEADERS_OVERFLOW') return new FetchError('too_large', `response headers too large: ${message}`, base);

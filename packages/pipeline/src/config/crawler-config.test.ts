@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestCa } from '@crawler/testkit';
 import { ConfigError, loadConfig, parseFetcherList } from './crawler-config.js';
 
 const base = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/x' };
@@ -134,6 +137,24 @@ describe('loadConfig', () => {
     // A safe integer, in whichever notation, is still a setting.
     expect(loadConfig({ ...base, FETCH_MAX_BYTES: '5e6' }).fetchMaxBytes).toBe(5_000_000);
     expect(loadConfig({ ...base, FETCH_MAX_BYTES: '9007199254740991' }).fetchMaxBytes).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('reads NODE_EXTRA_CA_CERTS as the certificates it holds, and stops at a file Node would only warn about', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ca-'));
+    const ca = createTestCa();
+    const other = createTestCa('another CA');
+    writeFileSync(join(dir, 'two.pem'), `# corporate roots\n${ca.cert}\n${other.cert}`);
+    writeFileSync(join(dir, 'none.pem'), 'not a certificate\n');
+    writeFileSync(join(dir, 'broken.pem'), ca.cert.split('\n').filter((_, i) => i !== 3).join('\n'));
+    try {
+      expect(loadConfig(base).nodeExtraCaCerts).toEqual([]);
+      expect(loadConfig({ ...base, NODE_EXTRA_CA_CERTS: join(dir, 'two.pem') }).nodeExtraCaCerts).toEqual([ca.cert.trim(), other.cert.trim()]);
+      expect(() => loadConfig({ ...base, NODE_EXTRA_CA_CERTS: join(dir, 'missing.pem') })).toThrow(/NODE_EXTRA_CA_CERTS.*cannot read the file \(ENOENT\)/s);
+      expect(() => loadConfig({ ...base, NODE_EXTRA_CA_CERTS: join(dir, 'none.pem') })).toThrow(/NODE_EXTRA_CA_CERTS.*no PEM certificate/s);
+      expect(() => loadConfig({ ...base, NODE_EXTRA_CA_CERTS: join(dir, 'broken.pem') })).toThrow(/NODE_EXTRA_CA_CERTS.*certificate 1 .*cannot be parsed/s);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('stops at an FETCH_ALLOW_HOSTS entry the SSRF guard would take for a host name that never matches', () => {

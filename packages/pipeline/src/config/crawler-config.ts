@@ -8,6 +8,7 @@
  * variable's name and value, secrets masked by name (core `config/env.ts`). Document it in this package's README.
  * A variable only one process kind reads goes into that app's `env.ts` instead, the same way.
  */
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
@@ -164,6 +165,29 @@ export function parseAllowHosts(value: string): string[] {
   return [...out];
 }
 
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
+
+/** Read NODE_EXTRA_CA_CERTS's file: its PEM certificates, each checked to parse; throws naming the one that does not. */
+export function parseCaFile(path: string): string[] {
+  if (path.trim() === '') return [];
+  let text: string;
+  try {
+    text = readFileSync(path.trim(), 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const certs = text.match(PEM_CERTIFICATE) ?? [];
+  if (certs.length === 0) throw new Error('the file holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
+  certs.forEach((pem, i) => {
+    try {
+      new X509Certificate(pem);
+    } catch (err) {
+      throw new Error(`certificate ${i + 1} of the file cannot be parsed (${(err as Error).message})`);
+    }
+  });
+  return certs;
+}
+
 const LIMIT_ITEM = /^([a-z0-9.-]+)=(\d+)(?::(\d+))?$/;
 
 /**
@@ -299,6 +323,13 @@ export const FETCHERS_ENV = {
    * `intranet.example,10.1.2.0/24` (every fetcher, the browsers' egress proxy included). @defaultValue []
    */
   FETCH_ALLOW_HOSTS: parsedVar(parseAllowHosts),
+  /**
+   * A PEM file of CA certificates trusted besides the bundled roots: a TLS-inspecting proxy's, an internal CA's. Node
+   * reads it itself at start-up for plain HTTP; the browser fetchers are handed it too (README "Private CAs"). Checked
+   * here because Node only prints a warning for a file it cannot load, and every https fetch then fails.
+   * @defaultValue unset: the bundled roots alone
+   */
+  NODE_EXTRA_CA_CERTS: parsedVar(parseCaFile),
   /** Overall deadline of one fetch. @defaultValue 30000 */
   FETCH_TIMEOUT_MS: intVar(30_000, 1, MAX_TIMER_MS),
   /** Largest body accepted, after decompression. @defaultValue 10 MiB */

@@ -12,6 +12,7 @@ import {
   extractUrlHeuristics,
   maskProxyUrl,
   isExitError,
+  isCertificateError,
   isUrlPolicyError,
   lazyChild,
   redactCredentials,
@@ -229,8 +230,9 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
   try {
     verdict = await deps.robots.check(ctx.data.url);
   } catch (err) {
-    // The URL itself is refused (SSRF guard, scheme): the same answer for any request, so the link fails with it.
-    if (isUrlPolicyError(err)) return failLink(deps, ctx, { errorType: err.code, message: err.message });
+    // The URL itself is refused (SSRF guard, scheme), or the site's certificate is: the same answer for any request,
+    // so the link fails with it.
+    if (isUrlPolicyError(err) || isCertificateError(err)) return failLink(deps, ctx, { errorType: err.code, message: err.message });
     // robots.txt could not be asked: every proxy of the tier is down. The site is not to blame; wait as a fetch would.
     if (isExitError(err)) return waitForExits(deps, ctx, `robots.txt could not be asked through any proxy (${err instanceof Error ? err.message : String(err)})`);
     throw err;

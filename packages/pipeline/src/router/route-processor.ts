@@ -8,6 +8,7 @@ import {
   extractUrlHeuristics,
   isExitError,
   hasOwnEvidence,
+  isCertificateError,
   isUrlPolicyError,
   SECTION_HEURISTIC,
   lazyChild,
@@ -194,8 +195,9 @@ export function createRouteProcessor(deps: RouterDeps) {
                 facts.robots = { exitsDown: { message: err instanceof Error ? err.message : String(err) } };
                 break;
               }
-              // The URL itself is refused (SSRF guard, scheme): probing it would be refused the same way.
-              if (!isUrlPolicyError(err)) throw err;
+              // The URL itself is refused (SSRF guard, scheme), or the site's certificate is: probing it would be refused
+              // the same way.
+              if (!isUrlPolicyError(err) && !isCertificateError(err)) throw err;
               facts.robots = { refused: { code: err.code, message: err.message } };
             }
             break;

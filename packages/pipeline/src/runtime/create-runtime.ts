@@ -1,7 +1,7 @@
 import { ExitPool } from '../exits/exit-pool.js';
 import { SessionJars } from '../exits/session-jars.js';
 import type { Redis } from 'ioredis';
-import { isExitError, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
+import { isCertificateError, isExitError, isUrlPolicyError, noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, isRedisConnectionError, shardOfDomain } from '@crawler/queue';
 import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, OutcomeBatcher, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
 import { createDefaultRegistry, probe as probeWith, RedisClearanceStore } from '@crawler/fetchers';
@@ -91,6 +91,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     createDefaultRegistry({
       allowPrivateNetworks: config.allowPrivateNetworks,
       allowHosts: config.fetchAllowHosts,
+      extraCaCerts: config.nodeExtraCaCerts,
       chromiumPath: config.chromiumPath,
       maxBytes: config.fetchMaxBytes,
       timeoutMs: config.fetchTimeoutMs,
@@ -148,6 +149,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
             } catch (err) {
               if (isUrlPolicyError(err)) throw err; // the origin itself is refused: not an unreachable robots.txt
               if (isExitError(err)) throw err; // every proxy down: nothing learned of the site
+              if (isCertificateError(err)) throw err; // the link fails with it: a page fetch would meet the same certificate
               logger.info({ origin, errorType: (err as { code?: string }).code, error: (err as Error).message }, 'robots.txt could not be read');
               return null;
             }
@@ -256,7 +258,7 @@ export function createCrawlFrontier(o: {
   const { config } = o;
   const own = o.fetchers
     ? null
-    : createDefaultRegistry({ allowPrivateNetworks: config.allowPrivateNetworks, allowHosts: config.fetchAllowHosts, chromiumPath: config.chromiumPath, maxBytes: config.fetchMaxBytes, timeoutMs: config.fetchTimeoutMs, logger: o.logger.child({ component: 'fetchers' }) });
+    : createDefaultRegistry({ allowPrivateNetworks: config.allowPrivateNetworks, allowHosts: config.fetchAllowHosts, extraCaCerts: config.nodeExtraCaCerts, chromiumPath: config.chromiumPath, maxBytes: config.fetchMaxBytes, timeoutMs: config.fetchTimeoutMs, logger: o.logger.child({ component: 'fetchers' }) });
   const fetchers: FetcherSource = o.fetchers ?? own!;
   // With PROXY_DIRECT=false sitemaps too leave through the cheapest tier (proxy health shared with the fetchers').
   const exits = new ExitPool(config.exitTiers, { unhealthyMs: config.proxyUnhealthyMs, clock: systemClock, shared: { redis: o.redis, prefix: config.queuePrefix } });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { InvalidUrlError, isExitError, isUrlPolicyError, silentLogger, systemClock, type Clock, type Logger, type RobotsPolicy, type RobotsVerdict } from '@crawler/core';
+import { InvalidUrlError, isCertificateError, isExitError, isUrlPolicyError, silentLogger, systemClock, type Clock, type Logger, type RobotsPolicy, type RobotsVerdict } from '@crawler/core';
 import { hashTaggedPrefix } from '../redis/run-script.js';
 import { compileRobots, rulesFromFetch, type CompiledRobots, type RobotsFetchResult, type RobotsRules } from './robots-rules.js';
 
@@ -155,6 +155,9 @@ export class RobotsCache implements RobotsPolicy {
       if (isUrlPolicyError(err)) throw err;
       // The proxy it went through failed: that says nothing of the site, and must not be cached as its robots.txt.
       if (isExitError(err)) throw err;
+      // A refused certificate is no unreachable site to pause and ask again for hours: the link fails with it, and
+      // nothing is cached, so a fixed certificate (or a newly trusted CA) counts at the next link.
+      if (isCertificateError(err)) throw err;
       this.#o.logger.warn({ err, origin }, 'robots.txt fetch failed; treating the site as unreachable');
       result = null;
     }

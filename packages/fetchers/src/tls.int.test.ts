@@ -1,0 +1,107 @@
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestCa, redirect, startTestServer, staticArticle, type TestCa, type TestServer } from '@crawler/testkit';
+import { createDefaultRegistry, type FetcherRegistry } from './registry.js';
+import { FetchError } from './errors.js';
+
+const FETCHERS = ['simple_http', 'playwright', 'playwright_stealth'] as const;
+
+/** What a fetch came to: `status N <final URL> <title>`, or `code: message`. */
+async function outcome(registry: FetcherRegistry, fetcher: string, url: string, timeoutMs = 20_000): Promise<string> {
+  try {
+    const r = await registry.get(fetcher).fetch({ url, timeoutMs });
+    return `status ${r.status} ${r.finalUrl} ${/<title>([^<]*)<\/title>/.exec(r.text ?? '')?.[1] ?? ''}`;
+  } catch (err) {
+    if (!(err instanceof FetchError)) throw err;
+    return `${err.code}: ${err.message}`;
+  }
+}
+
+describe('fetchers over TLS', () => {
+  let ca: TestCa;
+  let untrusted: TestServer;
+  let hang: TcpServer;
+  const hung = new Set<Socket>();
+  let h2only: Http2SecureServer;
+  let registry: FetcherRegistry;
+  beforeAll(async () => {
+    ca = createTestCa();
+    const leaf = ca.issue({ hosts: ['127.0.0.1', 'localhost'] });
+    untrusted = await startTestServer({ '/': { body: staticArticle({ title: 'Secure' }) } }, { tls: leaf });
+    hang = createTcpServer((s) => hung.add(s));
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    h2only = createSecureServer({ ...leaf, allowHTTP1: false }, (_req, res) => res.end(staticArticle({ title: 'H2' })));
+    await new Promise<void>((r) => h2only.listen(0, '127.0.0.1', r));
+    registry = createDefaultRegistry({ allowPrivateNetworks: true, connectTimeoutMs: 2_000 });
+  });
+  afterAll(async () => {
+    await registry?.closeAll();
+    for (const s of hung) s.destroy();
+    hang?.close();
+    h2only?.close();
+    await untrusted?.close();
+  });
+
+  for (const f of FETCHERS) {
+    it(`${f}: a certificate from a CA nobody trusts is a tls_error`, async () => {
+      expect(await outcome(registry, f, untrusted.url('/'))).toMatch(/^tls_error: .*(UNABLE_TO_VERIFY|ERR_CERT_AUTHORITY_INVALID)/);
+    });
+    it(`${f}: a server that accepts TCP and never finishes the TLS handshake is a timeout`, async () => {
+      expect(await outcome(registry, f, `https://127.0.0.1:${(hang.address() as AddressInfo).port}/`, 4_000)).toMatch(/^timeout: /);
+    });
+  }
+
+  it('simple_http: an HTTP/2-only server is the wrong tool (a browser speaks h2), said plainly', async () => {
+    expect(await outcome(registry, 'simple_http', `https://127.0.0.1:${(h2only.address() as AddressInfo).port}/`)).toMatch(/^wrong_tool: .*HTTP\/2/);
+  });
+});
+
+describe('fetchers trusting a private CA (extraCaCerts, env NODE_EXTRA_CA_CERTS)', () => {
+  const DAY_MS = 86_400_000;
+  let ca: TestCa;
+  let good: TestServer;
+  let expired: TestServer;
+  let wrongHost: TestServer;
+  let plain: TestServer;
+  let h2only: Http2SecureServer;
+  let registry: FetcherRegistry;
+  beforeAll(async () => {
+    ca = createTestCa();
+    // The CA goes out in the chain, as a TLS-inspecting proxy sends its issuing CA: what Chromium's SPKI list needs.
+    const chained = (leaf: { cert: string; key: string }) => ({ cert: leaf.cert + ca.cert, key: leaf.key });
+    const page = { '/': { body: staticArticle({ title: 'Secure' }) } };
+    good = await startTestServer(page, { tls: chained(ca.issue({ hosts: ['127.0.0.1'] })) });
+    expired = await startTestServer(page, { tls: chained(ca.issue({ hosts: ['127.0.0.1'], notBefore: new Date(Date.now() - 2 * DAY_MS), notAfter: new Date(Date.now() - DAY_MS) })) });
+    wrongHost = await startTestServer(page, { tls: chained(ca.issue({ hosts: ['127.0.0.2'] })) });
+    plain = await startTestServer({ '/': redirect(good.url('/'), 301) });
+    h2only = createSecureServer({ ...chained(ca.issue({ hosts: ['127.0.0.1'] })), allowHTTP1: false }, (_req, res) => res.end(staticArticle({ title: 'H2' })));
+    await new Promise<void>((r) => h2only.listen(0, '127.0.0.1', r));
+    registry = createDefaultRegistry({ allowPrivateNetworks: true, extraCaCerts: [ca.cert] });
+  });
+  afterAll(async () => {
+    await registry?.closeAll();
+    h2only?.close();
+    await Promise.all([good, expired, wrongHost, plain].map((s) => s?.close()));
+  });
+
+  for (const f of FETCHERS) {
+    it(`${f}: stores the page of a site whose certificate the CA issued`, async () => {
+      expect(await outcome(registry, f, good.url('/'))).toBe(`status 200 ${good.url('/')} Secure`);
+    });
+    it(`${f}: follows an http → https redirect`, async () => {
+      expect(await outcome(registry, f, plain.url('/'))).toBe(`status 200 ${good.url('/')} Secure`);
+    });
+  }
+
+  it('simple_http: an expired certificate or one for another host is a tls_error, CA trusted or not', async () => {
+    expect(await outcome(registry, 'simple_http', expired.url('/'))).toMatch(/^tls_error: CERT_HAS_EXPIRED/);
+    expect(await outcome(registry, 'simple_http', wrongHost.url('/'))).toMatch(/^tls_error: ERR_TLS_CERT_ALTNAME_INVALID/);
+  });
+
+  it('playwright: reads an HTTP/2-only site (where simple_http says wrong_tool)', async () => {
+    const url = `https://127.0.0.1:${(h2only.address() as AddressInfo).port}/`;
+    expect(await outcome(registry, 'playwright', url)).toBe(`status 200 ${url} H2`);
+  });
+});
