@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 
+/** Where a `checking` interstitial's script reports that it set its cookie (the site counts solves). */
+export const SOLVED_PATH = '/__sim/solved';
+
 /** Name of the clearance cookie a wall's interstitial sets. */
 export const CLEARANCE_COOKIE = 'sim_clearance';
 
@@ -55,7 +58,8 @@ export function interstitialPage(opts: InterstitialOptions): string {
 (function () {
   ${refuse}setTimeout(function () {
     document.cookie = '${CLEARANCE_COOKIE}=${opts.token}; path=/; max-age=3600; SameSite=Lax';
-    location.reload();
+    var reload = function () { location.reload(); };
+    try { fetch('${SOLVED_PATH}', { cache: 'no-store', keepalive: true }).then(reload, reload); } catch (e) { reload(); }
   }, ${Math.max(0, Math.floor(opts.delayMs))});
 })();
 </script></body></html>`;

@@ -5,7 +5,7 @@ import { ANUBIS_COOKIE, ANUBIS_PASS_PATH, ANUBIS_SCRIPT_PATH, anubisPage, anubis
 import { blockPage, cloudflareInteractivePage, radwareBlockPage, wordfenceBlockPage } from './block-page.js';
 import { FASTLY_COOKIE, FASTLY_POST_BACK_PATH, FASTLY_SCRIPT_PATH, checkFastlyAnswer, fastlyPage, fastlyScript, newFastlyChallenge, type FastlyChallenge } from './fastly.js';
 import { checkThenDenyInPlacePage, managedThenCaptchaPage } from './in-place.js';
-import { F5_TSPD_COOKIE, F5_TSPD_SCRIPT_PATH, clearanceOf, f5TspdPage, f5TspdScript, interstitialPage, newClearanceToken } from './interstitial.js';
+import { F5_TSPD_COOKIE, F5_TSPD_SCRIPT_PATH, SOLVED_PATH, clearanceOf, f5TspdPage, f5TspdScript, interstitialPage, newClearanceToken } from './interstitial.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
 /** One site of the simulated web. */
@@ -96,6 +96,12 @@ export interface SiteStats {
   served: number;
   /** When each change of kind was first seen to hold: simulated ms and the number of the first request under it. */
   changes: Array<{ kind: SiteKind; atMs: number; fromSeq: number }>;
+  /**
+   * Challenges solved: a `checking` interstitial's script that ran to its cookie (it reports so before it reloads), an
+   * `anubis` or `fastly` wall's work accepted. A page that reuses another's clearance solves nothing; eight pages that
+   * each wait out the check are eight solves, whichever cookie their reloads carry.
+   */
+  solves: number;
 }
 
 /** A running simulated site. */
@@ -141,6 +147,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
   const seen: SiteStats['changes'] = [];
   // Clearance tokens the walls' interstitials handed out: a request carrying one has passed.
   const issued = new Set<string>();
+  let solves = 0;
   // Proof-of-work challenges an anubis wall handed out and not yet answered, by id.
   const challenges = new Map<string, AnubisChallenge>();
   const anubis = spec.wallFamily === 'anubis';
@@ -168,6 +175,11 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       res.writeHead(204).end();
       return;
     }
+    if (url.pathname === SOLVED_PATH) {
+      solves += 1;
+      res.writeHead(204, { 'cache-control': 'no-store' }).end();
+      return;
+    }
     if (anubis && url.pathname === ANUBIS_SCRIPT_PATH) {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' }).end(anubisScript(spec.challengeDelayMs ?? 1000));
       return;
@@ -181,6 +193,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         return;
       }
       challenges.delete(c.id);
+      solves += 1;
       const token = newClearanceToken();
       issued.add(token);
       res.writeHead(302, { location: redir, 'set-cookie': `${ANUBIS_COOKIE}=${token}; Path=/; Max-Age=604800; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' }).end();
@@ -207,6 +220,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
           return;
         }
         fastlyChallenges.delete(c.token);
+        solves += 1;
         const token = newClearanceToken();
         issued.add(token);
         res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': `${FASTLY_COOKIE}=${token}; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' }).end('{"ok":true}');
@@ -364,7 +378,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         if (r.outcome === 'served') served += 1;
         else if (r.outcome === 'rate_limited' || r.outcome === 'challenge' || r.outcome === 'address_blocked') blocked += 1;
       }
-      return { name, domain: opts.host, kind: current, initialKind: spec.kind, requests, pageRequests: log.length, blocked, served, changes: seen.map((c) => ({ ...c })) };
+      return { name, domain: opts.host, kind: current, initialKind: spec.kind, requests, pageRequests: log.length, blocked, served, changes: seen.map((c) => ({ ...c })), solves };
     },
     close: () => server.close(),
   };

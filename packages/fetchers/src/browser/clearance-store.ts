@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Cookie } from 'playwright-core';
 import type { Logger } from '@crawler/core';
 
@@ -11,13 +12,25 @@ export interface ClearanceStore {
   load(site: string, flavour: string): Promise<Cookie[]>;
   /** Keep `cookies` as `site`'s clearance for `flavour`, until the last of them expires. */
   save(site: string, flavour: string, cookies: Cookie[]): Promise<void>;
+  /**
+   * Claim solving `site`'s wall for `flavour` across the fleet for at most `ttlMs`: the release when this caller is
+   * the one solver, null while another holds the claim. Absent: every process solves its walls on its own.
+   */
+  claimSolve?(site: string, flavour: string, ttlMs: number): Promise<(() => Promise<void>) | null>;
+  /** Whether a claim on solving `site`'s wall for `flavour` is held now. */
+  solving?(site: string, flavour: string): Promise<boolean>;
 }
 
 /** The part of an ioredis client the store uses (so this package needs no Redis client of its own). */
 export interface ClearanceRedis {
   get(key: string): Promise<string | null>;
   set(key: string, value: string, px: 'PX', ttlMs: number): Promise<unknown>;
+  set(key: string, value: string, px: 'PX', ttlMs: number, nx: 'NX'): Promise<unknown>;
+  eval(script: string, numKeys: number, ...args: string[]): Promise<unknown>;
 }
+
+// A claim is released only by its holder: one that outlived its TTL and was taken over is not the old holder's to drop.
+const RELEASE_CLAIM = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 
 export interface RedisClearanceStoreOptions {
   redis: ClearanceRedis;
@@ -62,6 +75,24 @@ export class RedisClearanceStore implements ClearanceStore {
   /** The Redis key of a site's clearance; the site is the hash tag, so a cluster keeps each site on one slot. */
   keyOf(site: string, flavour: string): string {
     return `${this.#prefix}:clearance:{${site}}:${flavour}`;
+  }
+
+  /** The Redis key of the claim on solving a site's wall, in the site's slot. */
+  solveKeyOf(site: string, flavour: string): string {
+    return `${this.#prefix}:clearance-solving:{${site}}:${flavour}`;
+  }
+
+  async claimSolve(site: string, flavour: string, ttlMs: number): Promise<(() => Promise<void>) | null> {
+    const key = this.solveKeyOf(site, flavour);
+    const token = randomBytes(9).toString('hex');
+    if ((await this.#redis.set(key, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) !== 'OK') return null;
+    return async () => {
+      await this.#redis.eval(RELEASE_CLAIM, 1, key, token);
+    };
+  }
+
+  async solving(site: string, flavour: string): Promise<boolean> {
+    return (await this.#redis.get(this.solveKeyOf(site, flavour))) !== null;
   }
 
   async load(site: string, flavour: string): Promise<Cookie[]> {

@@ -11,6 +11,7 @@ import { translatePlaywrightError } from './translate-error.js';
 import { DomChanges } from './dom-changes.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
+import { SolveFlights, sentWithout, waitForSolve, type SolveResult } from './solve-flights.js';
 import { installBackgroundNavigationGuard, isCrawlerNavigation, renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, challengesBefore, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter, type RenderedChallenge } from './challenge-wait.js';
 
@@ -47,6 +48,27 @@ const DOM_LOOK_MS = 250;
 const REJUDGE_MIN_MS = 250;
 const REJUDGE_MAX_MS = 2_000;
 
+// How often a page waiting for another worker's solve asks Redis whether the solve is over (one GET).
+const FLEET_SOLVE_POLL_MS = 250;
+
+/** One fetch's part in solving its site's wall: waiting for another page's solve, or solving it for the others. */
+interface SolveTurn {
+  site: string;
+  /** The clearance's flavour: the fetcher's name, with the exit's id for a proxied context. */
+  flavour: string;
+  /** The single-flight key: the clearance's site and flavour. */
+  scope: string;
+  /** The page may still wait for another's solve; it waits at most once, then meets the wall like any page. */
+  mayWait: boolean;
+  /** Set while this page solves for the others: ends the flight, and the fleet's claim when it holds one. */
+  lead?: { settle: (result: SolveResult) => void; release?: () => Promise<void> };
+}
+
+/** The page met a wall another page is solving: it left the challenge, and renders again once that solve ends. */
+interface SolveWait {
+  waitFor: Promise<SolveResult>;
+}
+
 /** Plain contexts: one realistic desktop profile, no fingerprint games. */
 export function plainHooks(options: ResolvedFetchersOptions): BrowserHooks {
   return {
@@ -78,6 +100,7 @@ export class PlaywrightFetcher extends BaseFetcher {
   readonly #onClose: (() => Promise<void>) | undefined;
   readonly #policy: AddressPolicy;
   readonly #clearance: ClearanceStore | undefined;
+  readonly #flights = new SolveFlights();
   #closed: Promise<void> | undefined;
 
   constructor(options: ResolvedFetchersOptions, deps: PlaywrightFetcherDeps = {}) {
@@ -129,11 +152,120 @@ export class PlaywrightFetcher extends BaseFetcher {
   protected async fetchPrepared(req: PreparedRequest): Promise<FetchResult> {
     await assertAllowedTarget(req.url, this.#policy, { resolve: true });
     const site = siteOf(req.url);
-    const result = await this.#pool.withPage(site, this.#contexts, req.signal, (page) => this.#render(page, req), req.request.exit ?? null);
-    return req.request.exit ? { ...result, exitTier: req.request.exit.tier } : result;
+    const proxyUrl = req.request.exit?.proxyUrl ?? null;
+    const flavour = proxyUrl ? `${this.name}@${exitIdOf(proxyUrl)}` : this.name;
+    const turn: SolveTurn = { site, flavour, scope: `${site}|${flavour}`, mayWait: true };
+    // A page of the site is solving its wall now: wait for its clearance before meeting the wall (and before taking a
+    // page slot).
+    const inFlight = this.#flights.current(turn.scope);
+    const earlier = inFlight ? ((turn.mayWait = false), await waitForSolve(inFlight, this.#solveWaitUntil(req), req.signal)) : null;
+    try {
+      const result = await this.#pool.withPage(
+        site,
+        this.#contexts,
+        req.signal,
+        async (page) => {
+          await this.#useClearance(page, earlier);
+          let r = await this.#render(page, req, turn);
+          while ('waitFor' in r) {
+            await this.#useClearance(page, await r.waitFor);
+            r = await this.#render(page, req, turn);
+          }
+          return r;
+        },
+        req.request.exit ?? null,
+      );
+      return req.request.exit ? { ...result, exitTier: req.request.exit.tier } : result;
+    } finally {
+      await this.#endSolve(turn, null);
+    }
   }
 
-  async #render(page: Page, req: PreparedRequest): Promise<FetchResult> {
+  /** How long a page may wait for another's solve: the challenge wait, and never more than half the fetch's time left (the rest is for its own solve if that one fails). */
+  #solveWaitUntil(req: PreparedRequest): number {
+    const now = Date.now();
+    return now + Math.min(this.options.browser.challengeWaitMs, Math.max(0, (req.startedAt + req.timeoutMs - now) / 2));
+  }
+
+  async #useClearance(page: Page, cookies: SolveResult): Promise<void> {
+    if (cookies && cookies.length > 0) await page.context().addCookies(cookies).catch((err: unknown) => this.log.debug({ err }, 'could not use the clearance another page earned'));
+  }
+
+  /**
+   * The page met a wall that clears itself. Another page of its scope is solving it (in this process, or in another
+   * worker holding the fleet's claim): the wait for that solve. Otherwise null, and this page is the solver the
+   * others wait for.
+   */
+  async #solveOrWait(walled: Request, turn: SolveTurn, req: PreparedRequest): Promise<SolveWait | null> {
+    // Solved here after this page's request left: its clearance, not a new solve.
+    const solved = turn.mayWait ? this.#flights.lastSolved(turn.scope) : undefined;
+    if (solved && (await sentWithout(walled, solved))) {
+      turn.mayWait = false;
+      return { waitFor: Promise.resolve(solved) };
+    }
+    // From this check to the start of a flight nothing awaits: of the pages meeting the wall together, one solves.
+    const inFlight = turn.mayWait ? this.#flights.current(turn.scope) : undefined;
+    if (inFlight) {
+      turn.mayWait = false;
+      return { waitFor: waitForSolve(inFlight, this.#solveWaitUntil(req), req.signal) };
+    }
+    turn.lead = { settle: this.#flights.start(turn.scope) };
+    const store = this.#clearance;
+    if (!store?.claimSolve || !turn.mayWait) return null;
+    turn.mayWait = false;
+    let release: (() => Promise<void>) | null;
+    try {
+      // The claim lasts no longer than this fetch can: a worker that dies mid-solve holds nobody up for long.
+      release = await store.claimSolve(turn.site, turn.flavour, Math.max(1_000, req.startedAt + req.timeoutMs - Date.now()));
+    } catch (err) {
+      this.log.warn({ err, site: turn.site }, 'could not claim solving the wall: solving it without the fleet');
+      return null;
+    }
+    if (release) {
+      turn.lead.release = release;
+      // A worker may have finished solving after this page's request left: its clearance, not a new solve.
+      const stored = await store.load(turn.site, turn.flavour).catch(() => []);
+      if (!(await sentWithout(walled, stored))) return null;
+      await this.#endSolve(turn, stored);
+      return { waitFor: Promise.resolve(stored) };
+    }
+    // Another worker solves: wait for it, and this process's other pages wait with this one.
+    return {
+      waitFor: this.#waitForFleet(turn, req).then(async (cookies) => {
+        await this.#endSolve(turn, cookies);
+        return cookies;
+      }),
+    };
+  }
+
+  /** Wait (bounded) until no worker holds the claim on solving the wall, then the clearance it left, if any. */
+  async #waitForFleet(turn: SolveTurn, req: PreparedRequest): Promise<SolveResult> {
+    const store = this.#clearance!;
+    const until = this.#solveWaitUntil(req);
+    let solving = true;
+    while (solving && Date.now() < until && !req.signal.aborted) {
+      await new Promise((r) => setTimeout(r, Math.min(FLEET_SOLVE_POLL_MS, Math.max(0, until - Date.now()))));
+      solving = await store.solving!(turn.site, turn.flavour).catch(() => false);
+    }
+    if (solving) return null;
+    const cookies = await store.load(turn.site, turn.flavour).catch(() => []);
+    return cookies.length > 0 ? cookies : null;
+  }
+
+  /** This page's solve is over: the fleet's claim is released (after the clearance was saved), and its waiters get `result`. */
+  async #endSolve(turn: SolveTurn, result: SolveResult): Promise<void> {
+    const lead = turn.lead;
+    if (!lead) return;
+    turn.lead = undefined;
+    try {
+      await lead.release?.();
+    } catch (err) {
+      this.log.warn({ err, site: turn.site }, 'could not release the claim on solving the wall (it expires by itself)');
+    }
+    lead.settle(result);
+  }
+
+  async #render(page: Page, req: PreparedRequest, turn: SolveTurn): Promise<FetchResult | SolveWait> {
     const network = trackNetwork(page);
     const documents = new DocumentTracker(page);
     const noContent = watchNoContent(page);
@@ -182,6 +314,14 @@ export class PlaywrightFetcher extends BaseFetcher {
       // A check may already have reloaded into this challenge (a refusal after a JS check) before the first look: the
       // encounter started on that check.
       const first = challenge && documents.documents.length > 1 ? await earlierChallenge(documents) : undefined;
+      if (challenge?.kind === 'interstitial' && !turn.lead) {
+        const other = await this.#solveOrWait(current.request(), turn, req);
+        if (other) {
+          // Off the challenge before its script solves it too; the page renders again with the solver's clearance.
+          await page.goto('about:blank').catch(() => undefined);
+          return other;
+        }
+      }
       let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge, first ?? challenge, current, deadline) : null;
       if (!encounter && documents.documents.length === 1 && mayClearItself(current.status(), html, isEmpty)) {
         // A page with a script that no detector knows, answered with a wall's status or with nothing to read (a wall
@@ -219,7 +359,7 @@ export class PlaywrightFetcher extends BaseFetcher {
           encounter.vendor = last.vendor;
           encounter.kind = last.kind;
         }
-        if (encounter.cleared) await this.#shareClearance(page, req);
+        await this.#endSolve(turn, encounter.cleared ? await this.#shareClearance(page, turn) : null);
       }
       // A navigation the page started itself that ended on Chromium's error page (a refused tunnel on a redirect hop)
       // does not cost the page: what it had rendered before is the result, with the document it came from.
@@ -353,16 +493,19 @@ export class PlaywrightFetcher extends BaseFetcher {
     return encounter;
   }
 
-  /** The page passed a wall: its context's cookies are the clearance the rest of the fleet can start with. */
-  async #shareClearance(page: Page, req: PreparedRequest): Promise<void> {
-    if (!this.#clearance) return;
-    const site = siteOf(req.url);
+  /** The page passed a wall: its context's cookies are the clearance the site's other pages, and the rest of the fleet, can start with. */
+  async #shareClearance(page: Page, turn: SolveTurn): Promise<SolveResult> {
+    const cookies = await page
+      .context()
+      .cookies()
+      .catch(() => null);
+    if (!this.#clearance || !cookies) return cookies;
     try {
-      const proxyUrl = req.request.exit?.proxyUrl;
-      await this.#clearance.save(site, proxyUrl ? `${this.name}@${exitIdOf(proxyUrl)}` : this.name, await page.context().cookies());
+      await this.#clearance.save(turn.site, turn.flavour, cookies);
     } catch (err) {
-      this.log.warn({ err, site }, 'could not share clearance');
+      this.log.warn({ err, site: turn.site }, 'could not share clearance');
     }
+    return cookies;
   }
 
   protected override translateError(err: unknown, req: PreparedRequest): FetchError {
