@@ -82,6 +82,7 @@ export {
   type ChallengeSignature,
 } from './validation/challenge-signatures.js';
 export { detectSpa, type SpaVerdict } from './validation/detect-spa.js';
+export { tagAttributes, anyOf, type TextPattern, type TagAttributePattern, type AnyPattern } from './validation/tag-scan.js';
 export { SPA_SIGNATURES, SPA_MAX_VISIBLE_CHARS, type SpaSignature } from './validation/spa-signatures.js';
 export { detectPaywall, PAYWALL_MARKERS } from './validation/detect-paywall.js';
 export { detectContentFamily, mimeOf, type ContentFamily } from './validation/content-family.js';

@@ -11,8 +11,11 @@ export interface DomainAttempt {
   errorType: string | null;
   selectionSource: string | null;
   attemptedAt: Date;
-  /** The page's URL, so an attempt's section can be told (learning scopeLearned). */
-  url?: string;
+  /**
+   * The `section` heuristic logged with the attempt ("example.com/blog"); null or absent for a site's root and for
+   * attempts logged before sections (learning scopeLearned).
+   */
+  section?: string | null;
 }
 
 /** A fetcher's recent record on one domain. */

@@ -7,10 +7,11 @@ const now = new Date('2026-06-01T12:00:00Z');
 const score = (...runs: [fetcher: string, n: number][]) =>
   scoreFetchers(runs.flatMap(([fetcher, n]) => Array.from({ length: n }, () => ({ fetcher, success: true, attemptedAt: now }))), { now });
 const section = (attempts: number, result = score(['simple_http', attempts])): SectionScore => ({ section: 'shop.test/blog', attempts, result });
-const attempt = (url: string | undefined, fetcher = 'playwright'): DomainAttempt => ({ fetcher, success: true, isBanned: false, errorType: null, selectionSource: 'probe', attemptedAt: now, ...(url === undefined ? {} : { url }) });
+// Each attempt's section as the domain-state read returns it: the `section` heuristic logged with the attempt.
+const attempt = (section: string | null | undefined, fetcher = 'playwright'): DomainAttempt => ({ fetcher, success: true, isBanned: false, errorType: null, selectionSource: 'probe', attemptedAt: now, ...(section === undefined ? {} : { section }) });
 
 const pooled = score(['playwright', 20]);
-const recent = [attempt('https://shop.test/app/1'), attempt('https://www.shop.test/Blog/a', 'simple_http'), attempt('https://shop.test/blog'), attempt(undefined), attempt('https://shop.test/')];
+const recent = [attempt('shop.test/app'), attempt('shop.test/blog', 'simple_http'), attempt('shop.test/blog'), attempt(undefined), attempt(null)];
 const input = { pooled, recent, minSampleSize: 5, confidenceThreshold: 0.6 };
 
 describe('scopeLearned', () => {
@@ -29,8 +30,8 @@ describe('scopeLearned', () => {
     expect(got.scope).toBe('section');
     expect(got.learned).toBe(own.result);
     expect(got.learned.best?.fetcher).toBe('simple_http');
-    // www. and case are the section's own spelling: the same section; /app, the root and URL-less rows are not.
-    expect(got.recent.map((a) => a.url)).toEqual(['https://www.shop.test/Blog/a', 'https://shop.test/blog']);
+    // The row's own section decides: /app, the root (null) and rows without one (logged before sections) are not in it.
+    expect(got.recent).toEqual([recent[1], recent[2]]);
   });
 
   it('falls back to the pooled score for a section whose own score is not confident, still with its own memory', () => {
@@ -46,5 +47,12 @@ describe('scopeLearned', () => {
     expect(hasOwnEvidence(section(5), 5)).toBe(true);
     expect(hasOwnEvidence(null, 0)).toBe(false);
     expect(attemptsInSection(recent, 'shop.test/app')).toHaveLength(1);
+  });
+
+  it("takes an attempt's section from the row, never from parsing its URL", () => {
+    // A URL whose own parse would say another section: the section logged with the attempt is what counts.
+    const logged = { ...attempt('shop.test/blog'), url: 'https://shop.test/app/1' } as DomainAttempt;
+    expect(attemptsInSection([logged], 'shop.test/blog')).toEqual([logged]);
+    expect(attemptsInSection([logged], 'shop.test/app')).toEqual([]);
   });
 });

@@ -1,7 +1,5 @@
-import { BoundedMap } from '../collections/bounded-map.js';
 import type { BestFetcherResult } from '../contracts/scoring.js';
 import { isConfident } from '../scoring/score-fetchers.js';
-import { sectionOfUrl } from '../url/url-heuristics.js';
 import type { DomainAttempt } from './domain-memory.js';
 
 /** What a section's own attempts say: the attempts matching its `section` heuristic alone, scored like the pool. */
@@ -30,7 +28,7 @@ export interface ScopeLearnedInput {
   pooled: BestFetcherResult;
   /** The section's own score, when the URL has a section and it was asked for. */
   section?: SectionScore | null;
-  /** The domain's latest attempts, newest first (each with its URL, so its section can be told). */
+  /** The domain's latest attempts, newest first, each with the section logged with it. */
   recent: readonly DomainAttempt[];
   /** A section with at least this many attempts of its own is judged on its own evidence. */
   minSampleSize: number;
@@ -62,19 +60,10 @@ export function hasOwnEvidence(section: Pick<SectionScore, 'attempts'> | null | 
 }
 
 /**
- * URLs' sections, remembered: the router reads a domain's latest 200 attempts for every decision it does not cache,
- * mostly the same URLs each time, and parsing 200 URLs costs about a millisecond of CPU per decision. Bounded: the
- * URLs least recently added fall out first.
+ * The attempts among `recent` on pages of `section`: the section each attempt was logged with (the domain-state read
+ * returns it), so the router parses no URL per decision. Attempts without one (a site's root, or logged before the
+ * `section` heuristic existed) are in no section.
  */
-const SECTION_MEMO = new BoundedMap<string, string | null>(20_000);
-
-function memoSectionOfUrl(url: string): string | null {
-  let section = SECTION_MEMO.get(url);
-  if (section === undefined) SECTION_MEMO.set(url, (section = sectionOfUrl(url)));
-  return section;
-}
-
-/** The attempts among `recent` on pages of `section` (attempts without a URL are left out). */
 export function attemptsInSection(recent: readonly DomainAttempt[], section: string): DomainAttempt[] {
-  return recent.filter((a) => a.url !== undefined && memoSectionOfUrl(a.url) === section);
+  return recent.filter((a) => a.section === section);
 }

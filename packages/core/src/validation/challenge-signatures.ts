@@ -8,13 +8,15 @@
  * Weights: 10 = sufficient on a small page, 5–8 = needs a second marker, 2–4 = corroboration only.
  */
 import { WAF_AND_HOSTING_SIGNATURES } from './waf-signatures.js';
+import { anyOf, tagAttributes, type TextPattern } from './tag-scan.js';
 
 export interface ChallengeMarker {
   /** Where to look: lower-cased raw HTML, the title, the visible text, or one response header. */
   in: 'html' | 'title' | 'text' | 'header';
   /** Header name (lower-case) when `in` is 'header'. */
   header?: string;
-  pattern: RegExp;
+  /** A RegExp, or a tag scan (tag-scan.ts) where a regex would backtrack over a tag's attributes. */
+  pattern: TextPattern;
   weight: number;
   /** Sufficient alone, on a page of any size. */
   decisive?: boolean;
@@ -91,7 +93,7 @@ const LOCALISED_GATE_TITLES =
   /验证码|sicherheitsüberprüfung|sicherheitsabfrage|(vérification|contrôle) de sécurité|(verificación|control) de seguridad|(verificação|verificacao) de segurança|(controllo|verifica) di sicurezza|beveiligingscontrole|kontrola bezpieczeństwa|güvenlik (kontrolü|doğrulaması)|вы не робот|проверка браузера|安全验证|访问验证|人机验证|アクセス確認|画像認証|보안 확인/i;
 
 /** A server-generated image captcha: an image served by a script or with a query string, not a screenshot file. */
-const IMAGE_CAPTCHA = /<img[^>]{1,500}src=["'][^"']{0,300}captcha[^"']{0,300}(\.(php|aspx?|jsp|cgi)|\?)/;
+const IMAGE_CAPTCHA = tagAttributes('img', 1, 500, /src=["'][^"']{0,300}captcha[^"']{0,300}(\.(php|aspx?|jsp|cgi)|\?)/, 'src=');
 const GATE_TITLES =
   /are you (a )?(robot|human)|security (check|verification)|captcha|bot (check|detection)|checking your browser|unusual traffic|one more step|just a moment|verify (that )?you('| a)re (a )?human|human verification|verification required|access (check|denied)/i;
 
@@ -142,7 +144,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     // frame comes first: a device check that fails puts it in the page in place, and the rendered page still carries
     // the check's `rt: 'i'` config.
     kinds: [
-      { in: 'html', pattern: /<iframe[^>]{0,300}\bsrc=["'][^"']{0,40}captcha-delivery\.com\/captcha\//, kind: 'captcha' },
+      { in: 'html', pattern: tagAttributes('iframe', 0, 300, /\bsrc=["'][^"']{0,40}captcha-delivery\.com\/captcha\//, 'src='), kind: 'captcha' },
       { in: 'html', pattern: /var dd\s*=\s*\{\s*['"]rt['"]\s*:\s*['"]i['"]|captcha-delivery\.com\/interstitial\//, kind: 'interstitial' },
       { in: 'html', pattern: /var dd\s*=\s*\{\s*['"]rt['"]\s*:\s*['"]b['"]/, kind: 'refusal' },
       { in: 'html', pattern: /var dd\s*=\s*\{\s*['"]rt['"]\s*:\s*['"]c['"]|captcha-delivery\.com\/captcha\//, kind: 'captcha' },
@@ -185,10 +187,10 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     vendor: 'imperva',
     markers: [
       { in: 'text', pattern: /incapsula incident id|incident id:\s*\d+-\d+/i, weight: 10 },
-      { in: 'html', pattern: /<iframe[^>]{1,500}_incapsula_resource/, weight: 10 },
+      { in: 'html', pattern: tagAttributes('iframe', 1, 500, /_incapsula_resource/, '_incapsula_resource'), weight: 10 },
       { in: 'html', pattern: /_incapsula_resource/, weight: 4 },
       // The JS challenge is the resource script on a blank page; ordinary pages carry the same script plus content.
-      { in: 'html', pattern: /<script[^>]{1,500}src=["'][^"']{0,300}_incapsula_resource/, weight: 10, maxTextChars: 30 },
+      { in: 'html', pattern: tagAttributes('script', 1, 500, /src=["'][^"']{0,300}_incapsula_resource/, 'src='), weight: 10, maxTextChars: 30 },
       { in: 'text', pattern: /request unsuccessful/i, weight: 4 },
       { in: 'html', pattern: /incap_ses_|visid_incap_/, weight: 3 },
       // Imperva Advanced Bot Protection (formerly Distil Networks) interstitial.
@@ -201,7 +203,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     // The incident page (in its frame or as text) is a block; "Pardon Our Interruption" asks for a captcha or a form.
     kinds: [
       { in: 'text', pattern: /incapsula incident id|incident id:\s*\d+-\d+|request unsuccessful/i, kind: 'refusal' },
-      { in: 'html', pattern: /<iframe[^>]{1,500}_incapsula_resource/, kind: 'refusal' },
+      { in: 'html', pattern: tagAttributes('iframe', 1, 500, /_incapsula_resource/, '_incapsula_resource'), kind: 'refusal' },
       { in: 'title', pattern: /^pardon our interruption/i, kind: 'captcha' },
       { in: 'html', pattern: /distil_r_captcha|distilcaptcha/, kind: 'captcha' },
     ],
@@ -280,7 +282,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
       // The challenge itself, as JSON in the head: only the challenge page carries it, and it counts at any length
       // because the page Anubis serves by default has status 200 and an explanation of over 1,000 characters, long
       // enough for the size rules to take it for an article.
-      { in: 'html', pattern: /<script[^>]{0,200}\bid=["']?anubis_challenge\b/, weight: 10, anyLength: true },
+      { in: 'html', pattern: tagAttributes('script', 0, 200, /\bid=["']?anubis_challenge\b/, 'id='), weight: 10, anyLength: true },
       { in: 'html', pattern: /anubis_challenge|\.within\.website\/x\/cmd\/anubis|id=["']anubis_/, weight: 10 },
       { in: 'text', pattern: /making sure you('| a)re not a bot/i, weight: 6 },
     ],
@@ -293,7 +295,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     vendor: 'queue_it',
     markers: [
       { in: 'html', pattern: /id=["']mainpart_(lbusersinlineaheadofyou|lbqueuenumber|lbwhichisin|divprogressbar|lbexpectedservicetime)["']/, weight: 10 },
-      { in: 'html', pattern: /queueit\.queue\.queueviewmodel|<body[^>]{0,300}data-pageid=["'](queue|before|prequeue)["']/, weight: 6 },
+      { in: 'html', pattern: anyOf(/queueit\.queue\.queueviewmodel/, tagAttributes('body', 0, 300, /data-pageid=["'](queue|before|prequeue)["']/, 'data-pageid=')), weight: 6 },
       { in: 'text', pattern: /you are now in line|(number of users|people) (in line )?ahead of you/i, weight: 4 },
       { in: 'html', pattern: /static\.queue-it\.net|\.queue-it\.net\/|data-queueit-c=/, weight: 2 },
     ],
@@ -359,7 +361,7 @@ export const CHALLENGE_SIGNATURES: readonly ChallengeSignature[] = [
     notOnDataForms: true,
     markers: [
       // One marker for every kind of widget, so two widgets never add up to a gate without the words.
-      { in: 'html', pattern: new RegExp(String.raw`class=["'][^"']{0,300}\b(g-recaptcha|h-captcha|cf-turnstile|frc-captcha|smart-captcha)\b|recaptcha\/(api|enterprise)\.js|hcaptcha\.com\/1\/api\.js|challenges\.cloudflare\.com\/turnstile|friendlycaptcha|static\.geetest\.com|initgeetest|client-api\.arkoselabs\.com|smartcaptcha\.yandexcloud\.net|${IMAGE_CAPTCHA.source}`), weight: 6 },
+      { in: 'html', pattern: anyOf(new RegExp(String.raw`class=["'][^"']{0,300}\b(g-recaptcha|h-captcha|cf-turnstile|frc-captcha|smart-captcha)\b|recaptcha\/(api|enterprise)\.js|hcaptcha\.com\/1\/api\.js|challenges\.cloudflare\.com\/turnstile|friendlycaptcha|static\.geetest\.com|initgeetest|client-api\.arkoselabs\.com|smartcaptcha\.yandexcloud\.net`), IMAGE_CAPTCHA), weight: 6 },
       { in: 'title', pattern: new RegExp(`${GATE_TITLES.source}|${LOCALISED_GATE_TITLES.source}`, 'i'), weight: 4 },
       { in: 'text', pattern: new RegExp(`${CAPTCHA_PHRASES.source}|${LOCALISED_CAPTCHA_PHRASES.source}`, 'i'), weight: 4 },
     ],

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { CAPTCHA_WIDGETS, CHALLENGE_SCORE_THRESHOLD, CHALLENGE_SIGNATURES, type ChallengeSignature } from './challenge-signatures.js';
 import { detectChallenge } from './detect-challenge.js';
 import { extractPageFeatures } from './page-features.js';
-import { SPA_SIGNATURES } from './spa-signatures.js';
+import { CUSTOM_ELEMENT_ROOT, SPA_SIGNATURES } from './spa-signatures.js';
+import { EXTERNAL_SCRIPT } from './detect-spa.js';
+import type { TextPattern } from './tag-scan.js';
 import { PAYWALL_MARKERS } from './detect-paywall.js';
 
 const page = (html: string) => extractPageFeatures(html);
@@ -41,6 +43,20 @@ describe('challenge signatures (data)', () => {
       ...PAYWALL_MARKERS.map((m) => m.pattern),
     ];
     expect(all.filter((re) => unbounded.test(re.source)).map((re) => re.source)).toEqual([]);
+  });
+
+  it("scan a tag's attributes with a tag scan, not a regex, so thousands of unclosed tags stay linear", () => {
+    // `<script[^>]{1,500}src=` over 2 MiB of "<script" tried 500 positions after each one: seconds per page, for
+    // each such marker. tagAttributes finds the same matches touching each character a bounded number of times.
+    const tagRun = /(^|\|)<[a-z-]+\[\^>\]\{/;
+    const flat = (p: TextPattern): TextPattern[] => ('parts' in p ? (p.parts as TextPattern[]).flatMap(flat) : [p]);
+    const all = [
+      ...CHALLENGE_SIGNATURES.flatMap((s) => [...s.markers, ...(s.kinds ?? [])].filter((m) => m.in === 'html').map((m) => m.pattern)),
+      ...SPA_SIGNATURES.flatMap((s) => s.strong),
+      CUSTOM_ELEMENT_ROOT,
+      EXTERNAL_SCRIPT,
+    ].flatMap(flat);
+    expect(all.filter((p) => p instanceof RegExp && tagRun.test(p.source)).map((p) => p.source)).toEqual([]);
   });
 
   it('no vendor reaches the threshold from headers that ordinary protected pages carry', () => {

@@ -1,3 +1,4 @@
+import { tagAttributes } from './tag-scan.js';
 import { textWeight, type PageFeatures } from './page-features.js';
 import {
   CUSTOM_ELEMENT_ROOT,
@@ -9,7 +10,8 @@ import {
   type SpaSignature,
 } from './spa-signatures.js';
 
-const EXTERNAL_SCRIPT = /<script[^>]{1,500}src=/;
+/** An external script: `<script[^>]{1,500}src=`, scanned (tag-scan.ts). */
+export const EXTERNAL_SCRIPT = tagAttributes('script', 1, 500, /src=/, 'src=');
 
 export interface SpaVerdict {
   hasSpa: boolean;

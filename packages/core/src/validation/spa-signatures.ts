@@ -3,10 +3,12 @@
  * empty elements the framework renders into. A shell is only an SPA when its visible text is under
  * SPA_MAX_VISIBLE_CHARS: a server-rendered Next or Nuxt page carries the same markers and real text.
  */
+import { anyOf, tagAttributes, type TextPattern } from './tag-scan.js';
+
 export interface SpaSignature {
   framework: string;
   /** Patterns over the lower-cased HTML. */
-  strong: readonly RegExp[];
+  strong: readonly TextPattern[];
   /** Ids of empty body children that mark this framework's mount point. */
   mountIds: readonly string[];
 }
@@ -30,7 +32,7 @@ export const SPA_SIGNATURES: readonly SpaSignature[] = [
   { framework: 'preact', strong: [/preact(\.min)?\.js|\/preact@\d/], mountIds: [] },
   { framework: 'solid', strong: [/_\$hy|solid-js/], mountIds: [] },
   { framework: 'blazor', strong: [/_framework\/blazor\.(webassembly|web|server)\.js/], mountIds: [] },
-  { framework: 'elm', strong: [/elm\.main\.init\(|<script[^>]{1,500}src=["'][^"']{0,300}\belm(\.min)?\.js/], mountIds: ['elm'] },
+  { framework: 'elm', strong: [anyOf(/elm\.main\.init\(/, tagAttributes('script', 1, 500, /src=["'][^"']{0,300}\belm(\.min)?\.js/, 'src='))], mountIds: ['elm'] },
   { framework: 'extjs', strong: [/\bext\.(manifest|application)\b|id=["']microloader["']|ext-all(-debug)?\.js/], mountIds: [] },
   { framework: 'meteor', strong: [/__meteor_runtime_config__/, /meteor_js_resource=true/], mountIds: [] },
   { framework: 'flutter', strong: [/flutter\.js|flutter_bootstrap\.js|main\.dart\.js/], mountIds: [] },
@@ -43,7 +45,7 @@ export const GENERIC_MOUNT_IDS: readonly string[] = ['app', 'root', 'main', 'app
 export const GENERIC_MOUNT_ID_PATTERN = /^(react|vue|app|spa|main|root|application)[-_]?(root|app|container|shell|mount|main)$/;
 
 /** A body whose first element is an autonomous custom element (<my-app>, <cp-root>): a web-component or Angular root. */
-export const CUSTOM_ELEMENT_ROOT = /<body[^>]{0,500}>\s*<([a-z][a-z0-9]*-[a-z0-9-]*)[\s/>]/;
+export const CUSTOM_ELEMENT_ROOT = tagAttributes('body', 0, 500, />\s*<([a-z][a-z0-9]*-[a-z0-9-]*)[\s/>]/, '>');
 
 /** A noscript or body text telling the reader to turn JavaScript on. */
 export const ENABLE_JS_TEXT = /(enable|turn on|activate|allow) javascript|javascript (is )?(required|disabled|must be enabled|needs to be enabled)|requires javascript|need(s)? javascript|without javascript/i;

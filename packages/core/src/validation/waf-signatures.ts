@@ -1,3 +1,4 @@
+import { tagAttributes } from './tag-scan.js';
 import type { ChallengeSignature } from './challenge-signatures.js';
 
 /**
@@ -223,7 +224,7 @@ export const WAF_AND_HOSTING_SIGNATURES: readonly ChallengeSignature[] = [
         weight: 5,
         maxTextChars: 300,
       },
-      { in: 'html', pattern: /<meta[^>]{1,500}http-equiv=["']?refresh/, weight: 2, maxTextChars: 300 },
+      { in: 'html', pattern: tagAttributes('meta', 1, 500, /http-equiv=["']?refresh/, 'http-equiv='), weight: 2, maxTextChars: 300 },
     ],
   },
 ];

@@ -42,6 +42,16 @@ describe('DomainStateStore', () => {
     expect(rememberedFetcher(summarizeDomainAttempts(rows), new Date(now))?.fetcher).toBe('playwright_stealth');
   });
 
+  it("returns each attempt's logged section, null for a site's root", async () => {
+    const logged = (url: string, section: string | null, daysAgo: number) => ({
+      url, fetcher: 'simple_http', success: true, selectionSource: 'probe', attemptedAt: at(daysAgo),
+      heuristics: [{ type: 'domain', value: 'shop.test' }, ...(section === null ? [] : [{ type: 'section', value: section }])],
+    });
+    await attempts.logAttempts([logged('https://shop.test/blog/a', 'shop.test/blog', 3), logged('https://shop.test/', null, 2), logged('https://www.shop.test/App/x', 'shop.test/app', 1)]);
+    const rows = await state.recentDomainAttempts('shop.test');
+    expect(rows.map((r) => r.section)).toEqual(['shop.test/app', null, 'shop.test/blog']);
+  });
+
   it('returns at most the window asked for, the newest ones', async () => {
     await attempts.logAttempts(Array.from({ length: 5 }, (_, i) => ({ url: `https://busy.test/${i}`, fetcher: 'simple_http', success: i !== 4, selectionSource: 'probe', attemptedAt: at(10 - i), heuristics: [{ type: 'domain', value: 'busy.test' }] })));
     const rows = await state.recentDomainAttempts('busy.test', 2);
@@ -161,13 +171,16 @@ describe('DomainStateStore over weekly partitions', () => {
                  now() - (g % 70) * interval '1 day' - g * interval '1 millisecond', 'learned'
           FROM generate_series(1, 15000) g RETURNING id, fetcher, success, attempted_at)
         INSERT INTO attempt_heuristics (attempt, heuristic_type, heuristic_value, created_at, fetcher, success, attempted_at)
-        SELECT id, 'domain', CASE WHEN id % 2 = 0 THEN 'hot.test' ELSE 'cold' || (id % 500) || '.test' END, now(), fetcher, success, attempted_at FROM a`);
+        SELECT id, t.type, CASE t.type WHEN 'domain' THEN CASE WHEN id % 2 = 0 THEN 'hot.test' ELSE 'cold' || (id % 500) || '.test' END
+                                       WHEN 'section' THEN 'hot.test/p' || (id % 3) ELSE '2' END,
+               now(), fetcher, success, attempted_at
+        FROM a CROSS JOIN (VALUES ('domain'), ('section'), ('path_depth'), ('suffix')) AS t(type)`);
       await client.query('ANALYZE');
       const partitions = Number((await client.query(`SELECT count(*) FROM attempt_log_partitions WHERE parent = 'attempt_heuristics'`)).rows[0].count);
       expect(partitions).toBeGreaterThan(10);
       // Heap tuples the attempt_heuristics partitions gave to index scans in one call, and tuples read by sequential
       // scans, from this session's own counters.
-      const entriesRead = async (exec: string): Promise<{ fetched: number; seq: number; rows: { fetcher: string; attempted_at: Date }[] }> => {
+      const entriesRead = async (exec: string): Promise<{ fetched: number; seq: number; rows: { fetcher: string; attempted_at: Date; section: string | null }[] }> => {
         const counters = `SELECT coalesce(sum(idx_tup_fetch), 0)::int AS fetched, coalesce(sum(seq_tup_read), 0)::int AS seq
           FROM pg_stat_xact_user_tables WHERE relname LIKE 'attempt_heuristics_%'`;
         // The counters may still hold earlier transactions' counts until they are flushed: the difference is this call's.
@@ -191,11 +204,14 @@ describe('DomainStateStore over weekly partitions', () => {
       // The function's plan is cached in the session like a prepared statement's: generic from the start here.
       const viaFunction = await entriesRead(`SELECT * FROM domain_recent_attempts('hot.test', ${DOMAIN_STATE_WINDOW})`);
       expect(viaFunction.seq).toBe(0);
+      // The window's entries, and one section row per attempt (not every heuristic row of each attempt).
       expect(viaFunction.fetched).toBeGreaterThanOrEqual(DOMAIN_STATE_WINDOW);
-      expect(viaFunction.fetched).toBeLessThanOrEqual(DOMAIN_STATE_WINDOW + 2 * partitions);
+      expect(viaFunction.fetched).toBeLessThanOrEqual(2 * DOMAIN_STATE_WINDOW + 2 * partitions);
       expect(viaFunction.rows.map((r) => [r.fetcher, r.attempted_at.getTime()])).toEqual(plain.rows.map((r) => [r.fetcher, r.attempted_at.getTime()]));
       const rows = await new DomainStateStore({ prisma: weeks.prisma }).recentDomainAttempts('hot.test');
       expect(rows.map((r) => [r.fetcher, r.attemptedAt.getTime()])).toEqual(plain.rows.map((r) => [canonicalFetcherName(r.fetcher), r.attempted_at.getTime()]));
+      expect(rows.map((r) => r.section)).toEqual(plain.rows.map((r) => r.section));
+      expect(new Set(rows.map((r) => r.section))).toEqual(new Set(['hot.test/p0', 'hot.test/p1', 'hot.test/p2']));
     } finally {
       await client.end();
       await weeks.drop();

@@ -20,9 +20,13 @@ export const DOMAIN_STATE_WINDOW = 200;
 //   and with the partition key the probe reads one partition's primary key instead of every day's.
 // The fetcher read is the attempt's arm (attempt_arm: the fetcher alone for the direct tier, `fetcher@tier` through a
 // proxy), so the domain's memory tells "plain HTTP is blocked here" from "plain HTTP through residential works here".
+// Each row carries the attempt's section (its `section` heuristic, through the partial index of section rows by
+// attempt): the router reads a section's own attempts out of the domain's without parsing their URLs.
 export function domainStateSql(limit: number): string {
   return `
-SELECT fa.fetcher, fa.success, fa.is_banned, fa.error_type, fa.selection_source, fa.attempted_at, fa.url
+SELECT fa.fetcher, fa.success, fa.is_banned, fa.error_type, fa.selection_source, fa.attempted_at,
+  (SELECT s.heuristic_value FROM attempt_heuristics s
+   WHERE s.heuristic_type = 'section' AND s.attempt = fa.id AND s.attempted_at = fa.attempted_at LIMIT 1) AS section
 FROM (
   SELECT ah.attempt, ah.attempted_at FROM attempt_heuristics ah
   WHERE ah.heuristic_type = 'domain' AND ah.heuristic_value = $1
@@ -30,7 +34,7 @@ FROM (
   LIMIT ${Number.isFinite(limit) ? Math.max(1, Math.floor(limit)) : DOMAIN_STATE_WINDOW}
 ) AS recent
 CROSS JOIN LATERAL (
-  SELECT f.id, attempt_arm(f.fetcher, f.exit_tier) AS fetcher, f.success, f.is_banned, f.error_type, f.selection_source, f.attempted_at, f.url
+  SELECT f.id, attempt_arm(f.fetcher, f.exit_tier) AS fetcher, f.success, f.is_banned, f.error_type, f.selection_source, f.attempted_at
   FROM fetcher_attempts f WHERE f.id = recent.attempt AND f.attempted_at = recent.attempted_at
   OFFSET 0
 ) AS fa
@@ -40,13 +44,13 @@ ORDER BY fa.attempted_at DESC, fa.id DESC`;
 
 /**
  * The read the router makes as a plain statement over the parent tables: what `domain_recent_attempts` (migration
- * 20261205000100) runs. Kept for the plan tests; the store calls the function, whose planner settings keep the read
+ * 20261206000100) runs. Kept for the plan tests; the store calls the function, whose planner settings keep the read
  * bounded on the partitioned log (see the migration).
  */
 export const DOMAIN_STATE_SQL = domainStateSql(DOMAIN_STATE_WINDOW);
 
 /** The store's statement: the function, the window a parameter (inside it, the plan cannot sort the domain's entries). */
-export const DOMAIN_STATE_CALL_SQL = 'SELECT fetcher, success, is_banned, error_type, selection_source, attempted_at, url FROM domain_recent_attempts($1, $2::int)';
+export const DOMAIN_STATE_CALL_SQL = 'SELECT fetcher, success, is_banned, error_type, selection_source, attempted_at, section FROM domain_recent_attempts($1, $2::int)';
 
 interface Row {
   fetcher: string;
@@ -55,7 +59,7 @@ interface Row {
   error_type: string | null;
   selection_source: string | null;
   attempted_at: Date;
-  url: string;
+  section: string | null;
 }
 
 /**
@@ -80,7 +84,7 @@ export class DomainStateStore {
       errorType: r.error_type,
       selectionSource: r.selection_source,
       attemptedAt: r.attempted_at,
-      url: r.url,
+      section: r.section,
     }));
   }
 }

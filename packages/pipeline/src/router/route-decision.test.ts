@@ -28,8 +28,8 @@ const CONFIDENT: BestFetcherResult = { best: score('playwright', 0.95), scores: 
 /** A section whose own pages all worked with plain HTTP. */
 const STATIC_SECTION: BestFetcherResult = { best: score('simple_http', 0.9), scores: [score('simple_http', 0.9)] };
 /** A blog page the domain's learned score sent to the browser, and an app page a probe showed needs one. */
-const BLOG_BY_DOMAIN = { fetcher: 'playwright', success: true, isBanned: false, errorType: null, selectionSource: 'learned', attemptedAt: new Date(NOW.getTime() - MIN), url: 'https://shop.example/blog/a' };
-const APP_PROBED = { ...BLOG_BY_DOMAIN, selectionSource: 'probe', attemptedAt: new Date(NOW.getTime() - 2 * MIN), url: 'https://shop.example/app/a' };
+const BLOG_BY_DOMAIN = { fetcher: 'playwright', success: true, isBanned: false, errorType: null, selectionSource: 'learned', attemptedAt: new Date(NOW.getTime() - MIN), section: 'shop.example/blog' };
+const APP_PROBED = { ...BLOG_BY_DOMAIN, selectionSource: 'probe', attemptedAt: new Date(NOW.getTime() - 2 * MIN), section: 'shop.example/app' };
 /** Facts up to the probe: nothing learned, no wall, robots allow, the gate grants. */
 const TO_PROBE: Partial<RouteFacts> = { cached: null, learned: { learned: NOTHING_LEARNED, recent: [] }, wall: null, robots: { allowed: true }, gate: { granted: true } };
 
