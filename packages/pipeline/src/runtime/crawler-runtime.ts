@@ -20,6 +20,9 @@ import { WorkerSet } from './worker-set.js';
 import { pauseSettingsOf } from '../fetch/site-pause.js';
 import { assertBrowserExecutable } from './browser-executable.js';
 
+
+/** How long a stop may spend setting the links of unserved fetch jobs back to `queued`. */
+const RETURN_LINKS_BUDGET_MS = 5_000;
 /** Everything a running crawler holds; built by createRuntime. */
 export interface RuntimeParts {
   config: CrawlerConfig;
@@ -316,15 +319,24 @@ export class CrawlerRuntime {
    * A link the router handed to a fetcher reads `fetching` while its job waits for a fetch worker. Once this process's
    * fetch workers are closed and no other worker serves that queue, nobody is fetching it: it reads `queued` until a
    * crawler runs again (its job is kept, so that crawler fetches it without routing it again). A queue another process
-   * still serves is left as it is: its links are about to be fetched.
+   * still serves is left as it is: its links are about to be fetched. Bounded by RETURN_LINKS_BUDGET_MS, so a stop
+   * with a large backlog still ends within a process manager's grace period: links past the budget keep `fetching`
+   * (their jobs are kept either way).
    */
   async #returnUnservedLinks(): Promise<void> {
+    const deadline = performance.now() + RETURN_LINKS_BUDGET_MS;
     let returned = 0;
     for (const name of this.#served) {
       if (fetcherOfQueue(name) === null) continue;
       for (const shard of this.#servedShards) {
         if ((await this.queues.queue(name, shard).getWorkersCount()) > 0) continue;
-        for await (const ids of this.queues.waitingLinkIds(name, shard)) returned += await this.linkStore.returnToQueued(ids);
+        for await (const ids of this.queues.waitingLinkIds(name, shard)) {
+          returned += await this.linkStore.returnToQueued(ids);
+          if (performance.now() > deadline) {
+            this.logger.info({ links: returned, budgetMs: RETURN_LINKS_BUDGET_MS }, "stopped setting links that wait for a fetcher back to 'queued' at the time budget: the rest read 'fetching' until a crawler fetches them");
+            return;
+          }
+        }
       }
     }
     if (returned > 0) this.logger.info({ links: returned }, 'links waiting for a fetcher no process serves now read queued');
