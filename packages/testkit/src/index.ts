@@ -9,3 +9,5 @@ export * from './private-cluster.js';
 export * from './hostile.js';
 export * from './shared-services.js';
 export * from './forward-proxy.js';
+export * from './private-sentinel.js';
+export * from './tcp-endpoint.js';
