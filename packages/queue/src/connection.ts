@@ -43,18 +43,44 @@ export function createRedisConnection(target: string | RedisTarget, role: Connec
     reportRedisOutages(cluster, `cluster ${t.clusterNodes.join(',')}`, opts.logger);
     return cluster as unknown as Redis;
   }
+  let address = '';
   const client = new Redis(t.url, {
     maxRetriesPerRequest: role === 'worker' ? null : 3,
     enableReadyCheck: true,
     blockingTimeout: BLOCKING_TIMEOUT_MS,
     // Reconnect forever with a capped backoff: a Redis restart must not take the fleet down.
     retryStrategy: (times) => Math.min(times * 200, 5_000),
+    reconnectOnError: (err) => reconnectOnRoleChange(err, role, address, opts.logger),
     ...(t.sentinel ? sentinelOptions(t.sentinel, t.url) : {}),
     ...extra,
   });
-  reportRedisOutages(client, redisUrlOf(client), opts.logger);
+  address = redisUrlOf(client);
+  reportRedisOutages(client, address, opts.logger);
   return client;
 }
+
+/**
+ * A node that turned replica under an open connection (a failover behind a DNS name or a managed endpoint, a Sentinel
+ * demoting the old master) answers every write with READONLY, and a blocked BZPOPMIN with UNBLOCKED, for as long as
+ * the connection lasts: ioredis never drops it by itself, so a fleet stayed on the old master until restarted. Drop
+ * it and connect again, through the name (or the sentinels), to the new master. A worker's command is sent again
+ * there (2: it waits out the failover, as it waits out an outage); a producer's fails with READONLY (1: an API
+ * request answers at once, and `crawl` says REDIS_URL names a replica), and its next command goes to the new master.
+ * One warning per address per minute: a REDIS_URL naming a replica for good reconnects on every write.
+ */
+function reconnectOnRoleChange(err: Error, role: ConnectionRole, address: string, logger?: OutageLogger): boolean | 1 | 2 {
+  if (!/^(READONLY|UNBLOCKED)\b/.test(err.message)) return false;
+  const now = Date.now();
+  if (now - (readOnlyWarnedAt.get(address) ?? 0) >= READONLY_WARN_EVERY_MS) {
+    readOnlyWarnedAt.set(address, now);
+    const log: OutageLogger = logger ?? { warn: (_obj, msg) => console.error(`[redis] ${msg}`) };
+    log.warn({ address, error: err.message.split(' ')[0] }, `redis at ${address} is a read-only replica now (a failover?): reconnecting to reach the master`);
+  }
+  return role === 'worker' ? 2 : 1;
+}
+
+const readOnlyWarnedAt = new Map<string, number>();
+const READONLY_WARN_EVERY_MS = 60_000;
 
 /**
  * ioredis' Sentinel mode: on every (re)connect the client asks the sentinels, in turn, for the master's address and
