@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Cluster } from 'ioredis';
 import { BLOCKING_TIMEOUT_MS, createRedisConnection } from './connection.js';
 
@@ -14,6 +14,27 @@ describe('createRedisConnection', () => {
     } finally {
       one.disconnect();
       cluster.disconnect();
+    }
+  });
+
+  it('drops a connection whose node turned replica (READONLY, UNBLOCKED) and connects again: a worker resends the command, a producer fails it', () => {
+    const warn = vi.fn();
+    const worker = createRedisConnection('redis://127.0.0.1:1', 'worker', { lazyConnect: true }, { logger: { warn } });
+    const producer = createRedisConnection('redis://127.0.0.1:1', 'producer', { lazyConnect: true }, { logger: { warn } });
+    try {
+      const readOnly = new Error("READONLY You can't write against a read only replica.");
+      const unblocked = new Error('UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)');
+      expect(worker.options.reconnectOnError?.(readOnly)).toBe(2);
+      expect(worker.options.reconnectOnError?.(unblocked)).toBe(2);
+      expect(producer.options.reconnectOnError?.(readOnly)).toBe(1);
+      expect(worker.options.reconnectOnError?.(new Error('ERR wrong number of arguments'))).toBe(false);
+      expect(worker.options.reconnectOnError?.(new Error('OOM command not allowed when used memory > maxmemory'))).toBe(false);
+      // One warning for the address, not one per write.
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]!.at(-1))).toMatch(/redis at redis:\/\/127\.0\.0\.1:1\/0 is a read-only replica now/);
+    } finally {
+      worker.disconnect();
+      producer.disconnect();
     }
   });
 });

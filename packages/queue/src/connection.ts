@@ -4,12 +4,27 @@ import { showEnvValue } from '@crawler/core';
 /** Who uses a connection: workers block on Redis and must never give up a command; producers should fail fast. */
 export type ConnectionRole = 'worker' | 'producer';
 
-/** Where Redis is: one server by URL, or a Redis Cluster by seed nodes (then `url` is not used). */
+/**
+ * Where Redis is: one server by URL, a Redis Cluster by seed nodes (then `url` is not used), or the master a set of
+ * Redis Sentinels names (then `url` gives only the password, user, database and TLS of the data nodes).
+ */
 export interface RedisTarget {
   /** Connection string of a single Redis (`redis://`, `rediss://`, `unix://`). */
   url: string;
   /** Seed nodes of a Redis Cluster, `host:port`; when non-empty the client is an ioredis Cluster. @defaultValue none */
   clusterNodes?: readonly string[];
+  /** Redis Sentinels and the master they monitor; the client asks them for the master and follows failovers. @defaultValue none */
+  sentinel?: SentinelTarget;
+}
+
+/** REDIS_SENTINELS, REDIS_SENTINEL_NAME and REDIS_SENTINEL_PASSWORD. */
+export interface SentinelTarget {
+  /** The sentinels, `host:port`. */
+  nodes: readonly string[];
+  /** The master name they monitor. */
+  name: string;
+  /** The sentinels' own password. @defaultValue none */
+  password?: string;
 }
 
 /**
@@ -28,16 +43,65 @@ export function createRedisConnection(target: string | RedisTarget, role: Connec
     reportRedisOutages(cluster, `cluster ${t.clusterNodes.join(',')}`, opts.logger);
     return cluster as unknown as Redis;
   }
+  let address = '';
   const client = new Redis(t.url, {
     maxRetriesPerRequest: role === 'worker' ? null : 3,
     enableReadyCheck: true,
     blockingTimeout: BLOCKING_TIMEOUT_MS,
     // Reconnect forever with a capped backoff: a Redis restart must not take the fleet down.
     retryStrategy: (times) => Math.min(times * 200, 5_000),
+    reconnectOnError: (err) => reconnectOnRoleChange(err, role, address, opts.logger),
+    ...(t.sentinel ? sentinelOptions(t.sentinel, t.url) : {}),
     ...extra,
   });
-  reportRedisOutages(client, redisUrlOf(client), opts.logger);
+  address = redisUrlOf(client);
+  reportRedisOutages(client, address, opts.logger);
   return client;
+}
+
+/**
+ * A node that turned replica under an open connection (a failover behind a DNS name or a managed endpoint, a Sentinel
+ * demoting the old master) answers every write with READONLY, and a blocked BZPOPMIN with UNBLOCKED, for as long as
+ * the connection lasts: ioredis never drops it by itself, so a fleet stayed on the old master until restarted. Drop
+ * it and connect again, through the name (or the sentinels), to the new master. A worker's command is sent again
+ * there (2: it waits out the failover, as it waits out an outage); a producer's fails with READONLY (1: an API
+ * request answers at once, and `crawl` says REDIS_URL names a replica), and its next command goes to the new master.
+ * One warning per address per minute: a REDIS_URL naming a replica for good reconnects on every write.
+ */
+function reconnectOnRoleChange(err: Error, role: ConnectionRole, address: string, logger?: OutageLogger): boolean | 1 | 2 {
+  if (!/^(READONLY|UNBLOCKED)\b/.test(err.message)) return false;
+  const now = Date.now();
+  if (now - (readOnlyWarnedAt.get(address) ?? 0) >= READONLY_WARN_EVERY_MS) {
+    readOnlyWarnedAt.set(address, now);
+    const log: OutageLogger = logger ?? { warn: (_obj, msg) => console.error(`[redis] ${msg}`) };
+    log.warn({ address, error: err.message.split(' ')[0] }, `redis at ${address} is a read-only replica now (a failover?): reconnecting to reach the master`);
+  }
+  return role === 'worker' ? 2 : 1;
+}
+
+const readOnlyWarnedAt = new Map<string, number>();
+const READONLY_WARN_EVERY_MS = 60_000;
+
+/**
+ * ioredis' Sentinel mode: on every (re)connect the client asks the sentinels, in turn, for the master's address and
+ * checks the server it reaches says role:master, so a reconnect after a failover lands on the promoted replica.
+ * BullMQ duplicates the client for its blocking connections, options and all, so they follow the master too.
+ */
+function sentinelOptions(s: SentinelTarget, url: string): RedisOptions {
+  return {
+    sentinels: parseClusterNodes(s.nodes) as { host: string; port: number }[],
+    name: s.name,
+    ...(s.password ? { sentinelPassword: s.password } : {}),
+    // When every sentinel is unreachable, ask again from the first, as the data connection retries: forever, capped.
+    sentinelRetryStrategy: (times) => Math.min(times * 200, 5_000),
+    // `rediss://`: TLS to the data nodes too (ioredis uses it for the sentinels only unless told).
+    ...(url.startsWith('rediss:') ? { enableTLSForSentinelMode: true } : {}),
+  };
+}
+
+/** True when `client` finds its master through Redis Sentinels. */
+function isSentinelClient(client: Redis): boolean {
+  return (client.options.sentinels?.length ?? 0) > 0;
 }
 
 /** Where a connection reports that Redis went away and came back. */
@@ -56,7 +120,7 @@ export function isRedisConnectionError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown; lastNodeError?: unknown } | null;
   if (!e || typeof e !== 'object') return false;
   if (typeof e.code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EPIPE|EAI_AGAIN|ECONNABORTED)$/.test(e.code)) return true;
-  return typeof e.message === 'string' && /^(Connection is closed|connect ETIMEDOUT|Failed to refresh slots cache|None of startup nodes is available)/.test(e.message);
+  return typeof e.message === 'string' && /^(Connection is closed|connect ETIMEDOUT|Failed to refresh slots cache|None of startup nodes is available|All sentinels are unreachable)/.test(e.message);
 }
 
 /**
@@ -260,6 +324,7 @@ function assertClusterMode(client: Cluster): Promise<void> {
  */
 export async function assertRedisDatabase(client: Redis | Cluster): Promise<void> {
   if (isCluster(client)) return assertClusterMode(client);
+  if (isSentinelClient(client)) await assertSentinelMaster(client);
   const db = Number(client.options.db ?? 0);
   if (!db) return;
   try {
@@ -277,5 +342,75 @@ export async function assertRedisDatabase(client: Redis | Cluster): Promise<void
 /** The URL a client was made from, for messages (host, port and database; ioredis keeps no copy of the string). */
 function redisUrlOf(client: Redis): string {
   const o = client.options;
+  if (isSentinelClient(client)) return `sentinel master '${o.name}' at ${sentinelAddresses(client)}`;
   return o.path ? `unix://${o.path}` : `redis${o.tls ? 's' : ''}://${o.host ?? '127.0.0.1'}:${o.port ?? 6379}/${o.db ?? 0}`;
+}
+
+/** `host:port,...` of a Sentinel client's sentinels, for messages. */
+function sentinelAddresses(client: Redis): string {
+  return (client.options.sentinels ?? []).map((a) => `${a.host ?? '127.0.0.1'}:${a.port ?? 26379}`).join(',');
+}
+
+/** The sentinels do not know REDIS_SENTINEL_NAME, or refuse REDIS_SENTINEL_PASSWORD: the client would retry forever. */
+export class RedisSentinelError extends RedisSetupError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RedisSentinelError';
+  }
+}
+
+/**
+ * Ask each sentinel, once, for the master named REDIS_SENTINEL_NAME. ioredis retries forever when none names it (a
+ * typo in the name reads "All sentinels are unreachable", with the sentinels up) or when they refuse its password: a
+ * RedisSentinelError says which. Sentinels that do not answer are waited out, as a Redis outage is, by the client.
+ */
+async function assertSentinelMaster(client: Redis): Promise<void> {
+  const o = client.options;
+  const name = o.name!;
+  const verdicts = await Promise.all(
+    (o.sentinels ?? []).map(async (a) => {
+      const s = new Redis({
+        host: a.host ?? '127.0.0.1',
+        port: a.port ?? 26379,
+        ...(o.sentinelUsername ? { username: o.sentinelUsername } : {}),
+        ...(o.sentinelPassword ? { password: o.sentinelPassword } : {}),
+        ...(o.sentinelTLS ? { tls: o.sentinelTLS } : {}),
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+        enableOfflineQueue: false,
+        connectTimeout: 5_000,
+        commandTimeout: 5_000,
+      });
+      // A refused AUTH reaches the error event; the command then only sees the connection close.
+      let said = '';
+      s.on('error', (err: Error) => (said = err.message));
+      try {
+        await s.connect();
+        const addr = await s.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name);
+        if (Array.isArray(addr)) return { known: true as const };
+        const masters = ((await s.call('SENTINEL', 'MASTERS').catch(() => [])) as string[][]).map((m) => m[m.indexOf('name') + 1]).filter(Boolean);
+        return { known: false as const, masters };
+      } catch (err) {
+        const msg = `${(err as Error).message} ${said}`;
+        const refusal = /(WRONGPASS|NOAUTH|ERR AUTH)[^\n]*/.exec(msg);
+        if (refusal) return { refused: refusal[0].trim() };
+        return null; // unreachable: the client waits for it
+      } finally {
+        s.disconnect();
+      }
+    }),
+  );
+  if (verdicts.some((v) => v && 'known' in v && v.known)) return;
+  const refused = verdicts.find((v): v is { refused: string } => v !== null && 'refused' in v);
+  if (refused) {
+    throw new RedisSentinelError(`REDIS_SENTINEL_PASSWORD=${o.sentinelPassword ? '(hidden)' : '(unset)'}: the sentinels at ${sentinelAddresses(client)} refused to answer (${refused.refused}): it must be their requirepass`);
+  }
+  const unknown = verdicts.filter((v): v is { known: false; masters: string[] } => v !== null && 'known' in v);
+  if (unknown.length === 0) return;
+  const names = [...new Set(unknown.flatMap((v) => v.masters))];
+  throw new RedisSentinelError(
+    `REDIS_SENTINEL_NAME=${JSON.stringify(name)}: the sentinels at ${sentinelAddresses(client)} monitor no master of that name` +
+      (names.length > 0 ? ` (they monitor ${names.map((n) => `'${n}'`).join(', ')})` : ' (they monitor none)'),
+  );
 }

@@ -10,3 +10,5 @@ export * from './hostile.js';
 export * from './shared-services.js';
 export * from './forward-proxy.js';
 export * from './tls.js';
+export * from './private-sentinel.js';
+export * from './tcp-endpoint.js';

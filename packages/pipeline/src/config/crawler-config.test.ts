@@ -179,6 +179,31 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, QUEUE_SHARDS_CONSUMED: 'x' })).toThrow(/QUEUE_SHARDS_CONSUMED/);
   });
 
+  it('reads Redis Sentinel (sentinels, master name, sentinel password) and refuses half or clashing settings in one line', () => {
+    const s = loadConfig({ ...base, REDIS_URL: 'redis://:pw@ignored:1/2', REDIS_SENTINELS: '10.0.0.1:26379, 10.0.0.2:26379', REDIS_SENTINEL_NAME: 'mymaster', REDIS_SENTINEL_PASSWORD: 'spw' });
+    expect(s.redisTarget).toEqual({ url: 'redis://:pw@ignored:1/2', clusterNodes: [], sentinel: { nodes: ['10.0.0.1:26379', '10.0.0.2:26379'], name: 'mymaster', password: 'spw' } });
+    expect(loadConfig({ ...base, REDIS_SENTINELS: '[::1]:26379', REDIS_SENTINEL_NAME: 'm' }).redisTarget.sentinel).toEqual({ nodes: ['[::1]:26379'], name: 'm' });
+    const oneLine = (env: Record<string, string>, re: RegExp) => {
+      let err: unknown;
+      try {
+        loadConfig({ ...base, ...env });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).not.toContain('\n');
+      expect((err as Error).message).toMatch(re);
+    };
+    oneLine({ REDIS_SENTINELS: '10.0.0.1:26379' }, /REDIS_SENTINEL_NAME=\(unset\): required when REDIS_SENTINELS is set/);
+    oneLine({ REDIS_SENTINEL_NAME: 'mymaster' }, /REDIS_SENTINELS=\(unset\): required when REDIS_SENTINEL_NAME is set/);
+    oneLine({ REDIS_SENTINELS: 'redis://10.0.0.1:26379', REDIS_SENTINEL_NAME: 'm' }, /REDIS_SENTINELS=.*expected host:port/);
+    oneLine({ REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'm', REDIS_CLUSTER_NODES: '10.0.0.1:7001' }, /REDIS_SENTINELS=.*not both/);
+    oneLine({ REDIS_URL: 'unix:///tmp/redis.sock', REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'm' }, /REDIS_URL=.*unix/);
+    // docker-compose passes every one blank when unset.
+    expect(loadConfig({ ...base, REDIS_SENTINELS: '', REDIS_SENTINEL_NAME: '', REDIS_SENTINEL_PASSWORD: '' }).redisTarget).toEqual({ url: 'redis://127.0.0.1:6379', clusterNodes: [] });
+    oneLine({ REDIS_SENTINEL_PASSWORD: 'spw' }, /REDIS_SENTINEL_PASSWORD=\(hidden\): only used with REDIS_SENTINELS/);
+  });
+
   it('refuses a queue prefix without a hash tag on a Redis Cluster, and reads a blank prefix as the default', () => {
     // Each key of a queue would hash to its own slot: BullMQ's multi-key scripts fail with CROSSSLOT on the first job.
     expect(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: '127.0.0.1:7001', QUEUE_PREFIX: 'crawler' })).toThrow(/QUEUE_PREFIX="crawler".*hash tag.*'\{crawler\}'/s);

@@ -42,6 +42,7 @@ import {
   redisUrlVar,
   type ConcernConfig,
   type EnvSource,
+  type EnvValuesOf,
 } from '@crawler/core';
 
 import { EVENTS_ENV, checkEventsEnv, eventsConfigOf } from './events-config.js';
@@ -222,6 +223,16 @@ export const QUEUE_ENV = {
    * REDIS_URL is not used. @defaultValue unset (one Redis at REDIS_URL)
    */
   REDIS_CLUSTER_NODES: parsedVar(parseClusterNodeList),
+  /**
+   * Redis Sentinels, `host:port,host:port,...`: when set every process asks them where the master named
+   * REDIS_SENTINEL_NAME is, and follows it through a failover. REDIS_URL then gives only the data nodes' password,
+   * user, database and TLS (`rediss://`); its host and port are not used. @defaultValue unset (one Redis at REDIS_URL)
+   */
+  REDIS_SENTINELS: parsedVar(parseClusterNodeList),
+  /** The master name the sentinels monitor (`sentinel monitor <name> ...`; Bitnami's chart: `mymaster`). @defaultValue unset */
+  REDIS_SENTINEL_NAME: parsedVar((v) => v.trim() || undefined),
+  /** The sentinels' own password (their `requirepass`), when they have one; blank is none. @defaultValue none */
+  REDIS_SENTINEL_PASSWORD: parsedVar((v) => v || undefined),
   /** Redis key prefix of every queue (shard 0's); braces make it a Cluster hash tag. @defaultValue '{crawler}' */
   QUEUE_PREFIX: queuePrefixVar('{crawler}'),
   /**
@@ -568,8 +579,17 @@ export const CRAWLER = envGroup(
     queueShardsConsumed: c.queueShardsConsumed ?? Array.from({ length: c.queueShards }, (_, i) => i),
     /** Pages the browser pool keeps open at once: one per browser fetch the process runs (browserPageSlots). */
     browserPages: browserPageSlots(c.fetchers, (c.queueShardsConsumed ?? Array.from({ length: c.queueShards })).length),
-    /** Where Redis is, for createRedisConnection: the cluster when REDIS_CLUSTER_NODES is set, else REDIS_URL. */
-    redisTarget: { url: c.redisUrl, clusterNodes: c.redisClusterNodes },
+    /**
+     * Where Redis is, for createRedisConnection: the cluster when REDIS_CLUSTER_NODES is set, the master the sentinels
+     * name when REDIS_SENTINELS is, else REDIS_URL.
+     */
+    redisTarget: {
+      url: c.redisUrl,
+      clusterNodes: c.redisClusterNodes,
+      ...(c.redisSentinels.length > 0 && c.redisSentinelName
+        ? { sentinel: { nodes: c.redisSentinels, name: c.redisSentinelName, ...(c.redisSentinelPassword ? { password: c.redisSentinelPassword } : {}) } }
+        : {}),
+    },
     /** Link events: webhooks, retries, the Redis stream, whether router processes dispatch. */
     events: eventsConfigOf(c, c.queuePrefix),
     /** Exit tiers, cheapest first (`direct` first unless PROXY_DIRECT=false). */
@@ -595,10 +615,23 @@ export const CRAWLER = envGroup(
         message: `needs a hash tag on a Redis Cluster (REDIS_CLUSTER_NODES is set): every key of a queue must share one slot; use '{${e.QUEUE_PREFIX}}'`,
       });
     }
+    checkSentinelEnv(e, ctx);
     const bad = (e.QUEUE_SHARDS_CONSUMED ?? []).filter((n) => n >= e.QUEUE_SHARDS);
     if (bad.length > 0) ctx.addIssue({ code: 'custom', path: ['QUEUE_SHARDS_CONSUMED'], message: `shard ${bad.join(', ')} does not exist (QUEUE_SHARDS=${e.QUEUE_SHARDS}: 0..${e.QUEUE_SHARDS - 1})` });
   },
 );
+
+/** REDIS_SENTINELS and REDIS_SENTINEL_NAME go together, exclude REDIS_CLUSTER_NODES, and need a TCP REDIS_URL. */
+function checkSentinelEnv(e: Partial<EnvValuesOf<typeof QUEUE_ENV>>, ctx: z.RefinementCtx): void {
+  const sentinels = Array.isArray(e.REDIS_SENTINELS) ? e.REDIS_SENTINELS : [];
+  const issue = (variable: string, message: string) => ctx.addIssue({ code: 'custom', path: [variable], message });
+  if (sentinels.length > 0 && !e.REDIS_SENTINEL_NAME) issue('REDIS_SENTINEL_NAME', "required when REDIS_SENTINELS is set: the master name the sentinels monitor (their 'sentinel monitor <name>')");
+  if (sentinels.length === 0 && e.REDIS_SENTINEL_NAME && Array.isArray(e.REDIS_SENTINELS)) issue('REDIS_SENTINELS', 'required when REDIS_SENTINEL_NAME is set: the sentinels, host:port,host:port');
+  if (sentinels.length === 0 && e.REDIS_SENTINEL_PASSWORD && Array.isArray(e.REDIS_SENTINELS)) issue('REDIS_SENTINEL_PASSWORD', 'only used with REDIS_SENTINELS, which is unset');
+  if (sentinels.length === 0) return;
+  if ((e.REDIS_CLUSTER_NODES ?? []).length > 0) issue('REDIS_SENTINELS', 'set REDIS_SENTINELS or REDIS_CLUSTER_NODES, not both (a Redis Cluster fails over by itself)');
+  if (typeof e.REDIS_URL === 'string' && e.REDIS_URL.startsWith('unix:')) issue('REDIS_URL', 'a unix socket cannot follow a Sentinel failover: with REDIS_SENTINELS it gives only the password, user and database, as redis://[:password@]host/db');
+}
 
 /** The crawler's configuration, parsed once at start-up: each CRAWLER_ENV variable under its camelCase name. */
 export type CrawlerConfig = ConcernConfig<typeof CRAWLER>;
