@@ -174,7 +174,7 @@ describe('DomainStateStore over weekly partitions', () => {
         SELECT id, t.type, CASE t.type WHEN 'domain' THEN CASE WHEN id % 2 = 0 THEN 'hot.test' ELSE 'cold' || (id % 500) || '.test' END
                                        WHEN 'section' THEN 'hot.test/p' || (id % 3) ELSE '2' END,
                now(), fetcher, success, attempted_at
-        FROM a CROSS JOIN (VALUES ('domain'), ('section'), ('path_depth'), ('suffix')) AS t(type)`);
+        FROM a CROSS JOIN (VALUES ('domain'), ('section'), ('path_depth')) AS t(type)`);
       await client.query('ANALYZE');
       const partitions = Number((await client.query(`SELECT count(*) FROM attempt_log_partitions WHERE parent = 'attempt_heuristics'`)).rows[0].count);
       expect(partitions).toBeGreaterThan(10);
@@ -216,5 +216,6 @@ describe('DomainStateStore over weekly partitions', () => {
       await client.end();
       await weeks.drop();
     }
-  });
+    // 45,000 heuristic rows and their rollups are written first: about 10 s quiet, over 30 s on a loaded machine.
+  }, 120_000);
 });
