@@ -8,9 +8,12 @@ import { registrableDomainOf, type Logger } from '@crawler/core';
  * the wall again. Values are secrets: implementations never log them.
  */
 export interface ClearanceStore {
-  /** The clearance cookies kept for `site` and `flavour` (a fetcher's name), unexpired; [] when none. */
+  /**
+   * The clearance cookies kept for `flavour` (a fetcher's name) that a context for `site` (a host without `www.`) can
+   * use — its own, and a parent domain's `Domain` cookies —, unexpired; [] when none.
+   */
   load(site: string, flavour: string): Promise<Cookie[]>;
-  /** Keep `cookies` as `site`'s clearance for `flavour`, until the last of them expires. */
+  /** Keep those of `cookies` that belong to `site` as clearance for `flavour`, each for its own domain, until it expires. */
   save(site: string, flavour: string, cookies: Cookie[]): Promise<void>;
   /**
    * Claim solving `site`'s wall for `flavour` across the fleet for at most `ttlMs`: the release when this caller is
@@ -34,7 +37,7 @@ const RELEASE_CLAIM = "if redis.call('get', KEYS[1]) == ARGV[1] then return redi
 
 export interface RedisClearanceStoreOptions {
   redis: ClearanceRedis;
-  /** The crawler's key prefix (`QUEUE_PREFIX`); keys are `<prefix>:clearance:{<site>}:<flavour>`. */
+  /** The crawler's key prefix (`QUEUE_PREFIX`); keys are `<prefix>:clearance:{<scope>}:<flavour>`, scope a cookie's domain (or host). */
   prefix: string;
   /** Lifetime given to a clearance made only of session cookies (they carry no expiry). @defaultValue 1800000 (30 min) */
   sessionTtlMs?: number;
@@ -45,7 +48,7 @@ export interface RedisClearanceStoreOptions {
   now?: () => number;
 }
 
-// A site's jar is kept only up to this much cookie text (Chromium allows ~180 cookies of 4 KiB a domain).
+// A scope's jar is kept only up to this much cookie text (Chromium allows ~180 cookies of 4 KiB a domain).
 const MAX_JAR_BYTES = 64 * 1024;
 
 /** Whether `cookie` belongs to `site` (its domain is the site or under it): other sites' cookies are not its clearance. */
@@ -112,9 +115,9 @@ export class RedisClearanceStore implements ClearanceStore {
     this.#now = opts.now ?? Date.now;
   }
 
-  /** The Redis key of a site's clearance; the site is the hash tag, so a cluster keeps each site on one slot. */
-  keyOf(site: string, flavour: string): string {
-    return `${this.#prefix}:clearance:{${site}}:${flavour}`;
+  /** The Redis key of the clearance scoped to `scope` (a cookie's domain, or its host when host-only); the scope is the hash tag. */
+  keyOf(scope: string, flavour: string): string {
+    return `${this.#prefix}:clearance:{${scope}}:${flavour}`;
   }
 
   /** The Redis key of the claim on solving a site's wall, in the site's slot. */
