@@ -90,7 +90,7 @@ export { decodeBody, declaredCharset, charsetOf, decodeWindows1252, isWindows125
 export { extractPageFeatures, collapseWhitespace, MAX_SRCDOC_DEPTH, type PageFeatures } from './validation/page-features.js';
 export { classifyProbe, MIN_REUSABLE_BODY_BYTES, type ProbeClassification, type ProbeInput } from './probe/classify-probe.js';
 export * from './learning/index.js';
-export { CRAWL_SCOPES, compileScope, compileUrlPattern, siteOf, type CrawlScope, type ScopeRules, type ScopeMatcher, type ScopeVerdict } from './crawl/crawl-scope.js';
+export { CRAWL_SCOPES, compileScope, compileUrlPattern, registrableDomainOf, siteOf, type CrawlScope, type ScopeRules, type ScopeMatcher, type ScopeVerdict } from './crawl/crawl-scope.js';
 export {
   DEFAULT_TRACKING_PARAMS,
   compileTrackingParams,

@@ -18,6 +18,11 @@ export interface InterstitialOptions {
    * names, as a vendor we have not met (or one that obfuscates its script) would serve. @defaultValue false
    */
   unknownFamily?: boolean;
+  /**
+   * The `Domain` the script gives its cookie (`example.com`: every host of the domain is sent it, as a wall that clears
+   * a whole domain does). @defaultValue none: a host-only cookie
+   */
+  cookieDomain?: string;
 }
 
 /**
@@ -26,6 +31,7 @@ export interface InterstitialOptions {
  * and a noscript line for clients that cannot run it. The webdriver variant leaves an automated browser on the page.
  */
 export function interstitialPage(opts: InterstitialOptions): string {
+  const domain = opts.cookieDomain ? `; domain=${opts.cookieDomain}` : '';
   const refuse = opts.refuseWebdriver
     ? `var n = navigator;
   var brands = (n.userAgentData && n.userAgentData.brands) || [];
@@ -43,7 +49,7 @@ export function interstitialPage(opts: InterstitialOptions): string {
 (function () {
   ${refuse}var w = window, d = w['docu' + 'ment'];
   w.setTimeout(function () {
-    d['coo' + 'kie'] = '${CLEARANCE_COOKIE}=${opts.token}; path=/; max-age=3600; SameSite=Lax';
+    d['coo' + 'kie'] = '${CLEARANCE_COOKIE}=${opts.token}; path=/; max-age=3600; SameSite=Lax${domain}';
     w['loc' + 'ation']['rel' + 'oad']();
   }, ${Math.max(0, Math.floor(opts.delayMs))});
 })();
@@ -57,7 +63,7 @@ export function interstitialPage(opts: InterstitialOptions): string {
 <script>
 (function () {
   ${refuse}setTimeout(function () {
-    document.cookie = '${CLEARANCE_COOKIE}=${opts.token}; path=/; max-age=3600; SameSite=Lax';
+    document.cookie = '${CLEARANCE_COOKIE}=${opts.token}; path=/; max-age=3600; SameSite=Lax${domain}';
     var reload = function () { location.reload(); };
     try { fetch('${SOLVED_PATH}', { cache: 'no-store', keepalive: true }).then(reload, reload); } catch (e) { reload(); }
   }, ${Math.max(0, Math.floor(opts.delayMs))});

@@ -21,6 +21,8 @@ export interface SiteSpec {
   challengeDelayMs?: number;
   /** A wall's interstitial is of a family no detector knows (see InterstitialOptions.unknownFamily). @defaultValue false */
   unknownWallFamily?: boolean;
+  /** The `Domain` a `checking` interstitial's clearance cookie is set for (see InterstitialOptions.cookieDomain). @defaultValue none: host-only */
+  clearanceCookieDomain?: string;
   /**
    * The family of a wall's interstitial: `checking`, the cookie-and-reload "Just a moment…" page (503, or 403 for a
    * botwall); `anubis`, a proof-of-work page served with 200 whose script solves SHA-256 work and passes through a
@@ -349,7 +351,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         }
         const fresh = newClearanceToken();
         issued.add(fresh);
-        const page = interstitialPage({ token: fresh, delayMs: spec.challengeDelayMs ?? 1000, refuseWebdriver: kind === 'botwall', unknownFamily: spec.unknownWallFamily ?? false });
+        const page = interstitialPage({ token: fresh, delayMs: spec.challengeDelayMs ?? 1000, refuseWebdriver: kind === 'botwall', unknownFamily: spec.unknownWallFamily ?? false, ...(spec.clearanceCookieDomain ? { cookieDomain: spec.clearanceCookieDomain } : {}) });
         res.writeHead(kind === 'botwall' ? 403 : 503, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
         return;
       }

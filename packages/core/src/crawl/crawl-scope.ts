@@ -40,8 +40,16 @@ let getDomain: typeof GetDomain | undefined;
 /** The registrable domain of a host (by the Public Suffix List), or the host itself for IPs, `localhost` and the like. */
 export function siteOf(hostname: string): string {
   const host = hostname.toLowerCase();
+  return registrableDomainOf(host) ?? host;
+}
+
+/**
+ * The registrable domain of a host by the Public Suffix List (private domains included), or null for a public suffix
+ * itself (`co.uk`, `github.io`), an IP, `localhost` and the like: what a cookie's `Domain` must be, or be under.
+ */
+export function registrableDomainOf(hostname: string): string | null {
   getDomain ??= (createRequire(import.meta.url)('tldts') as { getDomain: typeof GetDomain }).getDomain;
-  return getDomain(host, { allowPrivateDomains: true }) ?? host;
+  return getDomain(hostname.toLowerCase(), { allowPrivateDomains: true });
 }
 
 function keyOf(scope: CrawlScope, u: URL): string {

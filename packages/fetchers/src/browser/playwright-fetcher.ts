@@ -10,7 +10,7 @@ import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, ty
 import { translatePlaywrightError } from './translate-error.js';
 import { DomChanges } from './dom-changes.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
-import type { ClearanceStore } from './clearance-store.js';
+import { cookieMatchesHost, type ClearanceStore } from './clearance-store.js';
 import { SolveFlights, sentWithout, waitForSolve, type SolveResult } from './solve-flights.js';
 import { installBackgroundNavigationGuard, isCrawlerNavigation, renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, challengesBefore, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter, type RenderedChallenge } from './challenge-wait.js';
@@ -499,13 +499,18 @@ export class PlaywrightFetcher extends BaseFetcher {
       .context()
       .cookies()
       .catch(() => null);
-    if (!this.#clearance || !cookies) return cookies;
-    try {
-      await this.#clearance.save(turn.site, turn.flavour, cookies);
-    } catch (err) {
-      this.log.warn({ err, site: turn.site }, 'could not share clearance');
+    if (!cookies) return null;
+    if (this.#clearance) {
+      try {
+        await this.#clearance.save(turn.site, turn.flavour, cookies);
+      } catch (err) {
+        this.log.warn({ err, site: turn.site }, 'could not share clearance');
+      }
     }
-    return cookies;
+    // The site's pages wait for the cookies its hosts are sent, not the whole jar: another host's host-only cookie (or
+    // a third party's) would read as clearance they went without, and send them back for a solve that was never theirs.
+    const mine = cookies.filter((c) => cookieMatchesHost(c, turn.site) || cookieMatchesHost(c, `www.${turn.site}`));
+    return mine;
   }
 
   protected override translateError(err: unknown, req: PreparedRequest): FetchError {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Cookie } from 'playwright-core';
-import { SolveFlights, waitForSolve } from './solve-flights.js';
+import type { Cookie, Request } from 'playwright-core';
+import { SolveFlights, sentWithout, waitForSolve } from './solve-flights.js';
 
 const cookie = (value: string): Cookie => ({ name: 'clearance', value, domain: 'example.com', path: '/', expires: -1, httpOnly: false, secure: false, sameSite: 'Lax' });
 
@@ -31,5 +31,19 @@ describe('SolveFlights', () => {
     const waiting = waitForSolve(never, Date.now() + 60_000, aborted.signal);
     aborted.abort();
     await expect(waiting).resolves.toBeNull();
+  });
+});
+
+describe('sentWithout', () => {
+  const request = (url: string, cookieHeader: string): Request => ({ url: () => url, allHeaders: async () => ({ cookie: cookieHeader }) }) as unknown as Request;
+  const at = (name: string, domain: string): Cookie => ({ ...cookie('1'), name, domain });
+
+  it('counts only the cookies the request\'s host is sent: another host\'s clearance is not one it went without', async () => {
+    const solved = [at('cf', '.example.com'), at('apex', 'example.com'), at('other', 'other.net')];
+    // www.example.com is sent the domain cookie, not the apex's host-only one nor another site's.
+    await expect(sentWithout(request('https://www.example.com/a', 'cf=1'), solved)).resolves.toBe(false);
+    await expect(sentWithout(request('https://www.example.com/a', 'x=1'), solved)).resolves.toBe(true);
+    await expect(sentWithout(request('https://example.com/a', 'cf=1'), solved)).resolves.toBe(true);
+    await expect(sentWithout(request('https://example.com/a', 'cf=1; apex=1'), solved)).resolves.toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 import type { Cookie, Request } from 'playwright-core';
 import { BoundedMap } from '@crawler/core';
+import { cookieMatchesHost } from './clearance-store.js';
 
 /** How a flight ended: the clearance cookies its solver earned, or null when it earned none. */
 export type SolveResult = Cookie[] | null;
@@ -66,8 +67,23 @@ export async function waitForSolve(flight: Promise<SolveResult>, untilMs: number
  * clearance arrived met the wall with a jar that holds the clearance now.
  */
 export async function sentWithout(request: Request, cookies: readonly Cookie[]): Promise<boolean> {
+  // Only the cookies the request's host is sent count: a host-only cookie of another host was never going to be.
+  cookies = forHost(cookies, hostOf(request.url()));
   if (cookies.length === 0) return false;
   const header = (await request.allHeaders().catch(() => ({}) as Record<string, string>))['cookie'] ?? '';
   const sent = new Set(header.split(';').map((p) => p.trim()));
   return cookies.some((c) => !sent.has(`${c.name}=${c.value}`));
+}
+
+/** The cookies of `cookies` a browser sends to `host` (RFC 6265 domain-match; host-only ones to their own host only). */
+export function forHost(cookies: readonly Cookie[], host: string): Cookie[] {
+  return cookies.filter((c) => cookieMatchesHost(c, host));
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
 }
