@@ -1,4 +1,5 @@
 import { createHash, X509Certificate } from 'node:crypto';
+import { rootCertificates } from 'node:tls';
 import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
 
 /** Browser pool settings shared by the playwright and playwright_stealth fetchers. */
@@ -101,9 +102,23 @@ export const CHROMIUM_ARGS = [
  * host name) too. For Chromium's full checks, add the CA to its NSS database instead (README, "Private CAs").
  */
 export function chromiumCaArgs(extraCaCerts: readonly string[]): string[] {
+  extraCaCerts = withoutNodeRoots(extraCaCerts);
   if (extraCaCerts.length === 0) return [];
   const hashes = extraCaCerts.map((pem) => createHash('sha256').update(new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' })).digest('base64'));
   return [`--ignore-certificate-errors-spki-list=${[...new Set(hashes)].join(',')}`];
+}
+
+let nodeRootFingerprints: Set<string> | undefined;
+
+/**
+ * `certs` less those Node already trusts as public roots. NODE_EXTRA_CA_CERTS often names the whole system bundle
+ * (/etc/ssl/certs/ca-certificates.crt, 144 roots here): its public roots need no trust added, and given to Chromium they
+ * would waive its checks for every chain a server sends one of them in.
+ */
+export function withoutNodeRoots(certs: readonly string[]): string[] {
+  if (certs.length === 0) return [];
+  nodeRootFingerprints ??= new Set(rootCertificates.map((pem) => new X509Certificate(pem).fingerprint256));
+  return certs.filter((pem) => !nodeRootFingerprints!.has(new X509Certificate(pem).fingerprint256));
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number): number {

@@ -140,8 +140,8 @@ export function createProxyConnector(
      * failure. @defaultValue none: no other proxy is evidence about this one
      */
     tier?: string;
-    /** Roots an https target's chain is verified against. @defaultValue Node's default store */
-    ca?: string[] | undefined;
+    /** The context (roots) an https target's chain is verified against. @defaultValue Node's default store */
+    secureContext?: tls.SecureContext | undefined;
   },
 ): (options: ConnectOptions, callback: Callback) => void {
   const proxy = new URL(proxyUrl);
@@ -165,7 +165,7 @@ export function createProxyConnector(
           socket,
           servername: options.servername ?? (net.isIP(targetHost) ? undefined : targetHost),
           ALPNProtocols: ['http/1.1'],
-          ...(opts.ca ? { ca: opts.ca } : {}),
+          ...(opts.secureContext ? { secureContext: opts.secureContext } : {}),
         });
         secure.once('secureConnect', () => callback(null, secure));
         secure.once('error', (err) => callback(err, null));

@@ -1,0 +1,15 @@
+import { rootCertificates } from 'node:tls';
+import { describe, expect, it } from 'vitest';
+import { createTestCa } from '@crawler/testkit';
+import { chromiumCaArgs, withoutNodeRoots } from './options.js';
+
+describe('a private CA for the fetchers (NODE_EXTRA_CA_CERTS)', () => {
+  it("keeps out the public roots Node already trusts: a file that is the system bundle gives Chromium no waiver for them", () => {
+    const ca = createTestCa();
+    const publicRoots = rootCertificates.slice(0, 40);
+    expect(withoutNodeRoots([...publicRoots, ca.cert])).toEqual([ca.cert]);
+    expect(chromiumCaArgs(publicRoots)).toEqual([]);
+    expect(chromiumCaArgs([...publicRoots, ca.cert])).toHaveLength(1);
+    expect(chromiumCaArgs([...publicRoots, ca.cert])[0]!.split(',')).toHaveLength(1);
+  });
+});
