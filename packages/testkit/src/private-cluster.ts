@@ -4,17 +4,17 @@
  * and watch its replica take over; nothing touches the machine's shared Redis. Cleanup kills only the processes this
  * helper spawned and removes only its own temp directory.
  */
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './private-services.js';
+import { freePort, isRunning, trackProcesses } from './private-services.js';
 
 const run = promisify(execFile);
 
 /** Still running: a process killed by a signal keeps `exitCode` null and gets a `signalCode`. */
-const alive = (p: ChildProcess | undefined): boolean => p !== undefined && p.exitCode === null && p.signalCode === null;
+const alive = isRunning;
 
 /** One node as CLUSTER NODES reports it. */
 export interface ClusterNodeState {
@@ -116,12 +116,8 @@ export async function startPrivateRedisCluster(o: PrivateRedisClusterOptions = {
   const taken = new Set<number>();
   const ports: number[] = [];
   for (let i = 0; i < count; i++) ports.push(await freeClusterPort(taken));
-  const procs = new Map<number, ChildProcess>();
-  // A test runner that dies must not leave redis-servers behind: kill ours (only ours) on exit.
-  const onExit = () => {
-    for (const p of procs.values()) if (alive(p)) p.kill('SIGKILL');
-  };
-  process.once('exit', onExit);
+  // A test runner that dies must not leave redis-servers behind: ours (only ours) are killed on exit.
+  const { procs, close } = trackProcesses(dir);
 
   const startNode = async (port: number): Promise<void> => {
     const nodeDir = join(dir, String(port));
@@ -186,20 +182,6 @@ export async function startPrivateRedisCluster(o: PrivateRedisClusterOptions = {
     throw new Error(`cluster not healthy after ${timeoutMs} ms: ${last}`);
   };
 
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    for (const [port, p] of procs) {
-      if (!alive(p)) continue;
-      const exited = new Promise((r) => p.once('exit', r));
-      p.kill('SIGKILL');
-      await exited;
-      procs.delete(port);
-    }
-    process.removeListener('exit', onExit);
-    rmSync(dir, { recursive: true, force: true });
-  };
 
   try {
     await Promise.all(ports.map(startNode));

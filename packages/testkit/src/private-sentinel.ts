@@ -5,15 +5,15 @@
  * spawned and removes only its own temp directory.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './private-services.js';
+import { freePort, isRunning, trackProcesses } from './private-services.js';
 
 const run = promisify(execFile);
 
-const alive = (p: ChildProcess | undefined): boolean => p !== undefined && p.exitCode === null && p.signalCode === null;
+const alive = isRunning;
 
 export interface PrivateSentinelOptions {
   /** The master name the sentinel monitors. @defaultValue 'crawlermaster' */
@@ -71,31 +71,14 @@ export async function startPrivateSentinel(o: PrivateSentinelOptions = {}): Prom
   const dir = mkdtempSync(join(tmpdir(), 'crawler-sentinel-'));
   const dataPorts = [await freePort(), await freePort()];
   const sentinelPort = await freePort();
-  const procs = new Map<number, ChildProcess>();
-  const onExit = () => {
-    for (const p of procs.values()) if (alive(p)) p.kill('SIGKILL');
-  };
-  process.once('exit', onExit);
+  // A test runner that dies must not leave redis-servers behind: ours (only ours) are killed on exit.
+  const { procs, close } = trackProcesses(dir);
   const auth = o.password ? ['--requirepass', o.password, '--masterauth', o.password] : [];
   const cli = async (port: number, ...args: string[]): Promise<string> =>
     (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...(o.password ? ['--no-auth-warning', '-a', o.password] : []), ...args])).stdout;
   const sentinelCli = async (...args: string[]): Promise<string> =>
     (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(sentinelPort), ...(o.sentinelPassword ? ['--no-auth-warning', '-a', o.sentinelPassword] : []), ...args])).stdout;
 
-  let closed = false;
-  const close = async (): Promise<void> => {
-    if (closed) return;
-    closed = true;
-    for (const [port, p] of procs) {
-      if (!alive(p)) continue;
-      const exited = new Promise((r) => p.once('exit', r));
-      p.kill('SIGKILL');
-      await exited;
-      procs.delete(port);
-    }
-    process.removeListener('exit', onExit);
-    rmSync(dir, { recursive: true, force: true });
-  };
 
   const masterPort = async (): Promise<number> => {
     const out = (await sentinelCli('sentinel', 'get-master-addr-by-name', name)).trim().split('\n');

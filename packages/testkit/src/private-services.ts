@@ -25,6 +25,36 @@ export async function freePort(): Promise<number> {
 }
 
 /** A redis-server of our own, without persistence: a restart loses every key, as a failover to a stale replica would. */
+/** Whether a child process is still running. */
+export const isRunning = (p: ChildProcess | undefined): boolean => p !== undefined && p.exitCode === null && p.signalCode === null;
+
+/**
+ * The processes of a private multi-node service (a cluster, a sentinel set), by port: SIGKILLed when the test process
+ * exits, and by `close`, which then removes `dir` (once; later calls do nothing).
+ */
+export function trackProcesses(dir: string): { procs: Map<number, ChildProcess>; close(): Promise<void> } {
+  const procs = new Map<number, ChildProcess>();
+  const onExit = () => {
+    for (const p of procs.values()) if (isRunning(p)) p.kill('SIGKILL');
+  };
+  process.once('exit', onExit);
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    for (const [port, p] of procs) {
+      if (!isRunning(p)) continue;
+      const exited = new Promise((r) => p.once('exit', r));
+      p.kill('SIGKILL');
+      await exited;
+      procs.delete(port);
+    }
+    process.removeListener('exit', onExit);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { procs, close };
+}
+
 export interface PrivateRedis {
   readonly port: number;
   readonly url: string;
