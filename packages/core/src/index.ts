@@ -66,6 +66,7 @@ export {
 export { siteUnreachablePause, DEFAULT_UNREACHABLE_BASE_PAUSE_MS, type SiteUnreachableInput, type SiteUnreachableDecision } from './policy/site-unreachable.js';
 export { decideOutcome, type OutcomeInput, type OutcomeDecision, type OutcomeKind } from './policy/decide-outcome.js';
 export { safeResponseHeaders, archivedResponseHeaders, SAFE_RESPONSE_HEADERS, MAX_SAFE_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADERS } from './http/safe-headers.js';
+export { revisitValidators, usableLastModified, type ValidatorSource, type UsableValidators } from './http/revisit-validators.js';
 export type { ResponseSnapshot, ValidationResult, BlockType } from './validation/types.js';
 export { validateResponse, validateResponseDetailed, BLOCK_STATUSES, type ValidateOptions, type ValidationDetail } from './validation/validate-response.js';
 export { extractResponseHeuristics, SERVER_FAMILIES, HIGH_SCRIPT_RATIO } from './validation/response-heuristics.js';

@@ -83,6 +83,44 @@ describe('page versions', () => {
     expect(claimed.find((e) => e.type === 'link.done')).not.toHaveProperty('newSha256');
   });
 
+  it('asks with the validators the server sent last for the stored version, never a Last-Modified from the future', async () => {
+    const store = new OutcomeStore({ prisma: db.prisma, clock });
+    const versions = new VersionStore({ prisma: db.prisma, clock });
+    const l = await link('https://v.test/validators');
+    const date = () => clock.now().toUTCString();
+    const write = async (fetcher: string, headers: Record<string, string>, body: string | null, first = false) => {
+      if (!first) expect(await versions.reopenForRevisit([l.id])).toHaveLength(1);
+      clock.advance(3_600_000);
+      await db.prisma.link.update({ where: { id: l.id }, data: { status: 'fetching' } });
+      await store.apply({
+        linkId: l.id, attempts: [{ ...attempt(l.id, l.url, body === null ? 304 : 200), fetcher }], link: { ...DONE, fetcher },
+        ...(body === null
+          ? { notModified: { fetcher, httpStatus: 304, finalUrl: l.url, headers } }
+          : { page: { linkId: l.id, body: enc(body), contentType: 'text/html', httpStatus: 200, finalUrl: l.url, fetcher, headers } }),
+      });
+    };
+    const pick = async () => {
+      const v = await versions.validators(l.id);
+      return v && [v.version, v.etag, v.lastModified];
+    };
+    const modified = 'Sun, 01 Feb 2026 00:00:00 GMT';
+    await write('simple_http', { etag: '"v1"', 'last-modified': modified, date: date() }, 'one', true);
+    expect(await pick()).toEqual([1, '"v1"', modified]);
+    // A 304 with a new ETag updates it; one without validators leaves it.
+    await write('simple_http', { etag: '"v1-b"', date: date() }, null);
+    await write('simple_http', { date: date() }, null);
+    expect(await pick()).toEqual([1, '"v1-b"', modified]);
+    // The same body under a new ETag (a redeploy); a browser's visit of it says nothing about plain HTTP's.
+    await write('simple_http', { etag: '"v1-c"', date: date() }, 'one');
+    await write('playwright', { etag: '"rendered"', date: date() }, 'one');
+    expect(await pick()).toEqual([1, '"v1-c"', modified]);
+    // A new version starts from its own response; its Last-Modified a year ahead of its Date is not sent.
+    await write('simple_http', { etag: '"v2"', 'last-modified': 'Mon, 01 Mar 2027 00:00:00 GMT', date: date() }, 'two');
+    expect(await pick()).toEqual([2, '"v2"', null]);
+    await write('simple_http', { 'last-modified': 'Mon, 01 Mar 2027 00:00:00 GMT' }, 'three');
+    expect(await pick()).toEqual([3, null, null]);
+  });
+
   it('writes no link.unchanged unless asked', async () => {
     const store = new OutcomeStore({ prisma: db.prisma, clock });
     const versions = new VersionStore({ prisma: db.prisma, clock });

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '@crawler/core';
+import { revisitValidators, systemClock, type Clock, type ValidatorSource } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
@@ -30,9 +30,12 @@ export interface RevisitValidators {
   /** The fetcher that stored the latest version (a conditional request only makes sense for plain HTTP's). */
   fetcher: string;
   sha256: string;
-  /** The latest version's `ETag` response header, or null. */
+  /**
+   * The `ETag` to ask with: the newest one the server sent for this version (on storing it, or on a later 304 or
+   * identical visit), or null.
+   */
   etag: string | null;
-  /** The latest version's `Last-Modified` response header, or null. */
+  /** The `Last-Modified` to ask with, as {@link revisitValidators} picks it (never one from the future), or null. */
   lastModified: string | null;
 }
 
@@ -64,10 +67,21 @@ SELECT c.version, c.id::text AS "contentId", c.fetched_at AS "fetchedAt", c.http
   (SELECT max(v.visited_at) FROM page_visits v WHERE v.content = c.id AND v.kind <> 'new') AS "lastSeenAt"
 FROM fetched_content c WHERE c.link = $1::uuid ORDER BY c.version`;
 
+// The latest version and the responses that carried it: the version's own, and the newest later visit by the same
+// fetcher (a 304 or the same body) whose response had a validator. Newest first.
 const VALIDATORS_SQL = `
-SELECT id::text AS "contentId", version, fetcher, sha256,
-  response_headers->>'etag' AS etag, response_headers->>'last-modified' AS "lastModified"
-FROM fetched_content WHERE link = $1::uuid ORDER BY version DESC LIMIT 1`;
+WITH c AS (SELECT id, version, fetcher, sha256, fetched_at, response_headers FROM fetched_content WHERE link = $1::uuid ORDER BY version DESC LIMIT 1)
+SELECT c.id::text AS "contentId", c.version, c.fetcher, c.sha256, r.etag, r.last_modified AS "lastModified", r.date, r.at AS "receivedAt"
+FROM c CROSS JOIN LATERAL (
+  (SELECT 0 AS ord, v.visited_at AS at, v.response_headers->>'etag' AS etag, v.response_headers->>'last-modified' AS last_modified,
+     v.response_headers->>'date' AS date
+   FROM page_visits v
+   WHERE v.content = c.id AND v.kind <> 'new' AND v.fetcher = c.fetcher AND (v.response_headers ? 'etag' OR v.response_headers ? 'last-modified')
+   ORDER BY v.id DESC LIMIT 1)
+  UNION ALL
+  SELECT 1, c.fetched_at, c.response_headers->>'etag', c.response_headers->>'last-modified', c.response_headers->>'date'
+) r
+ORDER BY r.ord`;
 
 // The condition of retention: not among the link's last K (by version) and older than the cut-off.
 const PRUNE_SQL = `
@@ -120,12 +134,18 @@ export class VersionStore {
     return link?.lastAttemptAt ? this.validators(link.id) : null;
   }
 
-  /** The latest version's validators, or null when the link has no stored page. One indexed read. */
+  /**
+   * The latest version's validators as the server describes that page now, or null when the link has no stored page.
+   * One read by the link's and the version's indexes.
+   */
   async validators(linkId: string): Promise<RevisitValidators | null> {
-    const [row] = await withDbErrors('revisit validators', () =>
-      sqlOf(this.#prisma).query<Omit<RevisitValidators, 'contentId'> & { contentId: string }>(VALIDATORS_SQL, [linkId]),
+    const rows = await withDbErrors('revisit validators', () =>
+      sqlOf(this.#prisma).query<Omit<RevisitValidators, 'contentId'> & ValidatorSource & { contentId: string }>(VALIDATORS_SQL, [linkId]),
     );
-    return row ? { ...row, contentId: BigInt(row.contentId) } : null;
+    const row = rows[0];
+    if (!row) return null;
+    const usable = revisitValidators(rows.map((r) => ({ etag: r.etag, lastModified: r.lastModified, date: r.date, receivedAt: new Date(r.receivedAt) })));
+    return { contentId: BigInt(row.contentId), version: row.version, fetcher: row.fetcher, sha256: row.sha256, ...usable };
   }
 
   /**
