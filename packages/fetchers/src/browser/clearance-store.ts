@@ -16,11 +16,12 @@ export interface ClearanceStore {
   /** Keep those of `cookies` that belong to `site` as clearance for `flavour`, each for its own domain, until it expires. */
   save(site: string, flavour: string, cookies: Cookie[]): Promise<void>;
   /**
-   * Claim solving `site`'s wall for `flavour` across the fleet for at most `ttlMs`: the release when this caller is
-   * the one solver, null while another holds the claim. Absent: every process solves its walls on its own.
+   * Claim solving `site`'s wall for `flavour` across the fleet for at most `ttlMs`, for every host of its registrable
+   * domain (a sibling's solve may earn a `Domain` clearance that serves it): the release when this caller is the one
+   * solver, null while another holds the claim. Absent: every process solves its walls on its own.
    */
   claimSolve?(site: string, flavour: string, ttlMs: number): Promise<(() => Promise<void>) | null>;
-  /** Whether a claim on solving `site`'s wall for `flavour` is held now. */
+  /** Whether a claim on solving the wall of `site` (or of a host of its registrable domain) for `flavour` is held now. */
   solving?(site: string, flavour: string): Promise<boolean>;
 }
 
@@ -35,9 +36,55 @@ export interface ClearanceRedis {
 // A claim is released only by its holder: one that outlived its TTL and was taken over is not the old holder's to drop.
 const RELEASE_CLAIM = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 
+// Merge cookies into a scope's jar in one step: two workers saving at once would each write back the jar they read
+// and drop the other's cookies. Kept: the jar's live cookies of this scope that no fresh one replaces (same name,
+// domain and path); a value this code did not write counts as no jar. The key lives until the jar's last cookie
+// expires (a session cookie: the session TTL), capped; a jar past the size bound is not written. Returns the TTL, or 0.
+// KEYS[1] the jar; ARGV: fresh cookies (JSON array), scope, now (ms), session TTL (ms), max TTL (ms), max jar bytes.
+const MERGE_JAR = `
+local fresh = cjson.decode(ARGV[1])
+local scope, now = ARGV[2], tonumber(ARGV[3])
+local sessionTtl, maxTtl, maxBytes = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local function live(c) return c.expires == -1 or (type(c.expires) == 'number' and c.expires * 1000 > now) end
+local function replaced(c)
+  for _, f in ipairs(fresh) do
+    if f.name == c.name and f.domain == c.domain and f.path == c.path then return true end
+  end
+  return false
+end
+local jar = {}
+local raw = redis.call('GET', KEYS[1])
+if raw then
+  local ok, old = pcall(cjson.decode, raw)
+  if ok and type(old) == 'table' then
+    for _, c in ipairs(old) do
+      if type(c) == 'table' and type(c.name) == 'string' and type(c.domain) == 'string'
+        and string.lower((string.gsub(c.domain, '^%.', ''))) == scope and live(c) and not replaced(c) then
+        jar[#jar + 1] = c
+      end
+    end
+  end
+end
+for _, f in ipairs(fresh) do jar[#jar + 1] = f end
+local value = cjson.encode(jar)
+if #value > maxBytes then return 0 end
+local last = 0
+for _, c in ipairs(jar) do
+  local e = now + sessionTtl
+  if c.expires ~= -1 then e = c.expires * 1000 end
+  if e > last then last = e end
+end
+local ttl = math.min(maxTtl, math.max(1000, math.ceil(last - now)))
+redis.call('SET', KEYS[1], value, 'PX', ttl)
+return ttl
+`;
+
 export interface RedisClearanceStoreOptions {
   redis: ClearanceRedis;
-  /** The crawler's key prefix (`QUEUE_PREFIX`); keys are `<prefix>:clearance:{<scope>}:<flavour>`, scope a cookie's domain (or host). */
+  /**
+   * The crawler's key prefix (`QUEUE_PREFIX`); keys are `<prefix>:clearance:{<scope>}:<flavour>`, scope a cookie's
+   * domain (or host), and claims `<prefix>:clearance-solving:{<registrable domain>}:<flavour>`.
+   */
   prefix: string;
   /** Lifetime given to a clearance made only of session cookies (they carry no expiry). @defaultValue 1800000 (30 min) */
   sessionTtlMs?: number;
@@ -95,8 +142,6 @@ function scopeAllowed(cookie: Cookie): boolean {
   return !cookie.domain.startsWith('.') || registrableDomainOf(scopeOf(cookie)) !== null;
 }
 
-const sameCookie = (a: Cookie, b: Cookie): boolean => a.name === b.name && a.domain === b.domain && a.path === b.path;
-
 /** Clearance kept in Redis, shared by every browser fetcher using the same prefix. */
 export class RedisClearanceStore implements ClearanceStore {
   readonly #redis: ClearanceRedis;
@@ -120,22 +165,43 @@ export class RedisClearanceStore implements ClearanceStore {
     return `${this.#prefix}:clearance:{${scope}}:${flavour}`;
   }
 
-  /** The Redis key of the claim on solving a site's wall, in the site's slot. */
-  solveKeyOf(site: string, flavour: string): string {
-    return `${this.#prefix}:clearance-solving:{${site}}:${flavour}`;
+  /** The Redis key of the claim on solving the walls of `scope` (a registrable domain, or a site), in its slot. */
+  solveKeyOf(scope: string, flavour: string): string {
+    return `${this.#prefix}:clearance-solving:{${scope}}:${flavour}`;
+  }
+
+  /**
+   * The keys a claim on solving `site`'s wall holds: its registrable domain's, which the domain's other hosts claim
+   * too, and the site's own, which workers of the earlier code (one claim per site) claim: holding it as well keeps a
+   * fleet in the middle of an upgrade at one solve per wall, the earlier workers waiting for the later ones and back.
+   */
+  #solveKeysOf(site: string, flavour: string): string[] {
+    const host = site.toLowerCase();
+    const domain = registrableDomainOf(host) ?? host;
+    return domain === host ? [this.solveKeyOf(host, flavour)] : [this.solveKeyOf(domain, flavour), this.solveKeyOf(host, flavour)];
   }
 
   async claimSolve(site: string, flavour: string, ttlMs: number): Promise<(() => Promise<void>) | null> {
-    const key = this.solveKeyOf(site, flavour);
     const token = randomBytes(9).toString('hex');
-    if ((await this.#redis.set(key, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) !== 'OK') return null;
-    return async () => {
-      await this.#redis.eval(RELEASE_CLAIM, 1, key, token);
+    const held: string[] = [];
+    const release = async (): Promise<void> => {
+      for (const key of held) await this.#redis.eval(RELEASE_CLAIM, 1, key, token);
     };
+    // The domain's key first, everywhere: of the siblings only one gets past it. One that then finds the site's key
+    // held (an earlier worker solving) lets go of what it took, so nobody holds one key while waiting for another.
+    for (const key of this.#solveKeysOf(site, flavour)) {
+      if ((await this.#redis.set(key, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) !== 'OK') {
+        await release();
+        return null;
+      }
+      held.push(key);
+    }
+    return release;
   }
 
   async solving(site: string, flavour: string): Promise<boolean> {
-    return (await this.#redis.get(this.solveKeyOf(site, flavour))) !== null;
+    const held = await Promise.all(this.#solveKeysOf(site, flavour).map((key) => this.#redis.get(key)));
+    return held.some((token) => token !== null);
   }
 
   /**
@@ -186,15 +252,10 @@ export class RedisClearanceStore implements ClearanceStore {
     const byScope = new Map<string, Cookie[]>();
     for (const c of mine) byScope.set(scopeOf(c), [...(byScope.get(scopeOf(c)) ?? []), c]);
     for (const [scope, fresh] of byScope) {
-      const kept = (await this.#read(scope, flavour)).filter((c) => live(c) && scopeOf(c) === scope && !fresh.some((f) => sameCookie(f, c)));
-      const jar = [...kept, ...fresh];
-      const value = JSON.stringify(jar);
-      if (value.length > MAX_JAR_BYTES) continue;
-      const lastExpiryMs = Math.max(...jar.map((c) => (c.expires === -1 ? nowMs + this.#sessionTtlMs : c.expires * 1000)));
-      const ttlMs = Math.min(this.#maxTtlMs, Math.max(1_000, Math.ceil(lastExpiryMs - nowMs)));
-      await this.#redis.set(this.keyOf(scope, flavour), value, 'PX', ttlMs);
+      const args = [JSON.stringify(fresh), scope, String(nowMs), String(this.#sessionTtlMs), String(this.#maxTtlMs), String(MAX_JAR_BYTES)];
+      const ttlMs = Number(await this.#redis.eval(MERGE_JAR, 1, this.keyOf(scope, flavour), ...args));
       // Names and counts only: cookie values are credentials.
-      this.#log?.debug({ site, scope, flavour, cookies: jar.length, ttlMs }, 'clearance shared with the fleet');
+      if (ttlMs > 0) this.#log?.debug({ site, scope, flavour, cookies: fresh.length, ttlMs }, 'clearance shared with the fleet');
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { Browser, Page, Request, Response } from 'playwright-core';
-import { CrawlerError, FETCHERS } from '@crawler/core';
+import { CrawlerError, FETCHERS, registrableDomainOf } from '@crawler/core';
 import { BaseFetcher, type PreparedRequest } from '../base-fetcher.js';
 import type { FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
@@ -10,8 +10,8 @@ import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, ty
 import { translatePlaywrightError } from './translate-error.js';
 import { DomChanges } from './dom-changes.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
-import { cookieMatchesHost, type ClearanceStore } from './clearance-store.js';
-import { SolveFlights, sentWithout, waitForSolve, type SolveResult } from './solve-flights.js';
+import type { ClearanceStore } from './clearance-store.js';
+import { SolveFlights, forSite, sentCookiesOf, solveScopeOf, waitForSolve, wentWithout, type SentCookies, type SolveResult } from './solve-flights.js';
 import { installBackgroundNavigationGuard, isCrawlerNavigation, renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, challengesBefore, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter, type RenderedChallenge } from './challenge-wait.js';
 
@@ -56,10 +56,19 @@ interface SolveTurn {
   site: string;
   /** The clearance's flavour: the fetcher's name, with the exit's id for a proxied context. */
   flavour: string;
-  /** The single-flight key: the clearance's site and flavour. */
+  /**
+   * The single-flight key: the site's registrable domain and the flavour. Sibling hosts wait for one solve, since a
+   * clearance's reach (its cookies' Domain) is known only once it is earned; each then takes what its host is sent.
+   */
   scope: string;
-  /** The page may still wait for another's solve; it waits at most once, then meets the wall like any page. */
+  /**
+   * The page may still wait for another's solve. A wait that brings clearance for its host, or ends with none at all
+   * (a failed solve, the bound), is its last: then it meets the wall like any page. One that brought clearance only
+   * for other hosts (a sibling's host-only cookies) leaves it free to wait again or to solve for the others itself.
+   */
   mayWait: boolean;
+  /** When the page stops waiting for others' solves (epoch ms), fixed at its first wait: all its waits end by then. */
+  waitUntil?: number;
   /** Set while this page solves for the others: ends the flight, and the fleet's claim when it holds one. */
   lead?: { settle: (result: SolveResult) => void; release?: () => Promise<void> };
 }
@@ -154,11 +163,11 @@ export class PlaywrightFetcher extends BaseFetcher {
     const site = siteOf(req.url);
     const proxyUrl = req.request.exit?.proxyUrl ?? null;
     const flavour = proxyUrl ? `${this.name}@${exitIdOf(proxyUrl)}` : this.name;
-    const turn: SolveTurn = { site, flavour, scope: `${site}|${flavour}`, mayWait: true };
+    const turn: SolveTurn = { site, flavour, scope: solveScopeOf(site, flavour), mayWait: true };
     // A page of the site is solving its wall now: wait for its clearance before meeting the wall (and before taking a
-    // page slot).
+    // page slot). Not a sibling host's solve: the sibling's wall may not stand in front of this host.
     const inFlight = this.#flights.current(turn.scope);
-    const earlier = inFlight ? ((turn.mayWait = false), await waitForSolve(inFlight, this.#solveWaitUntil(req), req.signal)) : null;
+    const earlier = inFlight?.site === site ? await this.#awaitSolve(turn, inFlight.result, req) : null;
     try {
       const result = await this.#pool.withPage(
         site,
@@ -187,6 +196,20 @@ export class PlaywrightFetcher extends BaseFetcher {
     return now + Math.min(this.options.browser.challengeWaitMs, Math.max(0, (req.startedAt + req.timeoutMs - now) / 2));
   }
 
+  /**
+   * Wait (bounded by the page's wait deadline) for another page's solve: the cookies of its clearance this page's site
+   * is sent, or null. A solve whose clearance reaches only other hosts leaves the page free to wait or solve again.
+   */
+  async #awaitSolve(turn: SolveTurn, solve: Promise<SolveResult>, req: PreparedRequest): Promise<SolveResult> {
+    turn.mayWait = false;
+    const until = (turn.waitUntil ??= this.#solveWaitUntil(req));
+    const result = await waitForSolve(solve, until, req.signal);
+    const mine = result ? forSite(result, turn.site) : [];
+    if (mine.length > 0) return mine;
+    if (result && Date.now() < until && !req.signal.aborted) turn.mayWait = true;
+    return null;
+  }
+
   async #useClearance(page: Page, cookies: SolveResult): Promise<void> {
     if (cookies && cookies.length > 0) await page.context().addCookies(cookies).catch((err: unknown) => this.log.debug({ err }, 'could not use the clearance another page earned'));
   }
@@ -197,22 +220,21 @@ export class PlaywrightFetcher extends BaseFetcher {
    * others wait for.
    */
   async #solveOrWait(walled: Request, turn: SolveTurn, req: PreparedRequest): Promise<SolveWait | null> {
+    const sent = await sentCookiesOf(walled);
     // Solved here after this page's request left: its clearance, not a new solve.
     const solved = turn.mayWait ? this.#flights.lastSolved(turn.scope) : undefined;
-    if (solved && (await sentWithout(walled, solved))) {
+    if (solved && wentWithout(sent, solved)) {
       turn.mayWait = false;
-      return { waitFor: Promise.resolve(solved) };
+      return { waitFor: Promise.resolve(forSite(solved, turn.site)) };
     }
     // From this check to the start of a flight nothing awaits: of the pages meeting the wall together, one solves.
     const inFlight = turn.mayWait ? this.#flights.current(turn.scope) : undefined;
-    if (inFlight) {
-      turn.mayWait = false;
-      return { waitFor: waitForSolve(inFlight, this.#solveWaitUntil(req), req.signal) };
-    }
-    turn.lead = { settle: this.#flights.start(turn.scope) };
+    if (inFlight) return { waitFor: this.#awaitSolve(turn, inFlight.result, req) };
+    turn.lead = { settle: this.#flights.start(turn.scope, turn.site) };
     const store = this.#clearance;
     if (!store?.claimSolve || !turn.mayWait) return null;
     turn.mayWait = false;
+    turn.waitUntil ??= this.#solveWaitUntil(req);
     let release: (() => Promise<void>) | null;
     try {
       // The claim lasts no longer than this fetch can: a worker that dies mid-solve holds nobody up for long.
@@ -225,31 +247,38 @@ export class PlaywrightFetcher extends BaseFetcher {
       turn.lead.release = release;
       // A worker may have finished solving after this page's request left: its clearance, not a new solve.
       const stored = await store.load(turn.site, turn.flavour).catch(() => []);
-      if (!(await sentWithout(walled, stored))) return null;
+      if (!wentWithout(sent, stored)) return null;
       await this.#endSolve(turn, stored);
       return { waitFor: Promise.resolve(stored) };
     }
-    // Another worker solves: wait for it, and this process's other pages wait with this one.
-    return {
-      waitFor: this.#waitForFleet(turn, req).then(async (cookies) => {
-        await this.#endSolve(turn, cookies);
-        return cookies;
-      }),
-    };
+    // Another worker solves (for this host or a sibling): wait for it, and this process's other pages wait with this one.
+    return { waitFor: this.#waitForFleet(turn, sent, req) };
   }
 
-  /** Wait (bounded) until no worker holds the claim on solving the wall, then the clearance it left, if any. */
-  async #waitForFleet(turn: SolveTurn, req: PreparedRequest): Promise<SolveResult> {
+  /**
+   * Wait (bounded) until no worker holds the claim on solving the wall, then the clearance it left this page's site,
+   * if any; this process's pages waiting on this one get the same. Nothing new for the site (a sibling's host-only
+   * clearance, a failed solve) leaves the page free to claim the next solve itself.
+   */
+  async #waitForFleet(turn: SolveTurn, sent: SentCookies, req: PreparedRequest): Promise<SolveResult> {
     const store = this.#clearance!;
-    const until = this.#solveWaitUntil(req);
+    const until = turn.waitUntil!;
     let solving = true;
     while (solving && Date.now() < until && !req.signal.aborted) {
       await new Promise((r) => setTimeout(r, Math.min(FLEET_SOLVE_POLL_MS, Math.max(0, until - Date.now()))));
       solving = await store.solving!(turn.site, turn.flavour).catch(() => false);
     }
-    if (solving) return null;
+    if (solving) {
+      await this.#endSolve(turn, null);
+      return null;
+    }
     const cookies = await store.load(turn.site, turn.flavour).catch(() => []);
-    return cookies.length > 0 ? cookies : null;
+    const fresh = wentWithout(sent, cookies);
+    // An empty clearance sends this process's waiters of the domain on to the next solve, as it does this page.
+    await this.#endSolve(turn, fresh ? cookies : []);
+    if (fresh) return cookies;
+    if (Date.now() < until && !req.signal.aborted) turn.mayWait = true;
+    return null;
   }
 
   /** This page's solve is over: the fleet's claim is released (after the clearance was saved), and its waiters get `result`. */
@@ -507,10 +536,13 @@ export class PlaywrightFetcher extends BaseFetcher {
         this.log.warn({ err, site: turn.site }, 'could not share clearance');
       }
     }
-    // The site's pages wait for the cookies its hosts are sent, not the whole jar: another host's host-only cookie (or
-    // a third party's) would read as clearance they went without, and send them back for a solve that was never theirs.
-    const mine = cookies.filter((c) => cookieMatchesHost(c, turn.site) || cookieMatchesHost(c, `www.${turn.site}`));
-    return mine;
+    // The domain's pages wait for its cookies, not the whole jar (a third party's cookie is no clearance); each takes
+    // the ones its host is sent (#awaitSolve), and a host they do not reach solves for itself.
+    const domain = registrableDomainOf(turn.site) ?? turn.site;
+    return cookies.filter((c) => {
+      const scope = c.domain.replace(/^\./, '').toLowerCase();
+      return scope === domain || scope.endsWith(`.${domain}`);
+    });
   }
 
   protected override translateError(err: unknown, req: PreparedRequest): FetchError {

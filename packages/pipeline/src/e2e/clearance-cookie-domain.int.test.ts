@@ -81,4 +81,81 @@ describe('RedisClearanceStore: clearance scoped by cookie domain', () => {
     await redis.set(store.keyOf('example.com', 'playwright'), JSON.stringify(old), 'PX', 60_000);
     expect(names(await store.load('example.com', 'playwright'))).toEqual(['cf_clearance', 'www_only']);
   });
+
+  it('concurrent saves of different cookies under one scope all survive (the merge is atomic)', async () => {
+    const store = new RedisClearanceStore({ redis, prefix: `${prefix}:e` });
+    // As many workers saving at once as a fleet's browsers that passed the domain's wall together.
+    const count = 40;
+    await Promise.all(Array.from({ length: count }, (_, i) => store.save(`h${i}.example.com`, 'playwright', [cookie(`c${i}`, '.example.com')])));
+    expect(names(await store.load('example.com', 'playwright'))).toEqual(Array.from({ length: count }, (_, i) => `c${i}`).sort());
+    // The key lives as long as its last cookie (1 h), and no longer than the 24 h cap.
+    const ttl = await redis.pttl(store.keyOf('example.com', 'playwright'));
+    expect(ttl).toBeGreaterThan(3_500_000);
+    expect(ttl).toBeLessThanOrEqual(3_600_000);
+  });
+
+  it('the merge keeps what the earlier code stored, drops what expired or belongs to another scope, and replaces a cookie saved again', async () => {
+    const store = new RedisClearanceStore({ redis, prefix: `${prefix}:f` });
+    const key = store.keyOf('example.com', 'playwright');
+    const stored = [cookie('kept', '.example.com'), cookie('gone', '.example.com', -10), cookie('stray', '.other.net'), { ...cookie('cf', '.example.com'), value: 'old' }];
+    await redis.set(key, JSON.stringify(stored), 'PX', 60_000);
+    await store.save('www.example.com', 'playwright', [{ ...cookie('cf', '.example.com'), value: 'new' }, cookie('expires_now', '.example.com', 0)]);
+    const jar = JSON.parse((await redis.get(key))!) as Cookie[];
+    expect(names(jar)).toEqual(['cf', 'kept']);
+    expect(jar.find((c) => c.name === 'cf')!.value).toBe('new');
+    expect(jar.find((c) => c.name === 'kept')).toEqual(stored[0]);
+    // A value this code did not write is replaced, not merged.
+    await redis.set(key, 'not json', 'PX', 60_000);
+    await store.save('www.example.com', 'playwright', [cookie('cf', '.example.com')]);
+    expect(names(await store.load('example.com', 'playwright'))).toEqual(['cf']);
+  });
+});
+
+describe('RedisClearanceStore: one claim on solving a wall per registrable domain', () => {
+  const ttlMs = 60_000;
+
+  it('sibling hosts share the claim; only its holder releases it', async () => {
+    const store = new RedisClearanceStore({ redis, prefix: `${prefix}:g` });
+    const release = await store.claimSolve('shop.example.com', 'playwright', ttlMs);
+    expect(release).not.toBeNull();
+    expect(await store.claimSolve('img.example.com', 'playwright', ttlMs)).toBeNull();
+    expect(await store.claimSolve('example.com', 'playwright', ttlMs)).toBeNull();
+    expect(await store.solving('img.example.com', 'playwright')).toBe(true);
+    // Another flavour, and another registrable domain (a private suffix's sites are each their own), are not held.
+    const other = await store.claimSolve('img.example.com', 'playwright@exit-1', ttlMs);
+    expect(other).not.toBeNull();
+    await other!();
+    expect(await store.claimSolve('a.github.io', 'playwright', ttlMs)).not.toBeNull();
+    expect(await store.claimSolve('b.github.io', 'playwright', ttlMs)).not.toBeNull();
+    await release!();
+    expect(await store.solving('img.example.com', 'playwright')).toBe(false);
+
+    // A claim that outlived its TTL and was taken over is not its old holder's to release.
+    const stale = (await store.claimSolve('shop.example.com', 'playwright', 50))!;
+    await new Promise((r) => setTimeout(r, 120));
+    const current = await store.claimSolve('img.example.com', 'playwright', ttlMs);
+    expect(current).not.toBeNull();
+    await stale();
+    expect(await store.solving('shop.example.com', 'playwright')).toBe(true);
+    await current!();
+    expect(await store.solving('shop.example.com', 'playwright')).toBe(false);
+  });
+
+  it('excludes a worker of the earlier code, which claims per site, both ways', async () => {
+    const store = new RedisClearanceStore({ redis, prefix: `${prefix}:h` });
+    const legacyKey = (site: string) => `${prefix}:h:clearance-solving:{${site}}:playwright`;
+    // An earlier worker solving shop.example.com: a new worker on that site waits for it, and holds nothing.
+    await redis.set(legacyKey('shop.example.com'), 'old-worker', 'PX', ttlMs, 'NX');
+    expect(await store.solving('shop.example.com', 'playwright')).toBe(true);
+    expect(await store.claimSolve('shop.example.com', 'playwright', ttlMs)).toBeNull();
+    expect(await store.solving('img.example.com', 'playwright')).toBe(false);
+    await redis.del(legacyKey('shop.example.com'));
+    // A new worker's claim holds the site's key of the earlier code too, so an earlier worker waits for it.
+    const release = (await store.claimSolve('shop.example.com', 'playwright', ttlMs))!;
+    expect(release).not.toBeNull();
+    expect(await redis.set(legacyKey('shop.example.com'), 'old-worker', 'PX', ttlMs, 'NX')).toBeNull();
+    expect(await redis.exists(legacyKey('example.com'))).toBe(1);
+    await release();
+    expect(await redis.exists(legacyKey('shop.example.com'), legacyKey('example.com'))).toBe(0);
+  });
 });
