@@ -23,6 +23,14 @@ function causes(err: unknown): unknown[] {
 }
 
 /**
+ * True when the TLS handshake failed because the server offered only protocols we did not (an HTTP/2-only listener
+ * answers an ALPN of `http/1.1` alone with the no_application_protocol alert): nothing was asked of it yet.
+ */
+export function refusedHttp1(err: unknown): boolean {
+  return causes(err).some((e) => (e as { code?: unknown }).code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL');
+}
+
+/**
  * Translate an undici / Node socket error into a FetchError, or return null when it is not one of theirs
  * (the base then decides between deadline, abort and network_error). Runs once, at the edge.
  */
@@ -41,9 +49,9 @@ export function translateUndiciError(
     if (TIMEOUT_CODES.has(code)) return new FetchError('timeout', `${code}: ${message}`, base);
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ESERVFAIL') return new FetchError('dns_error', message, base);
     if (NETWORK_CODES.has(code)) return new FetchError('network_error', `${code}: ${message}`, base);
-    // The server offered only h2 in ALPN and we offer only http/1.1: the same next time, and a browser speaks both.
+    // Still refused with h2 offered too (HttpFetcher retries over HTTP/2): it speaks neither, a browser will not do better.
     if (code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') {
-      return new FetchError('wrong_tool', `the server speaks only HTTP/2 (it refused ALPN http/1.1), plain HTTP speaks HTTP/1.1: ${code}`, base);
+      return new FetchError('tls_error', `the server accepts neither HTTP/1.1 nor HTTP/2 in ALPN: ${code}`, base);
     }
     if (TLS_CODE.test(code)) return new FetchError('tls_error', `${code}: ${message}`, base);
     if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new FetchError('too_large', message, base);
