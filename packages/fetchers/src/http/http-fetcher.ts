@@ -10,7 +10,7 @@ import { MAX_RESPONSE_HEADER_BYTES, resolveFetchersOptions, withoutNodeRoots, ty
 import { browserLikeHeaders } from './browser-headers.js';
 import { createDecoder, decodeText, inflateStrayGzip, isTextualType, looksEncoded, mimeTypeOf, sniffCharset, unknownCodings } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
-import { refusedHttp1, translateUndiciError } from './translate-error.js';
+import { refusedHead, refusedHttp1, translateUndiciError } from './translate-error.js';
 import { ProxyExitError, ProxyStalls, createProxyConnector } from './proxy-connector.js';
 
 /** A plain-HTTP request may tighten the per-phase timeouts (the 3 s probe does). */
@@ -28,6 +28,7 @@ export const PROXY_POOLS_KEPT = 64;
 export const H2_ONLY_ORIGINS_REMEMBERED = 10_000;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const NO_BODY_STATUSES = new Set([204, 304]);
 // Credentials must not follow a redirect to another origin.
 const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
@@ -133,6 +134,11 @@ export class HttpFetcher extends BaseFetcher {
         if (h2Only || req.signal.aborted || !refusedHttp1(err)) throw err;
         this.#h2Only.set(url.origin, true);
         return request(true);
+      }).catch((err: unknown) => {
+        const why = req.signal.aborted ? null : refusedHead(err);
+        // The same bytes come next time, and a browser reads them: the site's pages are for a browser to fetch.
+        if (why) throw new FetchError('wrong_tool', `plain HTTP cannot parse the response, a browser can: ${why}`, { url: req.originalUrl, fetcher: this.name, cause: err });
+        throw err;
       });
       const headersMs = Date.now() - req.startedAt;
       const location = firstHeader(res.headers.location);
@@ -165,7 +171,14 @@ export class HttpFetcher extends BaseFetcher {
       }
       const flatHeaders = flattenHeaders(res.headers);
       const ctx = { url: req.originalUrl, fetcher: this.name };
-      let body = await readBody(res.body, flatHeaders, req.maxBytes, ctx, req.request.truncate === true);
+      // A 204 or 304 has no body whatever its Content-Length says (browsers ignore it); undici fails such a response's
+      // body for not matching the length, and the same answer each time was retried and then lost as a network_error.
+      let body = NO_BODY_STATUSES.has(res.statusCode)
+        ? await res.body.dump().then(
+            () => new Uint8Array(0),
+            () => new Uint8Array(0),
+          )
+        : await readBody(res.body, flatHeaders, req.maxBytes, ctx, req.request.truncate === true);
       const contentType = mimeTypeOf(flatHeaders['content-type']);
       try {
         body = inflateStrayGzip(body, contentType, req.maxBytes) ?? body;

@@ -31,6 +31,25 @@ export function refusedHttp1(err: unknown): boolean {
 }
 
 /**
+ * Why undici refused a response's head that browsers read, or null: llhttp rejects a bare LF where CRLF belongs
+ * (`HTTPParserError`; undici 7.30 leaves its `code` undefined) and a Content-Length sent twice with the same value
+ * (reported as `UND_ERR_RES_CONTENT_LENGTH_MISMATCH`, as undici reports any parse error once a Content-Length was read,
+ * after joining the two values: "5" + "5" is 55), and undici drops a `100 Continue` it did not ask for
+ * (`UND_ERR_SOCKET` "bad response"). Only meaningful for an error before the head was delivered: after it, the same
+ * errors are a body cut short or malformed. Chromium loads all three (measured); it refuses two different lengths,
+ * which undici reports the same way, so those go to the browser for it to refuse too.
+ */
+export function refusedHead(err: unknown): string | null {
+  for (const e of causes(err)) {
+    const { code, name, message } = e as { code?: unknown; name?: unknown; message?: unknown };
+    if (name === 'HTTPParserError') return typeof message === 'string' && message ? message : 'malformed response head';
+    if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') return 'malformed response head after its Content-Length (one sent twice?)';
+    if (code === 'UND_ERR_SOCKET' && message === 'bad response') return 'an informational 1xx response it did not ask for (100 Continue)';
+  }
+  return null;
+}
+
+/**
  * Translate an undici / Node socket error into a FetchError, or return null when it is not one of theirs
  * (the base then decides between deadline, abort and network_error). Runs once, at the edge.
  */
@@ -58,5 +77,8 @@ export function translateUndiciError(
     if (code === 'UND_ERR_HEADERS_OVERFLOW') return new FetchError('too_large', `response headers too large: ${message}`, base);
     if (code.startsWith('HPE_')) return new FetchError('protocol_error', `${code}: ${message}`, base);
   }
+  // A body llhttp refused (a bad chunk size): undici 7.30's HTTPParserError carries no code, only its name.
+  const parseError = causes(err).find((e) => (e as { name?: unknown }).name === 'HTTPParserError') as Error | undefined;
+  if (parseError) return new FetchError('protocol_error', parseError.message, { url: ctx.url, fetcher: ctx.fetcher, cause: err });
   return null;
 }
