@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import tls from 'node:tls';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
-import { FETCHERS, applySetCookie, cookieHeaderOf, type CookieJar } from '@crawler/core';
+import { BoundedMap, FETCHERS, applySetCookie, cookieHeaderOf, type CookieJar } from '@crawler/core';
 import { BaseFetcher, parseFetchUrl, type PreparedRequest } from '../base-fetcher.js';
 import type { FetchRequest, FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
@@ -10,7 +10,7 @@ import { MAX_RESPONSE_HEADER_BYTES, resolveFetchersOptions, withoutNodeRoots, ty
 import { browserLikeHeaders } from './browser-headers.js';
 import { createDecoder, decodeText, inflateStrayGzip, isTextualType, looksEncoded, mimeTypeOf, sniffCharset, unknownCodings } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
-import { translateUndiciError } from './translate-error.js';
+import { refusedHead, refusedHttp1, translateUndiciError } from './translate-error.js';
 import { ProxyExitError, ProxyStalls, createProxyConnector } from './proxy-connector.js';
 
 /** A plain-HTTP request may tighten the per-phase timeouts (the 3 s probe does). */
@@ -24,7 +24,11 @@ export interface HttpFetchRequest extends FetchRequest {
 /** Keep-alive pools kept for proxy URLs (the most recently used); each holds at most its idle sockets. */
 export const PROXY_POOLS_KEPT = 64;
 
+/** Origins remembered (per fetcher, the most recently used) as refusing HTTP/1.1, asked over HTTP/2 from the start. */
+export const H2_ONLY_ORIGINS_REMEMBERED = 10_000;
+
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const NO_BODY_STATUSES = new Set([204, 304]);
 // Credentials must not follow a redirect to another origin.
 const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
@@ -35,6 +39,13 @@ const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 export class HttpFetcher extends BaseFetcher {
   readonly name: string = FETCHERS.simpleHttp;
   readonly #agent: Agent;
+  /**
+   * The same pool's settings with HTTP/2 offered in ALPN, for origins that refuse HTTP/1.1 (HTTP/2-only listeners,
+   * which browsers load): made on first use. HTTP/1.1 stays the default, as undici's HTTP/2 client is the younger one.
+   */
+  #h2Agent: Agent | undefined;
+  /** Origins that refused HTTP/1.1 by ALPN: their requests go to the HTTP/2 pool without being refused first. */
+  readonly #h2Only = new BoundedMap<string, true>(H2_ONLY_ORIGINS_REMEMBERED);
   /**
    * One keep-alive pool per proxy URL, made on first use, for the URLs used most recently: a sticky-session tier gives
    * every site its own URL, so a pool per URL ever used would grow with the sites crawled.
@@ -59,12 +70,20 @@ export class HttpFetcher extends BaseFetcher {
     // A `ca` replaces the default store rather than adding to it: Node's bundled roots go in with the extra ones.
     const extra = withoutNodeRoots(options.extraCaCerts);
     this.#secureContext = extra.length > 0 ? tls.createSecureContext({ ca: [...tls.rootCertificates, ...extra] }) : undefined;
-    this.#agent = new Agent({
+    this.#agent = this.#directAgent(false);
+  }
+
+  #directAgent(allowH2: boolean): Agent {
+    const options = this.options;
+    return new Agent({
       connections: options.connectionsPerOrigin,
       keepAliveTimeout: 10_000,
+      // Read by the HTTP/1.1 parser only; over HTTP/2 Node's header-list limit (64 KiB, measured: 60 KB passes, 70 KB
+      // resets the stream) applies, a tighter one.
       maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
       headersTimeout: options.headersTimeoutMs,
       bodyTimeout: options.bodyTimeoutMs,
+      allowH2,
       connect: {
         timeout: options.connectTimeoutMs,
         ...(this.#secureContext ? { secureContext: this.#secureContext } : {}),
@@ -94,16 +113,32 @@ export class HttpFetcher extends BaseFetcher {
       // resolved here and refused if any answer is not public (a rebinding between this and the proxy's own lookup
       // is the residual risk of any forward proxy).
       await assertAllowedTarget(url, this.#policy, { resolve: proxyUrl !== null });
-      // Asked per hop: a pool closed for being the least recently used between two hops takes no new request.
-      const agent = proxyUrl ? this.#proxyAgent(proxyUrl, req.request.exit?.tier ?? '') : this.#agent;
-      const res = await agent.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: 'GET',
-        headers,
-        signal: req.signal,
-        headersTimeout: phases.headersTimeoutMs ?? this.options.headersTimeoutMs,
-        bodyTimeout: phases.bodyTimeoutMs ?? this.options.bodyTimeoutMs,
+      const request = (h2: boolean) => {
+        // Asked per hop: a pool closed for being the least recently used between two hops takes no new request.
+        const agent = proxyUrl ? this.#proxyAgent(proxyUrl, req.request.exit?.tier ?? '', h2) : h2 ? (this.#h2Agent ??= this.#directAgent(true)) : this.#agent;
+        return agent.request({
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: 'GET',
+          headers,
+          signal: req.signal,
+          headersTimeout: phases.headersTimeoutMs ?? this.options.headersTimeoutMs,
+          bodyTimeout: phases.bodyTimeoutMs ?? this.options.bodyTimeoutMs,
+        });
+      };
+      const h2Only = this.#h2Only.has(url.origin);
+      if (h2Only) this.#h2Only.set(url.origin, true);
+      const res = await request(h2Only).catch((err: unknown) => {
+        // The server offered only h2 in ALPN (the TLS handshake failed, so nothing was asked of it yet): the same
+        // request once more over HTTP/2, and the origin's next requests go there directly.
+        if (h2Only || req.signal.aborted || !refusedHttp1(err)) throw err;
+        this.#h2Only.set(url.origin, true);
+        return request(true);
+      }).catch((err: unknown) => {
+        const why = req.signal.aborted ? null : refusedHead(err);
+        // The same bytes come next time, and a browser reads them: the site's pages are for a browser to fetch.
+        if (why) throw new FetchError('wrong_tool', `plain HTTP cannot parse the response, a browser can: ${why}`, { url: req.originalUrl, fetcher: this.name, cause: err });
+        throw err;
       });
       const headersMs = Date.now() - req.startedAt;
       const location = firstHeader(res.headers.location);
@@ -136,7 +171,14 @@ export class HttpFetcher extends BaseFetcher {
       }
       const flatHeaders = flattenHeaders(res.headers);
       const ctx = { url: req.originalUrl, fetcher: this.name };
-      let body = await readBody(res.body, flatHeaders, req.maxBytes, ctx, req.request.truncate === true);
+      // A 204 or 304 has no body whatever its Content-Length says (browsers ignore it); undici fails such a response's
+      // body for not matching the length, and the same answer each time was retried and then lost as a network_error.
+      let body = NO_BODY_STATUSES.has(res.statusCode)
+        ? await res.body.dump().then(
+            () => new Uint8Array(0),
+            () => new Uint8Array(0),
+          )
+        : await readBody(res.body, flatHeaders, req.maxBytes, ctx, req.request.truncate === true);
       const contentType = mimeTypeOf(flatHeaders['content-type']);
       try {
         body = inflateStrayGzip(body, contentType, req.maxBytes) ?? body;
@@ -167,12 +209,14 @@ export class HttpFetcher extends BaseFetcher {
     }
   }
 
-  #proxyAgent(proxyUrl: string, tier: string): Agent {
-    let agent = this.#proxyAgents.get(proxyUrl);
+  #proxyAgent(proxyUrl: string, tier: string, allowH2: boolean): Agent {
+    // A proxy's HTTP/2 pool is one more pool of the same proxy, counted against the same limit.
+    const key = allowH2 ? `h2 ${proxyUrl}` : proxyUrl;
+    let agent = this.#proxyAgents.get(key);
     if (agent) {
       // Most recently used last: the first one is the one to close when there are too many.
-      this.#proxyAgents.delete(proxyUrl);
-      this.#proxyAgents.set(proxyUrl, agent);
+      this.#proxyAgents.delete(key);
+      this.#proxyAgents.set(key, agent);
     } else {
       agent = new Agent({
         connections: this.options.connectionsPerOrigin,
@@ -180,9 +224,10 @@ export class HttpFetcher extends BaseFetcher {
         maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
         headersTimeout: this.options.headersTimeoutMs,
         bodyTimeout: this.options.bodyTimeoutMs,
-        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs, stalls: this.#stalls, tier, secureContext: this.#secureContext }) as never,
+        allowH2,
+        connect: createProxyConnector(proxyUrl, { timeoutMs: this.options.connectTimeoutMs, stalls: this.#stalls, tier, secureContext: this.#secureContext, allowH2 }) as never,
       });
-      this.#proxyAgents.set(proxyUrl, agent);
+      this.#proxyAgents.set(key, agent);
       if (this.#proxyAgents.size > PROXY_POOLS_KEPT) {
         const [oldest, pool] = this.#proxyAgents.entries().next().value as [string, Agent];
         this.#proxyAgents.delete(oldest);
@@ -213,7 +258,7 @@ export class HttpFetcher extends BaseFetcher {
 
   close(): Promise<void> {
     this.#closed ??= Promise.all(
-      [this.#agent, ...this.#proxyAgents.values()].map((a) => a.close().catch(() => a.destroy())),
+      [this.#agent, ...(this.#h2Agent ? [this.#h2Agent] : []), ...this.#proxyAgents.values()].map((a) => a.close().catch(() => a.destroy())),
     ).then(() => undefined);
     return this.#closed;
   }
@@ -272,7 +317,14 @@ async function readBody(
   const first = await iterator.next().catch((err: unknown) => {
     throw cutOff(0, err);
   });
-  if (first.done) return new Uint8Array(0);
+  // HTTP/1.1 responses shorter than their Content-Length fail in undici's parser; its HTTP/2 client ends the body when
+  // the stream ends, and the first stream of a session reset mid-body ended as if complete: half a page, stored.
+  const endedShort = (received: number) => declaredOrNull !== null && received < declaredOrNull;
+  const shortBody = (received: number) => new BodyCutOff(received, declaredOrNull, new Error('the response ended before its Content-Length'));
+  if (first.done) {
+    if (endedShort(0)) throw shortBody(0);
+    return new Uint8Array(0);
+  }
   const unknown = unknownCodings(encoding);
   if (unknown.length > 0 && looksEncoded(first.value, isTextualType(mimeTypeOf(headers['content-type']), first.value))) {
     // Stored as it came, a zstd or compress body would be kept and analysed as the page: binary noise.
@@ -292,7 +344,10 @@ async function readBody(
         const n = await iterator.next().catch((err: unknown) => {
           throw cutOff(total, err);
         });
-        if (n.done) break;
+        if (n.done) {
+          if (endedShort(total)) throw shortBody(total);
+          break;
+        }
         total += n.value.length;
         chunks.push(n.value);
       }
@@ -303,6 +358,7 @@ async function readBody(
     return new Uint8Array(Buffer.concat(chunks, Math.min(total, maxBytes)));
   }
   let rawTotal = 0;
+  let rawEnded = false;
   // The compressed bytes read ahead of the decoder (up to 16 socket chunks) may pass maxBytes before the decoded ones
   // do: a body being truncated gets that much more room.
   const rawLimit = truncate ? maxBytes + TRUNCATE_READ_AHEAD_BYTES : maxBytes;
@@ -315,6 +371,7 @@ async function readBody(
         if (rawTotal > rawLimit) throw new FetchError('too_large', `compressed body exceeds ${rawLimit} bytes`, ctx);
         yield n.value;
       }
+      rawEnded = true;
     })(),
   );
   let source: Readable = replay;
@@ -324,11 +381,13 @@ async function readBody(
   }
   const chunks: Buffer[] = [];
   let total = 0;
+  let cut = false;
   try {
     for await (const chunk of source as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > maxBytes && truncate) {
         chunks.push(chunk);
+        cut = true;
         break;
       }
       if (total > maxBytes) throw tooLarge();
@@ -337,8 +396,11 @@ async function readBody(
       }
       chunks.push(chunk);
     }
+    if (!cut && endedShort(rawTotal)) throw shortBody(rawTotal);
   } catch (err) {
-    if (err instanceof FetchError) throw err;
+    if (err instanceof FetchError || err instanceof BodyCutOff) throw err;
+    // The compressed stream stopped early because its bytes did: a cut body, not a corrupt one.
+    if (rawEnded && endedShort(rawTotal)) throw shortBody(rawTotal);
     const code = (err as { code?: string }).code;
     if (closeDelimited && code === 'Z_BUF_ERROR') {
       // Half a page stored as the page would pass validation and replace a whole one: a cut connection, to retry.

@@ -142,6 +142,8 @@ export function createProxyConnector(
     tier?: string;
     /** The context (roots) an https target's chain is verified against. @defaultValue Node's default store */
     secureContext?: tls.SecureContext | undefined;
+    /** Offer HTTP/2 besides HTTP/1.1 in ALPN to an https target (undici speaks what the server picks). @defaultValue false */
+    allowH2?: boolean;
   },
 ): (options: ConnectOptions, callback: Callback) => void {
   const proxy = new URL(proxyUrl);
@@ -164,7 +166,7 @@ export function createProxyConnector(
         const secure = tls.connect({
           socket,
           servername: options.servername ?? (net.isIP(targetHost) ? undefined : targetHost),
-          ALPNProtocols: ['http/1.1'],
+          ALPNProtocols: opts.allowH2 ? ['http/1.1', 'h2'] : ['http/1.1'],
           ...(opts.secureContext ? { secureContext: opts.secureContext } : {}),
         });
         secure.once('secureConnect', () => callback(null, secure));

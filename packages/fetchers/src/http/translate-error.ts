@@ -23,6 +23,33 @@ function causes(err: unknown): unknown[] {
 }
 
 /**
+ * True when the TLS handshake failed because the server offered only protocols we did not (an HTTP/2-only listener
+ * answers an ALPN of `http/1.1` alone with the no_application_protocol alert): nothing was asked of it yet.
+ */
+export function refusedHttp1(err: unknown): boolean {
+  return causes(err).some((e) => (e as { code?: unknown }).code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL');
+}
+
+/**
+ * Why undici refused a response's head that browsers read, or null: llhttp rejects a bare LF where CRLF belongs
+ * (`HTTPParserError`; undici 7.30 leaves its `code` undefined) and a Content-Length sent twice with the same value
+ * (reported as `UND_ERR_RES_CONTENT_LENGTH_MISMATCH`, as undici reports any parse error once a Content-Length was read,
+ * after joining the two values: "5" + "5" is 55), and undici drops a `100 Continue` it did not ask for
+ * (`UND_ERR_SOCKET` "bad response"). Only meaningful for an error before the head was delivered: after it, the same
+ * errors are a body cut short or malformed. Chromium loads all three (measured); it refuses two different lengths,
+ * which undici reports the same way, so those go to the browser for it to refuse too.
+ */
+export function refusedHead(err: unknown): string | null {
+  for (const e of causes(err)) {
+    const { code, name, message } = e as { code?: unknown; name?: unknown; message?: unknown };
+    if (name === 'HTTPParserError') return typeof message === 'string' && message ? message : 'malformed response head';
+    if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') return 'malformed response head after its Content-Length (one sent twice?)';
+    if (code === 'UND_ERR_SOCKET' && message === 'bad response') return 'an informational 1xx response it did not ask for (100 Continue)';
+  }
+  return null;
+}
+
+/**
  * Translate an undici / Node socket error into a FetchError, or return null when it is not one of theirs
  * (the base then decides between deadline, abort and network_error). Runs once, at the edge.
  */
@@ -41,14 +68,17 @@ export function translateUndiciError(
     if (TIMEOUT_CODES.has(code)) return new FetchError('timeout', `${code}: ${message}`, base);
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ESERVFAIL') return new FetchError('dns_error', message, base);
     if (NETWORK_CODES.has(code)) return new FetchError('network_error', `${code}: ${message}`, base);
-    // The server offered only h2 in ALPN and we offer only http/1.1: the same next time, and a browser speaks both.
+    // Still refused with h2 offered too (HttpFetcher retries over HTTP/2): it speaks neither, a browser will not do better.
     if (code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') {
-      return new FetchError('wrong_tool', `the server speaks only HTTP/2 (it refused ALPN http/1.1), plain HTTP speaks HTTP/1.1: ${code}`, base);
+      return new FetchError('tls_error', `the server accepts neither HTTP/1.1 nor HTTP/2 in ALPN: ${code}`, base);
     }
     if (TLS_CODE.test(code)) return new FetchError('tls_error', `${code}: ${message}`, base);
     if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new FetchError('too_large', message, base);
     if (code === 'UND_ERR_HEADERS_OVERFLOW') return new FetchError('too_large', `response headers too large: ${message}`, base);
     if (code.startsWith('HPE_')) return new FetchError('protocol_error', `${code}: ${message}`, base);
   }
+  // A body llhttp refused (a bad chunk size): undici 7.30's HTTPParserError carries no code, only its name.
+  const parseError = causes(err).find((e) => (e as { name?: unknown }).name === 'HTTPParserError') as Error | undefined;
+  if (parseError) return new FetchError('protocol_error', parseError.message, { url: ctx.url, fetcher: ctx.fetcher, cause: err });
   return null;
 }
