@@ -374,6 +374,10 @@ export class EgressProxy {
       headers: forwardableHeaders(req.rawHeaders),
       // As large as Chromium itself takes, not Node's 16 KiB: the proxy must not refuse what the browser would load.
       maxHeaderSize: MAX_RESPONSE_HEADER_BYTES,
+      // Read as leniently as Chromium reads a response (a bare LF for CRLF, as old CGI scripts write): with Node's strict
+      // parser the browser failed every http:// page that plain HTTP had sent it for, as HPE_CR_EXPECTED. The request
+      // leaving here is Chromium's own, re-sent; only the response's parsing is relaxed.
+      insecureHTTPParser: true,
       ...how,
       timeout: this.#connectTimeoutMs,
     });

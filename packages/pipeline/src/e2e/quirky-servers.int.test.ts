@@ -5,7 +5,7 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,5 +107,35 @@ describe('end to end: servers browsers load and undici is strict about', () => {
       ['simple_http', false, 'wrong_tool'],
       ['playwright', true, null],
     ]);
+  }, 120_000);
+
+  it('over plain http:// too: the browser egress reads a bare-LF head as Chromium would, not with Node\'s strict parser', async () => {
+    const page = staticArticle({ title: 'Bare LF over http' });
+    const server = createTcpServer((socket) => {
+      socket.on('error', () => undefined);
+      let head = '';
+      socket.on('data', (chunk) => {
+        head += chunk.toString('latin1');
+        if (!head.includes('\r\n\r\n')) return;
+        const path = /^GET (\S+)/.exec(head)?.[1] ?? '';
+        head = '';
+        const body = path === '/robots.txt' ? (robotsTxt().body as string) : page;
+        const eol = path === '/robots.txt' ? '\r\n' : '\n';
+        const type = path === '/robots.txt' ? 'text/plain' : 'text/html; charset=utf-8';
+        socket.end(`HTTP/1.1 200 OK${eol}content-type: ${type}${eol}content-length: ${Buffer.byteLength(body)}${eol}connection: close${eol}${eol}${body}`);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => server.close());
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/article`;
+
+    crawler = await startE2e('bare_lf_http', { FETCHERS: 'simple_http:2,playwright:1', FETCH_TIMEOUT_MS: '30000' });
+    const { accepted } = await crawler.runtime.enqueue([url]);
+    crawler.runtime.startWorkers();
+    const link = await settled(crawler, accepted[0]!.linkId, 90_000);
+
+    expect([link.status, link.lastErrorType, link.fetcher]).toEqual(['done', null, 'playwright']);
+    const stored = await crawler.content.latestForLink(link.id);
+    expect(new TextDecoder().decode(stored!.body)).toContain('<title>Bare LF over http</title>');
   }, 120_000);
 });
