@@ -22,9 +22,9 @@ export const CONTENT_BROTLI_QUALITY = 1;
 const SYNC_COMPRESS_MAX_BYTES = 256 * 1024;
 
 // One round trip, no Prisma query engine: this runs once per fetched page.
-// Parameters $1..$10 are prepareContentRow's params, in its order.
-export const CONTENT_INSERT_INTO = 'INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers)';
-export const CONTENT_ROW_AFTER_LINK = "$2, 'br', $3, $4, $5, $6, $7, $8, $9, $10::jsonb";
+// Parameters $1..$11 are prepareContentRow's params, in its order.
+export const CONTENT_INSERT_INTO = 'INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers, text_sha256)';
+export const CONTENT_ROW_AFTER_LINK = "$2, 'br', $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::text";
 
 const SAVE_SQL = `
 ${CONTENT_INSERT_INTO}
@@ -35,7 +35,7 @@ RETURNING id::text AS id, version`;
 const SAVE_AND_COMPLETE_SQL = `
 WITH done AS (
   UPDATE links SET status = '${LINK_STATUSES.done}', risk_level = 0, paused_until = NULL, fetcher = $8, last_error_type = NULL, last_error = NULL,
-    attempt_count = attempt_count + $11::int, last_attempt_at = coalesce($12::timestamptz, last_attempt_at), updated_at = now()
+    attempt_count = attempt_count + $12::int, last_attempt_at = coalesce($13::timestamptz, last_attempt_at), updated_at = now()
   WHERE id = $1::uuid
   RETURNING id
 ), saved AS (
@@ -56,6 +56,11 @@ export interface ContentInput {
   fetcher: string;
   /** Response headers as fetched (lower-case names); stored through archivedResponseHeaders, so never cookies. */
   headers?: Record<string, string> | null;
+  /**
+   * sha256 hex of the page's visible text (the fetch worker's text fingerprint): a version whose text has the previous
+   * version's fingerprint is not a change. @defaultValue null: no fingerprint (non-HTML), changes are told by sha256
+   */
+  textSha256?: string | null;
 }
 
 /** A stored page, body decompressed. */
@@ -68,6 +73,8 @@ export interface StoredContent {
   finalUrl: string;
   /** sha256 hex of the raw body. */
   sha256: string;
+  /** sha256 hex of the page's visible text, or null (non-HTML, or stored without one). */
+  textSha256: string | null;
   /** Raw body size. */
   sizeBytes: number;
   /** Bytes actually stored (compressed). */
@@ -135,7 +142,7 @@ export class ContentStore {
 
 async function decode(row: {
   id: bigint; linkId: string; body: Uint8Array; encoding: string; contentType: string | null; httpStatus: number;
-  finalUrl: string; sha256: string; sizeBytes: number; fetcher: string; fetchedAt: Date; responseHeaders?: unknown; version: number;
+  finalUrl: string; sha256: string; textSha256?: string | null; sizeBytes: number; fetcher: string; fetchedAt: Date; responseHeaders?: unknown; version: number;
 }): Promise<StoredContent> {
   const stored = row.body;
   let body: Uint8Array;
@@ -144,7 +151,7 @@ async function decode(row: {
   else body = stored;
   return {
     id: row.id, linkId: row.linkId, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
-    contentType: row.contentType, httpStatus: row.httpStatus, finalUrl: row.finalUrl, sha256: row.sha256,
+    contentType: row.contentType, httpStatus: row.httpStatus, finalUrl: row.finalUrl, sha256: row.sha256, textSha256: row.textSha256 ?? null,
     sizeBytes: row.sizeBytes, storedBytes: stored.byteLength, fetcher: row.fetcher, fetchedAt: row.fetchedAt,
     headers: (row.responseHeaders as Record<string, string> | null | undefined) ?? null,
     version: row.version,
@@ -153,7 +160,7 @@ async function decode(row: {
 
 /**
  * A page as the parameters of an insert into fetched_content ($1 link, then {@link CONTENT_ROW_AFTER_LINK}'s
- * $2..$10, in this order) and the row it becomes, compressed with brotli. The outcome statement uses it too.
+ * $2..$11, in this order) and the row it becomes, compressed with brotli. The outcome statement uses it too.
  */
 export async function prepareContentRow(input: ContentInput, fetchedAt: Date): Promise<{ params: unknown[]; result: Omit<StoredContent, 'body' | 'id' | 'version'> }> {
   if (!(input.body instanceof Uint8Array)) throw new CrawlerError('invalid_content', 'body must be a Uint8Array', { url: input.finalUrl });
@@ -165,10 +172,11 @@ export async function prepareContentRow(input: ContentInput, fetchedAt: Date): P
   const fetcher = canonicalFetcherName(input.fetcher);
   const contentType = input.contentType ?? null;
   const headers = input.headers ? archivedResponseHeaders(input.headers) : null;
+  const textSha256 = input.textSha256 ?? null;
   return {
-    params: [input.linkId, compressed, contentType, input.httpStatus, input.finalUrl, sha256, input.body.byteLength, fetcher, fetchedAt, headers ? JSON.stringify(headers) : null],
+    params: [input.linkId, compressed, contentType, input.httpStatus, input.finalUrl, sha256, input.body.byteLength, fetcher, fetchedAt, headers ? JSON.stringify(headers) : null, textSha256],
     result: {
-      linkId: input.linkId, contentType, httpStatus: input.httpStatus, finalUrl: input.finalUrl, sha256,
+      linkId: input.linkId, contentType, httpStatus: input.httpStatus, finalUrl: input.finalUrl, sha256, textSha256,
       sizeBytes: input.body.byteLength, storedBytes: compressed.byteLength, fetcher, fetchedAt, headers,
     },
   };

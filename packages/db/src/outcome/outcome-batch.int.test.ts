@@ -28,12 +28,17 @@ function attempt(linkId: string, url: string, over: Partial<AttemptInput> = {}):
 }
 
 const done = { status: 'done', riskLevel: 0, pausedUntil: null, fetcher: 'simple_http', lastErrorType: null, lastError: null } as const;
-const page = (linkId: string, url: string, s: string) => ({ linkId, body: body(s), contentType: 'text/html', httpStatus: 200, finalUrl: url, fetcher: 'simple_http', headers: { etag: `"${s}"` } });
+/** A page whose body is `s`; `text` stands for its text fingerprint (null: none, as a non-HTML body has). */
+const page = (linkId: string, url: string, s: string, text: string | null = s) => ({
+  linkId, body: body(s), contentType: 'text/html', httpStatus: 200, finalUrl: url, fetcher: 'simple_http', headers: { etag: `"${s}"` }, textSha256: text === null ? null : `text:${text}`,
+});
 
 /**
  * Every kind of outcome the fetch worker writes, on links named under `site`: a first page, a revisit with a changed
  * page (version 2 and link.changed), one with the same body (identical), a 304 (not_modified), a failure, a pause with
- * a retry's two attempts, a late duplicate on a finished link, and a link that is gone.
+ * a retry's two attempts, a late duplicate on a finished link, a link that is gone, a revisit whose bytes differ but
+ * whose text does not (version 2, no change: link.unchanged), and one whose new version has no text fingerprint (a
+ * change by its sha256).
  */
 async function scenario(store: OutcomeStore, site: string): Promise<{ ids: string[]; writes: OutcomeWrite[] }> {
   const u = (p: string) => `https://${site}/${p}`;
@@ -44,8 +49,10 @@ async function scenario(store: OutcomeStore, site: string): Promise<{ ids: strin
   const failed = await link(u('failed'));
   const paused = await link(u('paused'), { riskLevel: 1 });
   const finished = await link(u('finished'), { status: 'done', attemptCount: 1 });
+  const markup = await link(u('markup'));
+  const untexted = await link(u('untexted'));
   // A first version for the revisits, written as a first visit is.
-  for (const l of [changed, same, nm]) {
+  for (const l of [changed, same, nm, markup, untexted]) {
     await store.apply({ linkId: l.id, attempts: [attempt(l.id, l.url)], link: done, page: page(l.id, l.url, 'v1') });
     await db.prisma.link.update({ where: { id: l.id }, data: { status: 'fetching' } });
   }
@@ -63,8 +70,10 @@ async function scenario(store: OutcomeStore, site: string): Promise<{ ids: strin
     },
     { linkId: finished.id, attempts: [attempt(finished.id, finished.url)], link: { status: 'failed', lastErrorType: 'x' }, page: page(finished.id, finished.url, 'late') },
     { linkId: gone, attempts: [], link: done, page: page(gone, u('gone'), 'gone') },
+    { linkId: markup.id, attempts: [attempt(markup.id, markup.url)], link: done, page: page(markup.id, markup.url, 'v1<meta name="csrf-token" content="b">', 'v1') },
+    { linkId: untexted.id, attempts: [attempt(untexted.id, untexted.url)], link: done, page: page(untexted.id, untexted.url, 'v1 as bytes', null) },
   ];
-  return { ids: [first, changed, same, nm, failed, paused, finished].map((l) => l.id), writes };
+  return { ids: [first, changed, same, nm, failed, paused, finished, markup, untexted].map((l) => l.id), writes };
 }
 
 /** What a set of links looks like in every table an outcome writes, without ids and without the site's name. */
@@ -73,7 +82,7 @@ async function stateOf(ids: string[]) {
   for (const id of ids) {
     const l = await db.prisma.link.findUniqueOrThrow({ where: { id } });
     const attempts = await db.prisma.fetcherAttempt.findMany({ where: { linkId: id }, orderBy: { id: 'asc' }, include: { heuristics: { orderBy: { heuristicType: 'asc' } } } });
-    const versions = await db.prisma.$queryRawUnsafe<unknown[]>('SELECT version, sha256, http_status, fetcher, response_headers FROM fetched_content WHERE link = $1::uuid ORDER BY version', id);
+    const versions = await db.prisma.$queryRawUnsafe<unknown[]>('SELECT version, sha256, text_sha256, http_status, fetcher, response_headers FROM fetched_content WHERE link = $1::uuid ORDER BY version', id);
     const visits = await db.prisma.$queryRawUnsafe<unknown[]>('SELECT v.kind, c.version, v.fetcher, v.http_status, v.response_headers FROM page_visits v LEFT JOIN fetched_content c ON c.id = v.content WHERE v.link = $1::uuid ORDER BY v.id', id);
     const events = await db.prisma.$queryRawUnsafe<unknown[]>('SELECT type, status, fetcher, version, old_sha256, new_sha256 FROM link_events WHERE link = $1::uuid ORDER BY seq', id);
     out.push({
@@ -108,8 +117,19 @@ describe('OutcomeStore.applyMany', () => {
     const got = batched.map((r) => (r as PromiseFulfilledResult<AppliedOutcome>).value);
     expect(got.map(shape)).toEqual(single.map(shape));
     // The kinds this scenario must cover, so the comparison means something.
-    expect(got.map((a) => a.visit)).toEqual(['new', 'new', 'identical', 'not_modified', null, null, null, null]);
-    expect(await stateOf(many.ids)).toEqual(await stateOf(one.ids));
+    expect(got.map((a) => a.visit)).toEqual(['new', 'new', 'identical', 'not_modified', null, null, null, null, 'new', 'new']);
+    const state = await stateOf(many.ids);
+    expect(state).toEqual(await stateOf(one.ids));
+    // What counts as a change: the text, when both versions have a fingerprint, else the bytes.
+    expect(state.map((s) => s.link.lastVisitChanged)).toEqual([null, true, false, false, null, null, null, false, true]);
+    const events = (i: number) => (state[i]!.events as { type: string; version: number | null }[]).filter((e) => e.type !== 'link.done').map((e) => `${e.type}@${e.version}`);
+    expect(events(1)).toEqual(['link.changed@2']);
+    expect(events(7)).toEqual(['link.unchanged@2']);
+    expect(events(8)).toEqual(['link.changed@2']);
+    // The markup-only revisit is still a stored version (the bytes the server sent), announced with both digests.
+    expect((state[7]!.versions as unknown[]).length).toBe(2);
+    const unchanged = (state[7]!.events as { type: string; old_sha256: string; new_sha256: string }[]).find((e) => e.type === 'link.unchanged')!;
+    expect(unchanged.old_sha256).not.toBe(unchanged.new_sha256);
     // Attempt ids are the ones logged, in input order.
     const pausedIds = (await db.prisma.fetcherAttempt.findMany({ where: { linkId: many.ids[5] }, orderBy: { id: 'asc' } })).map((a) => a.id);
     expect(got[5]!.attemptIds).toEqual(pausedIds);

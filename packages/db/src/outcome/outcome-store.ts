@@ -82,20 +82,25 @@ export interface OutcomeStoreDeps extends StoreDeps {
 // One statement: the attempts and their heuristics (as AttemptStore.logAttempts writes them), the link's change
 // while it is unfinished, or else only its attempt count, and the visit when the change applied: a page whose sha256
 // differs from the link's latest version is stored (a trigger numbers it, logs the visit and, from version 2 on, writes
-// `link.changed`); the same body or a 304 stores no body, only the visit (and `link.unchanged` when asked).
+// `link.changed` when it is a change); the same body or a 304 stores no body, only the visit (and `link.unchanged` when
+// asked). A stored version is a change when its text fingerprint differs from the previous version's, or, when
+// either has none, always (its sha256 differs): bytes that differ only in markup (a CSRF token, a nonce) are a
+// version but no change, for links.last_visit_changed (the adaptive schedule) and the events alike, and get
+// `link.unchanged` when asked. The trigger applies the same rule to `link.changed`.
 // $1 attempts, $2 now, $3 link change (JSON: a present key sets its column), $4 link id, $5 attempts made,
 // $6 last attempt time, $7..$15 the page (prepareContentRow's params after the link; all null without a page),
-// $16 a 304's visit (JSON, or null), $17 write link.unchanged events.
+// $16 a 304's visit (JSON, or null), $17 write link.unchanged events, $18 the page's text fingerprint.
 const APPLY_OUTCOME_SQL = `
 WITH ${ATTEMPT_CTES},
 change AS (SELECT $3::jsonb AS p),
-prev AS (SELECT id, sha256, version FROM fetched_content WHERE link = $4::uuid ORDER BY version DESC LIMIT 1),
+prev AS (SELECT id, sha256, text_sha256, version FROM fetched_content WHERE link = $4::uuid ORDER BY version DESC LIMIT 1),
 visit AS (
-  SELECT CASE
+  SELECT kind, kind = 'new' AND ((SELECT text_sha256 FROM prev) IS NULL OR $18::text IS NULL OR (SELECT text_sha256 FROM prev) <> $18::text) AS changed
+  FROM (SELECT CASE
     WHEN $16::jsonb IS NOT NULL THEN CASE WHEN EXISTS (SELECT 1 FROM prev) THEN 'not_modified' END
     WHEN $7::bytea IS NULL THEN NULL
     WHEN $11::text = (SELECT sha256 FROM prev) THEN 'identical'
-    ELSE 'new' END AS kind
+    ELSE 'new' END AS kind) k
 ),
 upd AS (
   UPDATE links SET
@@ -108,7 +113,7 @@ upd AS (
     last_error = CASE WHEN p ? 'lastError' THEN p->>'lastError' ELSE last_error END,
     generation = CASE WHEN p ? 'generation' THEN (p->>'generation')::int ELSE generation END,
     last_visit_changed = CASE WHEN visit.kind IS NULL THEN last_visit_changed
-      WHEN NOT EXISTS (SELECT 1 FROM prev) THEN NULL ELSE visit.kind = 'new' END,
+      WHEN NOT EXISTS (SELECT 1 FROM prev) THEN NULL ELSE visit.changed END,
     attempt_count = attempt_count + $5::int,
     last_attempt_at = coalesce($6::timestamptz, last_attempt_at),
     updated_at = now()
@@ -122,10 +127,10 @@ counted AS (
   WHERE id = $4::uuid AND $5::int > 0 AND NOT EXISTS (SELECT 1 FROM upd)
 ),
 saved AS (
-  INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers)
-  SELECT $4::uuid, $7::bytea, 'br', $8::text, $9::int, $10::text, $11::text, $12::int, $13::text, $14::timestamptz, $15::jsonb
+  INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers, text_sha256)
+  SELECT $4::uuid, $7::bytea, 'br', $8::text, $9::int, $10::text, $11::text, $12::int, $13::text, $14::timestamptz, $15::jsonb, $18::text
   FROM upd, visit WHERE visit.kind = 'new'
-  RETURNING id
+  RETURNING id, version
 ),
 unchanged AS (
   INSERT INTO page_visits (link, content, kind, visited_at, fetcher, http_status, final_url, response_headers)
@@ -140,6 +145,10 @@ unchanged_event AS (
   INSERT INTO link_events (type, link, url, status, fetcher, old_sha256, new_sha256, version)
   SELECT 'link.unchanged', $4::uuid, upd.url, upd.status, unchanged.fetcher, prev.sha256, prev.sha256, prev.version
   FROM upd, unchanged, prev WHERE $17::boolean
+  UNION ALL
+  -- A new version that is no change: the bytes' digests and the version stored.
+  SELECT 'link.unchanged', $4::uuid, upd.url, upd.status, $13::text, prev.sha256, $11::text, saved.version
+  FROM upd, saved, prev, visit WHERE $17::boolean AND NOT visit.changed
 )
 SELECT EXISTS (SELECT 1 FROM upd) AS updated,
   coalesce((SELECT status FROM upd), (SELECT status FROM links WHERE id = $4::uuid)) AS status,
@@ -152,27 +161,29 @@ SELECT EXISTS (SELECT 1 FROM upd) AS updated,
 // written by one multi-row insert or update. The items name distinct links (two writes of one link go in two
 // statements). $1 every item's attempts (toAttemptRow rows carrying their item `o`), $2 now, $3 the items (JSON:
 // o, link, p = link change, n = attempts made, la = last attempt time, the page's columns and bo/bl = its body's
-// offset and length in $4, nm = a 304's visit), $4 the items' compressed bodies concatenated (bytea, sent binary),
+// offset and length in $4, nm = a 304's visit, tsha = the page's text fingerprint), $4 the items' compressed bodies
+// concatenated (bytea, sent binary),
 // $5 write link.unchanged events. Items are sorted by link id, the order the links' rows are locked in.
 const APPLY_OUTCOMES_SQL = `
 WITH ${ATTEMPT_CTES},
 item AS MATERIALIZED (
-  SELECT r.o, r.link, r.p, r.n, r.la, r.ct, r.hs, r.fu, r.sha, r.sz, r.f, r.fa, r.rh, r.nm,
+  SELECT r.o, r.link, r.p, r.n, r.la, r.ct, r.hs, r.fu, r.sha, r.sz, r.f, r.fa, r.rh, r.nm, r.tsha,
     CASE WHEN r.bl IS NOT NULL THEN substring($4::bytea FROM r.bo + 1 FOR r.bl) END AS body
   FROM jsonb_to_recordset($3::jsonb) AS r(o int, link uuid, p jsonb, n int, la timestamptz, bo int, bl int, ct text,
-    hs int, fu text, sha text, sz int, f text, fa timestamptz, rh jsonb, nm jsonb)
+    hs int, fu text, sha text, sz int, f text, fa timestamptz, rh jsonb, nm jsonb, tsha text)
 ),
 prev AS MATERIALIZED (
-  SELECT item.o, pc.id, pc.sha256, pc.version FROM item
-  CROSS JOIN LATERAL (SELECT id, sha256, version FROM fetched_content WHERE link = item.link ORDER BY version DESC LIMIT 1) pc
+  SELECT item.o, pc.id, pc.sha256, pc.text_sha256, pc.version FROM item
+  CROSS JOIN LATERAL (SELECT id, sha256, text_sha256, version FROM fetched_content WHERE link = item.link ORDER BY version DESC LIMIT 1) pc
 ),
 visit AS MATERIALIZED (
-  SELECT item.o, prev.o IS NOT NULL AS has_prev, CASE
+  SELECT o, has_prev, kind, kind = 'new' AND (prev_tsha IS NULL OR tsha IS NULL OR prev_tsha <> tsha) AS changed
+  FROM (SELECT item.o, prev.o IS NOT NULL AS has_prev, prev.text_sha256 AS prev_tsha, item.tsha, CASE
     WHEN item.nm IS NOT NULL THEN CASE WHEN prev.o IS NOT NULL THEN 'not_modified' END
     WHEN item.body IS NULL THEN NULL
     WHEN item.sha = prev.sha256 THEN 'identical'
     ELSE 'new' END AS kind
-  FROM item LEFT JOIN prev ON prev.o = item.o
+  FROM item LEFT JOIN prev ON prev.o = item.o) k
 ),
 upd AS (
   UPDATE links SET
@@ -185,7 +196,7 @@ upd AS (
     last_error = CASE WHEN item.p ? 'lastError' THEN item.p->>'lastError' ELSE links.last_error END,
     generation = CASE WHEN item.p ? 'generation' THEN (item.p->>'generation')::int ELSE links.generation END,
     last_visit_changed = CASE WHEN visit.kind IS NULL THEN links.last_visit_changed
-      WHEN NOT visit.has_prev THEN NULL ELSE visit.kind = 'new' END,
+      WHEN NOT visit.has_prev THEN NULL ELSE visit.changed END,
     attempt_count = links.attempt_count + item.n,
     last_attempt_at = coalesce(item.la, links.last_attempt_at),
     updated_at = now()
@@ -199,11 +210,11 @@ counted AS (
   FROM item WHERE links.id = item.link AND item.n > 0 AND NOT EXISTS (SELECT 1 FROM upd WHERE upd.o = item.o)
 ),
 saved AS (
-  INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers)
-  SELECT item.link, item.body, 'br', item.ct, item.hs, item.fu, item.sha, item.sz, item.f, item.fa, item.rh
+  INSERT INTO fetched_content (link, body, encoding, content_type, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, response_headers, text_sha256)
+  SELECT item.link, item.body, 'br', item.ct, item.hs, item.fu, item.sha, item.sz, item.f, item.fa, item.rh, item.tsha
   FROM upd JOIN item ON item.o = upd.o JOIN visit ON visit.o = item.o WHERE visit.kind = 'new'
   ORDER BY item.o
-  RETURNING id, link
+  RETURNING id, link, version
 ),
 unchanged AS (
   INSERT INTO page_visits (link, content, kind, visited_at, fetcher, http_status, final_url, response_headers)
@@ -218,8 +229,17 @@ unchanged AS (
 ),
 unchanged_event AS (
   INSERT INTO link_events (type, link, url, status, fetcher, old_sha256, new_sha256, version)
-  SELECT 'link.unchanged', upd.id, upd.url, upd.status, unchanged.fetcher, prev.sha256, prev.sha256, prev.version
-  FROM upd JOIN unchanged ON unchanged.link = upd.id JOIN prev ON prev.o = upd.o WHERE $5::boolean
+  SELECT 'link.unchanged', upd.id, upd.url, upd.status, e.fetcher, e.old_sha256, e.new_sha256, e.version
+  FROM upd JOIN LATERAL (
+    SELECT unchanged.fetcher, prev.sha256 AS old_sha256, prev.sha256 AS new_sha256, prev.version
+    FROM unchanged JOIN prev ON prev.o = upd.o WHERE unchanged.link = upd.id
+    UNION ALL
+    -- A new version that is no change: the bytes' digests and the version stored.
+    SELECT item.f, prev.sha256, item.sha, saved.version
+    FROM saved JOIN item ON item.o = upd.o JOIN prev ON prev.o = upd.o JOIN visit ON visit.o = upd.o
+    WHERE saved.link = upd.id AND NOT visit.changed
+  ) e ON true
+  WHERE $5::boolean
   ORDER BY upd.o
 )
 SELECT item.o, upd.o IS NOT NULL AS updated,
@@ -259,7 +279,7 @@ interface PreparedItem {
   o: number;
   rows: Record<string, unknown>[];
   last: Date | null;
-  page: { body: Uint8Array; ct: string | null; hs: number; fu: string; sha: string; sz: number; f: string; fa: Date; rh: Record<string, string> | null } | null;
+  page: { body: Uint8Array; ct: string | null; hs: number; fu: string; sha: string; sz: number; f: string; fa: Date; rh: Record<string, string> | null; tsha: string | null } | null;
   nm: Record<string, unknown> | null;
 }
 
@@ -276,7 +296,7 @@ async function prepareItem(write: OutcomeWrite, now: Date, o: number, base: numb
     const { params, result } = await prepareContentRow(write.page, now);
     page = {
       body: params[1] as Uint8Array, ct: result.contentType, hs: result.httpStatus, fu: result.finalUrl, sha: result.sha256, sz: result.sizeBytes,
-      f: result.fetcher, fa: result.fetchedAt, rh: (result.headers as Record<string, string> | null) ?? null,
+      f: result.fetcher, fa: result.fetchedAt, rh: (result.headers as Record<string, string> | null) ?? null, tsha: result.textSha256,
     };
   }
   const nm = !write.page && write.notModified
@@ -315,7 +335,7 @@ export class OutcomeStore {
     const page = item.page
       ? [item.page.body, item.page.ct, item.page.hs, item.page.fu, item.page.sha, item.page.sz, item.page.f, item.page.fa, item.page.rh ? JSON.stringify(item.page.rh) : null]
       : NO_PAGE;
-    const params = [JSON.stringify(item.rows), now.toISOString(), JSON.stringify(write.link), write.linkId, item.rows.length, item.last, ...page, notModified, this.#unchangedEvents];
+    const params = [JSON.stringify(item.rows), now.toISOString(), JSON.stringify(write.link), write.linkId, item.rows.length, item.last, ...page, notModified, this.#unchangedEvents, item.page?.tsha ?? null];
     const hooks = [...this.#hooks, ...(write.hooks ?? [])];
     const run = async (sql: SqlClient): Promise<AppliedOutcome> => {
       const [out] = await sql.query<OutcomeRow>(APPLY_OUTCOME_SQL, params);
@@ -380,7 +400,7 @@ export class OutcomeStore {
       }
       return {
         o: item.o, link: item.write.linkId, p: item.write.link, n: item.rows.length, la: item.last,
-        ...(p ? { bo, bl: p.body.byteLength, ct: p.ct, hs: p.hs, fu: p.fu, sha: p.sha, sz: p.sz, f: p.f, fa: p.fa, rh: p.rh } : {}),
+        ...(p ? { bo, bl: p.body.byteLength, ct: p.ct, hs: p.hs, fu: p.fu, sha: p.sha, sz: p.sz, f: p.f, fa: p.fa, rh: p.rh, tsha: p.tsha } : {}),
         nm: item.nm,
       };
     });

@@ -5,6 +5,8 @@ import type { AnalysisInput } from './response-analysis.js';
 export interface ResponseAnalysis {
   validation: ValidationResult;
   heuristics: Heuristic[];
+  /** sha256 hex of the page's visible text (see textFingerprint), stored with the page; null for non-HTML. */
+  textSha256: string | null;
 }
 
 /** The pool's workerData: a worker thread that was not started by the pool does nothing. */

@@ -102,6 +102,7 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       if (ctx.link.crawlId && deps.discovery) await deps.discovery.discover({ link: ctx.link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text, headers: res.headers });
       await write(deps, ctx, done, {
         linkId: ctx.link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher, headers: res.headers,
+        textSha256: attempt.textSha256 ?? null,
       });
       await dropProbe(deps, ctx);
       return { outcome: 'done', fetcher, attempts, httpStatus: res.status };

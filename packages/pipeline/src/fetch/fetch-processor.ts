@@ -132,6 +132,8 @@ export interface Try {
   /** A proxy_unavailable's reach: the proxy as a whole, or only this target (the proxy refused to carry it). */
   exitScope?: ExitFailureScope;
   durationMs: number;
+  /** The response's text fingerprint, set by its analysis: stored with the page, it tells a change from new markup. */
+  textSha256?: string | null;
 }
 
 /** The politeness gate said not now: the job waits `retryInMs` (a paused domain pauses the link too). */
@@ -363,9 +365,10 @@ function encounterHeuristics(res: FetchResult | null | undefined): Heuristic[] {
 async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): Promise<Decision> {
   // A 304 to our conditional request has no body to validate: the stored page is still the page.
   const notModified = notModifiedDecision(ctx, attempt);
-  const { validation, heuristics } = attempt.response && !notModified
+  const { validation, heuristics, textSha256 } = attempt.response && !notModified
     ? await (deps.analyzer ?? inProcessAnalyzer).analyze(analysisInputOf(attempt.response))
-    : { validation: null, heuristics: [] };
+    : { validation: null, heuristics: [], textSha256: null };
+  attempt.textSha256 = textSha256;
   const now = deps.clock.now();
   const decision = notModified ?? decideOutcome({
     errorType: attempt.errorType,

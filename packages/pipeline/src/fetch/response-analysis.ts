@@ -1,8 +1,11 @@
+import { createHash } from 'node:crypto';
 import {
   classifyProbe,
   errorTypeOf,
   extractResponseHeuristics,
-  validateResponse,
+  MAX_ANALYSED_BYTES,
+  validateResponseDetailed,
+  type PageFeatures,
   type ResponseSnapshot,
 } from '@crawler/core';
 import type { FetchResult } from '@crawler/fetchers';
@@ -37,8 +40,22 @@ export function analyzeResponse(res: Pick<FetchResult, 'status' | 'headers' | 'b
 export function analyzeSnapshot(input: AnalysisInput): ResponseAnalysis {
   const { charset, ...view } = input;
   const snap: ResponseSnapshot = charset !== undefined && typeof view.body !== 'string' ? { ...view, body: decodeText(view.body, charset) } : view;
-  const validation = validateResponse(snap);
-  return { validation, heuristics: extractResponseHeuristics(snap, validation) };
+  const { result: validation, page } = validateResponseDetailed(snap);
+  return { validation, heuristics: extractResponseHeuristics(snap, validation), textSha256: textFingerprint(snap.body, page) };
+}
+
+/**
+ * The page's text fingerprint: sha256 hex of its title and visible text as the validation extracted them (whitespace
+ * collapsed; no script, style, template or noscript contents, no attributes), so markup that differs at every
+ * response (a CSRF `<meta>` token, script nonces, hidden form tokens, cache-busting asset URLs) leaves it alone.
+ * Null for non-HTML, and for a body longer than the analysis reads (its tail, unread, could be what changed).
+ */
+export function textFingerprint(body: string | Uint8Array, page: PageFeatures | null): string | null {
+  if (page === null) return null;
+  // decodeBody cuts a string at MAX_ANALYSED_BYTES characters and bytes at as many bytes.
+  if ((typeof body === 'string' ? body.length : body.byteLength) > MAX_ANALYSED_BYTES) return null;
+  // Collapsed text holds no newline: the separator keeps a title's last word from running into the text.
+  return createHash('sha256').update(page.title).update('\n').update(page.visibleText).digest('hex');
 }
 
 /** The probe's verdict: which fetcher, and whether its body can stand in for the fetch. */
