@@ -258,8 +258,12 @@ export class CrawlFrontier implements LinkDiscovery {
       : extractLinks(body, page.finalUrl, options);
     const target = location === undefined ? null : canonicalCrawlUrl(location, page.finalUrl, tracking);
     if (target !== null) extracted.links.unshift({ url: target, nofollow: false });
-    const { record, scope } = compiled;
     const landing = isSeed ? (target ?? extracted.refresh ?? null) : null;
+    // A seed whose refresh or 300 sends the reader off scope (a site that moved: `<meta http-equiv=refresh
+    // content="0; url=https://new.example/">`) moved as one that redirects does: where it sends is a seed too (#widen),
+    // so the crawl goes on there instead of stopping at a page that only says "this site has moved".
+    if (landing !== null && compiled.scope.check(landing) === 'scope') await this.#widen(compiled, page.link.url, landing);
+    const { record, scope } = compiled;
     const depth = (page.link.depth ?? 0) + 1;
     const nofollowAll = robotsHeaderNofollow(page.headers?.['x-robots-tag']);
     const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0 };

@@ -122,6 +122,36 @@ describe('a crawl seeded with feeds', () => {
     }
   }, 240_000);
 
+  it('goes on where a seed sends the reader off its scope by meta refresh or Refresh header, as where a seed redirects', async () => {
+    const moved = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
+    const now = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.4' });
+    const elsewhere = await startTestServer({ '*': html(staticArticle()) }, { host: '127.0.0.5' });
+    // The old host says "we moved" and nothing else; the new one is the site.
+    moved.route('/', html(staticArticle({ head: `<meta http-equiv="refresh" content="0; url=${now.url('/')}">`, links: [elsewhere.url('/ad')] })));
+    moved.route('/old-news', html(staticArticle(), 200, { refresh: `1;url=${now.url('/news')}` }));
+    now.route('/', html(staticArticle({ links: ['/about'] })));
+    now.route('/news', html(staticArticle({ links: ['/news/1'] })));
+    now.route('*', html(staticArticle()));
+    const c = await startE2e('crawl_refresh_moved', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [moved.url('/'), moved.url('/old-news')], maxDepth: 1 });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      expect(fetched(now)).toEqual(['/', '/about', '/news', '/news/1']);
+      // Only the landing pages joined the scope: a link of the old page to a third host is still off it.
+      expect(elsewhere.requests).toEqual([]);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      expect(view.seeds).toEqual(expect.arrayContaining([now.url('/'), now.url('/news')]));
+      const links = await c.db.prisma.link.findMany({ where: { crawlId: created.crawl.id }, select: { url: true, depth: true } });
+      expect(links.filter((l) => l.url.startsWith(now.url('/'))).map((l) => [new URL(l.url).pathname, l.depth]).sort()).toEqual([
+        ['/', 0], ['/about', 1], ['/news', 0], ['/news/1', 1],
+      ]);
+    } finally {
+      await c.cleanup();
+      await Promise.all([moved.close(), now.close(), elsewhere.close()]);
+    }
+  }, 240_000);
+
   it('expands no entity and fetches nothing a DTD names; reads HTML labelled XML as a page; reads a near-10 MB feed', async () => {
     const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
     const laughs = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('');
