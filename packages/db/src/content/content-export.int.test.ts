@@ -264,3 +264,19 @@ describe('a failover to a standby that had not received the last transactions of
     expect(resumed).toEqual([]);
   });
 });
+
+describe('a stored body that cannot be decompressed', () => {
+  it('stops the export naming the page, its link and what to do, instead of a bare zlib error', async () => {
+    await client.query(`INSERT INTO links (url, initial_url, domain, status) VALUES ('https://corrupt.example/a', 'https://corrupt.example/a', 'corrupt.example', 'done')`);
+    const [{ id }] = (await client.query<{ id: string }>(`INSERT INTO fetched_content (link, body, encoding, http_status, final_url, sha256, size_bytes, fetcher, fetched_at)
+      SELECT id, '\\xdeadbeef00112233'::bytea, 'br', 200, url, md5(url), 8, 'simple_http', now() FROM links WHERE url = 'https://corrupt.example/a' RETURNING id::text`)).rows as [{ id: string }];
+    const read = async () => {
+      for await (const p of iterateContent(db.prisma, { domain: 'corrupt.example' })) void p;
+    };
+    await expect(read()).rejects.toThrow(new RegExp(`stored page ${id} \\(link [0-9a-f-]{36}, https://corrupt\\.example/a, version 1\\) cannot be decompressed \\(br: .*DELETE FROM fetched_content WHERE id = ${id}`));
+    const visits = async () => {
+      for await (const v of iterateVisits(db.prisma, { domain: 'corrupt.example' })) void v;
+    };
+    await expect(visits()).rejects.toThrow(`stored page ${id} `);
+  });
+});

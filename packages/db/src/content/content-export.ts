@@ -1,7 +1,8 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip } from 'node:zlib';
 import type { PrismaClient } from '../client.js';
-import { withDbErrors } from '../errors.js';
+import { CrawlerError } from '@crawler/core';
+import { DB_ERROR_CODES, withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
 import { IN_PROGRESS_SQL_LIST } from '../sql-lists.js';
 import { cursorSnapshot, cursorTimeline, type ExportCursor } from './export-cursor.js';
@@ -130,7 +131,18 @@ interface Row extends Omit<ExportedPage, 'id' | 'body'> {
 
 async function decode(row: Row): Promise<ExportedPage> {
   const { encoding, body: stored, id, ...rest } = row;
-  const body = encoding === 'br' ? await decompressBr(stored) : encoding === 'gzip' ? await decompressGzip(stored) : stored;
+  let body: Buffer;
+  try {
+    body = encoding === 'br' ? await decompressBr(stored) : encoding === 'gzip' ? await decompressGzip(stored) : stored;
+  } catch (err) {
+    // The export stops at it rather than pass over it (its cursor would then be past the page for good): say which.
+    throw new CrawlerError(
+      DB_ERROR_CODES.other,
+      `stored page ${id} (link ${row.linkId}, ${row.url}, version ${row.version}) cannot be decompressed (${encoding}: ${(err as Error).message}): ` +
+        `fetch the page again or delete that version (DELETE FROM fetched_content WHERE id = ${id}), then export again`,
+      { cause: err },
+    );
+  }
   return { ...rest, id: BigInt(id), body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
 }
 
