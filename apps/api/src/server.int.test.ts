@@ -1,5 +1,7 @@
 /** The API against real Redis and Postgres: its own database, its own queue prefix, everything removed afterwards. */
 import { createServer as createNetServer } from 'node:net';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
@@ -379,5 +381,24 @@ describe('API keys', () => {
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     expect((await app.inject({ method: 'GET', url: '/admin/queues', headers: { authorization: basic(AUTH.user, AUTH.password) } })).statusCode).toBe(200);
+  });
+
+  it('refuses a key sent in the query string, and does not write it to the log', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _enc, done) => void (lines.push(chunk.toString()), done()) });
+    const logged = await createServer({
+      prisma: db.prisma, redis, queues, links: new LinkStore(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null,
+      apiKeys: [API_KEY], loggerInstance: pino({ level: 'info' }, sink),
+    });
+    try {
+      for (const name of ['api_key', 'access_token', 'token', 'apiKey', 'key', 'X-Api-Key', 'auth', 'password', 'secret']) {
+        const res = await logged.inject({ method: 'GET', url: `/links?status=done&${name}=${API_KEY}&limit=5` });
+        expect(res.statusCode, name).toBe(401);
+      }
+      expect(lines.join('')).toContain('"url":"/links?status=done&api_key=[redacted]&limit=5"');
+      expect(lines.join('')).not.toContain(API_KEY);
+    } finally {
+      await logged.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { registerLinkRoutes } from './routes/links.js';
 import { registerBullBoard } from './routes/admin.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { registerPagesRoutes } from './routes/pages.js';
-import { registerApiKeyAuth } from './routes/auth.js';
+import { registerApiKeyAuth, serializeRequest } from './routes/auth.js';
 import { registerCrawlRoutes } from './routes/crawls.js';
 import { registerPausesRoutes } from './routes/pauses.js';
 
@@ -74,7 +74,8 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
       // for up to 40. A sweep walks the open connections only.
       connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeouts.headersTimeoutMs / 4))),
     },
-    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: false }),
+    // Its own request serializer: pino serializers of the instance given take precedence over Fastify's.
+    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance.child({}, { serializers: { req: serializeRequest } }) } : { logger: false }),
   });
 
   app.setErrorHandler((err, req, reply) => {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import bearerAuth from '@fastify/bearer-auth';
 import { BULL_BOARD_PATH } from './admin.js';
 
@@ -31,4 +31,31 @@ export async function registerApiKeyAuth(app: FastifyInstance, keys: string[]): 
         .send({ error: 'unauthorized', message: 'send Authorization: Bearer <API key>' });
     }
   });
+}
+
+// Query parameters whose value is a credential: a client that puts its API key in the URL (?api_key=…) is refused,
+// but Fastify logs the request line before that.
+const SECRET_PARAM = /key|token|secret|passw|auth|sig/i;
+
+/** A request URL for the log, the values of credential-like query parameters masked. */
+export function maskedRequestUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const pairs = url.slice(q + 1).split('&').map((pair) => {
+    const eq = pair.indexOf('=');
+    if (eq === -1) return pair;
+    let name = pair.slice(0, eq);
+    try {
+      name = decodeURIComponent(name.replace(/\+/g, ' '));
+    } catch {
+      // A malformed escape: the name is judged as written.
+    }
+    return SECRET_PARAM.test(name) ? `${pair.slice(0, eq)}=[redacted]` : pair;
+  });
+  return `${url.slice(0, q + 1)}${pairs.join('&')}`;
+}
+
+/** The request fields Fastify logs, with the URL masked. */
+export function serializeRequest(req: FastifyRequest) {
+  return { method: req.method, url: maskedRequestUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
 }

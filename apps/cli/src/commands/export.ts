@@ -63,7 +63,7 @@ export function parseExportArgs(args: string[]): ExportArgs {
   let after: string | null = null;
   if (v.after !== undefined) {
     after = parseExportCursor(v.after.trim());
-    if (after === null) throw new UsageError(`--after must be a cursor an earlier export printed, such as 18675:18680:18677@7312830474560972949.16384 (got ${JSON.stringify(v.after)})`);
+    if (after === null) throw new UsageError(`--after must be a cursor an earlier export printed, such as 18675:18680:18677@7312830474560972949.16384.1 (got ${JSON.stringify(v.after)})`);
   }
   if (v.after !== undefined && v['cursor-file'] !== undefined) throw new UsageError('--after and --cursor-file both say where to resume: give one');
   return { format, since, status: v.status ?? null, domain, out: v.out ?? null, allVersions: v['all-versions'] ?? false, after, cursorFile: v['cursor-file'] ?? null };

@@ -17,9 +17,15 @@ export function decodeBody(body: string | Uint8Array, contentType: string | unde
   if (typeof body === 'string') return body.length > maxBytes ? body.slice(0, maxBytes) : body;
   const bytes = body.length > maxBytes ? body.subarray(0, maxBytes) : body;
   const bom = bomEncoding(bytes);
-  if (bom) return decodeWith(bom.encoding, bytes.subarray(bom.length));
-  const label = knownCharset(charsetOf(contentType)) ?? declaredCharset(bytes, contentType) ?? 'utf-8';
-  return decodeWith(label, bytes);
+  return decodeWith(bodyCharset(bytes, contentType), bom ? bytes.subarray(bom.length) : bytes);
+}
+
+/**
+ * The charset a body's text is read in, as {@link decodeBody} reads it: a BOM, then the Content-Type charset, then
+ * what the document declares itself, then UTF-8.
+ */
+export function bodyCharset(body: Uint8Array, contentType: string | null | undefined): string {
+  return bomEncoding(body)?.encoding ?? knownCharset(charsetOf(contentType ?? undefined)) ?? declaredCharset(body, contentType) ?? 'utf-8';
 }
 
 /**

@@ -49,9 +49,11 @@ describe('incremental exports (since)', () => {
       // transaction running anywhere on the server (another test's), which can be older than every row here, and
       // then reading them all (a Seq Scan) is the right plan.
       const [{ x }] = (await client.query<{ x: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x')).rows as [{ x: string }];
-      const nodes = await startNodes(sql, `'${x}:${x}:'`, 'pg_snapshot');
+      // With the cursor's timeline: the rows written on a later one are found by an index too.
+      const nodes = await startNodes(sql, `'${x}:${x}:', 1`, 'pg_snapshot, int');
       expect(nodes.filter((n) => /Seq Scan/.test(n)), sql).toEqual([]);
       expect(nodes.some((n) => /idx_fetched_content_xact|idx_page_visits_xact/.test(n)), nodes.join(', ')).toBe(true);
+      expect(nodes.some((n) => /idx_fetched_content_tli|idx_page_visits_tli/.test(n)), nodes.join(', ')).toBe(true);
     }
   });
 
@@ -222,5 +224,59 @@ describe('a cursor from another database', () => {
     } finally {
       await other.drop();
     }
+  });
+});
+
+describe('a failover to a standby that had not received the last transactions of the old primary', () => {
+  it('exports what the new primary writes under transaction ids the old one had handed out before a cursor', async () => {
+    // A promoted standby goes on from the last transaction id it replayed: ids the old primary used for transactions
+    // that never reached it are used again. A cursor the old primary handed out after them counts the new rows
+    // under those ids as exported already. The new primary writes on a new timeline, and each row records its own.
+    const [{ x, tli, database }] = (
+      await client.query<{ x: string; tli: number; database: string }>(
+        `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x, ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int AS tli,
+          (SELECT system_identifier FROM pg_control_system())::text || '.' || (SELECT oid FROM pg_database WHERE datname = current_database())::text AS database`,
+      )
+    ).rows as [{ x: string; tli: number; database: string }];
+    const reused = BigInt(x);
+    // The old primary's cursor, on the timeline before this one, past the reused id.
+    const oldCursor = `${reused + 1000n}:${reused + 1000n}:@${database}.${tli - 1}`;
+    await client.query(`INSERT INTO links (url, initial_url, domain, status) VALUES ('https://failover.example/a', 'https://failover.example/a', 'failover.example', 'done')`);
+    await client.query(`INSERT INTO fetched_content (link, body, encoding, http_status, final_url, sha256, size_bytes, fetcher, fetched_at, xact)
+      SELECT id, convert_to(url, 'UTF8'), 'identity', 200, url, md5(url), length(url), 'simple_http', now(), $1::text::xid8 FROM links WHERE url = 'https://failover.example/a'`, [x]);
+    await client.query(`UPDATE page_visits SET xact = $1::text::xid8 WHERE link = (SELECT id FROM links WHERE url = 'https://failover.example/a')`, [x]);
+    const upTo = await currentExportCursor(db.prisma);
+    expect(upTo.endsWith(`@${database}.${tli}`)).toBe(true);
+    // Not refused: a cursor from an earlier timeline of this database may be ahead of it.
+    expect(isCursorForeign(oldCursor, upTo)).toBe(false);
+    const filter: ContentExportFilter = { domain: 'failover.example', after: oldCursor, upTo };
+    const pages: string[] = [];
+    for await (const p of iterateContent(db.prisma, { ...filter, latestOnly: true })) pages.push(p.url);
+    expect(pages).toEqual(['https://failover.example/a']);
+    const visits: string[] = [];
+    for await (const v of iterateVisits(db.prisma, filter)) visits.push(v.kind);
+    expect(visits).toEqual(['new']);
+    expect(await countContent(db.prisma, { ...filter, latestOnly: true })).toBe(1);
+    expect(await countVisits(db.prisma, filter)).toBe(1);
+    // Resumed from a cursor of this timeline, it is exported already.
+    const resumed: string[] = [];
+    for await (const p of iterateContent(db.prisma, { domain: 'failover.example', after: upTo, upTo: await currentExportCursor(db.prisma) })) resumed.push(p.url);
+    expect(resumed).toEqual([]);
+  });
+});
+
+describe('a stored body that cannot be decompressed', () => {
+  it('stops the export naming the page, its link and what to do, instead of a bare zlib error', async () => {
+    await client.query(`INSERT INTO links (url, initial_url, domain, status) VALUES ('https://corrupt.example/a', 'https://corrupt.example/a', 'corrupt.example', 'done')`);
+    const [{ id }] = (await client.query<{ id: string }>(`INSERT INTO fetched_content (link, body, encoding, http_status, final_url, sha256, size_bytes, fetcher, fetched_at)
+      SELECT id, '\\xdeadbeef00112233'::bytea, 'br', 200, url, md5(url), 8, 'simple_http', now() FROM links WHERE url = 'https://corrupt.example/a' RETURNING id::text`)).rows as [{ id: string }];
+    const read = async () => {
+      for await (const p of iterateContent(db.prisma, { domain: 'corrupt.example' })) void p;
+    };
+    await expect(read()).rejects.toThrow(new RegExp(`stored page ${id} \\(link [0-9a-f-]{36}, https://corrupt\\.example/a, version 1\\) cannot be decompressed \\(br: .*DELETE FROM fetched_content WHERE id = ${id}`));
+    const visits = async () => {
+      for await (const v of iterateVisits(db.prisma, { domain: 'corrupt.example' })) void v;
+    };
+    await expect(visits()).rejects.toThrow(`stored page ${id} `);
   });
 });

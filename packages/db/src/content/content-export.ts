@@ -1,12 +1,14 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip } from 'node:zlib';
 import type { PrismaClient } from '../client.js';
-import { withDbErrors } from '../errors.js';
+import { CrawlerError } from '@crawler/core';
+import { DB_ERROR_CODES, withDbErrors } from '../errors.js';
 import { sqlOf } from '../sql.js';
 import { IN_PROGRESS_SQL_LIST } from '../sql-lists.js';
-import { cursorSnapshot, type ExportCursor } from './export-cursor.js';
+import { cursorSnapshot, cursorTimeline, type ExportCursor } from './export-cursor.js';
 
 const snapshotOf = (cursor: ExportCursor | null | undefined): string | null => (cursor ? cursorSnapshot(cursor) : null);
+const timelineOf = (cursor: ExportCursor | null | undefined): number | null => (cursor ? cursorTimeline(cursor) : null);
 
 const decompressBr = promisify(brotliDecompress);
 const decompressGzip = promisify(gunzip);
@@ -80,10 +82,17 @@ WHERE c.id > $1::bigint
   AND ($3::text IS NULL OR l.status = $3::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $3::text))
   AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
   AND (NOT $6::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))
-  AND ($7::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(c.xact, $7::pg_snapshot))
+  AND ($7::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(c.xact, $7::pg_snapshot) OR c.tli > $9::int)
   AND ($8::pg_snapshot IS NULL OR pg_visible_in_snapshot(c.xact, $8::pg_snapshot))
 ORDER BY c.id
 LIMIT $5::int`;
+
+function afterStartSql(table: string): string {
+  return `SELECT (LEAST(
+    (SELECT min(id + 0) FROM ${table} WHERE xact >= pg_snapshot_xmin($1::pg_snapshot)),
+    CASE WHEN $2::int IS NOT NULL THEN (SELECT min(id + 0) FROM ${table} WHERE tli > $2::int) END
+  ) - 1)::text AS id`;
+}
 
 // Where a `since` walk starts: no page before the first one fetched at or after it can match, so the keyset walk
 // starts there instead of reading every older page through the filter (idx_fetched_content_fetched_at, index only).
@@ -92,8 +101,9 @@ LIMIT $5::int`;
 export const CONTENT_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM fetched_content WHERE fetched_at >= $1::timestamptz`;
 
 // Where an `after` walk starts: a row its snapshot did not see was written by a transaction at or after the
-// snapshot's xmin, whatever its id (idx_fetched_content_xact, index only).
-export const CONTENT_AFTER_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM fetched_content WHERE xact >= pg_snapshot_xmin($1::pg_snapshot)`;
+// snapshot's xmin, whatever its id (idx_fetched_content_xact, index only), or on a later timeline than the cursor's
+// (idx_fetched_content_tli).
+export const CONTENT_AFTER_START_SQL = afterStartSql('fetched_content');
 
 const ROWS_SQL = `
 SELECT c.id::text AS id, c.link::text AS "linkId", l.url, l.status AS "linkStatus", c.final_url AS "finalUrl",
@@ -110,7 +120,7 @@ WHERE ($1::timestamptz IS NULL OR c.fetched_at >= $1::timestamptz)
   AND ($2::text IS NULL OR l.status = $2::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $2::text))
   AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)
   AND (NOT $4::boolean OR NOT EXISTS (SELECT 1 FROM fetched_content n WHERE n.link = c.link AND n.version > c.version))
-  AND ($5::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(c.xact, $5::pg_snapshot))
+  AND ($5::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(c.xact, $5::pg_snapshot) OR c.tli > $7::int)
   AND ($6::pg_snapshot IS NULL OR pg_visible_in_snapshot(c.xact, $6::pg_snapshot))`;
 
 interface Row extends Omit<ExportedPage, 'id' | 'body'> {
@@ -121,14 +131,25 @@ interface Row extends Omit<ExportedPage, 'id' | 'body'> {
 
 async function decode(row: Row): Promise<ExportedPage> {
   const { encoding, body: stored, id, ...rest } = row;
-  const body = encoding === 'br' ? await decompressBr(stored) : encoding === 'gzip' ? await decompressGzip(stored) : stored;
+  let body: Buffer;
+  try {
+    body = encoding === 'br' ? await decompressBr(stored) : encoding === 'gzip' ? await decompressGzip(stored) : stored;
+  } catch (err) {
+    // The export stops at it rather than pass over it (its cursor would then be past the page for good): say which.
+    throw new CrawlerError(
+      DB_ERROR_CODES.other,
+      `stored page ${id} (link ${row.linkId}, ${row.url}, version ${row.version}) cannot be decompressed (${encoding}: ${(err as Error).message}): ` +
+        `fetch the page again or delete that version (DELETE FROM fetched_content WHERE id = ${id}), then export again`,
+      { cause: err },
+    );
+  }
   return { ...rest, id: BigInt(id), body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
 }
 
 /** How many stored pages match `filter` (the export's progress total). */
 export async function countContent(prisma: PrismaClient, filter: ContentExportFilter = {}): Promise<number> {
   const [row] = await withDbErrors('count content', () =>
-    sqlOf(prisma).query<{ n: number }>(COUNT_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, filter.latestOnly ?? false, snapshotOf(filter.after), snapshotOf(filter.upTo)]),
+    sqlOf(prisma).query<{ n: number }>(COUNT_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, filter.latestOnly ?? false, snapshotOf(filter.after), snapshotOf(filter.upTo), timelineOf(filter.after)]),
   );
   return row?.n ?? 0;
 }
@@ -142,7 +163,8 @@ async function walkStart(prisma: PrismaClient, filter: ContentExportFilter, sinc
   let after = 0n;
   for (const [value, text] of [[filter.since, sinceSql], [filter.after, afterSql]] as const) {
     if (!value) continue;
-    const [start] = await withDbErrors(`export ${what} start`, () => sql.query<{ id: string | null }>(text, [typeof value === 'string' ? cursorSnapshot(value) : value]));
+    const args = typeof value === 'string' ? [cursorSnapshot(value), cursorTimeline(value)] : [value];
+    const [start] = await withDbErrors(`export ${what} start`, () => sql.query<{ id: string | null }>(text, args));
     if (!start?.id) return null;
     if (BigInt(start.id) > after) after = BigInt(start.id);
   }
@@ -165,6 +187,7 @@ export async function* iterateContent(prisma: PrismaClient, options: IterateCont
     const ids = await withDbErrors('export content ids', () =>
       sql.query<{ id: string; stored: number }>(IDS_SQL, [
         after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, options.latestOnly ?? false, snapshotOf(options.after), snapshotOf(options.upTo),
+        timelineOf(options.after),
       ]),
     );
     if (ids.length === 0) return;
@@ -213,7 +236,7 @@ WHERE v.id > $1::bigint
   AND ($2::timestamptz IS NULL OR v.visited_at >= $2::timestamptz)
   AND ($3::text IS NULL OR l.status = $3::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $3::text))
   AND ($4::text IS NULL OR l.domain = $4::text OR right(l.domain, length($4::text) + 1) = '.' || $4::text)
-  AND ($6::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(v.xact, $6::pg_snapshot))
+  AND ($6::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(v.xact, $6::pg_snapshot) OR v.tli > $8::int)
   AND ($7::pg_snapshot IS NULL OR pg_visible_in_snapshot(v.xact, $7::pg_snapshot))
 ORDER BY v.id
 LIMIT $5::int`;
@@ -221,8 +244,8 @@ LIMIT $5::int`;
 // As CONTENT_START_SQL, for visits (idx_page_visits_time).
 export const VISITS_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM page_visits WHERE visited_at >= $1::timestamptz`;
 
-// As CONTENT_AFTER_START_SQL, for visits (idx_page_visits_xact).
-export const VISITS_AFTER_START_SQL = `SELECT (min(id + 0) - 1)::text AS id FROM page_visits WHERE xact >= pg_snapshot_xmin($1::pg_snapshot)`;
+// As CONTENT_AFTER_START_SQL, for visits (idx_page_visits_xact, idx_page_visits_tli).
+export const VISITS_AFTER_START_SQL = afterStartSql('page_visits');
 
 const REVISITS_SQL = `
 SELECT v.id::text AS id, v.kind, v.link::text AS "linkId", l.url, l.status AS "linkStatus", v.final_url AS "finalUrl",
@@ -237,7 +260,7 @@ FROM page_visits v JOIN links l ON l.id = v.link
 WHERE ($1::timestamptz IS NULL OR v.visited_at >= $1::timestamptz)
   AND ($2::text IS NULL OR l.status = $2::text OR (l.status IN (${IN_PROGRESS_SQL_LIST}) AND l.settled_status = $2::text))
   AND ($3::text IS NULL OR l.domain = $3::text OR right(l.domain, length($3::text) + 1) = '.' || $3::text)
-  AND ($4::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(v.xact, $4::pg_snapshot))
+  AND ($4::pg_snapshot IS NULL OR NOT pg_visible_in_snapshot(v.xact, $4::pg_snapshot) OR v.tli > $6::int)
   AND ($5::pg_snapshot IS NULL OR pg_visible_in_snapshot(v.xact, $5::pg_snapshot))`;
 
 interface RevisitRow {
@@ -248,7 +271,7 @@ interface RevisitRow {
 /** How many visits match `filter` (`since` applies to the visit's time). */
 export async function countVisits(prisma: PrismaClient, filter: ContentExportFilter = {}): Promise<number> {
   const [row] = await withDbErrors('count visits', () =>
-    sqlOf(prisma).query<{ n: number }>(COUNT_VISITS_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, snapshotOf(filter.after), snapshotOf(filter.upTo)]),
+    sqlOf(prisma).query<{ n: number }>(COUNT_VISITS_SQL, [filter.since ?? null, filter.linkStatus ?? null, filter.domain ?? null, snapshotOf(filter.after), snapshotOf(filter.upTo), timelineOf(filter.after)]),
   );
   return row?.n ?? 0;
 }
@@ -268,6 +291,7 @@ export async function* iterateVisits(prisma: PrismaClient, options: IterateConte
     const ids = await withDbErrors('export visit ids', () =>
       sql.query<{ id: string; kind: string; content: string; stored: number }>(VISIT_IDS_SQL, [
         after, options.since ?? null, options.linkStatus ?? null, options.domain ?? null, pageSize, snapshotOf(options.after), snapshotOf(options.upTo),
+        timelineOf(options.after),
       ]),
     );
     if (ids.length === 0) return;

@@ -6,8 +6,10 @@ import { sqlOf } from '../sql.js';
 /**
  * Where an export stands: the database snapshot it read up to, as Postgres writes a `pg_snapshot`
  * (`xmin:xmax:xip,…`), then `@` and the database it was taken in (the server's system identifier and the database's
- * oid). Every row of a transaction committed before the snapshot is in the export (or filtered out), every other row
- * in a later one. Opaque to users, who hand it back as they got it.
+ * oid) and the timeline the server was writing then. Every row of a transaction committed before the snapshot is in
+ * the export (or filtered out), every other row in a later one; a row written on a later timeline (after a failover,
+ * whose new primary gives out again transaction ids the old one had used) is after it whatever its transaction.
+ * Opaque to users, who hand it back as they got it.
  */
 export type ExportCursor = string;
 
@@ -16,12 +18,12 @@ const MAX_CURSOR_LENGTH = 64 * 1024;
 
 /**
  * The cursor as given, if it is one an export hands out: `xmin:xmax:` and the transactions then in progress, in
- * ascending order within [xmin, xmax), then `@system-identifier.database-oid` (absent from the cursors exports
- * handed out before they named their database, which are still taken). Null otherwise, so a caller can answer
+ * ascending order within [xmin, xmax), then `@system-identifier.database-oid.timeline` (the cursors exports handed
+ * out before name no timeline, or no database: they are still taken). Null otherwise, so a caller can answer
  * "bad cursor" instead of a database error.
  */
 export function parseExportCursor(text: string): ExportCursor | null {
-  if (text.length > MAX_CURSOR_LENGTH || !/^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20})*)?(@\d{1,20}\.\d{1,10})?$/.test(text)) return null;
+  if (text.length > MAX_CURSOR_LENGTH || !/^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20})*)?(@\d{1,20}\.\d{1,10}(\.\d{1,10})?)?$/.test(text)) return null;
   const [xmin, xmax, list] = cursorSnapshot(text).split(':') as [string, string, string];
   const lo = BigInt(xmin);
   const hi = BigInt(xmax);
@@ -36,6 +38,12 @@ export function parseExportCursor(text: string): ExportCursor | null {
   return text;
 }
 
+/** The timeline a cursor was taken on; null for one handed out before cursors named it. */
+export function cursorTimeline(cursor: ExportCursor): number | null {
+  const place = cursor.slice(cursorSnapshot(cursor).length + 1).split('.');
+  return place.length === 3 ? Number(place[2]) : null;
+}
+
 /** The cursor's snapshot, as Postgres reads a `pg_snapshot`. */
 export function cursorSnapshot(cursor: ExportCursor): string {
   const at = cursor.indexOf('@');
@@ -45,7 +53,9 @@ export function cursorSnapshot(cursor: ExportCursor): string {
 // Rows whose xact this cluster has not reached yet: a row the statement sees committed before its snapshot, so its
 // transaction is below the snapshot's xmax, unless the row was written elsewhere and restored from a dump (pg_dump
 // copies xact as it is). No snapshot of this cluster sees such a row until its transaction ids catch up.
-const FOREIGN_XACT_SQL = (table: string) => `SELECT 1 FROM ${table} WHERE xact >= pg_snapshot_xmax(pg_current_snapshot())`;
+// A row from a later timeline than the server's was restored from another cluster's dump too.
+const FOREIGN_XACT_SQL = (table: string) =>
+  `SELECT 1 FROM ${table} WHERE xact >= pg_snapshot_xmax(pg_current_snapshot()) UNION ALL SELECT 1 FROM ${table} WHERE tli > export_timeline()`;
 
 /**
  * Marks rows restored from another cluster's dump as committed before any snapshot (FrozenTransactionId, as the
@@ -53,7 +63,7 @@ const FOREIGN_XACT_SQL = (table: string) => `SELECT 1 FROM ${table} WHERE xact >
  * `crawl migrate` runs it; returns how many rows it changed.
  */
 export const FREEZE_FOREIGN_XACT_SQL = ['fetched_content', 'page_visits'].map(
-  (table) => `UPDATE ${table} SET xact = '2'::xid8 WHERE xact >= pg_snapshot_xmax(pg_current_snapshot())`,
+  (table) => `UPDATE ${table} SET xact = '2'::xid8, tli = 1 WHERE xact >= pg_snapshot_xmax(pg_current_snapshot()) OR tli > export_timeline()`,
 );
 
 /**
@@ -65,8 +75,8 @@ export const FREEZE_FOREIGN_XACT_SQL = ['fetched_content', 'page_visits'].map(
 export async function currentExportCursor(prisma: PrismaClient): Promise<ExportCursor> {
   const database = await databaseIdentity(prisma);
   const [row] = await withDbErrors('export cursor', () =>
-    sqlOf(prisma).query<{ cursor: string; foreign: boolean }>(
-      `SELECT pg_current_snapshot()::text AS cursor,
+    sqlOf(prisma).query<{ cursor: string; foreign: boolean; tli: number }>(
+      `SELECT pg_current_snapshot()::text AS cursor, export_timeline() AS tli,
         EXISTS (${FOREIGN_XACT_SQL('fetched_content')}) OR EXISTS (${FOREIGN_XACT_SQL('page_visits')}) AS foreign`,
     ),
   );
@@ -76,7 +86,7 @@ export async function currentExportCursor(prisma: PrismaClient): Promise<ExportC
       'export cursor: stored pages name transactions this database has not reached (restored from a dump of another server): run `crawl migrate` before exporting',
     );
   }
-  return `${row!.cursor}@${database}`;
+  return `${row!.cursor}@${database}.${row!.tli}`;
 }
 
 /**
@@ -97,14 +107,20 @@ async function databaseIdentity(prisma: PrismaClient): Promise<string> {
 
 /**
  * True when `after` is not from this database's past: taken in another database (on this server or another, told
- * by the database each cursor names), or naming transactions that had not started by `upTo` (a cursor from before a
- * restore from a dump, whose transaction ids start lower, or one that names no database). Resuming from it would pass
- * over rows this database holds, so callers refuse it.
+ * by the database each cursor names), on a later timeline than `upTo` (before this server was restored from a
+ * backup), or naming transactions that had not started by `upTo` on the same timeline (a cursor from before a
+ * restore from a dump, whose transaction ids start lower, or one that names no database). Resuming from it would
+ * pass over rows this database holds, so callers refuse it. A cursor from an earlier timeline can be ahead: a
+ * promoted standby gives out again the transaction ids the old primary used last, and the rows it writes are told
+ * apart by their timeline.
  */
 export function isCursorForeign(after: ExportCursor, upTo: ExportCursor): boolean {
-  const databaseOf = (c: ExportCursor) => c.slice(cursorSnapshot(c).length + 1) || null;
+  const databaseOf = (c: ExportCursor) => c.slice(cursorSnapshot(c).length + 1).split('.').slice(0, 2).join('.') || null;
   const theirs = databaseOf(after);
   const ours = databaseOf(upTo);
   if (theirs !== null && ours !== null && theirs !== ours) return true;
+  const theirTimeline = cursorTimeline(after);
+  const ourTimeline = cursorTimeline(upTo);
+  if (theirTimeline !== null && ourTimeline !== null && theirTimeline !== ourTimeline) return theirTimeline > ourTimeline;
   return BigInt(cursorSnapshot(after).split(':')[1]!) > BigInt(cursorSnapshot(upTo).split(':')[1]!);
 }

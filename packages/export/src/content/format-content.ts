@@ -1,5 +1,6 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
+import { parse as parseDocument, serialize } from 'parse5';
 import TurndownService from 'turndown';
 import { MAX_SRCDOC_DEPTH, decodeBody, detectContentFamily, limitHtmlNesting } from '@crawler/core';
 
@@ -59,11 +60,12 @@ interface DomNode {
   nodeType: number;
   nodeName: string;
   textContent: string | null;
-  childNodes: ArrayLike<DomNode>;
+  firstChild: DomNode | null;
+  nextSibling: DomNode | null;
 }
 
 /** Text of a DOM subtree with one line per block and runs of whitespace collapsed. */
-function blockText(root: DomNode): string {
+export function blockText(root: DomNode): string {
   const parts: string[] = [];
   const walk = (node: DomNode) => {
     if (node.nodeType === 3) {
@@ -74,7 +76,9 @@ function blockText(root: DomNode): string {
     if (node.nodeName === 'SCRIPT' || node.nodeName === 'STYLE' || node.nodeName === 'NOSCRIPT' || node.nodeName === 'TEMPLATE') return;
     const block = BLOCK_TAGS.has(node.nodeName);
     if (block) parts.push('\n');
-    for (let i = 0; i < node.childNodes.length; i++) walk(node.childNodes[i]!);
+    // Sibling links, not childNodes: linkedom builds a new NodeList on every read of it, so indexing it per child is
+    // quadratic (65 s for a body of 20,000 blocks, with the event loop held).
+    for (let child = node.firstChild; child; child = child.nextSibling) walk(child);
     if (block) parts.push('\n');
   };
   walk(root);
@@ -86,11 +90,21 @@ function blockText(root: DomNode): string {
     .join('\n');
 }
 
+/**
+ * The document as a browser's parser builds it (parse5 follows the HTML standard's tree construction), written back
+ * out whole: `<html>`, `<head>` and `<body>` always there, markup before `<html>` moved into the body, NULs dropped
+ * from text. linkedom parses markup as it is written, so a page that leaves out those optional tags, or has a
+ * server's notice printed before `<html>`, had no body for Readability to read: its text came out empty.
+ */
+function normalizeHtml(html: string): string {
+  return serialize(parseDocument(html));
+}
+
 /** Parse, make links absolute, and let Readability pick the main content (the whole body when it finds none). */
 function readArticle(page: PageForFormat): { title: string | null; html: string; dom: DomNode } {
   // linkedom and Readability walk the tree recursively: a hostile page nested thousands deep would hold the server
   // for seconds and then overflow the stack.
-  const html = limitHtmlNesting(decodeBody(page.body, page.contentType ?? undefined, Number.POSITIVE_INFINITY));
+  const html = normalizeHtml(limitHtmlNesting(decodeBody(page.body, page.contentType ?? undefined, Number.POSITIVE_INFINITY)));
   const { document } = parseHTML(html);
   inlineSrcdocFrames(document);
   // linkedom has no base URL: Readability would keep relative hrefs, which mean nothing outside the page. They are
@@ -127,8 +141,7 @@ function inlineSrcdocFrames(document: ReturnType<typeof parseHTML>['document']):
     if (frames.length === 0) return;
     for (const frame of frames) {
       const srcdoc = frame.getAttribute('srcdoc') ?? '';
-      // linkedom builds no <html>/<body> around a fragment: it gets the ones an HTML parser would imply.
-      const inner = parseHTML(limitHtmlNesting(/<body[\s>]/i.test(srcdoc) ? srcdoc : `<!doctype html><html><head></head><body>${srcdoc}</body></html>`)).document;
+      const inner = parseHTML(normalizeHtml(limitHtmlNesting(srcdoc))).document;
       for (const el of Array.from(inner.querySelectorAll('body title, body script, body style') as ArrayLike<Element>)) el.remove();
       const div = document.createElement('div');
       div.innerHTML = inner.body?.innerHTML ?? '';

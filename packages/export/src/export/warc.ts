@@ -19,6 +19,28 @@ const CRLF = '\r\n';
 // that honoured them would try to gunzip plain bytes or de-chunk a body that has no chunks.
 const WIRE_HEADERS = new Set(['content-encoding', 'transfer-encoding', 'content-length', 'connection', 'keep-alive']);
 
+// windows-1252's characters for the octets 0x80–0x9F that it does not leave as C1 controls.
+const CP1252_OCTETS = new Map(
+  [...'€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008DŽ\u008F\u0090‘’“”•–—˜™š›œ\u009DžŸ'].map((c, i) => [c.codePointAt(0)!, 0x80 + i] as const).filter(([cp]) => cp > 0xff),
+);
+
+/**
+ * An HTTP header block as the octets the server sent. Header values are opaque octets (RFC 9110 §5.5), stored as the
+ * fetchers decoded them: plain HTTP one latin1 character per octet, the browsers (Chromium) as windows-1252, where
+ * 0x80–0x9F become '€', '—', 'œ'…; both are undone here, so a UTF-8 file name in Content-Disposition comes out as
+ * the UTF-8 it was. A character neither decoding makes (a value set by hand) is written as UTF-8.
+ */
+function headerOctets(text: string): Buffer {
+  const out: number[] = [];
+  for (const char of text) {
+    const cp = char.codePointAt(0)!;
+    const octet = cp <= 0xff ? cp : CP1252_OCTETS.get(cp);
+    if (octet !== undefined) out.push(octet);
+    else out.push(...Buffer.from(char, 'utf8'));
+  }
+  return Buffer.from(out);
+}
+
 /** RFC 4648 base32 (upper case, padded), the encoding WARC digests conventionally use. */
 export function base32(bytes: Uint8Array): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
@@ -123,7 +145,7 @@ function httpRequestHead(url: string): string {
 export function pageRecords(page: ExportedPage): Buffer {
   const responseId = responseRecordId({ contentId: page.id, sha256: page.sha256, fetchedAt: page.fetchedAt });
   const date = warcDate(page.fetchedAt);
-  const head = Buffer.from(httpResponseHead(page), 'latin1');
+  const head = headerOctets(httpResponseHead(page));
   const block = Buffer.concat([head, page.body]);
   const blockDigest = createHash('sha256').update(head).update(page.body).digest();
   const response = record(
@@ -173,7 +195,7 @@ export function revisitRecords(visit: ExportedRevisit): Buffer {
     if (WIRE_HEADERS.has(name)) continue;
     lines.push(`${name}: ${String(value).replace(/[\r\n]+/g, ' ')}`);
   }
-  const block = Buffer.from(lines.join(CRLF) + CRLF + CRLF, 'latin1');
+  const block = headerOctets(lines.join(CRLF) + CRLF + CRLF);
   const ref = visit.refersTo;
   const fields: Array<[string, string]> = [
     ['WARC-Type', 'revisit'],
