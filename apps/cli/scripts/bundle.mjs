@@ -24,6 +24,8 @@ const OUT = join(CLI, 'dist', 'bundle');
 
 // The analysis thread's entry: in the same directory as the chunk that holds the pool, which looks for it there.
 const analysisWorker = join(dirname(require.resolve('@crawler/pipeline')), 'fetch', 'analysis-worker.js');
+// The same for the thread that turns large stored pages into text or Markdown (packages/export's format-pool).
+const formatWorker = join(dirname(require.resolve('@crawler/export')), 'content', 'format-worker.js');
 
 /** packages/queue loads bullmq with createRequire (see its bullmq.ts); in the bundle a static import costs nothing. */
 const bullmqStatic = {
@@ -40,7 +42,7 @@ const bullmqStatic = {
 
 await rm(OUT, { recursive: true, force: true });
 await build({
-  entryPoints: { main: join(CLI, 'dist', 'main.js'), 'analysis-worker': analysisWorker },
+  entryPoints: { main: join(CLI, 'dist', 'main.js'), 'analysis-worker': analysisWorker, 'format-worker': formatWorker },
   outdir: OUT,
   entryNames: '[name]',
   chunkNames: '[name]-[hash]',

@@ -47,7 +47,12 @@ function run(args: string[], extraEnv: Record<string, string> = {}, nodeArgs: st
 beforeAll(async () => {
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run \`npm run build\` at the repository's root first`);
   db = await createTestDatabase('cli_bundle');
-  server = await startTestServer({ '/a': { body: staticArticle({ title: 'A' }) }, '/b': { body: staticArticle({ title: 'B' }) } });
+  server = await startTestServer({
+    '/a': { body: staticArticle({ title: 'A' }) },
+    '/b': { body: staticArticle({ title: 'B' }) },
+    // Larger than INLINE_FORMAT_BYTES: its text is made on the conversion thread, whose entry the bundle must hold too.
+    '/big': { body: staticArticle({ title: 'Big', paragraphs: Array.from({ length: 5_000 }, (_, i) => `Paragraph ${i} of a long page about the harbour, its boats and the tides.`) }) },
+  });
   tmp = mkdtempSync(join(tmpdir(), 'crawl-bundle-'));
   // A loader hook that names, on stderr, every file of ours the process loads from a dist/ directory.
   hook = join(tmp, 'register.mjs');
@@ -103,6 +108,16 @@ describe('the bundled CLI', () => {
       await dropDatabase('postgresql://postgres@127.0.0.1:5432/postgres', database);
     }
   }, 180_000);
+
+  it('prints a large page as text, converted on its thread', async () => {
+    const crawl = await run(['crawl', '--json', server.url('/big')]);
+    expect(crawl.code, crawl.stderr).toBe(0);
+    const res = await run(['content', server.url('/big'), '--format', 'text']);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('Big');
+    expect(res.stdout.length).toBeGreaterThan(100_000);
+  }, 60_000);
 
   it('CRAWL_UNBUNDLED=1 runs the modules of dist/ instead', async () => {
     const res = await run(['--help'], { CRAWL_UNBUNDLED: '1' }, ['--import', hook]);

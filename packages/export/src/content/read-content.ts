@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ContentStore, LinkStore, type PrismaClient, type StoredContent } from '@crawler/db';
-import { formatAsMarkdown, formatAsText, type ContentFormat } from './format-content.js';
+import type { ContentFormat } from './format-content.js';
+import { formatPage } from './format-pool.js';
 
 /** A page as handed out: the body to send and its headers. */
 export interface ContentResponse {
@@ -30,7 +31,7 @@ export async function readContent(prisma: PrismaClient, linkId: string, format: 
   if (format === 'raw') return { body, contentType: originalContentType(stored), etag: `"${stored.sha256}"`, page };
   // No type at all stays null for the converters, which sniff the bytes; octet-stream would refuse an untyped HTML page.
   const input = { body, contentType: stored.headers?.['content-type'] ?? stored.contentType ?? null, finalUrl: stored.finalUrl };
-  const out = format === 'text' ? formatAsText(input) : formatAsMarkdown(input);
+  const out = await formatPage(format, input);
   const bytes = Buffer.from(out.text, 'utf8');
   return {
     body: bytes,
