@@ -50,6 +50,9 @@ export interface ServerDeps {
 /** The API's limits on slow clients when none are given: API_HEADERS_TIMEOUT_MS, API_REQUEST_TIMEOUT_MS, API_IDLE_TIMEOUT_MS's defaults. */
 export const DEFAULT_API_TIMEOUTS: ApiTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 60_000 };
 
+/** Routes polled by machines (liveness, readiness, Prometheus), logged at debug only. */
+const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
+
 /**
  * Build the API without listening: tests call `inject()` or `listen({ port: 0 })`, main.ts listens on PORT.
  * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, POST /crawls, GET and DELETE /crawls/:id,
@@ -75,6 +78,15 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
       connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeouts.headersTimeoutMs / 4))),
     },
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: false }),
+    // Fastify logs two lines per request (incoming, completed); the hook below writes one.
+    disableRequestLogging: true,
+  });
+  // One line per request at info, once it is answered; the probes and scrapes a platform sends every few seconds at
+  // debug, where they do not bury what clients did (a failed readiness check logs its own warning).
+  app.addHook('onResponse', async (req, reply) => {
+    const line = { req: { method: req.method, url: req.url }, statusCode: reply.statusCode, responseTimeMs: Math.round(reply.elapsedTime) };
+    if (QUIET_ROUTES.has(req.routeOptions.url ?? '')) req.log.debug(line, 'request');
+    else req.log.info(line, 'request');
   });
 
   app.setErrorHandler((err, req, reply) => {
