@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Counter } from 'prom-client';
 import { CrawlerError } from '@crawler/core';
@@ -54,6 +54,22 @@ export const DEFAULT_API_TIMEOUTS: ApiTimeouts = { headersTimeoutMs: 10_000, req
 const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
+ * One line per request at info, once it is answered (method, path, status, time), where Fastify writes two
+ * (incoming, completed); the probes and scrapes a platform sends every few seconds at debug, where they do not bury
+ * what clients did (a failed readiness check logs its own warning). Errors keep Fastify's own line.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (error) return super.requestCompleted(error, req, reply, metadata);
+    const line = { req: { method: req.method, url: req.url }, statusCode: reply.statusCode, responseTimeMs: Math.round(reply.elapsedTime) };
+    if (QUIET_ROUTES.has(req.routeOptions.url ?? '')) req.log.debug(line, 'request');
+    else req.log.info(line, 'request');
+  }
+}
+
+/**
  * Build the API without listening: tests call `inject()` or `listen({ port: 0 })`, main.ts listens on PORT.
  * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, POST /crawls, GET and DELETE /crawls/:id,
  * GET /pauses, DELETE /pauses/:domain,
@@ -78,15 +94,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
       connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeouts.headersTimeoutMs / 4))),
     },
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: false }),
-    // Fastify logs two lines per request (incoming, completed); the hook below writes one.
-    disableRequestLogging: true,
-  });
-  // One line per request at info, once it is answered; the probes and scrapes a platform sends every few seconds at
-  // debug, where they do not bury what clients did (a failed readiness check logs its own warning).
-  app.addHook('onResponse', async (req, reply) => {
-    const line = { req: { method: req.method, url: req.url }, statusCode: reply.statusCode, responseTimeMs: Math.round(reply.elapsedTime) };
-    if (QUIET_ROUTES.has(req.routeOptions.url ?? '')) req.log.debug(line, 'request');
-    else req.log.info(line, 'request');
+    logController: new OneLinePerRequest(),
   });
 
   app.setErrorHandler((err, req, reply) => {
