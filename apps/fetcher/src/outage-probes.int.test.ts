@@ -47,6 +47,7 @@ describe('probes during a Redis outage', () => {
     expect(await get(port, '/healthz')).toEqual({ status: 200, body: '{"status":"ok"}' });
     const ready = await get(port, '/readyz');
     expect([ready.status, JSON.parse(ready.body)]).toEqual([503, { status: 'unavailable', checks: { redis: 'fail', postgres: 'ok' } }]);
+    expect((await get(port, '/readyz')).status).toBe(503);
     const scrape = await get(port, '/metrics');
     expect(scrape.status).toBe(200);
     expect(scrape.body).toContain('process_cpu_seconds_total');
@@ -58,5 +59,8 @@ describe('probes during a Redis outage', () => {
     await redis.start();
     await waitFor(async () => (await get(port, '/metrics')).body.includes('crawler_queue_jobs{queue="fetch-simple_http"'), 'queue gauges after Redis came back', 30_000);
     expect((await get(port, '/readyz')).status).toBe(200);
+    // The outage in the log: one warning from readiness for its probes, one line when Redis answered again.
+    expect(app.logs.filter((l) => l.level === 40 && l.dependency === 'redis').map((l) => l.msg)).toEqual(['health check failed: redis does not answer (logged again when it does)']);
+    expect(app.logs.some((l) => l.level === 30 && l.dependency === 'redis' && l.msg?.startsWith('health check: redis answers again') === true)).toBe(true);
   }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { ConfigError, checkDependency, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
+import { ConfigError, dependencyCheck, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
 import { assertBrowserExecutable, createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
 import { RedisDatabaseError, RedisSetupError, assertRedisDatabase, fetchQueueName, probeRedisWrite } from '@crawler/queue';
@@ -105,12 +105,12 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   metrics.collectQueueWorkers(() => runtime.queues.workerCounts(served, env.crawler.queueShardsConsumed));
 
   let shuttingDown = false;
+  const checkOptions = { timeoutMs: READINESS_TIMEOUT_MS, logger };
+  // A write, not a PING: a Redis full under maxmemory answers PONG but refuses every job this worker would add.
+  const checkRedis = dependencyCheck('redis', () => probeRedisWrite(runtime.redis, runtime.queues.prefixes), checkOptions);
+  const checkPostgres = dependencyCheck('postgres', () => runtime.pingPostgres(), checkOptions);
   const readiness = async (): Promise<Readiness> => {
-    const [redis, postgres] = await Promise.all([
-      // A write, not a PING: a Redis full under maxmemory answers PONG but refuses every job this worker would add.
-      checkDependency('redis', () => probeRedisWrite(runtime.redis, runtime.queues.prefixes), READINESS_TIMEOUT_MS, logger),
-      checkDependency('postgres', () => runtime.pingPostgres(), READINESS_TIMEOUT_MS, logger),
-    ]);
+    const [redis, postgres] = await Promise.all([checkRedis(), checkPostgres()]);
     const checks: Record<string, string> = { redis, postgres, ...(shuttingDown ? { process: 'shutting down' } : {}) };
     return { ready: !shuttingDown && redis === 'ok' && postgres === 'ok', checks };
   };
