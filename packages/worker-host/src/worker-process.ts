@@ -7,8 +7,8 @@ import { parseWorkerEnv, type WorkerEnv } from './env.js';
 
 /** What a health line reports. */
 export interface HealthSnapshot {
-  /** Jobs per queue and state, over the queues this process serves. */
-  queues: QueueDepths;
+  /** Jobs per queue and state, over the queues this process serves; null when Redis did not answer in time. */
+  queues: QueueDepths | null;
   /** Jobs this process finished since start, by outcome (done, failed, paused, delayed, ...). */
   jobs: Record<string, number>;
   rssMb: number;
@@ -139,9 +139,17 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
       ? startEventDispatcher({ prisma: runtime.prisma, redis: runtime.redis, settings: env.crawler.events, logger })
       : null;
 
+  // The health line goes on through a Redis outage (the client queues commands rather than failing them), saying
+  // the depths could not be read; a read still waiting is shared, so an outage piles up one read, not one per line.
+  let depthsInFlight: Promise<QueueDepths> | null = null;
   const health = async (): Promise<HealthSnapshot> => {
+    const read = (depthsInFlight ??= depths().finally(() => {
+      depthsInFlight = null;
+    }));
+    let timer: NodeJS.Timeout | undefined;
+    const queues = await Promise.race([read, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), READINESS_TIMEOUT_MS)))]).finally(() => clearTimeout(timer));
     const mem = process.memoryUsage();
-    return { queues: await depths(), jobs: { ...jobs }, rssMb: Math.round(mem.rss / MB), heapUsedMb: Math.round(mem.heapUsed / MB) };
+    return { queues, jobs: { ...jobs }, rssMb: Math.round(mem.rss / MB), heapUsedMb: Math.round(mem.heapUsed / MB) };
   };
   const timer = setInterval(() => {
     health().then(
