@@ -48,6 +48,11 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
       io.stderr.write(`crawl ${name}: the database is not migrated (${lastCause(err)}): run \`npx crawl migrate\` against DATABASE_URL first\n`);
       return 1;
     }
+    // Postgres unreachable (@crawler/db's code for it): its words name the host and port, never the password.
+    if (err instanceof Error && (err as { code?: unknown }).code === 'db_unavailable') {
+      io.stderr.write(`crawl ${name}: Postgres does not answer (${err.message.split('\n')[0]}): check that it runs and that DATABASE_URL names it\n`);
+      return 1;
+    }
     const refused = redisRefusal(err);
     if (refused) {
       io.stderr.write(`crawl ${name}: ${refused}\n`);
