@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Counter } from 'prom-client';
 import { CrawlerError } from '@crawler/core';
@@ -11,7 +11,7 @@ import { registerLinkRoutes } from './routes/links.js';
 import { registerBullBoard } from './routes/admin.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { registerPagesRoutes } from './routes/pages.js';
-import { registerApiKeyAuth, serializeRequest } from './routes/auth.js';
+import { maskedRequestUrl, registerApiKeyAuth, serializeRequest } from './routes/auth.js';
 import { registerCrawlRoutes } from './routes/crawls.js';
 import { registerPausesRoutes } from './routes/pauses.js';
 
@@ -50,6 +50,25 @@ export interface ServerDeps {
 /** The API's limits on slow clients when none are given: API_HEADERS_TIMEOUT_MS, API_REQUEST_TIMEOUT_MS, API_IDLE_TIMEOUT_MS's defaults. */
 export const DEFAULT_API_TIMEOUTS: ApiTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, idleTimeoutMs: 60_000 };
 
+/** Routes polled by machines (liveness, readiness, Prometheus), logged at debug only. */
+const QUIET_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * One line per request at info, once it is answered (method, path, status, time), where Fastify writes two
+ * (incoming, completed); the probes and scrapes a platform sends every few seconds at debug, where they do not bury
+ * what clients did (a failed readiness check logs its own warning). Errors keep Fastify's own line.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, req: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (error) return super.requestCompleted(error, req, reply, metadata);
+    const line = { req: { method: req.method, url: maskedRequestUrl(req.url) }, statusCode: reply.statusCode, responseTimeMs: Math.round(reply.elapsedTime) };
+    if (QUIET_ROUTES.has(req.routeOptions.url ?? '')) req.log.debug(line, 'request');
+    else req.log.info(line, 'request');
+  }
+}
+
 /**
  * Build the API without listening: tests call `inject()` or `listen({ port: 0 })`, main.ts listens on PORT.
  * Routes: POST /links, GET /links/:id, GET /links/:id/content, GET /export, POST /crawls, GET and DELETE /crawls/:id,
@@ -76,6 +95,7 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     },
     // Its own request serializer: pino serializers of the instance given take precedence over Fastify's.
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance.child({}, { serializers: { req: serializeRequest } }) } : { logger: false }),
+    logController: new OneLinePerRequest(),
   });
 
   app.setErrorHandler((err, req, reply) => {

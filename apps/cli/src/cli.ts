@@ -48,6 +48,11 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
       io.stderr.write(`crawl ${name}: the database is not migrated (${lastCause(err)}): run \`npx crawl migrate\` against DATABASE_URL first\n`);
       return 1;
     }
+    // Postgres unreachable (@crawler/db's code for it): its words name the host and port, never the password.
+    if (err instanceof Error && (err as { code?: unknown }).code === 'db_unavailable') {
+      io.stderr.write(`crawl ${name}: Postgres does not answer (${err.message.split('\n')[0]}): check that it runs and that DATABASE_URL names it\n`);
+      return 1;
+    }
     const refused = redisRefusal(err);
     if (refused) {
       io.stderr.write(`crawl ${name}: ${refused}\n`);
@@ -59,7 +64,7 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
 }
 
 /**
- * Redis answering but refusing writes, in words that say what to do (null for any other error). Links are written to
+ * Redis answering but refusing writes, or not answering at all, in words that say what to do (null for any other error). Links are written to
  * Postgres before their jobs go to Redis, so those already accepted are not lost: the reconciler gives them their
  * jobs once Redis takes writes again.
  */
@@ -72,8 +77,17 @@ export function redisRefusal(err: unknown): string | null {
       : /^READONLY/.test(message)
         ? 'REDIS_URL points at a read-only replica: point it at the primary'
         : null;
-  if (!why) return null;
+  if (!why) return redisUnreachable(err);
   return `${why}. Nothing was lost: links already accepted are in Postgres, and workers give them their jobs once Redis takes writes again (or run \`crawl reconcile\`). Redis said: ${message.split('\n')[0]!.replace(/ script: .*$/, '')}`;
+}
+
+/**
+ * A Redis that does not answer, for a command that reads it once (the producer connection gives a command up after a
+ * few reconnect attempts; commands that run workers wait for Redis instead). null for any other error.
+ */
+function redisUnreachable(err: unknown): string | null {
+  if (!(err instanceof Error) || err.name !== 'MaxRetriesPerRequestError') return null;
+  return 'Redis does not answer (no connection through several reconnect attempts): check that it runs and that REDIS_URL (or REDIS_CLUSTER_NODES, REDIS_SENTINELS) names it';
 }
 
 /**

@@ -144,4 +144,4 @@ export * from './schedule/revisit-policy.js';
 export * from './exits/index.js';
 export { Semaphore } from './concurrency/semaphore.js';
 export { BoundedMap } from './collections/bounded-map.js';
-export { checkDependency } from './health/check-dependency.js';
+export { dependencyCheck, type DependencyCheckLogger, type DependencyCheckOptions } from './health/check-dependency.js';

@@ -58,7 +58,8 @@ export function translateDbError(err: unknown, action: string): CrawlerError {
   // Class 22 (data exception: invalid byte sequence, value too long) and 54 (program limit exceeded: index row size).
   if (code && /^(22|54)[0-9A-Z]{3}$/.test(code)) return new CrawlerError(DB_ERROR_CODES.invalidInput, message, { cause: err });
   const name = (err as { name?: string } | null)?.name ?? '';
-  if (name === 'PrismaClientInitializationError' || /connect|ECONNREFUSED|terminat/i.test(detail)) {
+  // Prisma's own words for a server it cannot reach (P1001), which a raw query reports with no code (`N/A`).
+  if (name === 'PrismaClientInitializationError' || /connect|ECONNREFUSED|terminat|can't reach database server/i.test(detail)) {
     return new CrawlerError(DB_ERROR_CODES.unavailable, message, { cause: err });
   }
   return new CrawlerError(DB_ERROR_CODES.other, message, { cause: err });

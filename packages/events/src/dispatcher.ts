@@ -55,9 +55,27 @@ export interface RoundResult {
 
 const USER_AGENT = 'fetch-router-webhooks/1';
 
-/** POST with the global fetch (undici), no redirects: a 3xx is a failed delivery, not a hop to somewhere else. */
-export const fetchSender: WebhookSender = async (url, body, headers, timeoutMs) => {
-  const res = await fetch(url, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+/**
+ * A URL's credentials (`https://user:token@hooks.example/crawler`, percent-encoded) as an `Authorization: Basic`
+ * header, and the URL without them: fetch refuses a URL that carries credentials, with a message that repeats the
+ * whole URL, password included.
+ */
+function splitCredentials(url: string): { url: string; authorization?: string } {
+  const u = new URL(url);
+  if (!u.username && !u.password) return { url };
+  const userinfo = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
+  u.username = '';
+  u.password = '';
+  return { url: u.href, authorization: `Basic ${Buffer.from(userinfo, 'utf8').toString('base64')}` };
+}
+
+/**
+ * POST with the global fetch (undici), no redirects: a 3xx is a failed delivery, not a hop to somewhere else. A
+ * WEBHOOK_URL with credentials sends them as basic auth, as curl does.
+ */
+export const fetchSender: WebhookSender = async (target, body, headers, timeoutMs) => {
+  const { url, authorization } = splitCredentials(target);
+  const res = await fetch(url, { method: 'POST', body, headers: authorization ? { ...headers, authorization } : headers, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
   // The body is not needed, but must be consumed or cancelled so the connection is reused.
   await res.body?.cancel().catch(() => {});
   return res.status;

@@ -1,4 +1,4 @@
-import { ConfigError, checkDependency, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
+import { ConfigError, dependencyCheck, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
 import { assertBrowserExecutable, createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
 import { RedisDatabaseError, RedisSetupError, assertRedisDatabase, fetchQueueName, probeRedisWrite } from '@crawler/queue';
@@ -7,8 +7,8 @@ import { parseWorkerEnv, type WorkerEnv } from './env.js';
 
 /** What a health line reports. */
 export interface HealthSnapshot {
-  /** Jobs per queue and state, over the queues this process serves. */
-  queues: QueueDepths;
+  /** Jobs per queue and state, over the queues this process serves; null when Redis did not answer in time. */
+  queues: QueueDepths | null;
   /** Jobs this process finished since start, by outcome (done, failed, paused, delayed, ...). */
   jobs: Record<string, number>;
   rssMb: number;
@@ -105,12 +105,12 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
   metrics.collectQueueWorkers(() => runtime.queues.workerCounts(served, env.crawler.queueShardsConsumed));
 
   let shuttingDown = false;
+  const checkOptions = { timeoutMs: READINESS_TIMEOUT_MS, logger };
+  // A write, not a PING: a Redis full under maxmemory answers PONG but refuses every job this worker would add.
+  const checkRedis = dependencyCheck('redis', () => probeRedisWrite(runtime.redis, runtime.queues.prefixes), checkOptions);
+  const checkPostgres = dependencyCheck('postgres', () => runtime.pingPostgres(), checkOptions);
   const readiness = async (): Promise<Readiness> => {
-    const [redis, postgres] = await Promise.all([
-      // A write, not a PING: a Redis full under maxmemory answers PONG but refuses every job this worker would add.
-      checkDependency('redis', () => probeRedisWrite(runtime.redis, runtime.queues.prefixes), READINESS_TIMEOUT_MS, logger),
-      checkDependency('postgres', () => runtime.pingPostgres(), READINESS_TIMEOUT_MS, logger),
-    ]);
+    const [redis, postgres] = await Promise.all([checkRedis(), checkPostgres()]);
     const checks: Record<string, string> = { redis, postgres, ...(shuttingDown ? { process: 'shutting down' } : {}) };
     return { ready: !shuttingDown && redis === 'ok' && postgres === 'ok', checks };
   };
@@ -139,9 +139,17 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
       ? startEventDispatcher({ prisma: runtime.prisma, redis: runtime.redis, settings: env.crawler.events, logger })
       : null;
 
+  // The health line goes on through a Redis outage (the client queues commands rather than failing them), saying
+  // the depths could not be read; a read still waiting is shared, so an outage piles up one read, not one per line.
+  let depthsInFlight: Promise<QueueDepths> | null = null;
   const health = async (): Promise<HealthSnapshot> => {
+    const read = (depthsInFlight ??= depths().finally(() => {
+      depthsInFlight = null;
+    }));
+    let timer: NodeJS.Timeout | undefined;
+    const queues = await Promise.race([read, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), READINESS_TIMEOUT_MS)))]).finally(() => clearTimeout(timer));
     const mem = process.memoryUsage();
-    return { queues: await depths(), jobs: { ...jobs }, rssMb: Math.round(mem.rss / MB), heapUsedMb: Math.round(mem.heapUsed / MB) };
+    return { queues, jobs: { ...jobs }, rssMb: Math.round(mem.rss / MB), heapUsedMb: Math.round(mem.heapUsed / MB) };
   };
   const timer = setInterval(() => {
     health().then(

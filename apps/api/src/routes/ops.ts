@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { checkDependency } from '@crawler/core';
+import { dependencyCheck } from '@crawler/core';
 import type { Redis } from 'ioredis';
 import { pingDatabase, type PrismaClient } from '@crawler/db';
 import { probeRedisWrite } from '@crawler/queue';
@@ -24,12 +24,12 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsRouteDeps): voi
   // Liveness never follows Redis or Postgres: restarting the API does not mend either, and a restart policy on it
   // would only add a cold start to their outage.
   app.get('/healthz', async (_req, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
-  app.get('/readyz', async (req, reply) => {
-    const [redis, postgres] = await Promise.all([
-      // A write, not a PING: a Redis full under maxmemory (noeviction) answers PONG but refuses every link posted.
-      checkDependency('redis', () => probeRedisWrite(deps.redis, deps.redisPrefixes), ms, req.log),
-      checkDependency('postgres', () => pingDatabase(deps.prisma), ms, req.log),
-    ]);
+  const checkOptions = { timeoutMs: ms, logger: app.log };
+  // A write, not a PING: a Redis full under maxmemory (noeviction) answers PONG but refuses every link posted.
+  const checkRedis = dependencyCheck('redis', () => probeRedisWrite(deps.redis, deps.redisPrefixes), checkOptions);
+  const checkPostgres = dependencyCheck('postgres', () => pingDatabase(deps.prisma), checkOptions);
+  app.get('/readyz', async (_req, reply) => {
+    const [redis, postgres] = await Promise.all([checkRedis(), checkPostgres()]);
     const ready = redis === 'ok' && postgres === 'ok';
     return reply
       .code(ready ? 200 : 503)

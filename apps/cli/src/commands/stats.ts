@@ -155,6 +155,9 @@ const command: Command = {
     const queues = new JobQueues({ connection: redis, prefix: config.queuePrefix, shards: config.queueShards });
     try {
       await checkRedisDatabase(redis);
+      // The queues' reads wait for a Redis that is down for good (BullMQ waits for the connection): a PING on this
+      // producer connection gives up after its reconnect attempts instead, and the command says so.
+      await redis.ping();
       const store = new AttemptStore({ prisma });
       const depths: Record<string, QueueDepth> = {};
       // One row per queue per shard (`route@s1`) when the queues are sharded.

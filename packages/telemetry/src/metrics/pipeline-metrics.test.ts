@@ -92,6 +92,29 @@ describe('createPipelineMetrics', () => {
     expect(await metrics.registry.metrics()).toContain('crawler_queue_depth_errors_total 1');
   });
 
+  it('answers a scrape without the Redis gauges when their read never answers (Redis away), and reads once, not per scrape', async () => {
+    const metrics = createPipelineMetrics({ scrapeReadTimeoutMs: 50 });
+    let reads = 0;
+    let answer: ((depths: Record<string, Record<string, number>>) => void) | undefined;
+    // A worker's client queues commands while Redis is away: the read neither answers nor fails.
+    metrics.collectQueueDepths(() => {
+      reads++;
+      return new Promise((resolve) => (answer = resolve));
+    });
+    metrics.jobFinished('route', 'done');
+    const first = await metrics.registry.metrics();
+    expect(first).toContain('crawler_jobs_total{queue="route",outcome="done"} 1');
+    expect(first).not.toContain('crawler_queue_jobs{');
+    const second = await metrics.registry.metrics();
+    expect(second).toContain('crawler_queue_depth_errors_total 1');
+    expect(reads).toBe(1);
+    // Redis is back: the waiting read answers, and the next scrape reads afresh.
+    answer!({ route: { waiting: 2 } });
+    await new Promise((r) => setImmediate(r));
+    metrics.collectQueueDepths(async () => ({ route: { waiting: 4 } }));
+    expect(await metrics.registry.metrics()).toContain('crawler_queue_jobs{queue="route",state="waiting"} 4');
+  });
+
   it('reads the workers of each queue at scrape time', async () => {
     const metrics = createPipelineMetrics();
     let browsers = 0;

@@ -26,6 +26,13 @@ export interface PipelineMetricsOptions {
   defaultMetrics?: boolean;
   /** Histogram buckets for fetch duration, in seconds: plain HTTP lands low, browsers in the seconds. */
   fetchDurationBucketsSeconds?: number[];
+  /**
+   * How long a scrape waits for the gauges read from Redis (queue depths, workers) before it answers without them
+   * and counts an error. A worker's Redis client queues commands while Redis is away rather than failing them, so
+   * without a bound a scrape during an outage never answers: Prometheus marks the process down and every other
+   * metric is lost with it. Under Prometheus' default 10 s scrape timeout. @defaultValue 2000
+   */
+  scrapeReadTimeoutMs?: number;
 }
 
 /** Queue → state (waiting, active, delayed, failed, ...) → job count, as BullMQ's `getJobCounts` returns per queue. */
@@ -100,13 +107,27 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
 
   const analysisThreads = once(registry, 'crawler_analysis_thread_events_total', () => new Counter({ name: 'crawler_analysis_thread_events_total', help: 'Response analysis threads that died, or were stopped because a response took longer than its deadline.', labelNames: ['event'], registers }));
 
+  const scrapeReadTimeoutMs = options.scrapeReadTimeoutMs ?? 2_000;
   const scrapeErrors = once(registry, 'crawler_queue_depth_errors_total', () => new Counter({ name: 'crawler_queue_depth_errors_total', help: 'Scrapes where queue depths or workers could not be read.', registers }));
   /**
    * A gauge read from Redis at scrape time. A scrape must not fail because Redis hiccuped, and stale values would
-   * mislead: a failed read reports none and counts the error.
+   * mislead: a failed read, or one that does not answer within scrapeReadTimeoutMs, reports none and counts the
+   * error. A read still waiting (Redis away) is joined by the next scrape rather than started again, so an outage
+   * piles up one read's commands in the client, not one per scrape.
    */
   function readAtScrape<L extends string, T>(name: string, help: string, labelNames: L[], write: (gauge: Gauge<L>, value: T) => void): { read?: () => Promise<T> } {
     const source: { read?: () => Promise<T> } = {};
+    let inFlight: Promise<T> | undefined;
+    const readBounded = (read: () => Promise<T>): Promise<T> => {
+      const pending = (inFlight ??= read().finally(() => {
+        inFlight = undefined;
+      }));
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${scrapeReadTimeoutMs} ms`)), scrapeReadTimeoutMs);
+      });
+      return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
+    };
     once(registry, name, () =>
       new Gauge<L>({
         name, help, labelNames, registers,
@@ -114,7 +135,7 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
           if (!source.read) return;
           let value: T;
           try {
-            value = await source.read();
+            value = await readBounded(source.read);
           } catch {
             scrapeErrors.inc();
             this.reset();
