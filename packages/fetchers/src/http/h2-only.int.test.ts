@@ -21,7 +21,12 @@ async function outcome(p: Promise<{ status: number; finalUrl: string; text: stri
 /** An HTTPS server that refuses HTTP/1.1 in ALPN (as `allowHTTP1: false` and some CDNs' h2-only listeners do). */
 async function startH2Only(opts: SecureServerOptions, onStream: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => void): Promise<{ server: Http2SecureServer; origin: string }> {
   const server = createSecureServer({ ...opts, allowHTTP1: false });
-  server.on('stream', (stream, headers) => onStream(stream, headers));
+  server.on('stream', (stream, headers) => {
+    // The streams this server resets on purpose emit their own error (NGHTTP2_INTERNAL_ERROR): expected, not a failure.
+    stream.on('error', () => undefined);
+    onStream(stream, headers);
+  });
+  server.on('sessionError', () => undefined);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
