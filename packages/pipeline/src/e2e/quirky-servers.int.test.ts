@@ -5,7 +5,7 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +36,28 @@ function trustedCa(): { ca: TestCa; file: string } {
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'ca.pem'), ca.cert);
   return { ca, file: join(dir, 'ca.pem') };
+}
+
+/**
+ * A connection handler that answers robots.txt by the book (often a static file) and every other path with `page`
+ * under a head that uses LF alone, as old CGI scripts write; `paths` collects what was asked.
+ */
+function bareLfServer(page: string, paths: string[] = []): (socket: Socket) => void {
+  return (socket) => {
+    socket.on('error', () => undefined);
+    let head = '';
+    socket.on('data', (chunk) => {
+      head += chunk.toString('latin1');
+      if (!head.includes('\r\n\r\n')) return;
+      const path = /^GET (\S+)/.exec(head)?.[1] ?? '';
+      head = '';
+      paths.push(path);
+      const body = path === '/robots.txt' ? (robotsTxt().body as string) : page;
+      const eol = path === '/robots.txt' ? '\r\n' : '\n';
+      const type = path === '/robots.txt' ? 'text/plain' : 'text/html; charset=utf-8';
+      socket.end(`HTTP/1.1 200 OK${eol}content-type: ${type}${eol}content-length: ${Buffer.byteLength(body)}${eol}connection: close${eol}${eol}${body}`);
+    });
+  };
 }
 
 describe('end to end: servers browsers load and undici is strict about', () => {
@@ -69,26 +91,11 @@ describe('end to end: servers browsers load and undici is strict about', () => {
   it('a page whose head has bare LFs goes to the browser, which stores it, instead of failing as a network error', async () => {
     const page = staticArticle({ title: 'Bare LF' });
     const paths: string[] = [];
-    // robots.txt is served by the book (often a static file); the page's head uses LF alone, as old CGI scripts write.
-    // Over HTTPS, where Chromium parses the bytes itself through its egress tunnel (see the report on http://).
+    // Over HTTPS, where Chromium parses the bytes itself through its egress tunnel (the next test: http://).
     const { ca, file } = trustedCa();
     // The CA goes out in the chain: Chromium trusts a private CA by its key in the chain (chromiumCaArgs).
     const leaf = ca.issue({ hosts: ['127.0.0.1'] });
-    const server = tls.createServer({ cert: leaf.cert + ca.cert, key: leaf.key }, (socket) => {
-      socket.on('error', () => undefined);
-      let head = '';
-      socket.on('data', (chunk) => {
-        head += chunk.toString('latin1');
-        if (!head.includes('\r\n\r\n')) return;
-        const path = /^GET (\S+)/.exec(head)?.[1] ?? '';
-        head = '';
-        paths.push(path);
-        const body = path === '/robots.txt' ? (robotsTxt().body as string) : page;
-        const eol = path === '/robots.txt' ? '\r\n' : '\n';
-        const type = path === '/robots.txt' ? 'text/plain' : 'text/html; charset=utf-8';
-        socket.end(`HTTP/1.1 200 OK${eol}content-type: ${type}${eol}content-length: ${Buffer.byteLength(body)}${eol}connection: close${eol}${eol}${body}`);
-      });
-    });
+    const server = tls.createServer({ cert: leaf.cert + ca.cert, key: leaf.key }, bareLfServer(page, paths));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     cleanups.push(() => server.close());
     const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/article`;
@@ -111,20 +118,7 @@ describe('end to end: servers browsers load and undici is strict about', () => {
 
   it('over plain http:// too: the browser egress reads a bare-LF head as Chromium would, not with Node\'s strict parser', async () => {
     const page = staticArticle({ title: 'Bare LF over http' });
-    const server = createTcpServer((socket) => {
-      socket.on('error', () => undefined);
-      let head = '';
-      socket.on('data', (chunk) => {
-        head += chunk.toString('latin1');
-        if (!head.includes('\r\n\r\n')) return;
-        const path = /^GET (\S+)/.exec(head)?.[1] ?? '';
-        head = '';
-        const body = path === '/robots.txt' ? (robotsTxt().body as string) : page;
-        const eol = path === '/robots.txt' ? '\r\n' : '\n';
-        const type = path === '/robots.txt' ? 'text/plain' : 'text/html; charset=utf-8';
-        socket.end(`HTTP/1.1 200 OK${eol}content-type: ${type}${eol}content-length: ${Buffer.byteLength(body)}${eol}connection: close${eol}${eol}${body}`);
-      });
-    });
+    const server = createTcpServer(bareLfServer(page));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     cleanups.push(() => server.close());
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/article`;
