@@ -25,4 +25,13 @@ describe('jsonlLine', () => {
     expect(line(page(Buffer.from('<p>plain</p>'), 'text/html')).charset).toBe('utf-8');
     expect(line(page(Buffer.from('%PDF-1.4\n%\xe2\xe3', 'latin1'), 'application/pdf')).charset).toBeNull();
   });
+
+  it('writes NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR escaped: a line reader that splits on them (Python\'s splitlines) still reads one line', () => {
+    const text = 'before\u2028middle\u2029after\u0085end';
+    const p = { ...page(Buffer.from(`<p>${text}</p>`), 'text/html; charset=utf-8'), url: 'https://c.example/\u2028' };
+    const raw = jsonlLine(p);
+    expect(raw.slice(0, -1)).not.toMatch(/[\n\r\u0085\u2028\u2029]/);
+    expect(raw).toContain('\\u2028');
+    expect(JSON.parse(raw)).toMatchObject({ body: `<p>${text}</p>`, url: 'https://c.example/\u2028' });
+  });
 });

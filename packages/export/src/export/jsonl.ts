@@ -3,6 +3,12 @@ import type { ExportedPage } from '@crawler/db';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+// Characters JSON.stringify leaves raw that line readers take for line ends: Python's str.splitlines() and
+// io.TextIOWrapper(newline=None) split on NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR, so a page carrying one (pasted
+// text, a script's string) broke its line in two for such a consumer. Written as \u escapes, the line reads the same.
+const LINE_BREAKERS = /[\u0085\u2028\u2029]/g;
+const escapeLineBreaker = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
 /** Media types whose body is text in some charset. */
 function isTextual(mime: string): boolean {
   return mime.startsWith('text/') || mime.endsWith('+xml') || mime.endsWith('+json') || ['application/xml', 'application/json', 'application/javascript'].includes(mime);
@@ -27,7 +33,7 @@ export function jsonlLine(page: ExportedPage): string {
   }
   const contentType = page.headers?.['content-type'] ?? page.contentType;
   const mime = contentType?.split(';')[0]!.trim().toLowerCase() || null;
-  return `${JSON.stringify({
+  const json = JSON.stringify({
     id: page.id.toString(),
     linkId: page.linkId,
     url: page.url,
@@ -44,5 +50,6 @@ export function jsonlLine(page: ExportedPage): string {
     headers: page.headers,
     bodyEncoding,
     body,
-  })}\n`;
+  });
+  return `${json.replace(LINE_BREAKERS, escapeLineBreaker)}\n`;
 }
