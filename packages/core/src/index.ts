@@ -143,5 +143,6 @@ export {
 export * from './schedule/revisit-policy.js';
 export * from './exits/index.js';
 export { Semaphore } from './concurrency/semaphore.js';
+export { sharedWhilePending, withTimeout } from './concurrency/bounded-wait.js';
 export { BoundedMap } from './collections/bounded-map.js';
 export { dependencyCheck, type DependencyCheckLogger, type DependencyCheckOptions } from './health/check-dependency.js';

@@ -12,3 +12,4 @@ export * from './forward-proxy.js';
 export * from './tls.js';
 export * from './private-sentinel.js';
 export * from './tcp-endpoint.js';
+export * from './raw-http.js';

@@ -1,4 +1,4 @@
-import { ConfigError, dependencyCheck, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
+import { ConfigError, dependencyCheck, sharedWhilePending, withTimeout, type EnvSource, type Logger, type PipelineMetrics } from '@crawler/core';
 import { assertBrowserExecutable, createRuntime, exitOnSignals, type CrawlerRuntime, type RuntimeOverrides, type StartWorkersOptions } from '@crawler/pipeline';
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
 import { RedisDatabaseError, RedisSetupError, assertRedisDatabase, fetchQueueName, probeRedisWrite } from '@crawler/queue';
@@ -141,13 +141,9 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
 
   // The health line goes on through a Redis outage (the client queues commands rather than failing them), saying
   // the depths could not be read; a read still waiting is shared, so an outage piles up one read, not one per line.
-  let depthsInFlight: Promise<QueueDepths> | null = null;
+  const readDepths = sharedWhilePending(depths);
   const health = async (): Promise<HealthSnapshot> => {
-    const read = (depthsInFlight ??= depths().finally(() => {
-      depthsInFlight = null;
-    }));
-    let timer: NodeJS.Timeout | undefined;
-    const queues = await Promise.race([read, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), READINESS_TIMEOUT_MS)))]).finally(() => clearTimeout(timer));
+    const queues = await withTimeout(readDepths(), READINESS_TIMEOUT_MS, () => null);
     const mem = process.memoryUsage();
     return { queues, jobs: { ...jobs }, rssMb: Math.round(mem.rss / MB), heapUsedMb: Math.round(mem.heapUsed / MB) };
   };

@@ -1,3 +1,5 @@
+import { withTimeout } from '../concurrency/bounded-wait.js';
+
 /** What a dependency check logs through: warnings and the recovery line, and repeats at debug. */
 export interface DependencyCheckLogger {
   debug(obj: object, msg: string): void;
@@ -22,12 +24,8 @@ export function dependencyCheck(name: string, probe: () => Promise<unknown>, opt
   const { timeoutMs, logger } = options;
   let failedChecks = 0;
   return async () => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    });
     try {
-      await Promise.race([probe(), timeout]);
+      await withTimeout(probe(), timeoutMs);
       if (failedChecks > 0) logger.info({ dependency: name, failedChecks }, `health check: ${name} answers again after ${failedChecks} failed checks`);
       failedChecks = 0;
       return 'ok';
@@ -36,8 +34,6 @@ export function dependencyCheck(name: string, probe: () => Promise<unknown>, opt
       if (failedChecks === 1) logger.warn({ err, dependency: name }, `health check failed: ${name} does not answer (logged again when it does)`);
       else logger.debug({ err, dependency: name, failedChecks }, `health check failed: ${name}`);
       return 'fail';
-    } finally {
-      clearTimeout(timer);
     }
   };
 }

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { gzipSync } from 'node:zlib';
+import { decodeWindows1252 } from '@crawler/core';
 import type { ExportedPage, ExportedRevisit } from '@crawler/db';
 
 /** What the warcinfo record says about the export. */
@@ -19,9 +20,9 @@ const CRLF = '\r\n';
 // that honoured them would try to gunzip plain bytes or de-chunk a body that has no chunks.
 const WIRE_HEADERS = new Set(['content-encoding', 'transfer-encoding', 'content-length', 'connection', 'keep-alive']);
 
-// windows-1252's characters for the octets 0x80–0x9F that it does not leave as C1 controls.
+// windows-1252's characters for the octets 0x80–0x9F that it does not leave as C1 controls, from core's decoder.
 const CP1252_OCTETS = new Map(
-  [...'€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008DŽ\u008F\u0090‘’“”•–—˜™š›œ\u009DžŸ'].map((c, i) => [c.codePointAt(0)!, 0x80 + i] as const).filter(([cp]) => cp > 0xff),
+  [...decodeWindows1252(Uint8Array.from({ length: 32 }, (_, i) => 0x80 + i))].map((c, i) => [c.codePointAt(0)!, 0x80 + i] as const).filter(([cp]) => cp > 0xff),
 );
 
 /**

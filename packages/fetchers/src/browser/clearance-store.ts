@@ -98,10 +98,15 @@ export interface RedisClearanceStoreOptions {
 // A scope's jar is kept only up to this much cookie text (Chromium allows ~180 cookies of 4 KiB a domain).
 const MAX_JAR_BYTES = 64 * 1024;
 
-/** Whether `cookie` belongs to `site` (its domain is the site or under it): other sites' cookies are not its clearance. */
-function belongsTo(cookie: Cookie, site: string): boolean {
+/** Whether `cookie` is scoped to `domain` or to a host under it. */
+export function cookieWithin(cookie: Cookie, domain: string): boolean {
   const d = scopeOf(cookie);
-  return d === site || d.endsWith(`.${site}`) || site.endsWith(`.${d}`);
+  return d === domain || d.endsWith(`.${domain}`);
+}
+
+/** Whether `cookie` belongs to `site` (its domain is the site, under it or above it): other sites' cookies are not its clearance. */
+function belongsTo(cookie: Cookie, site: string): boolean {
+  return cookieWithin(cookie, site) || site.endsWith(`.${scopeOf(cookie)}`);
 }
 
 /** The host a cookie is scoped to: its `Domain` without the leading dot, or its host when host-only. */

@@ -10,7 +10,7 @@ import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, ty
 import { translatePlaywrightError } from './translate-error.js';
 import { DomChanges } from './dom-changes.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
-import type { ClearanceStore } from './clearance-store.js';
+import { cookieWithin, type ClearanceStore } from './clearance-store.js';
 import { SolveFlights, forSite, sentCookiesOf, solveScopeOf, waitForSolve, wentWithout, type SentCookies, type SolveResult } from './solve-flights.js';
 import { installBackgroundNavigationGuard, isCrawlerNavigation, renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, challengesBefore, earlierChallenge, mayClearItself, renderedVerdict, settledContent, type ChallengeEncounter, type RenderedChallenge } from './challenge-wait.js';
@@ -539,10 +539,7 @@ export class PlaywrightFetcher extends BaseFetcher {
     // The domain's pages wait for its cookies, not the whole jar (a third party's cookie is no clearance); each takes
     // the ones its host is sent (#awaitSolve), and a host they do not reach solves for itself.
     const domain = registrableDomainOf(turn.site) ?? turn.site;
-    return cookies.filter((c) => {
-      const scope = c.domain.replace(/^\./, '').toLowerCase();
-      return scope === domain || scope.endsWith(`.${domain}`);
-    });
+    return cookies.filter((c) => cookieWithin(c, domain));
   }
 
   protected override translateError(err: unknown, req: PreparedRequest): FetchError {

@@ -6,6 +6,7 @@
  */
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawHttpHandler } from '@crawler/testkit';
 import { createHttpFetcher, type HttpFetcher } from './http-fetcher.js';
 import { FetchError } from '../errors.js';
 
@@ -38,18 +39,12 @@ describe('simple_http and responses browsers tolerate', () => {
   const requests: string[] = [];
 
   beforeAll(async () => {
-    server = net.createServer((socket) => {
-      socket.on('error', () => undefined);
-      let head = '';
-      socket.on('data', (chunk) => {
-        head += chunk.toString('latin1');
-        if (!head.includes('\r\n\r\n')) return;
-        const path = /^GET (\S+)/.exec(head)?.[1] ?? '';
+    server = net.createServer(
+      rawHttpHandler((_head, path) => {
         requests.push(path);
-        head = '';
-        socket.end(RESPONSES[path] ?? 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n', 'latin1');
-      });
-    });
+        return { bytes: RESPONSES[path] ?? 'HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n' };
+      }),
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     http = createHttpFetcher({ allowPrivateNetworks: true, connectTimeoutMs: 2_000 });

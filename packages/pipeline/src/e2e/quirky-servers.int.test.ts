@@ -10,7 +10,7 @@ import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestCa, robotsTxt, staticArticle, type TestCa } from '@crawler/testkit';
+import { createTestCa, rawHttpHandler, robotsTxt, staticArticle, type TestCa } from '@crawler/testkit';
 import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
 
 let crawler: E2eCrawler | undefined;
@@ -43,21 +43,13 @@ function trustedCa(): { ca: TestCa; file: string } {
  * under a head that uses LF alone, as old CGI scripts write; `paths` collects what was asked.
  */
 function bareLfServer(page: string, paths: string[] = []): (socket: Socket) => void {
-  return (socket) => {
-    socket.on('error', () => undefined);
-    let head = '';
-    socket.on('data', (chunk) => {
-      head += chunk.toString('latin1');
-      if (!head.includes('\r\n\r\n')) return;
-      const path = /^GET (\S+)/.exec(head)?.[1] ?? '';
-      head = '';
-      paths.push(path);
-      const body = path === '/robots.txt' ? (robotsTxt().body as string) : page;
-      const eol = path === '/robots.txt' ? '\r\n' : '\n';
-      const type = path === '/robots.txt' ? 'text/plain' : 'text/html; charset=utf-8';
-      socket.end(`HTTP/1.1 200 OK${eol}content-type: ${type}${eol}content-length: ${Buffer.byteLength(body)}${eol}connection: close${eol}${eol}${body}`);
-    });
-  };
+  return rawHttpHandler((_head, path) => {
+    paths.push(path);
+    const body = path === '/robots.txt' ? (robotsTxt().body as string) : page;
+    const eol = path === '/robots.txt' ? '\r\n' : '\n';
+    const type = path === '/robots.txt' ? 'text/plain' : 'text/html; charset=utf-8';
+    return { bytes: Buffer.from(`HTTP/1.1 200 OK${eol}content-type: ${type}${eol}content-length: ${Buffer.byteLength(body)}${eol}connection: close${eol}${eol}${body}`) };
+  });
 }
 
 describe('end to end: servers browsers load and undici is strict about', () => {

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:net';
-import { staticArticle } from '@crawler/testkit';
+import { rawHttpHandler, staticArticle } from '@crawler/testkit';
 import { VersionStore } from '@crawler/db';
 import { startE2e, type E2eCrawler } from '../__fixtures__/e2e.js';
 
@@ -21,22 +21,16 @@ describe('end to end: a 304 that declares the page length, as IIS sends it', () 
   it('is a not-modified visit, on a kept-alive connection, every revisit', async () => {
     const body = Buffer.from(staticArticle({ title: 'iis' }));
     const answers: string[] = [];
-    server = createServer((sock) => {
-      let buf = '';
-      sock.on('data', (d) => {
-        buf += d.toString('latin1');
-        while (buf.includes('\r\n\r\n')) {
-          const head = buf.slice(0, buf.indexOf('\r\n\r\n'));
-          buf = buf.slice(buf.indexOf('\r\n\r\n') + 4);
-          const conditional = /if-none-match: "r1"/i.test(head);
-          answers.push(conditional ? '304' : '200');
-          const status = conditional ? '304 Not Modified' : '200 OK';
-          sock.write(`HTTP/1.1 ${status}\r\nETag: "r1"\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\n\r\n`);
-          if (!conditional) sock.write(body);
-        }
-      });
-      sock.on('error', () => {});
-    });
+    server = createServer(
+      rawHttpHandler((head) => {
+        const conditional = /if-none-match: "r1"/i.test(head);
+        answers.push(conditional ? '304' : '200');
+        const status = conditional ? '304 Not Modified' : '200 OK';
+        const headers = Buffer.from(`HTTP/1.1 ${status}\r\nETag: "r1"\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\n\r\n`);
+        // Kept alive: the next request comes on the same connection, after a 304 that sent no body.
+        return { bytes: conditional ? headers : Buffer.concat([headers, body]), end: false };
+      }),
+    );
     await new Promise<void>((r) => server!.listen(0, '127.0.0.91', r));
     const origin = `http://127.0.0.91:${(server.address() as { port: number }).port}`;
     crawler = await startE2e('revisit_304_length', { ROBOTS_ENABLED: 'false', FETCHERS: 'simple_http:1', MAX_ATTEMPTS: '3' });

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import { siteOf, type PipelineMetrics } from '@crawler/core';
+import { sharedWhilePending, siteOf, withTimeout, type PipelineMetrics } from '@crawler/core';
 import { DomainLabeler, type DomainLabelerOptions } from './domain-labels.js';
 
 /** The registrable domain of a host; the host itself when it has none (an IP address, `localhost`). */
@@ -117,17 +117,7 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
    */
   function readAtScrape<L extends string, T>(name: string, help: string, labelNames: L[], write: (gauge: Gauge<L>, value: T) => void): { read?: () => Promise<T> } {
     const source: { read?: () => Promise<T> } = {};
-    let inFlight: Promise<T> | undefined;
-    const readBounded = (read: () => Promise<T>): Promise<T> => {
-      const pending = (inFlight ??= read().finally(() => {
-        inFlight = undefined;
-      }));
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${scrapeReadTimeoutMs} ms`)), scrapeReadTimeoutMs);
-      });
-      return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
-    };
+    const readShared = sharedWhilePending(() => source.read!());
     once(registry, name, () =>
       new Gauge<L>({
         name, help, labelNames, registers,
@@ -135,7 +125,7 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
           if (!source.read) return;
           let value: T;
           try {
-            value = await readBounded(source.read);
+            value = await withTimeout(readShared(), scrapeReadTimeoutMs);
           } catch {
             scrapeErrors.inc();
             this.reset();
