@@ -6,6 +6,8 @@ import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { LinkStore } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
+import { reconcileLinks } from '@crawler/pipeline';
+import { systemClock } from '@crawler/core';
 import { startPrivateRedis, type PrivateRedis } from '@crawler/testkit';
 import { createServer } from './server.js';
 
@@ -33,6 +35,12 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** One reconcile pass with no grace: what the router's reconciler does within its interval. */
+async function reconcile(): Promise<void> {
+  const logger = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined, child: () => logger } as never;
+  await reconcileLinks({ links: new LinkStore(db.prisma), queues, clock: systemClock, logger, settings: { graceMs: 0, batchSize: 100 } });
+}
+
 describe('API readiness', () => {
   it('is not ready while Redis is full (PING answers, POST /links cannot enqueue), and stays alive', async () => {
     expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
@@ -41,9 +49,11 @@ describe('API readiness', () => {
     try {
       await redis.eval("for i = 1, 400 do redis.call('SET', 'fill:' .. i, string.rep('x', 10000)) end", 0).catch(() => undefined);
       expect(await redis.ping()).toBe('PONG');
-      // What a producer sees: its links cannot be queued.
+      // What a producer sees: its link is stored (Postgres is the truth), its job waits for the reconciler.
       const post = await app.inject({ method: 'POST', url: '/links', payload: { urls: ['https://full.example/a'] } });
-      expect(post.statusCode).toBe(503);
+      expect(post.statusCode).toBe(202);
+      expect(post.json().accepted).toEqual([expect.objectContaining({ url: 'https://full.example/a', created: true, queued: false, deferred: true })]);
+      expect(post.json().deferred.reason).toMatch(/OOM/);
 
       const ready = await app.inject({ method: 'GET', url: '/readyz' });
       expect([ready.statusCode, ready.json()]).toEqual([503, { status: 'unavailable', checks: { redis: 'fail', postgres: 'ok' } }]);
@@ -54,8 +64,36 @@ describe('API readiness', () => {
       expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
       // The probe leaves nothing that outlives it.
       expect(await redis.pttl(`${PREFIX}:ready-probe`)).toBeGreaterThan(0);
+      // Once Redis takes writes again, a reconcile pass gives the stored link its job.
+      await reconcile();
+      const id = post.json().accepted[0].id as string;
+      expect(await queues.routeQueue().getJob(id)).toBeTruthy();
     } finally {
       await redis.config('SET', 'maxmemory', '0');
     }
+  }, 60_000);
+
+  it('stores posted links while Redis is down and answers 202 with them deferred; the reconciler queues them once it is back', async () => {
+    await privateRedis.kill();
+    let id: string;
+    try {
+      const post = await app.inject({ method: 'POST', url: '/links', payload: { urls: ['https://down.example/a', 'https://down.example/b', 'not a url'] } });
+      // Before: a 503 once ioredis gave up (about 11 s), though both links were stored: the producer sent them again.
+      expect(post.statusCode).toBe(202);
+      const body = post.json();
+      expect(body.accepted.map((a: { url: string; queued: boolean; deferred?: boolean }) => [a.url, a.queued, a.deferred])).toEqual([
+        ['https://down.example/a', false, true],
+        ['https://down.example/b', false, true],
+      ]);
+      expect(body.rejected).toHaveLength(1);
+      expect(body.deferred.message).toMatch(/reconciler/);
+      const stored = await db.prisma.link.findMany({ where: { url: { in: ['https://down.example/a', 'https://down.example/b'] } }, select: { status: true } });
+      expect(stored.map((l) => l.status)).toEqual(['queued', 'queued']);
+      id = body.accepted[0].id;
+    } finally {
+      await privateRedis.start();
+    }
+    await reconcile();
+    expect(await queues.routeQueue().getJob(id)).toBeTruthy();
   }, 60_000);
 });

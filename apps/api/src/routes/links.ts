@@ -157,6 +157,7 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       groups.set(key, group);
     });
     const acceptedAt: Array<[number, AcceptedLink]> = [];
+    let deferred: { reason: string } | undefined;
     const schedule = deps.schedule ?? new ScheduleStore({ prisma: deps.prisma });
     for (const group of groups.values()) {
       const result = await enqueueLinks(group.urls, {
@@ -164,6 +165,7 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
         maxAgeSeconds: group.maxAges.some((a) => a !== undefined) ? group.maxAges : undefined,
         ...(deps.trackingParams ? { trackingParams: deps.trackingParams } : {}),
       });
+      deferred ??= result.deferred;
       // enqueueLinks answers every input once, accepted or rejected, each list in input order.
       let a = 0;
       let r = 0;
@@ -177,10 +179,13 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
     const rejected = inOrder(rejectedAt);
     deps.linksCounter.inc({ outcome: 'accepted' }, accepted.length);
     deps.linksCounter.inc({ outcome: 'rejected' }, rejected.length);
+    // Stored, their jobs left to the reconciler: the producer need not send them again (that would only wait again).
+    if (deferred) req.log.warn({ deferred: accepted.filter((a) => a.deferred).length, reason: deferred.reason }, 'links stored; Redis cannot take their jobs now, the reconciler adds them when it is back');
     return reply.code(accepted.length > 0 ? 202 : 422).send({
-      accepted: accepted.map((a) => ({ input: a.input, url: a.url, id: a.linkId, created: a.created, queued: a.queued, ...(a.refresh ? { refresh: a.refresh } : {}) })),
+      accepted: accepted.map((a) => ({ input: a.input, url: a.url, id: a.linkId, created: a.created, queued: a.queued, ...(a.refresh ? { refresh: a.refresh } : {}), ...(a.deferred ? { deferred: true } : {}) })),
       // As sent, but never a multi-megabyte input back (the matching above needed the inputs whole).
       rejected: rejected.map((r) => ({ ...r, input: shownInput(r.input) })),
+      ...(deferred ? { deferred: { message: 'stored; Redis cannot take their jobs now (the links marked deferred), and the reconciler adds them when it is back: do not send them again', reason: deferred.reason } } : {}),
     });
   });
 

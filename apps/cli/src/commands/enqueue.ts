@@ -53,6 +53,10 @@ const command: Command = {
         const refresh = (kind: string): number => res.accepted.filter((a) => a.refresh === kind).length;
         const refreshNote = schedule.maxAgeSeconds === undefined ? '' : `; of the known: ${refresh('refreshed')} refreshed, ${refresh('fresh')} fresh enough (left alone), ${refresh('in_progress')} already in progress`;
         io.stdout.write(`accepted ${res.accepted.length} (${created} new, ${res.accepted.length - created} already known${refreshNote}), rejected ${res.rejected.length}\n`);
+        if (res.deferred) {
+          const n = res.accepted.filter((a) => a.deferred).length;
+          io.stderr.write(`crawl enqueue: ${n} stored without their jobs: Redis cannot take them now (${res.deferred.reason}); the reconciler adds them when it is back, nothing to send again\n`);
+        }
       }
       // Non-zero when anything was rejected, so scripts notice; the valid URLs are in either way.
       return res.rejected.length > 0 ? 1 : 0;

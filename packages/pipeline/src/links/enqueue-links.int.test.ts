@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, closeRedisConnection } from '@crawler/queue';
@@ -22,6 +23,7 @@ afterAll(async () => {
 });
 
 describe('enqueueLinks on real Postgres and Redis', () => {
+
   it('stores a batch larger than one statement allows, once per page, with one job per link', async () => {
     const urls = Array.from({ length: 2_500 }, (_, i) => `https://site${i % 7}.example/page/${i}`);
     const links = new LinkStore(db.prisma);
@@ -108,4 +110,30 @@ describe('enqueueLinks on real Postgres and Redis', () => {
     const again = await enqueueLinks([legacyUrl], { links, queues });
     expect(again.accepted[0]!.linkId).toBe(clean.accepted[0]!.linkId);
   });
+});
+
+describe('enqueueLinks when Redis does not answer', () => {
+  it('stores the links and answers them deferred when Redis takes a connection and never answers', async () => {
+    // A Redis host that hangs (a stopped process, a black-holed route): the connection opens, nothing comes back.
+    const sockets: Socket[] = [];
+    const silent = createServer((s) => sockets.push(s));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const hung = createRedisConnection(`redis://127.0.0.1:${port}`, 'producer');
+    hung.on('error', () => undefined);
+    const hungQueues = new JobQueues({ connection: hung, prefix });
+    try {
+      const links = new LinkStore(db.prisma);
+      const urls = ['https://hung-redis.example/a', 'https://hung-redis.example/b'];
+      const res = await enqueueLinks(urls, { links, queues: hungQueues, enqueueWaitMs: 300 });
+      expect(res.accepted.map((a) => [a.url, a.created, a.queued, a.deferred])).toEqual(urls.map((u) => [u, true, false, true]));
+      expect(res.deferred?.reason).toMatch(/within 300 ms/);
+      // Stored as queued: the reconciler's to give a job (Postgres is the truth).
+      expect((await db.prisma.link.findMany({ where: { url: { in: urls } } })).map((l) => l.status)).toEqual(['queued', 'queued']);
+    } finally {
+      hung.disconnect();
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  }, 30_000);
 });

@@ -1,8 +1,9 @@
-import { CrawlerError, DEFAULT_TRACKING_PARAMS, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, compileTrackingParams, domainOf, normalizeUrl, stripTrackingParams, type TrackingParamFilter } from '@crawler/core';
+import { CrawlerError, DEFAULT_TRACKING_PARAMS, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, compileTrackingParams, domainOf, normalizeUrl, stripTrackingParams, withTimeout, type TrackingParamFilter } from '@crawler/core';
 import { isInputDbError, type ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
-import type { JobQueues } from '@crawler/queue';
+import type { JobQueues, RouteJobInput } from '@crawler/queue';
 import type { LinkRecord, LinkRepo, NewLink } from '../ports.js';
+import { isInfraError } from '../runtime/infra-errors.js';
 
 /** A URL that went in. */
 export interface AcceptedLink {
@@ -24,6 +25,11 @@ export interface AcceptedLink {
    * duplicated). Absent without a max age and for new links.
    */
   refresh?: 'refreshed' | 'fresh' | 'in_progress';
+  /**
+   * True when the link is stored and due a route job that Redis could not take now (down, full, or not answering
+   * within the enqueue wait): the reconciler adds it once Redis is back. `queued` is false then.
+   */
+  deferred?: true;
 }
 
 /** A URL that did not go in, with a stable code and a message for the person who sent it. */
@@ -36,6 +42,8 @@ export interface RejectedLink {
 export interface EnqueueResult {
   accepted: AcceptedLink[];
   rejected: RejectedLink[];
+  /** Why some accepted links are `deferred` (present only when some are): Redis's error, as it was given. */
+  deferred?: { reason: string };
 }
 
 export interface EnqueueLinksOptions {
@@ -59,7 +67,16 @@ export interface EnqueueLinksOptions {
    * them from the links it discovers (CRAWL_TRACKING_PARAMS). @defaultValue DEFAULT_TRACKING_PARAMS
    */
   trackingParams?: readonly string[];
+  /**
+   * How long to wait for Redis to take the batch's route jobs before answering without them: the links are stored
+   * (Postgres is the truth) and the reconciler adds their jobs when Redis is back, so a producer is not held for
+   * ioredis' retries (about 11 s) nor told to send again what is already in. @defaultValue ENQUEUE_WAIT_MS
+   */
+  enqueueWaitMs?: number;
 }
+
+/** How long enqueueLinks waits for Redis to take a batch's route jobs, by default. */
+export const ENQUEUE_WAIT_MS = 3_000;
 
 /** Characters of a rejected input shown back to whoever sent it. */
 const SHOWN_INPUT_CHARS = 200;
@@ -160,10 +177,9 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   // be tried again: neither said anything about the page.
   const outage = rows.filter((r) => r.status === LINK_STATUSES.failed && REVIVED_ON_REPOST.includes(r.lastErrorType ?? ''));
   if (outage.length > 0 && opts.links.reviveFailed) toQueue.push(...(await opts.links.reviveFailed(outage.map((r) => r.id), REVIVED_ON_REPOST, opts.priority)));
-  for (let i = 0; i < toQueue.length; i += 1_000) {
-    // A revived link's job takes its stored priority (this batch's, or the one it kept), as a rebuilt job would.
-    await opts.queues.enqueueRoutes(toQueue.slice(i, i + 1_000).map((r) => ({ linkId: r.id, url: r.url, generation: r.generation, priority: r.priority ?? opts.priority })));
-  }
+  const jobs = new RouteJobAdder(opts.queues, opts.enqueueWaitMs ?? ENQUEUE_WAIT_MS);
+  // A revived link's job takes its stored priority (this batch's, or the one it kept), as a rebuilt job would.
+  await jobs.add(toQueue.map((r) => ({ linkId: r.id, url: r.url, generation: r.generation, priority: r.priority ?? opts.priority })));
   const queuedIds = new Set(toQueue.map((r) => r.id));
 
   // Refresh on demand: finished pages older than their max age start a new visit (new generation, so a stale job of
@@ -183,10 +199,8 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   if (refreshItems.length > 0 || opts.revisit !== undefined) {
     if (!opts.schedule) throw new Error('enqueueLinks: maxAgeSeconds and revisit need a schedule store');
     const result = await opts.schedule.refresh(refreshItems);
-    for (let i = 0; i < result.refreshed.length; i += 1_000) {
-      // The stored priority: this batch's, or the link's own when the batch gave none (what a rebuilt job would carry).
-      await opts.queues.enqueueRoutes(result.refreshed.slice(i, i + 1_000).map((r) => ({ ...r, priority: r.priority ?? opts.priority })));
-    }
+    // The stored priority: this batch's, or the link's own when the batch gave none (what a rebuilt job would carry).
+    await jobs.add(result.refreshed.map((r) => ({ ...r, priority: r.priority ?? opts.priority })));
     for (const r of result.refreshed) {
       refreshOf.set(r.linkId, 'refreshed');
       queuedIds.add(r.linkId);
@@ -204,10 +218,44 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
     const first = !seen.has(v.url);
     seen.add(v.url);
     const refresh = first ? refreshOf.get(row.id) : undefined;
-    return [{ input: v.input, url: v.url, linkId: row.id, created: first && row.created, queued: first && queuedIds.has(row.id), ...(refresh ? { refresh } : {}) }];
+    const deferred = first && jobs.deferred.has(row.id);
+    return [{ input: v.input, url: v.url, linkId: row.id, created: first && row.created, queued: first && queuedIds.has(row.id) && !deferred, ...(refresh ? { refresh } : {}), ...(deferred ? { deferred: true as const } : {}) }];
   });
-  return { accepted, rejected };
+  return { accepted, rejected, ...(jobs.deferredReason !== undefined ? { deferred: { reason: jobs.deferredReason } } : {}) };
 }
+
+/**
+ * Adds route jobs 1,000 per round trip. Once Redis fails one add as unavailable (or does not answer within the wait),
+ * it and every later job of the call are deferred to the reconciler instead: their links are already stored. An add
+ * still under way when the wait ends may land later, and that job is then simply there (same job id either way).
+ */
+class RouteJobAdder {
+  readonly deferred = new Set<string>();
+  deferredReason: string | undefined;
+
+  constructor(private readonly queues: JobQueues, private readonly waitMs: number) {}
+
+  async add(jobs: readonly RouteJobInput[]): Promise<void> {
+    for (let i = 0; i < jobs.length; i += 1_000) {
+      const part = jobs.slice(i, i + 1_000);
+      if (this.deferredReason === undefined) {
+        try {
+          const adding = this.queues.enqueueRoutes(part);
+          // Settled even when nobody waits for it any more.
+          adding.catch(() => undefined);
+          if ((await withTimeout(adding, this.waitMs, () => TIMED_OUT)) !== TIMED_OUT) continue;
+          this.deferredReason = `Redis did not take the route jobs within ${this.waitMs} ms`;
+        } catch (err) {
+          if (!isInfraError(err)) throw err;
+          this.deferredReason = err instanceof Error ? err.message : String(err);
+        }
+      }
+      for (const job of part) this.deferred.add(job.linkId);
+    }
+  }
+}
+
+const TIMED_OUT = Symbol('timed out');
 
 const DEFAULT_FILTER = compileTrackingParams(DEFAULT_TRACKING_PARAMS);
 
