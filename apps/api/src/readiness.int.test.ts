@@ -6,8 +6,8 @@ import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { LinkStore } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { createPipelineMetrics } from '@crawler/telemetry';
-import { reconcileLinks } from '@crawler/pipeline';
-import { systemClock } from '@crawler/core';
+import { createCrawlFrontier, loadConfig, reconcileLinks } from '@crawler/pipeline';
+import { silentLogger, systemClock } from '@crawler/core';
 import { startPrivateRedis, type PrivateRedis } from '@crawler/testkit';
 import { createServer } from './server.js';
 
@@ -19,16 +19,19 @@ let privateRedis: PrivateRedis;
 let redis: Redis;
 let queues: JobQueues;
 let app: FastifyInstance;
+let crawls: ReturnType<typeof createCrawlFrontier>;
 
 beforeAll(async () => {
   [db, privateRedis] = await Promise.all([createTestDatabase('api_readiness'), startPrivateRedis()]);
   redis = createRedisConnection(privateRedis.url, 'producer');
   queues = new JobQueues({ connection: redis, prefix: PREFIX });
-  app = await createServer({ prisma: db.prisma, redis, queues, links: new LinkStore(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null });
+  crawls = createCrawlFrontier({ prisma: db.prisma, queues, redis, config: loadConfig({ DATABASE_URL: db.url, QUEUE_PREFIX: PREFIX }), logger: silentLogger });
+  app = await createServer({ prisma: db.prisma, redis, queues, links: new LinkStore(db.prisma), queueNames: QUEUE_NAMES, metrics: createPipelineMetrics(), bullBoard: null, apiKeys: null, crawls });
 }, 60_000);
 
 afterAll(async () => {
   await app?.close();
+  await crawls?.close();
   await queues?.close();
   redis?.disconnect();
   await privateRedis?.close();
@@ -37,8 +40,7 @@ afterAll(async () => {
 
 /** One reconcile pass with no grace: what the router's reconciler does within its interval. */
 async function reconcile(): Promise<void> {
-  const logger = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined, child: () => logger } as never;
-  await reconcileLinks({ links: new LinkStore(db.prisma), queues, clock: systemClock, logger, settings: { graceMs: 0, batchSize: 100 } });
+  await reconcileLinks({ links: new LinkStore(db.prisma), queues, clock: systemClock, logger: silentLogger, settings: { graceMs: 0, batchSize: 100 } });
 }
 
 describe('API readiness', () => {
@@ -95,5 +97,22 @@ describe('API readiness', () => {
     }
     await reconcile();
     expect(await queues.routeQueue().getJob(id)).toBeTruthy();
+  }, 60_000);
+
+  it('creates a crawl while Redis is down and answers 201 with its seeds deferred, not a 503 that a retry turns into a second crawl', async () => {
+    await privateRedis.kill();
+    let crawlId: string;
+    try {
+      const post = await app.inject({ method: 'POST', url: '/crawls', payload: { seeds: ['https://crawl-down.example/', 'https://crawl-down2.example/'] } });
+      expect(post.statusCode).toBe(201);
+      expect(post.json()).toMatchObject({ admitted: 2, deferred: { links: 2 } });
+      crawlId = post.json().id;
+      expect(await db.prisma.link.count({ where: { crawlId, status: 'queued' } })).toBe(2);
+    } finally {
+      await privateRedis.start();
+    }
+    await reconcile();
+    const ids = (await db.prisma.link.findMany({ where: { crawlId }, select: { id: true } })).map((l) => l.id);
+    for (const id of ids) expect(await queues.routeQueue().getJob(id)).toBeTruthy();
   }, 60_000);
 });

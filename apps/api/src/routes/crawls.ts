@@ -72,6 +72,7 @@ export function registerCrawlRoutes(app: FastifyInstance, deps: CrawlsRouteDeps)
         admitted: created.admitted,
         rejected: created.rejected,
         ...(created.sitemaps ? { sitemaps: { files: created.sitemaps.files.length, urls: created.sitemaps.urls.length, errors: created.sitemaps.errors, truncated: created.sitemaps.truncated } } : {}),
+        ...(created.deferred ? { deferred: { ...created.deferred, message: 'the crawl and its links are stored; Redis cannot take their jobs now, and the reconciler adds them when it is back: do not create the crawl again' } } : {}),
       });
     } catch (err) {
       if (err instanceof CrawlSpecError) return reply.code(400).send({ error: 'invalid_crawl', field: err.field, message: err.message });

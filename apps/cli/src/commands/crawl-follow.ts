@@ -41,6 +41,7 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
       throw err;
     }
     const id = created.crawl.id;
+    if (created.deferred) io.stderr.write(`crawl: ${created.deferred.links} links stored without their jobs: Redis cannot take them now (${created.deferred.reason}); they are queued once it is back\n`);
     // A crawl follows links from the pages it fetches: with every seed another owner's it has nothing to start from.
     if (created.admitted === 0 && created.rejected.length < seeds.length) {
       const statuses = await runtime.linkStore.statusesByUrl(created.crawl.seeds);

@@ -29,6 +29,7 @@ import type { LinkRecord } from '../ports.js';
 import type { AdmitRequest, CrawlRecord, CrawlStore, FrontierCandidate } from '@crawler/db';
 import { readSitemaps, type SitemapFetch, type SitemapLimits, type SitemapReport } from './sitemaps.js';
 import type { SeenCache } from './seen-cache.js';
+import { RouteJobAdder } from '../links/route-job-adder.js';
 
 /** What a crawl is asked to do (POST /crawls, `crawl crawl --follow`). */
 export interface CrawlSpec {
@@ -76,6 +77,12 @@ export interface CreatedCrawl {
   /** Seeds that are not crawlable URLs. */
   rejected: RejectedLink[];
   sitemaps?: SitemapReport;
+  /**
+   * Present when Redis could not take the admitted links' route jobs (down, full, or silent past the wait): the crawl
+   * and its links are stored, and the reconciler gives them their jobs once Redis is back. Sending the crawl again
+   * would make a second crawl.
+   */
+  deferred?: { links: number; reason: string };
 }
 
 /** A stored page of a crawl, handed to discovery. */
@@ -104,6 +111,8 @@ interface CompiledCrawl {
 export interface CrawlFrontierDeps {
   store: CrawlStore;
   enqueueRoutes(inputs: RouteJobInput[]): Promise<unknown>;
+  /** How long creating a crawl waits for Redis to take its seeds' jobs before deferring them. @defaultValue ENQUEUE_WAIT_MS */
+  enqueueWaitMs?: number;
   /** Sitemap and robots.txt reads (plain HTTP with the fetchers' guards); without it `sitemaps` is refused. */
   fetchSitemap?: SitemapFetch;
   sitemapLimits?: Partial<SitemapLimits>;
@@ -213,8 +222,11 @@ export class CrawlFrontier implements LinkDiscovery {
     }
     const { crawl, admitted } = await this.#deps.store.create(record, () => ({ candidates, tally }));
     this.#compiled.set(crawl.id, Promise.resolve({ record: crawl, scope: matcher, tracking }));
-    await this.#route(admitted);
-    return { crawl, admitted: admitted.length, rejected, sitemaps };
+    // The crawl exists from here on: a Redis that cannot take the seeds' jobs now defers them, it does not fail the
+    // call (the producer would create the crawl a second time).
+    const jobs = new RouteJobAdder((inputs) => this.#deps.enqueueRoutes(inputs), this.#deps.enqueueWaitMs);
+    await jobs.add(admitted);
+    return { crawl, admitted: admitted.length, rejected, sitemaps, ...(jobs.deferredReason !== undefined ? { deferred: { links: jobs.deferred.size, reason: jobs.deferredReason } } : {}) };
   }
 
   async discover(page: DiscoveredPage): Promise<void> {

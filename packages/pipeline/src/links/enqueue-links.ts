@@ -1,9 +1,9 @@
-import { CrawlerError, DEFAULT_TRACKING_PARAMS, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, compileTrackingParams, domainOf, normalizeUrl, stripTrackingParams, withTimeout, type TrackingParamFilter } from '@crawler/core';
+import { CrawlerError, DEFAULT_TRACKING_PARAMS, ERROR_TYPES, LINK_STATUSES, MAX_URL_LENGTH, compileTrackingParams, domainOf, normalizeUrl, stripTrackingParams, type TrackingParamFilter } from '@crawler/core';
 import { isInputDbError, type ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
-import type { JobQueues, RouteJobInput } from '@crawler/queue';
+import type { JobQueues } from '@crawler/queue';
 import type { LinkRecord, LinkRepo, NewLink } from '../ports.js';
-import { isInfraError } from '../runtime/infra-errors.js';
+import { ENQUEUE_WAIT_MS, RouteJobAdder } from './route-job-adder.js';
 
 /** A URL that went in. */
 export interface AcceptedLink {
@@ -74,9 +74,6 @@ export interface EnqueueLinksOptions {
    */
   enqueueWaitMs?: number;
 }
-
-/** How long enqueueLinks waits for Redis to take a batch's route jobs, by default. */
-export const ENQUEUE_WAIT_MS = 3_000;
 
 /** Characters of a rejected input shown back to whoever sent it. */
 const SHOWN_INPUT_CHARS = 200;
@@ -177,7 +174,7 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   // be tried again: neither said anything about the page.
   const outage = rows.filter((r) => r.status === LINK_STATUSES.failed && REVIVED_ON_REPOST.includes(r.lastErrorType ?? ''));
   if (outage.length > 0 && opts.links.reviveFailed) toQueue.push(...(await opts.links.reviveFailed(outage.map((r) => r.id), REVIVED_ON_REPOST, opts.priority)));
-  const jobs = new RouteJobAdder(opts.queues, opts.enqueueWaitMs ?? ENQUEUE_WAIT_MS);
+  const jobs = new RouteJobAdder((inputs) => opts.queues.enqueueRoutes(inputs), opts.enqueueWaitMs ?? ENQUEUE_WAIT_MS);
   // A revived link's job takes its stored priority (this batch's, or the one it kept), as a rebuilt job would.
   await jobs.add(toQueue.map((r) => ({ linkId: r.id, url: r.url, generation: r.generation, priority: r.priority ?? opts.priority })));
   const queuedIds = new Set(toQueue.map((r) => r.id));
@@ -223,39 +220,6 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   });
   return { accepted, rejected, ...(jobs.deferredReason !== undefined ? { deferred: { reason: jobs.deferredReason } } : {}) };
 }
-
-/**
- * Adds route jobs 1,000 per round trip. Once Redis fails one add as unavailable (or does not answer within the wait),
- * it and every later job of the call are deferred to the reconciler instead: their links are already stored. An add
- * still under way when the wait ends may land later, and that job is then simply there (same job id either way).
- */
-class RouteJobAdder {
-  readonly deferred = new Set<string>();
-  deferredReason: string | undefined;
-
-  constructor(private readonly queues: JobQueues, private readonly waitMs: number) {}
-
-  async add(jobs: readonly RouteJobInput[]): Promise<void> {
-    for (let i = 0; i < jobs.length; i += 1_000) {
-      const part = jobs.slice(i, i + 1_000);
-      if (this.deferredReason === undefined) {
-        try {
-          const adding = this.queues.enqueueRoutes(part);
-          // Settled even when nobody waits for it any more.
-          adding.catch(() => undefined);
-          if ((await withTimeout(adding, this.waitMs, () => TIMED_OUT)) !== TIMED_OUT) continue;
-          this.deferredReason = `Redis did not take the route jobs within ${this.waitMs} ms`;
-        } catch (err) {
-          if (!isInfraError(err)) throw err;
-          this.deferredReason = err instanceof Error ? err.message : String(err);
-        }
-      }
-      for (const job of part) this.deferred.add(job.linkId);
-    }
-  }
-}
-
-const TIMED_OUT = Symbol('timed out');
 
 const DEFAULT_FILTER = compileTrackingParams(DEFAULT_TRACKING_PARAMS);
 
