@@ -52,6 +52,17 @@ describe('DomainStateStore', () => {
     expect(rows.map((r) => r.section)).toEqual(['shop.test/app', null, 'shop.test/blog']);
   });
 
+  it("answers a router of the earlier code, which reads each attempt's URL, during a rolling upgrade", async () => {
+    // The statement routers before migration 20261206000100 make (f8535c6's DOMAIN_STATE_CALL_SQL): they run beside
+    // the migrated database until they are replaced, and read the URL where today's read the section.
+    await attempts.logAttempts([{ url: 'https://mixed.test/blog/a', fetcher: 'simple_http', success: true, selectionSource: 'probe', attemptedAt: at(1), heuristics: [{ type: 'domain', value: 'mixed.test' }, { type: 'section', value: 'mixed.test/blog' }] }]);
+    const earlier = await db.prisma.$queryRawUnsafe<Array<{ fetcher: string; url: string }>>(
+      'SELECT fetcher, success, is_banned, error_type, selection_source, attempted_at, url FROM domain_recent_attempts($1, $2::int)', 'mixed.test', 200,
+    );
+    expect(earlier.map((r) => [r.fetcher, r.url])).toEqual([['simple_http', 'https://mixed.test/blog/a']]);
+    expect((await state.recentDomainAttempts('mixed.test')).map((r) => r.section)).toEqual(['mixed.test/blog']);
+  });
+
   it('returns at most the window asked for, the newest ones', async () => {
     await attempts.logAttempts(Array.from({ length: 5 }, (_, i) => ({ url: `https://busy.test/${i}`, fetcher: 'simple_http', success: i !== 4, selectionSource: 'probe', attemptedAt: at(10 - i), heuristics: [{ type: 'domain', value: 'busy.test' }] })));
     const rows = await state.recentDomainAttempts('busy.test', 2);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isCursorForeign, parseExportCursor } from './export-cursor.js';
+import { cursorTimeline, isCursorForeign, parseExportCursor } from './export-cursor.js';
 
 describe('parseExportCursor', () => {
   it('takes snapshots as Postgres writes them', () => {
@@ -44,8 +44,19 @@ describe('isCursorForeign', () => {
     expect(isCursorForeign('100:110:104@7.16384.3', '120:130:@7.16384.2')).toBe(true);
     // Another database on a timeline of the same number is still another database.
     expect(isCursorForeign('100:110:104@7.16385.2', '120:130:@7.16384.2')).toBe(true);
-    // Cursors handed out before they named the timeline: only the database and the transactions can be checked.
+    // A cursor naming its database and no timeline is on timeline 1 (see cursorTimeline): from an earlier timeline
+    // it may be ahead, on the same one it may not.
     expect(isCursorForeign('100:110:104@7.16384', '120:130:@7.16384.2')).toBe(false);
-    expect(isCursorForeign('5000:5000:@7.16384', '120:130:@7.16384.2')).toBe(true);
+    expect(isCursorForeign('5000:5000:@7.16384', '120:130:@7.16384.2')).toBe(false);
+    expect(isCursorForeign('5000:5000:@7.16384', '120:130:@7.16384')).toBe(true);
+    expect(isCursorForeign('5000:5000:@7.16384.1', '120:130:@7.16384')).toBe(true);
+  });
+});
+
+describe('cursorTimeline', () => {
+  it('reads a cursor that names its database and no timeline as timeline 1, and one naming neither as unknown', () => {
+    expect(cursorTimeline('100:110:104@7.16384.3')).toBe(3);
+    expect(cursorTimeline('100:110:104@7.16384')).toBe(1);
+    expect(cursorTimeline('100:110:104')).toBeNull();
   });
 });

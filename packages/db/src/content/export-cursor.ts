@@ -38,10 +38,16 @@ export function parseExportCursor(text: string): ExportCursor | null {
   return text;
 }
 
-/** The timeline a cursor was taken on; null for one handed out before cursors named it. */
+/**
+ * The timeline a cursor was taken on. A cursor that names its database and no timeline is on timeline 1: exports
+ * hand out timeline 1 in that form (the form the code before timelines reads, so an API or CLI of that code takes a
+ * cursor of this one during a rolling upgrade or after a rollback), and the cursors handed out before timelines were
+ * named are like the rows stored then, which 20261207000200 put on timeline 1 (every row on a later timeline was
+ * written after them). Null for a cursor that names no database either: only its transactions can be compared.
+ */
 export function cursorTimeline(cursor: ExportCursor): number | null {
   const place = cursor.slice(cursorSnapshot(cursor).length + 1).split('.');
-  return place.length === 3 ? Number(place[2]) : null;
+  return place.length === 3 ? Number(place[2]) : place.length === 2 ? 1 : null;
 }
 
 /** The cursor's snapshot, as Postgres reads a `pg_snapshot`. */
@@ -86,7 +92,8 @@ export async function currentExportCursor(prisma: PrismaClient): Promise<ExportC
       'export cursor: stored pages name transactions this database has not reached (restored from a dump of another server): run `crawl migrate` before exporting',
     );
   }
-  return `${row!.cursor}@${database}.${row!.tli}`;
+  // Timeline 1 (a server that never failed over) is left unwritten: see cursorTimeline.
+  return row!.tli === 1 ? `${row!.cursor}@${database}` : `${row!.cursor}@${database}.${row!.tli}`;
 }
 
 /**

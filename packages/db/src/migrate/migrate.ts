@@ -18,6 +18,16 @@ export interface MigrateOptions {
   logger?: Logger;
   /** Directory holding `<timestamp>_<name>/migration.sql`. @defaultValue the repository's prisma/migrations */
   migrationsDir?: string;
+  /**
+   * How long one try of a migration waits for a lock (Postgres `lock_timeout`). A migration that alters a table waits
+   * for every transaction using it (a long export reading `fetched_content`), and every statement of the running
+   * fleet on that table queues behind the waiting migration: unbounded, a rolling upgrade stalled every outcome
+   * write for as long as the longest reader ran. Past it the try is rolled back and, after a pause, tried again.
+   * @defaultValue 3000
+   */
+  lockTimeoutMs?: number;
+  /** Tries of a migration that times out waiting for a lock before migrate gives up (nothing half-applied). @defaultValue 20 */
+  lockTries?: number;
 }
 
 /** What {@link migrate} did. */
@@ -89,7 +99,7 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
-      const result = await applyPending(client, migrations, log);
+      const result = await applyPending(client, migrations, log, { timeoutMs: options.lockTimeoutMs ?? 3_000, tries: options.lockTries ?? 20 });
       result.frozen = await freezeForeignTransactions(client, log);
       return result;
     } finally {
@@ -102,7 +112,10 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
   }
 }
 
-async function applyPending(client: pg.Client, migrations: MigrationFile[], log: Logger): Promise<MigrateResult> {
+/** Postgres' lock_not_available: a statement waited past lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+async function applyPending(client: pg.Client, migrations: MigrationFile[], log: Logger, lock: { timeoutMs: number; tries: number }): Promise<MigrateResult> {
   await client.query(CREATE_MIGRATIONS_TABLE);
   const { rows } = await client.query<AppliedRow>(
     'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at',
@@ -130,23 +143,37 @@ async function applyPending(client: pg.Client, migrations: MigrationFile[], log:
       result.alreadyApplied.push(m.name);
       continue;
     }
-    const id = randomUUID();
-    // Recorded before running, as Prisma does: if the script fails the row stays unfinished with its logs,
-    // which blocks later runs until someone looks.
-    await client.query(
-      'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
-      [id, m.checksum, m.name],
-    );
-    try {
-      await client.query('BEGIN');
-      await client.query(m.sql);
-      await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      const text = err instanceof Error ? err.message : String(err);
-      await client.query('UPDATE "_prisma_migrations" SET logs = $2 WHERE id = $1', [id, text]).catch(() => undefined);
-      throw migrationError(`migration ${m.name} failed: ${text}`);
+    for (let attempt = 1; ; attempt++) {
+      const id = randomUUID();
+      // Recorded before running, as Prisma does: if the script fails the row stays unfinished with its logs,
+      // which blocks later runs until someone looks.
+      await client.query(
+        'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
+        [id, m.checksum, m.name],
+      );
+      try {
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lock.timeoutMs))}`);
+        await client.query(m.sql);
+        await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+        await client.query('COMMIT');
+        break;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        const text = err instanceof Error ? err.message : String(err);
+        if ((err as { code?: unknown }).code === LOCK_NOT_AVAILABLE) {
+          // Nothing of it was applied: no failure to record, the fleet's statements went on meanwhile.
+          await client.query('DELETE FROM "_prisma_migrations" WHERE id = $1', [id]);
+          if (attempt < lock.tries) {
+            log.warn({ migration: m.name, attempt, lockTimeoutMs: lock.timeoutMs }, 'migration waits for a lock a running transaction holds; tried again shortly');
+            await new Promise((r) => setTimeout(r, Math.min(10_000, lock.timeoutMs)));
+            continue;
+          }
+          throw migrationError(`migration ${m.name} could not take its locks in ${lock.tries} tries of ${lock.timeoutMs} ms (a long transaction holds them: see pg_stat_activity); nothing was applied, run migrate again: ${text}`);
+        }
+        await client.query('UPDATE "_prisma_migrations" SET logs = $2 WHERE id = $1', [id, text]).catch(() => undefined);
+        throw migrationError(`migration ${m.name} failed: ${text}`);
+      }
     }
     log.info({ migration: m.name }, 'migration applied');
     result.applied.push(m.name);
