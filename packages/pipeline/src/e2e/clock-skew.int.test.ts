@@ -4,11 +4,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
+import { ManualClock } from '@crawler/core';
 import { RedisPolitenessGate } from '@crawler/politeness';
 import { closeRedisConnection, createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { REDIS_URL } from '@crawler/testkit';
 import { createFetchProcessor, type FetchSettings } from '../fetch/fetch-processor.js';
 import { createRouteProcessor } from '../router/route-processor.js';
+import { FleetClock } from '../runtime/fleet-clock.js';
+import { decideRoute, type RouteFacts } from '../router/route-decision.js';
 import { fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
 
 const PREFIX = `{crawler_test_clock_skew_${process.pid}}`;
@@ -80,5 +83,27 @@ describe('domain pauses with a skewed worker clock', () => {
     const leftMs = pause!.untilMs - (await redisNowMs());
     expect(leftMs).toBeGreaterThan(20_000);
     expect(leftMs).toBeLessThanOrEqual(30_000);
+  });
+});
+
+describe('the fleet clock', () => {
+  it('keeps Redis TIME on a machine whose clock is off, so a pause one worker writes is the pause another reads', async () => {
+    const redisNow = await redisNowMs();
+    // Two machines: one 5 min fast, one 5 min slow (their clocks run, but from different starts).
+    const fast = new ManualClock(redisNow + 5 * MIN);
+    const slow = new ManualClock(redisNow - 5 * MIN);
+    const a = new FleetClock({ redis, local: () => fast.now().getTime() });
+    const b = new FleetClock({ redis, local: () => slow.now().getTime() });
+    await Promise.all([a.sync(), b.sync()]);
+    expect(Math.abs(a.offsetMs + 5 * MIN)).toBeLessThan(MIN);
+    expect(Math.abs(b.offsetMs - 5 * MIN)).toBeLessThan(MIN);
+    // Worker A pauses a link for 20 s; worker B's router reads it (route-decision's first check).
+    const pausedUntil = new Date(a.now().getTime() + 20_000);
+    const facts = { link: { id: 'l', url: 'https://x.example/', status: 'paused', generation: 0, pausedUntil, riskLevel: 1, attemptCount: 1 }, generation: 0, now: b.now(), domain: 'x.example', settings: { known: new Set(['simple_http']) } } as unknown as RouteFacts;
+    const step = decideRoute(facts);
+    expect(step.kind).toBe('delay');
+    // With each machine's own clock this was 10 min 20 s.
+    expect((step as { delayMs: number }).delayMs).toBeLessThanOrEqual(20_000 + 1_000);
+    expect((step as { delayMs: number }).delayMs).toBeGreaterThan(15_000);
   });
 });
