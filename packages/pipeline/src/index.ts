@@ -131,6 +131,7 @@ export {
 } from './reconcile/reconciler.js';
 export { assertBrowserExecutable } from './runtime/browser-executable.js';
 export { onShutdownSignal, exitOnSignals } from './runtime/shutdown-signals.js';
+export { FleetClock, type FleetClockOptions } from './runtime/fleet-clock.js';
 export { CrawlerStoppedError, IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDeps } from './runtime/idle-check.js';
 export * from './schedule/revisit-scheduler.js';
 export * from './pauses/domain-pauses.js';

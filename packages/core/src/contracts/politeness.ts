@@ -23,6 +23,12 @@ export interface PolitenessGate {
   acquire(domain: string): Promise<GateDecision>;
   /** Stop every worker from requesting `domain` until `untilMs` (epoch ms); a later pause extends, an earlier one never shortens. */
   pauseDomain(domain: string, untilMs: number, reason: string): Promise<void>;
+  /**
+   * Pause `domain` for `durationMs` from now as the gate keeps time (Redis TIME for the fleet's gate), extend-only like
+   * pauseDomain: an instant from a worker's own clock would stretch or shorten the pause by that clock's error.
+   * Optional for simple gates, whose callers fall back to pauseDomain.
+   */
+  pauseDomainFor?(domain: string, durationMs: number, reason: string): Promise<unknown>;
   /** The epoch ms the domain is paused until, or null when it is not paused. */
   domainPausedUntil(domain: string): Promise<number | null>;
   /** The domain's active pause with its reason (an error code such as `rate_limited`), or null. Optional for simple gates. */

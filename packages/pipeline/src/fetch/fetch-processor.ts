@@ -43,7 +43,7 @@ import { applyDecision, climbAfterRefusal, failLink, recordExitWait, recordRefus
 import type { ArmBlock, BlockedArms } from './blocked-arms.js';
 import { armKey } from '../router/arm-choice.js';
 import { conditionalHeaders, notModifiedDecision } from './conditional.js';
-import { isUnreachable, unreachableDecision, unreachableFailure, type PauseSettings } from './site-pause.js';
+import { isUnreachable, unreachableDecision, unreachableFailure, pauseDomainUntil, type PauseSettings } from './site-pause.js';
 
 /** The fetch workers' settings (a slice of CrawlerConfig). */
 export interface FetchSettings {
@@ -316,7 +316,7 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
 /** The whole site pushed back (a block or a rate limit), not just this page: the fleet stops asking it until the pause ends. */
 async function pauseDomainOnPushback(deps: FetchDeps, ctx: FetchJobContext, decision: Decision): Promise<void> {
   if (decision.kind !== 'pause' || !decision.isBanned || !decision.pausedUntil) return;
-  await deps.gate.pauseDomain(ctx.domain, decision.pausedUntil.getTime(), decision.errorType ?? 'blocked');
+  await pauseDomainUntil(deps.gate, deps.clock, ctx.domain, decision.pausedUntil, decision.errorType ?? 'blocked');
   ctx.log.warn({ domain: ctx.domain, pausedUntil: decision.pausedUntil.toISOString(), errorType: decision.errorType, status: ctx.attempts.at(-1)?.httpStatus, reason: decision.reason }, 'domain paused');
 }
 

@@ -1,4 +1,4 @@
-import { ERROR_TYPES, siteUnreachablePause, type PolitenessGate, type RobotsVerdict, type SiteUnreachableDecision } from '@crawler/core';
+import { ERROR_TYPES, siteUnreachablePause, type Clock, type PolitenessGate, type RobotsVerdict, type SiteUnreachableDecision } from '@crawler/core';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 
 /** How long sites that push back or cannot be reached are paused (PAUSE_BLOCK_BASE_MS, RATE_LIMIT_MIN_PAUSE_MS, UNREACHABLE_PAUSE_BASE_MS). */
@@ -49,4 +49,19 @@ export async function domainPauseReason(gate: PolitenessGate, domain: string): P
   const pause = await gate.domainPause?.(domain).catch(() => null);
   if (!pause) return {};
   return { lastErrorType: pause.reason, lastError: `domain ${domain} paused (${pause.reason}) until ${new Date(pause.untilMs).toISOString()}` };
+}
+
+/**
+ * Pause the fleet's requests to `domain` until `until` (an instant of `clock`). The gate is handed the time left, not
+ * the instant, when it can take one: it measures from its own time base (Redis TIME), so a worker whose clock is 5
+ * minutes fast no longer turns a 20 s Retry-After into a 5 min 20 s pause of the site for the whole fleet, nor one
+ * 5 minutes slow into none at all.
+ */
+export async function pauseDomainUntil(gate: PolitenessGate, clock: Clock, domain: string, until: Date, reason: string): Promise<void> {
+  const leftMs = until.getTime() - clock.now().getTime();
+  if (gate.pauseDomainFor) {
+    if (leftMs > 0) await gate.pauseDomainFor(domain, leftMs, reason);
+    return;
+  }
+  await gate.pauseDomain(domain, until.getTime(), reason);
 }

@@ -28,7 +28,7 @@ import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type Pro
 import type { LearnedSelector, LegacyRoutes, LinkChange, LinkRecord, LinkRepo, ProbeFn, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
-import { domainPauseReason, type PauseSettings } from '../fetch/site-pause.js';
+import { domainPauseReason, pauseDomainUntil, type PauseSettings } from '../fetch/site-pause.js';
 import { DecisionCache, SectionScopes, type DomainSetbacks } from './decision-cache.js';
 import { ProbeWalls, type ProbeWallsShared, type WallSighting } from './probe-walls.js';
 import type { BlockedArms } from '../fetch/blocked-arms.js';
@@ -279,7 +279,7 @@ async function carryOut(
     if (e.kind === 'updateLink') await deps.links.updateUnlessFinished(linkId, e.change);
     else if (e.kind === 'cacheDecision') cache.set(cacheKey, domain, e.decision);
     else if (e.kind === 'recordWall') await walls.record(domain, e.fetcher, e.reason);
-    else if (e.kind === 'pauseDomain') await deps.gate.pauseDomain(domain, e.until.getTime(), e.reason);
+    else if (e.kind === 'pauseDomain') await pauseDomainUntil(deps.gate, deps.clock, domain, e.until, e.reason);
     else if (e.kind === 'saveProbe' && facts.probe && 'response' in facts.probe) {
       const res = facts.probe.response;
       const key = await deps.probeStore.save(linkId, { status: res.status, headers: res.headers, finalUrl: res.finalUrl, contentType: res.contentType, body: res.body, text: res.text, ...(res.exit ? { exit: res.exit } : {}) });

@@ -39,6 +39,8 @@ export interface RuntimeParts {
   /** Revisit policies, refreshes and the scheduler's claims. */
   schedule: ScheduleStore;
   clock: Clock;
+  /** Stops the clock's periodic measurement of its offset to Redis TIME (a FleetClock's), if it has one. */
+  stopClock?: () => void;
   logger: Logger;
   metrics: PipelineMetrics;
   routerDeps: Omit<RouterDeps, 'settings'>;
@@ -356,6 +358,7 @@ export class CrawlerRuntime {
     await this.#loops.stop(step);
     await step('fetchers', () => this.#parts.closeFetchers());
     await step('queues', () => this.queues.close());
+    this.#parts.stopClock?.();
     if (this.#parts.ownsRedis) await step('redis', () => closeRedisConnection(this.redis));
     const commands = this.#parts.commandRedis;
     if (this.#parts.ownsRedis && commands !== this.redis) await step('redis commands', () => closeRedisConnection(commands));

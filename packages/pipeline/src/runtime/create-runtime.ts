@@ -16,6 +16,7 @@ import { DomainSetbacks } from '../router/decision-cache.js';
 import { politenessPrefix } from '../pauses/domain-pauses.js';
 import { RedisSeenCache } from '../crawls/seen-cache.js';
 import { AnalysisPool } from '../fetch/analysis-pool.js';
+import { FleetClock } from './fleet-clock.js';
 
 /** Replace any part of the crawler: tests inject clocks, stubs and clients; apps usually pass a logger and metrics. */
 export interface RuntimeOverrides {
@@ -44,13 +45,16 @@ export interface RuntimeOverrides {
  * outcome store. Nothing starts consuming until `startWorkers()`.
  */
 export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): CrawlerRuntime {
-  const clock = o.clock ?? systemClock;
   const logger = o.logger ?? silentLogger;
   const metrics = o.metrics ?? noopMetrics;
   const prisma = o.prisma ?? createPrismaClient(config.databaseUrl, { maxConnections: config.databasePoolSize });
   // A Redis outage is one warning per connection (its address), and one line when it is back (queue connection.ts).
   const redisLog = { logger: logger.child({ component: 'redis' }) };
   const redis = o.redis ?? createRedisConnection(config.redisTarget, 'worker', {}, redisLog);
+  // Times one process writes and another reads are kept by Redis TIME, as the politeness gate keeps its own.
+  const fleetClock = o.clock ? null : new FleetClock({ redis, logger: logger.child({ component: 'clock' }) });
+  fleetClock?.start();
+  const clock: Clock = o.clock ?? fleetClock!;
   // The politeness gate's scripts, the inline fetches' claims and the probe bodies (a few commands per page, each its
   // own round trip) go over a connection of their own with ioredis' auto-pipelining: the commands issued in one tick
   // leave in one write. BullMQ keeps its connection as it was (its maintainers advise against auto-pipelining under
@@ -180,6 +184,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
     crawlStore,
     schedule: new ScheduleStore({ prisma, clock }),
     clock,
+    stopClock: () => fleetClock?.stop(),
     logger,
     metrics,
     ownsPrisma: !o.prisma,

@@ -39,6 +39,10 @@ export class ShardedPolitenessGate implements PolitenessGate {
     return this.gateFor(domain).pauseDomain(domain, untilMs, reason);
   }
 
+  pauseDomainFor(domain: string, durationMs: number, reason: string): Promise<number> {
+    return this.gateFor(domain).pauseDomainFor(domain, durationMs, reason);
+  }
+
   domainPausedUntil(domain: string): Promise<number | null> {
     return this.gateFor(domain).domainPausedUntil(domain);
   }
