@@ -41,10 +41,26 @@ export interface RobotsVerdict {
    * fetched afresh.
    */
   unreachable?: { retryAtMs: number };
+  /**
+   * Plain HTTP could not read robots.txt but a browser may (a head undici refuses, a bot wall in front of it): no
+   * request to the site until a `fetcher` fetch has read it in its browser context (RobotsPolicy.checkInBrowser).
+   * `retryAtMs`: when the cached answer expires.
+   */
+  browser?: { fetcher: string; retryAtMs: number };
+  /** robots.txt answered 429: the site is rate limiting; nothing is asked of it before `retryAtMs` (epoch ms). */
+  rateLimited?: { retryAtMs: number };
 }
+
+/** robots.txt as a browser-bearing fetch worker reads it: the result a browser fetch of `${origin}/robots.txt` gave. */
+export type RobotsRead = { status: number; body: string; retryAfterMs?: number | null } | { browser: { fetcher: string; reason: string } } | null;
 
 export interface RobotsPolicy {
   check(url: string): Promise<RobotsVerdict>;
+  /**
+   * check(), except that an origin whose robots.txt only a browser can read is read with `read` (a browser fetch, past
+   * its wall) and the result cached for the fleet as a plain read's would be. Policies without it answer as check().
+   */
+  checkInBrowser?(url: string, read: (origin: string) => Promise<RobotsRead>): Promise<RobotsVerdict>;
 }
 
 /** A gate that always grants: for single-process tools and tests that do not exercise politeness. */
