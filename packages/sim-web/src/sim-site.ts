@@ -54,6 +54,14 @@ export interface SiteSpec {
    * @defaultValue [] (every address is served)
    */
   blockedAddresses?: string[];
+  /** The site's robots.txt. @defaultValue 'User-agent: *\nDisallow:\n' (everything allowed) */
+  robotsTxt?: string;
+  /**
+   * robots.txt stands behind the site's wall like its pages (a wall in front of the whole host, as a CDN's bot rule
+   * usually is): a client without clearance gets the wall's answer for it too, and a cleared one the file.
+   * @defaultValue false (robots.txt is served to anyone, whatever the wall)
+   */
+  wallCoversRobots?: boolean;
 }
 
 /** Name of the session cookie a `second_request` wall gives a visitor with its first page. */
@@ -121,6 +129,8 @@ export interface SimSite {
   stats(): SiteStats;
   /** Every page request so far, in arrival order. */
   requestLog(): readonly SiteRequest[];
+  /** Requests for a walled robots.txt (SiteSpec.wallCoversRobots), in arrival order: by whom, and whether they passed the wall. */
+  robotsLog(): ReadonlyArray<{ client: ClientClass; cleared: boolean }>;
   close(): Promise<void>;
 }
 
@@ -159,6 +169,8 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
   // Sessions a `second_request` wall opened with a visitor's first page.
   const sessions = new Set<string>();
   let current: SiteKind = spec.kind;
+  // Requests for a walled robots.txt (SiteSpec.wallCoversRobots): by whom, and whether they passed the wall.
+  const robotsRequests: Array<{ client: ClientClass; cleared: boolean }> = [];
 
   const kindNow = (nowMs: number): SiteKind => {
     const k = kindAt(spec.kind, changes, nowMs, log.length);
@@ -236,12 +248,14 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       res.writeHead(200, { 'content-type': 'application/javascript', 'cache-control': 'no-store' }).end(f5TspdScript(token, spec.challengeDelayMs ?? 1000));
       return;
     }
-    if (url.pathname === '/robots.txt') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow:\n');
+    const robotsBody = spec.robotsTxt ?? 'User-agent: *\nDisallow:\n';
+    const walledRobots = url.pathname === '/robots.txt' && spec.wallCoversRobots === true && (spec.kind === 'botwall' || spec.kind === 'interstitial');
+    if (url.pathname === '/robots.txt' && !walledRobots) {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(robotsBody);
       return;
     }
     const isPage = url.pathname.startsWith('/page/') || url.pathname.startsWith('/files/');
-    if (!isPage) {
+    if (!isPage && !walledRobots) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
@@ -250,7 +264,9 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
     const client = classifyClient(req.rawHeaders);
     const address = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     const entry: SiteRequest = { seq: log.length + 1, path: url.pathname, client, atMs: nowMs, kind, address, outcome: 'served' };
-    log.push(entry);
+    // robots.txt is no page: it is answered by the wall but not logged or counted (robotsRequests counts it).
+    if (walledRobots) robotsRequests.push({ client, cleared: false });
+    else log.push(entry);
     const n = Number(/(\d+)(?:\.pdf)?$/.exec(url.pathname)?.[1] ?? 0);
     const title = `${name} page ${n}`;
     if ((spec.blockedAddresses ?? []).some((prefix) => address.startsWith(prefix))) {
@@ -286,6 +302,11 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         const token = clearanceOf(req.headers.cookie, anubis ? ANUBIS_COOKIE : fastly ? FASTLY_COOKIE : spec.wallFamily === 'f5_tspd' ? F5_TSPD_COOKIE : undefined);
         const checkedThenBlocked = spec.wallFamily === 'check_then_block' && token !== null && issued.has(token);
         if (token !== null && issued.has(token) && !checkedThenBlocked) {
+          if (walledRobots) {
+            robotsRequests.at(-1)!.cleared = true;
+            res.writeHead(200, { 'content-type': 'text/plain' }).end(robotsBody);
+            return;
+          }
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
           return;
         }
@@ -371,6 +392,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
     initialKind: spec.kind,
     urls: (count, from = 0) => Array.from({ length: count }, (_, i) => server.url(pagePath(kindNow(clock.now().getTime()), from + i))),
     requestLog: () => log,
+    robotsLog: () => robotsRequests,
     stats: () => {
       const requests: Record<ClientClass, number> = { plain: 0, browser: 0 };
       let blocked = 0;

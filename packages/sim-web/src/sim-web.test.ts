@@ -249,4 +249,19 @@ describe('startSimWeb', () => {
     expect((await get(`${o}/__sim/beacon?seq=99`)).status).toBe(204);
     expect(web.stats().totals.pageRequests).toBe(0);
   });
+
+  it('puts robots.txt behind the wall when told to, and serves it to a client that passed', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', wallCoversRobots: true, robotsTxt: 'User-agent: *\nDisallow: /page/9\n' }, { kind: 'interstitial' }], firstHost: '127.0.3.60' });
+    const [walled, open] = web.sites;
+    const first = await get(`${walled!.origin}/robots.txt`);
+    expect(first.status).toBe(503);
+    expect(first.text).toContain('Checking your browser');
+    const token = /sim_clearance=([0-9a-f]+)/.exec(first.text!)![1]!;
+    const passed = await http.fetch({ url: `${walled!.origin}/robots.txt`, timeoutMs: 5_000, headers: { cookie: `${CLEARANCE_COOKIE}=${token}` } });
+    expect([passed.status, passed.text]).toEqual([200, 'User-agent: *\nDisallow: /page/9\n']);
+    expect(walled!.robotsLog()).toEqual([{ client: 'plain', cleared: false }, { client: 'plain', cleared: true }]);
+    expect(walled!.stats().pageRequests).toBe(0);
+    // Without the option robots.txt stays open to anyone.
+    expect((await get(`${open!.origin}/robots.txt`)).status).toBe(200);
+  });
 });

@@ -47,10 +47,45 @@ export interface RobotsVerdict {
    * fetched afresh.
    */
   unreachable?: { retryAtMs: number };
+  /**
+   * Plain HTTP could not read robots.txt but a browser may (a head undici refuses, a bot wall in front of it): no
+   * request to the site until a `fetcher` fetch has read it in its browser context (RobotsPolicy.checkInBrowser).
+   * `retryAtMs`: when the cached answer expires.
+   */
+  browser?: {
+    fetcher: string;
+    retryAtMs: number;
+    /**
+     * The status of the wall's page plain HTTP was given in place of the file, when it was given one. With no browser
+     * in the fleet the file is judged by it as RFC 9309 reads any answer (a 2xx or a 4xx other than 429: no rules that
+     * can be read, so none apply), not as an outage: see robotsReadableWithoutBrowser.
+     */
+    status?: number;
+  };
+  /** robots.txt answered 429: the site is rate limiting; nothing is asked of it before `retryAtMs` (epoch ms). */
+  rateLimited?: { retryAtMs: number };
+}
+
+/** robots.txt as a browser-bearing fetch worker reads it: the result a browser fetch of `${origin}/robots.txt` gave. */
+export type RobotsRead = { status: number; body: string; retryAfterMs?: number | null } | { browser: { fetcher: string; reason: string; status?: number } } | null;
+
+/**
+ * Whether a site whose robots.txt only a browser can read may be crawled by a fleet that runs no browser: when plain
+ * HTTP was given a wall's page with a 2xx or a 4xx (other than 429), as before browsers read such files (that answer
+ * holds no rules, RFC 9309 §2.3.1.3); not when it was given nothing readable (a head undici refuses) or a 5xx.
+ */
+export function robotsReadableWithoutBrowser(browser: { status?: number }): boolean {
+  const s = browser.status;
+  return s !== undefined && ((s >= 200 && s < 300) || (s >= 400 && s < 500 && s !== 429));
 }
 
 export interface RobotsPolicy {
   check(url: string): Promise<RobotsVerdict>;
+  /**
+   * check(), except that an origin whose robots.txt only a browser can read is read with `read` (a browser fetch, past
+   * its wall) and the result cached for the fleet as a plain read's would be. Policies without it answer as check().
+   */
+  checkInBrowser?(url: string, read: (origin: string) => Promise<RobotsRead>): Promise<RobotsVerdict>;
 }
 
 /** A gate that always grants: for single-process tools and tests that do not exercise politeness. */

@@ -26,6 +26,9 @@ import {
   type PipelineMetrics,
   type PolitenessGate,
   type RobotsPolicy,
+  type RobotsRead,
+  type RobotsVerdict,
+  robotsReadableWithoutBrowser,
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
 import { exitFailureScope, type ExitFailureScope, type FetchExit, type FetchResult } from '@crawler/fetchers';
@@ -43,7 +46,7 @@ import { applyDecision, climbAfterRefusal, failLink, recordExitWait, recordRefus
 import type { ArmBlock, BlockedArms } from './blocked-arms.js';
 import { armKey } from '../router/arm-choice.js';
 import { conditionalHeaders, notModifiedDecision } from './conditional.js';
-import { isUnreachable, unreachableDecision, unreachableFailure, pauseDomainUntil, type PauseSettings } from './site-pause.js';
+import { isUnreachable, pauseDomainUntil, robotsRateLimitDecision, unreachableDecision, unreachableFailure, type PauseSettings } from './site-pause.js';
 
 /** The fetch workers' settings (a slice of CrawlerConfig). */
 export interface FetchSettings {
@@ -72,6 +75,11 @@ export interface FetchDeps {
   outcomes: OutcomeSink;
   gate: PolitenessGate;
   robots: RobotsPolicy;
+  /**
+   * Read `${origin}/robots.txt` with a browser fetcher of this worker (create-runtime readRobots): used when plain
+   * HTTP could not read it (RobotsVerdict.browser). Absent: such a site waits as an unreachable one does.
+   */
+  readRobotsInBrowser?(fetcher: string, origin: string): Promise<RobotsRead>;
   clock: Clock;
   logger: Logger;
   metrics: PipelineMetrics;
@@ -231,6 +239,12 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
   let verdict;
   try {
     verdict = await deps.robots.check(ctx.data.url);
+    // Only a browser can read this origin's robots.txt: a browser job reads it in its own context (past the wall, with
+    // the wall's clearance kept for the page) before it asks for the page, and the fleet caches the answer.
+    if (verdict.browser && fetcher !== FETCHERS.simpleHttp && deps.readRobotsInBrowser && deps.robots.checkInBrowser) {
+      const read = deps.readRobotsInBrowser;
+      verdict = await deps.robots.checkInBrowser(ctx.data.url, (origin) => read(fetcher, origin));
+    }
   } catch (err) {
     // The URL itself is refused (SSRF guard, scheme), or the site's certificate is: the same answer for any request,
     // so the link fails with it.
@@ -239,8 +253,13 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
     if (isExitError(err)) return waitForExits(deps, ctx, `robots.txt could not be asked through any proxy (${err instanceof Error ? err.message : String(err)})`);
     throw err;
   }
-  if (isUnreachable(verdict)) return pauseUnreachableSite(deps, known, ctx, verdict);
-  if (!verdict.allowed) return failLink(deps, ctx, { errorType: ERROR_TYPES.robotsDisallowed, message: verdict.reason ?? 'disallowed by robots.txt' });
+  if (verdict.rateLimited) return pauseRateLimitedRobots(deps, known, ctx, { ...verdict, rateLimited: verdict.rateLimited });
+  if (verdict.browser) {
+    const switched = await robotsNeedBrowser(deps, known, ctx, { ...verdict, browser: verdict.browser });
+    // null: no browser of the fleet can read it, and the wall's own answer holds no rules (robotsReadableWithoutBrowser).
+    if (switched) return switched;
+  } else if (isUnreachable(verdict)) return pauseUnreachableSite(deps, known, ctx, verdict);
+  else if (!verdict.allowed) return failLink(deps, ctx, { errorType: ERROR_TYPES.robotsDisallowed, message: verdict.reason ?? 'disallowed by robots.txt' });
   if (!known.has(fetcher)) return failLink(deps, ctx, { errorType: ERROR_TYPES.unknownFetcher, message: `fetcher '${fetcher}' is not configured` });
   return null;
 }
@@ -272,6 +291,38 @@ async function pauseUnreachableSite(deps: FetchDeps, known: ReadonlySet<string>,
     reason: verdict.reason ?? ERROR_TYPES.siteUnreachable,
   };
   return applyDecision(deps, known, ctx, decision, { response: null, errorType: ERROR_TYPES.siteUnreachable, durationMs: 0 });
+}
+
+/**
+ * robots.txt can be read only by a browser, and this job's tool cannot (plain HTTP, or a browser the wall still stood
+ * in front of): the link switches to the tool that can, whose fetch reads robots.txt before the page. No request was
+ * made for the page, so no attempt is logged. With no such tool in the fleet the site waits as an unreachable one.
+ */
+async function robotsNeedBrowser(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, verdict: RobotsVerdict & { browser: NonNullable<RobotsVerdict['browser']> }): Promise<FetchJobResult | null> {
+  const named = canonicalFetcherName(verdict.browser.fetcher);
+  // From plain HTTP, any browser the fleet runs; from a browser the wall stood in front of, only the tool named next.
+  const candidates = ctx.fetcher === FETCHERS.simpleHttp ? [named, FETCHERS.playwright, FETCHERS.playwrightStealth] : [named];
+  const next = candidates.find((c) => c !== ctx.fetcher && known.has(c));
+  if (!next || !deps.readRobotsInBrowser) {
+    if (ctx.fetcher === FETCHERS.simpleHttp && robotsReadableWithoutBrowser(verdict.browser)) return null;
+    return pauseUnreachableSite(deps, known, ctx, { ...verdict, unreachable: { retryAtMs: verdict.browser.retryAtMs } });
+  }
+  ctx.log.info({ domain: ctx.domain, nextFetcher: next, reason: verdict.reason }, 'robots.txt needs a browser: link switched');
+  const decision: Decision = {
+    kind: 'switch_fetcher', success: false, isBanned: false, errorType: ERROR_TYPES.wrongTool, nextFetcher: next, riskLevel: ctx.link.riskLevel,
+    reason: verdict.reason ?? 'robots.txt can be read only by a browser',
+  };
+  return applyDecision(deps, known, ctx, decision, { response: null, errorType: ERROR_TYPES.wrongTool, durationMs: 0 });
+}
+
+/** robots.txt answered 429: the domain and the link wait out its Retry-After (robotsRateLimitDecision); no attempt is logged. */
+async function pauseRateLimitedRobots(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, verdict: RobotsVerdict & { rateLimited: { retryAtMs: number } }): Promise<FetchJobResult> {
+  const d = robotsRateLimitDecision(verdict, { riskLevel: ctx.link.riskLevel, now: deps.clock.now(), maxAttempts: deps.settings.maxAttempts, pauseMaxMs: deps.settings.pauseMaxMs, pause: deps.settings.pause });
+  if (d.kind === 'fail') return failLink(deps, ctx, { errorType: d.errorType, message: d.message });
+  await pauseDomainUntil(deps.gate, deps.clock, ctx.domain, d.pausedUntil, ERROR_TYPES.rateLimited);
+  ctx.log.warn({ domain: ctx.domain, pausedUntil: d.pausedUntil.toISOString(), errorType: ERROR_TYPES.rateLimited }, 'domain paused: robots.txt rate-limited');
+  const decision: Decision = { kind: 'pause', success: false, isBanned: false, errorType: ERROR_TYPES.rateLimited, pauseMs: d.pauseMs, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel, reason: d.reason };
+  return applyDecision(deps, known, ctx, decision, { response: null, errorType: ERROR_TYPES.rateLimited, durationMs: 0 });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { ERROR_TYPES, siteUnreachablePause, type Clock, type PolitenessGate, type RobotsVerdict, type SiteUnreachableDecision } from '@crawler/core';
+import { DEFAULT_MAX_ATTEMPTS, ERROR_TYPES, rateLimitPause, siteUnreachablePause, type Clock, type PolitenessGate, type RobotsVerdict, type SiteUnreachableDecision } from '@crawler/core';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 
 /** How long sites that push back or cannot be reached are paused (PAUSE_BLOCK_BASE_MS, RATE_LIMIT_MIN_PAUSE_MS, UNREACHABLE_PAUSE_BASE_MS). */
@@ -64,4 +64,22 @@ export async function pauseDomainUntil(gate: PolitenessGate, clock: Clock, domai
     return;
   }
   await gate.pauseDomain(domain, until.getTime(), reason);
+}
+
+/**
+ * robots.txt answered 429: the site asks for pace, it is not down. The link and its domain wait until the cached
+ * answer expires (its Retry-After, never under RATE_LIMIT_MIN_PAUSE_MS); only the MAX_ATTEMPTS-th such check in a row
+ * fails the link, with `rate_limited`, so a site that never lets robots.txt be read does not hold its links for ever.
+ */
+export function robotsRateLimitDecision(
+  verdict: RobotsVerdict & { rateLimited: { retryAtMs: number } },
+  o: { riskLevel: number; now: Date; maxAttempts?: number; pauseMaxMs?: number; pause?: PauseSettings },
+): { kind: 'pause'; pauseMs: number; pausedUntil: Date; riskLevel: number; errorType: string; reason: string } | { kind: 'fail'; errorType: string; message: string } {
+  const checks = Math.max(0, Math.floor(o.riskLevel || 0)) + 1;
+  const reason = verdict.reason ?? 'robots.txt answered 429';
+  if (checks >= (o.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)) {
+    return { kind: 'fail', errorType: ERROR_TYPES.rateLimited, message: `rate limited on ${checks} robots.txt checks in a row (${reason}); re-post the link to try again` };
+  }
+  const p = rateLimitPause({ riskLevel: o.riskLevel, retryAfterMs: Math.max(0, verdict.rateLimited.retryAtMs - o.now.getTime()), now: o.now, maxPauseMs: o.pauseMaxMs, pause: o.pause });
+  return { kind: 'pause', ...p, errorType: ERROR_TYPES.rateLimited, reason };
 }

@@ -112,6 +112,18 @@ const cases: Array<[string, Partial<RouteFacts>, RouteStep | ((s: RouteStep) => 
     { kind: 'fail', errorType: 'site_unreachable', message: 'site unreachable on 3 checks in a row (robots.txt unreachable (ECONNREFUSED)); re-post the link to try again' }],
   ['robots.txt unreachable one check before the budget ends: still a pause', { ...TO_PROBE, link: { ...LINK, riskLevel: 1 }, settings: { ...SETTINGS, maxAttempts: 3 }, robots: UNREACHABLE },
     (s) => expect(s).toMatchObject({ kind: 'delay', why: 'site_unreachable' })],
+  // robots.txt only a browser can read (a head undici refuses, a wall's page in its place).
+  ['robots.txt behind a wall: the link goes to the browser named, whose fetch reads robots.txt first', { ...TO_PROBE, robots: { allowed: false, reason: 'wall', browser: { fetcher: 'playwright_stealth', retryAtMs: NOW.getTime() + MIN, status: 403 } } },
+    (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'playwright_stealth', source: 'probe' } })],
+  ['robots.txt behind a 403 wall and no browser in the fleet: the 403 holds no rules, so the gate is asked as before browsers read it', {
+    ...TO_PROBE, gate: undefined, settings: { ...SETTINGS, known: new Set(['simple_http']) }, robots: { allowed: false, reason: 'wall', browser: { fetcher: 'playwright_stealth', retryAtMs: NOW.getTime() + MIN, status: 403 } },
+  }, { kind: 'need', what: 'gate' }],
+  ['robots.txt with a head undici refuses and no browser in the fleet: nothing readable, an outage', {
+    ...TO_PROBE, settings: { ...SETTINGS, known: new Set(['simple_http']) }, robots: { allowed: false, reason: 'bare LF', browser: { fetcher: 'playwright', retryAtMs: NOW.getTime() + MIN } },
+  }, (s) => expect(s).toMatchObject({ kind: 'delay', why: 'site_unreachable' })],
+  ['robots.txt behind a 503 wall and no browser in the fleet: an outage', {
+    ...TO_PROBE, settings: { ...SETTINGS, known: new Set(['simple_http']) }, robots: { allowed: false, reason: 'wall', browser: { fetcher: 'playwright_stealth', retryAtMs: NOW.getTime() + MIN, status: 503 } },
+  }, (s) => expect(s).toMatchObject({ kind: 'delay', why: 'site_unreachable' })],
   ['robots allows: the gate is asked', { ...TO_PROBE, gate: undefined }, { kind: 'need', what: 'gate' }],
   ['the domain is paused: the pause\'s reason is asked for', { ...TO_PROBE, gate: { granted: false, reason: 'paused', retryInMs: 3 * MIN } }, { kind: 'need', what: 'pauseReason' }],
   ['the domain is paused: the link is paused until then with the domain\'s pause reason, and the job waits', {

@@ -15,13 +15,14 @@ import {
   type SectionScore,
   type DomainAttempt,
   type RobotsVerdict,
+  robotsReadableWithoutBrowser,
   type SkipReason,
 } from '@crawler/core';
 import type { ProbeRef } from '@crawler/queue';
 import type { RevisitValidators } from '@crawler/db';
 import type { LinkChange, LinkRecord, ProbeFn } from '../ports.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
-import { unreachableDecision, unreachableFailure, type PauseSettings } from '../fetch/site-pause.js';
+import { robotsRateLimitDecision, unreachableDecision, unreachableFailure, type PauseSettings } from '../fetch/site-pause.js';
 import { chooseLearned } from './learned-choice.js';
 import { armKey, armView, runnableArm, tiersOf, wallArm, type ArmSettings } from './arm-choice.js';
 import type { WallSighting } from './probe-walls.js';
@@ -96,7 +97,7 @@ export interface RouteFacts {
    * robots.txt's verdict on the URL (`unreachable`: robots.txt could not be read, the site is "not now"), or the URL
    * policy's refusal (SSRF guard, scheme).
    */
-  robots?: Pick<RobotsVerdict, 'allowed' | 'reason' | 'unreachable'> | { refused: { code: string; message: string } } | { exitsDown: { message: string } };
+  robots?: Pick<RobotsVerdict, 'allowed' | 'reason' | 'unreachable' | 'browser' | 'rateLimited'> | { refused: { code: string; message: string } } | { exitsDown: { message: string } };
   /** The politeness gate's answer to a probe. `granted`: the processor holds the permit until the step is carried out. */
   gate?: { granted: true } | { granted: false; reason: 'paused' | 'concurrency' | 'delay'; retryInMs: number };
   /** Why the domain is paused, as the link's error (site-pause domainPauseReason; `{}` when the gate cannot say). */
@@ -121,7 +122,7 @@ export type RouteEffect =
 export type RouteStep =
   | { kind: 'need'; what: RouteNeed }
   | { kind: 'skip'; reason: SkipReason }
-  | { kind: 'delay'; delayMs: number; why: 'link_paused' | 'politeness' | 'probe_rate_limited' | 'site_unreachable'; effects: RouteEffect[] }
+  | { kind: 'delay'; delayMs: number; why: 'link_paused' | 'politeness' | 'probe_rate_limited' | 'robots_rate_limited' | 'site_unreachable'; effects: RouteEffect[] }
   | { kind: 'fail'; errorType: string; message: string }
   /** `priority`: the job's, for the fetch job (never part of the decision, which is cached across links). */
   | { kind: 'route'; decision: Decision; effects: RouteEffect[]; probe?: 'failed' | 'discarded' | 'stored'; priority?: number };
@@ -206,8 +207,26 @@ export function decideRoute(f: RouteFacts): RouteStep {
   // No proxy could ask robots.txt (PROXY_DIRECT=false, the tier down): no probe, which would be a request; the route a
   // failed probe gives. The fetch job asks robots.txt again before its request and waits for the exits, bounded.
   if ('exitsDown' in f.robots) return decideAfterProbe(f, { error: new CrawlerError(ERROR_TYPES.proxyUnavailable, f.robots.exitsDown.message), answeredAt: now }, link.riskLevel);
-  if (!f.robots.allowed && f.robots.unreachable) return decideUnreachable(f, { allowed: false, crawlDelayMs: null, reason: f.robots.reason, unreachable: f.robots.unreachable }, link.riskLevel);
-  if (!f.robots.allowed) return { kind: 'fail', errorType: ERROR_TYPES.robotsDisallowed, message: f.robots.reason ?? 'disallowed by robots.txt' };
+  if (!f.robots.allowed && f.robots.rateLimited) return decideRobotsRateLimited(f, { allowed: false, crawlDelayMs: null, reason: f.robots.reason, rateLimited: f.robots.rateLimited }, link.riskLevel);
+  let robotsAllowed = f.robots.allowed;
+  if (!f.robots.allowed && f.robots.browser) {
+    // Only a browser reads robots.txt (a head undici refuses, a wall in front of it): a plain-HTTP probe would meet the
+    // same refusal. The link goes to that browser, whose fetch worker reads robots.txt in its context before the page.
+    // The tool named first; any browser the fleet runs otherwise (a wall a probe would send to stealth may well let a
+    // plain browser through, and its fetch worker climbs on if not).
+    for (const name of [f.robots.browser.fetcher, FETCHERS.playwright, FETCHERS.playwrightStealth]) {
+      const arm = runnableArm(settings, name);
+      if (arm && armKey(arm) !== avoid) return checked(f, armDecision(arm.fetcher, arm.tier, SELECTION_SOURCES.probe));
+    }
+    // No browser in the fleet can. A wall's page with a 2xx or 4xx holds no rules a fleet without browsers could read,
+    // so none apply (as before browsers read such files); nothing readable at all, or a 5xx, is an outage.
+    if (!robotsReadableWithoutBrowser(f.robots.browser)) {
+      return decideUnreachable(f, { allowed: false, crawlDelayMs: null, reason: f.robots.reason, unreachable: { retryAtMs: f.robots.browser.retryAtMs } }, link.riskLevel);
+    }
+    robotsAllowed = true;
+  }
+  if (!robotsAllowed && f.robots.unreachable) return decideUnreachable(f, { allowed: false, crawlDelayMs: null, reason: f.robots.reason, unreachable: f.robots.unreachable }, link.riskLevel);
+  if (!robotsAllowed) return { kind: 'fail', errorType: ERROR_TYPES.robotsDisallowed, message: f.robots.reason ?? 'disallowed by robots.txt' };
   if (f.gate === undefined) return { kind: 'need', what: 'gate' };
   if (!f.gate.granted) {
     if (f.gate.reason !== 'paused') return { kind: 'delay', delayMs: f.gate.retryInMs, why: 'politeness', effects: [] };
@@ -243,6 +262,21 @@ function decideUnreachable(f: RouteFacts, verdict: RobotsVerdict & { unreachable
         kind: 'updateLink',
         change: { status: LINK_STATUSES.paused, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel, lastErrorType: ERROR_TYPES.siteUnreachable, lastError: verdict.reason ?? ERROR_TYPES.siteUnreachable },
       },
+    ],
+  };
+}
+
+/** robots.txt answered 429: the link and the domain wait as after a rate-limited probe (robotsRateLimitDecision). */
+function decideRobotsRateLimited(f: RouteFacts, verdict: RobotsVerdict & { rateLimited: { retryAtMs: number } }, riskLevel: number): RouteStep {
+  const d = robotsRateLimitDecision(verdict, { riskLevel, now: f.now, maxAttempts: f.settings.maxAttempts, pauseMaxMs: f.settings.pauseMaxMs, pause: f.settings.pause });
+  if (d.kind === 'fail') return { kind: 'fail', errorType: d.errorType, message: d.message };
+  return {
+    kind: 'delay',
+    delayMs: d.pauseMs,
+    why: 'robots_rate_limited',
+    effects: [
+      { kind: 'pauseDomain', until: d.pausedUntil, reason: ERROR_TYPES.rateLimited },
+      { kind: 'updateLink', change: { status: LINK_STATUSES.paused, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel, lastErrorType: d.errorType, lastError: d.reason } },
     ],
   };
 }

@@ -307,6 +307,9 @@ async function finish(
       deps.metrics.pause(facts.domain, ERROR_TYPES.rateLimited);
       const status = facts.probe && 'response' in facts.probe ? facts.probe.response.status : undefined;
       log.warn({ domain: facts.domain, status, pauseMs: step.delayMs, pausedUntil, errorType: ERROR_TYPES.rateLimited }, 'domain paused: probe rate-limited');
+    } else if (step.why === 'robots_rate_limited') {
+      deps.metrics.pause(facts.domain, ERROR_TYPES.rateLimited);
+      log.warn({ domain: facts.domain, pauseMs: step.delayMs, pausedUntil, errorType: ERROR_TYPES.rateLimited }, 'domain paused: robots.txt rate-limited');
     } else if (step.why === 'site_unreachable') {
       deps.metrics.pause(facts.domain, ERROR_TYPES.siteUnreachable);
       const reason = facts.robots && 'allowed' in facts.robots ? facts.robots.reason : undefined;

@@ -115,6 +115,29 @@ describe('RobotsCache against real Redis and a local site', () => {
     expect(verdict.reason).toContain('unreachable');
   });
 
+  it('reads an origin only a browser can read with the browser once, and serves that read to the fleet like a plain one', async () => {
+    const p = uniquePrefix('robots_browser');
+    let plain = 0;
+    let browser = 0;
+    const options = { prefix: p, fetchRobots: async () => (plain++, { browser: { fetcher: 'playwright', reason: 'wrong_tool: bare LF' } }) };
+    const router = cache(options);
+    const worker = cache(options);
+    expect(await router.check('http://walled.test/a')).toMatchObject({ allowed: false, browser: { fetcher: 'playwright' } });
+    const read = async () => (browser++, { status: 200, body: 'User-agent: *\nDisallow: /private\n' });
+    const [a, b] = await Promise.all([worker.checkInBrowser('http://walled.test/a', read), worker.checkInBrowser('http://walled.test/private/x', read)]);
+    expect(a).toEqual({ allowed: true, crawlDelayMs: null });
+    expect(b.allowed).toBe(false);
+    // Cached as a plain read is: another process reads the rules without fetching, for the full ttl.
+    expect((await cache(options).check('http://walled.test/private/y')).reason).toMatch(/disallows \/private\/y/);
+    clock.advance(3_600_000);
+    expect((await cache(options).check('http://walled.test/b')).allowed).toBe(true);
+    expect([plain, browser]).toEqual([1, 1]);
+    // An origin plain HTTP reads is never read by the browser.
+    expect(await cache({ prefix: p }).checkInBrowser(site.url('/blog'), async () => (browser++, null))).toEqual({ allowed: true, crawlDelayMs: 3000 });
+    expect(browser).toBe(1);
+    await deleteRedisPrefix(redis, p);
+  });
+
   it('applies Crawl-delay to the gate, once per fetch', async () => {
     const p = uniquePrefix('robots_delay');
     const gate = new RedisPolitenessGate({ redis, prefix: p, clock, defaults: { maxConcurrency: 5, minDelayMs: 500 } });

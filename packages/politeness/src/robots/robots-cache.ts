@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { InvalidUrlError, isCertificateError, isExitError, isUrlPolicyError, silentLogger, systemClock, type Clock, type Logger, type RobotsPolicy, type RobotsVerdict } from '@crawler/core';
+import { InvalidUrlError, isCertificateError, isExitError, isUrlPolicyError, silentLogger, systemClock, type Clock, type Logger, type RobotsPolicy, type RobotsRead, type RobotsVerdict } from '@crawler/core';
 import { hashTaggedPrefix } from '../redis/run-script.js';
-import { compileRobots, rulesFromFetch, type CompiledRobots, type RobotsFetchResult, type RobotsRules } from './robots-rules.js';
+import { compileRobots, rulesFromFetch, type CompiledRobots, type RobotsBrowserNeeded, type RobotsFetchResult, type RobotsRules } from './robots-rules.js';
+
+/** What a robots.txt read gives: the response, a read only a browser can make, or null (unreachable). */
+type ReadRobots = (origin: string) => Promise<RobotsFetchResult | RobotsBrowserNeeded | null>;
 
 export interface RobotsCacheOptions {
   /** The Redis client; shared with the app, never closed here. */
@@ -12,8 +15,9 @@ export interface RobotsCacheOptions {
   /**
    * Fetch `${origin}/robots.txt` (following redirects); resolve null when unreachable. Injected: the pipeline passes a
    * fetcher. A thrown URL-policy error (core ERROR_POLICY `refusesUrl`) refuses the origin: check() rejects with it, uncached.
+   * `{ browser }` when plain HTTP cannot read it and a browser may (cached like an outage, until a browser has: checkInBrowser).
    */
-  fetchRobots: (origin: string) => Promise<RobotsFetchResult | null>;
+  fetchRobots: ReadRobots;
   /** Our product token, matched against User-agent lines. */
   userAgent: string;
   /** How long a fetched robots.txt is trusted, in milliseconds. @defaultValue 86400000 (24 h, RFC 9309 §2.4) */
@@ -81,6 +85,29 @@ export class RobotsCache implements RobotsPolicy {
     return robots.verdict(parsed);
   }
 
+  /**
+   * check(), but an origin whose cached answer is "only a browser can read it" is read now with `read` (the fetch
+   * worker's browser, in the site's context), under the same one-fetcher lock, and the result replaces that answer for
+   * the fleet with a plain read's expiry. An origin plain HTTP reads costs what check() does.
+   */
+  async checkInBrowser(url: string, read: (origin: string) => Promise<RobotsRead>): Promise<RobotsVerdict> {
+    const verdict = await this.check(url);
+    if (!verdict.browser) return verdict;
+    const parsed = new URL(url);
+    const origin = parsed.origin;
+    let pending = this.#inflight.get(`browser:${origin}`);
+    if (!pending) {
+      pending = (async () => {
+        const rules = await this.#fetchOnce(origin, parsed.hostname, read as ReadRobots);
+        const compiled = compileRobots(origin, rules, this.#o.userAgent, this.#o.maxCrawlDelayMs);
+        this.#remember(origin, compiled);
+        return compiled;
+      })().finally(() => this.#inflight.delete(`browser:${origin}`));
+      this.#inflight.set(`browser:${origin}`, pending);
+    }
+    return (await pending).verdict(parsed);
+  }
+
   /** Forget an origin here and in Redis (tests, or after a site owner asks). */
   async invalidate(origin: string): Promise<void> {
     this.#memory.delete(origin);
@@ -123,7 +150,7 @@ export class RobotsCache implements RobotsPolicy {
   }
 
   /** Take the origin's lock and fetch; without it, wait for the holder's result, and fetch ourselves if it never comes. */
-  async #fetchOnce(origin: string, hostname: string): Promise<RobotsRules> {
+  async #fetchOnce(origin: string, hostname: string, read?: ReadRobots): Promise<RobotsRules> {
     const { redis, lockMs } = this.#o;
     const lockKey = this.#key('lock', origin);
     const token = randomUUID();
@@ -133,22 +160,23 @@ export class RobotsCache implements RobotsPolicy {
       while (Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
         const rules = await this.#readRules(origin);
-        if (rules) return rules;
+        // A browser read waits for another's answer, not for the plain read's "only a browser can" it is replacing.
+        if (rules && !(read && rules.kind === 'browser_only')) return rules;
         if ((await redis.exists(lockKey)) === 0) break;
       }
       this.#o.logger.debug({ origin }, 'robots.txt lock holder gave no result; fetching ourselves');
     }
     try {
-      return await this.#fetchAndStore(origin, hostname);
+      return await this.#fetchAndStore(origin, hostname, read ?? this.#o.fetchRobots);
     } finally {
       if (locked && (await redis.get(lockKey)) === token) await redis.del(lockKey);
     }
   }
 
-  async #fetchAndStore(origin: string, hostname: string): Promise<RobotsRules> {
-    let result: RobotsFetchResult | null;
+  async #fetchAndStore(origin: string, hostname: string, read: ReadRobots): Promise<RobotsRules> {
+    let result: RobotsFetchResult | RobotsBrowserNeeded | null;
     try {
-      result = await this.#o.fetchRobots(origin);
+      result = await read(origin);
     } catch (err) {
       // A refused origin (the SSRF guard) is not an unreachable site: caching "disallow all" would report every link
       // as forbidden by robots.txt, and keep doing so after the guard is switched off. Let the refusal through.

@@ -12,10 +12,23 @@ describe('rulesFromFetch (RFC 9309 status rules)', () => {
   it('reads 4xx as "no robots.txt": allow all for the full ttl', () => {
     expect(rulesFromFetch({ status: 404, body: '' }, NOW, 100, 10)).toEqual({ kind: 'allow_all', status: 404, expiresAtMs: NOW + 100 });
   });
-  it('reads 5xx, 429 and unreachable as complete disallow, cached only briefly', () => {
+  it('reads 5xx and unreachable as complete disallow, cached only briefly', () => {
     expect(rulesFromFetch({ status: 503, body: '' }, NOW, 100, 10)).toEqual({ kind: 'disallow_all', status: 503, expiresAtMs: NOW + 10 });
-    expect(rulesFromFetch({ status: 429, body: '' }, NOW, 100, 10).kind).toBe('disallow_all');
     expect(rulesFromFetch(null, NOW, 100, 10)).toEqual({ kind: 'disallow_all', status: null, expiresAtMs: NOW + 10 });
+  });
+  it('reads 429 as a rate limit kept until its Retry-After (briefly without one), not as an outage', () => {
+    expect(rulesFromFetch({ status: 429, body: '', retryAfterMs: 40 }, NOW, 100, 10)).toEqual({ kind: 'rate_limited', status: 429, expiresAtMs: NOW + 40 });
+    expect(rulesFromFetch({ status: 429, body: '' }, NOW, 100, 10)).toEqual({ kind: 'rate_limited', status: 429, expiresAtMs: NOW + 10 });
+    const verdict = compileRobots(ORIGIN, rulesFromFetch({ status: 429, body: '', retryAfterMs: 40 }, NOW, 100, 10), 'bot', 60_000).verdict(new URL(`${ORIGIN}/a`));
+    expect(verdict).toMatchObject({ allowed: false, rateLimited: { retryAtMs: NOW + 40 } });
+    expect(verdict.unreachable).toBeUndefined();
+  });
+  it('reads "only a browser can read it" as a disallow naming the browser, kept as briefly as an outage', () => {
+    const rules = rulesFromFetch({ browser: { fetcher: 'playwright', reason: 'wrong_tool: bare LF' } }, NOW, 100, 10);
+    expect(rules).toEqual({ kind: 'browser_only', fetcher: 'playwright', reason: 'wrong_tool: bare LF', expiresAtMs: NOW + 10 });
+    const verdict = compileRobots(ORIGIN, rules, 'bot', 60_000).verdict(new URL(`${ORIGIN}/a`));
+    expect(verdict).toMatchObject({ allowed: false, browser: { fetcher: 'playwright', retryAtMs: NOW + 10 } });
+    expect(verdict.unreachable).toBeUndefined();
   });
   it('keeps only the first 500 KiB of a huge file', () => {
     const rules = rulesFromFetch({ status: 200, body: 'x'.repeat(600 * 1024) }, NOW, 100, 10);
