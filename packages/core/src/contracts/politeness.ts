@@ -18,9 +18,19 @@ export type GateDecision =
       reason: 'paused' | 'concurrency' | 'delay';
     };
 
+/** How a caller asks the gate. */
+export interface AcquireOptions {
+  /**
+   * The caller goes away when denied and comes back at `retryInMs` (a job parked on the queue): the hint is then its
+   * turn among the domain's other waiters, not the domain's next free start, which every waiter would be told alike.
+   * A caller that must decide again on its own (a probe) leaves it out. @defaultValue false
+   */
+  queued?: boolean;
+}
+
 export interface PolitenessGate {
   /** Ask to send one request to `domain` now. */
-  acquire(domain: string): Promise<GateDecision>;
+  acquire(domain: string, options?: AcquireOptions): Promise<GateDecision>;
   /** Stop every worker from requesting `domain` until `untilMs` (epoch ms); a later pause extends, an earlier one never shortens. */
   pauseDomain(domain: string, untilMs: number, reason: string): Promise<void>;
   /**

@@ -349,7 +349,9 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
   }
   // Read before the politeness permit is taken: a permit is held only for the request itself.
   const conditional = await conditionalHeaders(deps, ctx);
-  const gate = await deps.gate.acquire(ctx.domain);
+  // Queued: a denied job is parked until its turn among the domain's waiting jobs, so a big site's backlog comes back
+  // one job per request, not all of it at every free start.
+  const gate = await deps.gate.acquire(ctx.domain, { queued: true });
   if (!gate.granted) return { wait: true, retryInMs: gate.retryInMs, reason: gate.reason };
   try {
     const attempt = await fetchThroughExit(deps, ctx, conditional);

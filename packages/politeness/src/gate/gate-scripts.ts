@@ -20,18 +20,44 @@ end
 
 /**
  * KEYS: slots (zset token -> expiry ms), last start (string ms), pause (hash untilMs/reason), raised delay (hash
- * delayMs/untilMs), starts (zset token -> start ms), hold (hash avgMs: smoothed time a slot is held)
- * ARGV: now, maxConcurrency, minDelayMs, slotTtlMs, token, concurrencyRetryMs, hygieneMs
+ * delayMs/untilMs), starts (zset token -> start ms), hold (hash avgMs: smoothed time a slot is held), turn (string ms:
+ * the next start not yet promised to a waiter)
+ * ARGV: now, maxConcurrency, minDelayMs, slotTtlMs, token, concurrencyRetryMs, hygieneMs, queued ('1' or '')
  * Returns {granted 0|1, reason, retryInMs, nowMs}.
  *
  * When every slot is taken, the retry hint is when the oldest holder is expected to finish (its start plus the
  * domain's average hold time), never later than the earliest slot expiry; an overdue holder, or a domain with no
  * history yet, falls back to the concurrencyRetryMs poll.
+ *
+ * A queued caller (a job that goes away and comes back at the hint) is given a turn instead: the next start not yet
+ * promised to another waiter, then the turn moves on by the domain's spacing (its minimum delay, or its average hold
+ * time over its concurrency, whichever is longer). Without it every waiter of a domain got the same hint, so a backlog
+ * of N jobs came back together each minimum delay, one went and N-1 were parked again: N job runs per request, and
+ * every other domain's jobs queued behind them. Turns are only hints (the checks above still decide), and a domain
+ * where no request started for ten spacings (its waiters gone: a cancelled crawl, a restart) starts its turns afresh.
  */
 export const acquireScript = defineScript(
   `${NOW}
 local pausedUntil = tonumber(redis.call('HGET', KEYS[3], 'untilMs'))
+local queued = ARGV[8] == '1'
+local avgHold = tonumber(redis.call('HGET', KEYS[6], 'avgMs'))
+-- A queued waiter's turn: at or after \`earliest\`, behind the turns already promised; the turn then moves on.
+local function turnFrom(earliest, spacing, last)
+  local turn = tonumber(redis.call('GET', KEYS[7]))
+  local idleFor = 10 * spacing + 1000
+  if not turn or turn < earliest or not last or now - last > idleFor then turn = earliest end
+  local nextTurn = turn + math.max(spacing, 1)
+  redis.call('SET', KEYS[7], nextTurn, 'PX', math.ceil(nextTurn - now) + tonumber(ARGV[7]))
+  return turn
+end
+local function spacingOf(minDelay)
+  local maxConc = tonumber(ARGV[2])
+  local byHold = avgHold and (avgHold / maxConc) or (tonumber(ARGV[6]) / maxConc)
+  return math.ceil(math.max(minDelay, byHold))
+end
 if pausedUntil and pausedUntil > now then
+  -- No request starts during a pause: that is not a sign its waiters are gone.
+  if queued then return {0, 'paused', turnFrom(pausedUntil, spacingOf(tonumber(ARGV[3])), now) - now, now} end
   return {0, 'paused', pausedUntil - now, now}
 end
 local minDelay = tonumber(ARGV[3])
@@ -41,6 +67,7 @@ if raised[1] and tonumber(raised[2]) > now and tonumber(raised[1]) > minDelay th
 end
 local last = tonumber(redis.call('GET', KEYS[2]))
 if last and now < last + minDelay then
+  if queued then return {0, 'delay', turnFrom(last + minDelay, spacingOf(minDelay), last) - now, now} end
   return {0, 'delay', last + minDelay - now, now}
 end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -50,7 +77,6 @@ if #expired > 0 then
 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   local retry = tonumber(ARGV[6])
-  local avgHold = tonumber(redis.call('HGET', KEYS[6], 'avgMs'))
   local oldest = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
   if avgHold and oldest[2] then
     local expected = tonumber(oldest[2]) + avgHold - now
@@ -59,6 +85,7 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   local untilExpiry = tonumber(first[2]) - now
   if untilExpiry < retry then retry = untilExpiry end
+  if queued then return {0, 'concurrency', math.ceil(turnFrom(now + retry, spacingOf(minDelay), last) - now), now} end
   return {0, 'concurrency', math.ceil(retry), now}
 end
 local ttl = tonumber(ARGV[4])
@@ -70,7 +97,7 @@ redis.call('PEXPIRE', KEYS[5], ttl + hygiene)
 redis.call('SET', KEYS[2], now, 'PX', minDelay + hygiene)
 return {1, 'granted', 0, now}
 `,
-  6,
+  7,
 );
 
 /**

@@ -72,6 +72,45 @@ describe('RedisPolitenessGate with an injected clock', () => {
     expect(await g.acquire(d)).toEqual({ granted: false, reason: 'concurrency', retryInMs: 410 });
   });
 
+  it('gives queued waiters of a busy domain one turn each, a minimum delay apart, instead of one free start for all', async () => {
+    const g = gate({ defaults: { maxConcurrency: 2, minDelayMs: 1000 } });
+    const d = domain();
+    await (await grant(g, d)).release();
+    const hints = [];
+    for (let i = 0; i < 5; i++) hints.push(await g.acquire(d, { queued: true }));
+    expect(hints).toEqual([1000, 2000, 3000, 4000, 5000].map((retryInMs) => ({ granted: false, reason: 'delay', retryInMs })));
+    // A caller that decides again on its own (the router's probe) is told the next free start, and takes no turn.
+    expect(await g.acquire(d)).toEqual({ granted: false, reason: 'delay', retryInMs: 1000 });
+    clock.advance(1000);
+    await (await grant(g, d)).release(); // the first waiter's turn
+    expect(await g.acquire(d, { queued: true })).toEqual({ granted: false, reason: 'delay', retryInMs: 5000 });
+  });
+
+  it('spaces the turns of a slow domain by its hold time over its concurrency, and starts them afresh once its waiters are gone', async () => {
+    const g = gate({ defaults: { maxConcurrency: 2, minDelayMs: 0 }, concurrencyRetryMs: 50 });
+    const d = domain();
+    const first = await grant(g, d);
+    clock.advance(4000);
+    await first.release(); // this domain's responses take 4 s
+    await grant(g, d);
+    await grant(g, d);
+    const hints = [];
+    for (let i = 0; i < 3; i++) hints.push(((await g.acquire(d, { queued: true })) as { retryInMs: number }).retryInMs);
+    expect(hints).toEqual([4000, 6000, 8000]);
+    // Nobody came for their turn and no request started for ten spacings: a new waiter is not put behind them.
+    clock.advance(30_000);
+    expect(await g.acquire(d, { queued: true })).toEqual({ granted: false, reason: 'concurrency', retryInMs: 50 });
+  });
+
+  it('gives queued waiters of a paused domain turns from the pause\'s end', async () => {
+    const g = gate({ defaults: { maxConcurrency: 2, minDelayMs: 1000 } });
+    const d = domain();
+    await g.pauseDomainFor(d, 5000, 'rate_limited');
+    const hints = [];
+    for (let i = 0; i < 3; i++) hints.push(await g.acquire(d, { queued: true }));
+    expect(hints).toEqual([5000, 6000, 7000].map((retryInMs) => ({ granted: false, reason: 'paused', retryInMs })));
+  });
+
   it('frees a slot whose holder stopped heartbeating once its ttl passes, and says so in the retry hint', async () => {
     const g = gate({ defaults: { maxConcurrency: 1, minDelayMs: 0 }, slotTtlMs: 5000, concurrencyRetryMs: 60_000 });
     const d = domain();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { silentLogger, type Clock, type DomainPermit, type GateDecision, type Logger, type PolitenessGate } from '@crawler/core';
+import { silentLogger, type AcquireOptions, type Clock, type DomainPermit, type GateDecision, type Logger, type PolitenessGate } from '@crawler/core';
 import { hashTaggedPrefix, runScript } from '../redis/run-script.js';
 import { acquireScript, pauseScript, pausedUntilScript, raiseDelayScript, refreshScript, releaseScript } from './gate-scripts.js';
 
@@ -104,11 +104,12 @@ export class RedisPolitenessGate implements PolitenessGate {
     return this.#overrides.get(normalizeDomain(domain)) ?? this.#defaults;
   }
 
-  async acquire(domain: string): Promise<RedisGateDecision> {
+  async acquire(domain: string, options: AcquireOptions = {}): Promise<RedisGateDecision> {
     const d = normalizeDomain(domain);
     const limits = this.limitsFor(d);
     const token = randomUUID();
-    const reply = (await runScript(this.#redis, acquireScript, [this.#key('slots', d), this.#key('last', d), this.#key('pause', d), this.#key('delay', d), this.#key('starts', d), this.#key('hold', d)], [
+    const keys = [this.#key('slots', d), this.#key('last', d), this.#key('pause', d), this.#key('delay', d), this.#key('starts', d), this.#key('hold', d), this.#key('turn', d)];
+    const reply = (await runScript(this.#redis, acquireScript, keys, [
       this.#now(),
       limits.maxConcurrency,
       limits.minDelayMs,
@@ -116,6 +117,7 @@ export class RedisPolitenessGate implements PolitenessGate {
       token,
       this.#concurrencyRetryMs,
       HYGIENE_MS,
+      options.queued ? '1' : '',
     ])) as [number, string, number, number];
     const [granted, reason, retryInMs, nowMs] = reply;
     if (granted === 1) return { granted: true, permit: this.#permit(d, token, nowMs) };

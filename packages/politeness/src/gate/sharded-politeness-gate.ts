@@ -1,4 +1,4 @@
-import type { PolitenessGate } from '@crawler/core';
+import type { AcquireOptions, PolitenessGate } from '@crawler/core';
 import type { RedisGateDecision, RedisPolitenessGate } from './redis-politeness-gate.js';
 
 /** The politeness gates of a sharded deployment, and where a domain lives among them. */
@@ -31,8 +31,8 @@ export class ShardedPolitenessGate implements PolitenessGate {
     return gate;
   }
 
-  acquire(domain: string): Promise<RedisGateDecision> {
-    return this.gateFor(domain).acquire(domain);
+  acquire(domain: string, options?: AcquireOptions): Promise<RedisGateDecision> {
+    return this.gateFor(domain).acquire(domain, options);
   }
 
   pauseDomain(domain: string, untilMs: number, reason: string): Promise<void> {
