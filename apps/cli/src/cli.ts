@@ -86,7 +86,7 @@ export function redisRefusal(err: unknown): string | null {
  * few reconnect attempts; commands that run workers wait for Redis instead). null for any other error.
  */
 function redisUnreachable(err: unknown): string | null {
-  if (!(err instanceof Error) || err.name !== 'MaxRetriesPerRequestError') return null;
+  if (!(err instanceof Error) || (err.name !== 'MaxRetriesPerRequestError' && !/^Redis did not take the route jobs within/.test(err.message))) return null;
   return 'Redis does not answer (no connection through several reconnect attempts): check that it runs and that REDIS_URL (or REDIS_CLUSTER_NODES, REDIS_SENTINELS) names it';
 }
 

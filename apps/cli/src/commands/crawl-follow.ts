@@ -3,6 +3,7 @@ import { IN_PROGRESS_STATUSES } from '@crawler/db';
 import type { LinkStatus } from '@crawler/core';
 import { CrawlSpecError, CrawlerStoppedError, type CrawlSpec } from '@crawler/pipeline';
 import { UsageError, type CommandIO } from '../command.js';
+import { failIfDeferred } from '../crawler/deferred.js';
 import { checkBrowserExecutable, cliLogger, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
@@ -41,7 +42,7 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
       throw err;
     }
     const id = created.crawl.id;
-    if (created.deferred) io.stderr.write(`crawl: ${created.deferred.links} links stored without their jobs: Redis cannot take them now (${created.deferred.reason}); they are queued once it is back\n`);
+    failIfDeferred(created.deferred);
     // A crawl follows links from the pages it fetches: with every seed another owner's it has nothing to start from.
     if (created.admitted === 0 && created.rejected.length < seeds.length) {
       const statuses = await runtime.linkStore.statusesByUrl(created.crawl.seeds);

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { looksLikeSitemap, type CrawlerRuntime, type EnqueueResult } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
+import { failIfDeferred } from '../crawler/deferred.js';
 import { checkBrowserExecutable, cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { buildCrawlReport, formatCrawlReport } from '../crawler/crawl-report.js';
 import { closeOnSignals } from './run.js';
@@ -144,6 +145,7 @@ export async function enqueueInParts(runtime: Pick<CrawlerRuntime, 'enqueue'>, u
     const r = await runtime.enqueue(urls.slice(i, i + Math.max(1, part)), opts);
     out.accepted.push(...r.accepted);
     out.rejected.push(...r.rejected);
+    failIfDeferred(r.deferred);
   }
   return out;
 }

@@ -5,6 +5,7 @@ import { createRuntime, loadConfig, type CrawlerRuntime } from '@crawler/pipelin
 import { ROUTE_QUEUE, closeRedisConnection, createRedisConnection, deleteRedisPrefix, RouteJobSchema, RouteResultSchema } from '@crawler/queue';
 import { startSimWeb, type SimWeb, type SiteSpec } from '@crawler/sim-web';
 import { UsageError, type Command, type CommandIO } from '../command.js';
+import { failIfDeferred } from '../crawler/deferred.js';
 import { cliLogger } from '../crawler/cli-context.js';
 import { DEMO_ENV_SCHEMA, cliEnv, type DemoEnv } from '../env.js';
 
@@ -75,6 +76,7 @@ async function crawlOnce(runtime: CrawlerRuntime, web: SimWeb, from: number, pag
   const before = web.stats().totals;
   const urls = web.sites.flatMap((s) => s.urls(pages, from));
   const enq = await runtime.enqueue(urls);
+  failIfDeferred(enq.deferred);
   const ids = enq.accepted.map((a) => a.linkId);
   await runtime.waitUntilIdle();
   const after = web.stats().totals;

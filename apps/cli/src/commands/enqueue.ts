@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { shownInput } from '@crawler/pipeline';
 import { MAX_JOB_PRIORITY, PrioritySchema } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
+import { failIfDeferred } from '../crawler/deferred.js';
 import { cliLogger, collectUrls, openRuntime, reportingConfigFrom } from '../crawler/cli-context.js';
 import { SCHEDULE_OPTIONS, SCHEDULE_USAGE, parseScheduleFlags } from '../crawler/schedule-flags.js';
 
@@ -45,6 +46,8 @@ const command: Command = {
     const runtime = await openRuntime(config, { logger: cliLogger(io, config.logLevel) });
     try {
       const res = await runtime.enqueue(urls, { learningModeEnabled, priority, ...schedule });
+      // Stored, without their jobs: said in one line with what Redis said (redisRefusal), exit 1.
+      failIfDeferred(res.deferred);
       if (parsed.values.json) {
         io.stdout.write(`${JSON.stringify(res)}\n`);
       } else {
@@ -53,10 +56,6 @@ const command: Command = {
         const refresh = (kind: string): number => res.accepted.filter((a) => a.refresh === kind).length;
         const refreshNote = schedule.maxAgeSeconds === undefined ? '' : `; of the known: ${refresh('refreshed')} refreshed, ${refresh('fresh')} fresh enough (left alone), ${refresh('in_progress')} already in progress`;
         io.stdout.write(`accepted ${res.accepted.length} (${created} new, ${res.accepted.length - created} already known${refreshNote}), rejected ${res.rejected.length}\n`);
-        if (res.deferred) {
-          const n = res.accepted.filter((a) => a.deferred).length;
-          io.stderr.write(`crawl enqueue: ${n} stored without their jobs: Redis cannot take them now (${res.deferred.reason}); the reconciler adds them when it is back, nothing to send again\n`);
-        }
       }
       // Non-zero when anything was rejected, so scripts notice; the valid URLs are in either way.
       return res.rejected.length > 0 ? 1 : 0;

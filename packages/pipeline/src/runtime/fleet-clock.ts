@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
 import { silentLogger, type Clock, type Logger } from '@crawler/core';
 
+/** Milliseconds of skew below which a measurement is taken as agreement (the resolution of the two clocks' readings). */
+const MEASURE_SLACK_MS = 5;
+
 export interface FleetClockOptions {
   /** The Redis whose TIME every process of the fleet reads. Shared with the app, never closed by the clock. */
   redis: Pick<Redis, 'time'>;
@@ -61,7 +64,11 @@ export class FleetClock implements Clock {
     const sent = this.#local();
     const [s, us] = await this.#redis.time();
     const received = this.#local();
-    const offset = Math.round(Number(s) * 1000 + Number(us) / 1000 - (sent + received) / 2);
+    const measured = Math.round(Number(s) * 1000 + Number(us) / 1000 - (sent + received) / 2);
+    // The reply stood anywhere within the trip: a skew no larger than half of it (a few ms on a LAN; a first TIME held
+    // while the connection opened counts the connect in its trip) is no skew this can tell, and this machine's clock is
+    // taken as right. Otherwise a worker whose TIME waited 600 ms for its connection ran 300 ms off its neighbours.
+    const offset = Math.abs(measured) <= (received - sent) / 2 + MEASURE_SLACK_MS ? 0 : measured;
     this.#offsetMs = offset;
     const skewed = Math.abs(offset) > this.#warnSkewMs;
     if (skewed && !this.#warned) {
