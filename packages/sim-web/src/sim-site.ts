@@ -112,6 +112,8 @@ export interface SiteStats {
    * each wait out the check are eight solves, whichever cookie their reloads carry.
    */
   solves: number;
+  /** The host each solve was made on (its request's Host, without the port), in order: which sibling host solved. */
+  solvedOn: string[];
 }
 
 /** A running simulated site. */
@@ -160,6 +162,11 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
   // Clearance tokens the walls' interstitials handed out: a request carrying one has passed.
   const issued = new Set<string>();
   let solves = 0;
+  const solvedOn: string[] = [];
+  const solved = (req: IncomingMessage): void => {
+    solves += 1;
+    solvedOn.push((req.headers.host ?? '').replace(/:\d+$/, ''));
+  };
   // Proof-of-work challenges an anubis wall handed out and not yet answered, by id.
   const challenges = new Map<string, AnubisChallenge>();
   const anubis = spec.wallFamily === 'anubis';
@@ -190,7 +197,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       return;
     }
     if (url.pathname === SOLVED_PATH) {
-      solves += 1;
+      solved(req);
       res.writeHead(204, { 'cache-control': 'no-store' }).end();
       return;
     }
@@ -207,7 +214,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         return;
       }
       challenges.delete(c.id);
-      solves += 1;
+      solved(req);
       const token = newClearanceToken();
       issued.add(token);
       res.writeHead(302, { location: redir, 'set-cookie': `${ANUBIS_COOKIE}=${token}; Path=/; Max-Age=604800; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' }).end();
@@ -234,7 +241,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
           return;
         }
         fastlyChallenges.delete(c.token);
-        solves += 1;
+        solved(req);
         const token = newClearanceToken();
         issued.add(token);
         res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': `${FASTLY_COOKIE}=${token}; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' }).end('{"ok":true}');
@@ -402,7 +409,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         if (r.outcome === 'served') served += 1;
         else if (r.outcome === 'rate_limited' || r.outcome === 'challenge' || r.outcome === 'address_blocked') blocked += 1;
       }
-      return { name, domain: opts.host, kind: current, initialKind: spec.kind, requests, pageRequests: log.length, blocked, served, changes: seen.map((c) => ({ ...c })), solves };
+      return { name, domain: opts.host, kind: current, initialKind: spec.kind, requests, pageRequests: log.length, blocked, served, changes: seen.map((c) => ({ ...c })), solves, solvedOn: [...solvedOn] };
     },
     close: () => server.close(),
   };
