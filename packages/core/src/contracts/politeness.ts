@@ -2,6 +2,7 @@
  * Fleet-wide politeness, as the fetch workers see it. Implemented over Redis by @crawler/politeness so that every
  * worker process on every machine shares one view of each domain.
  */
+import { FETCHERS, canonicalFetcherName, type FetcherName } from './names.js';
 
 /** A granted slot for one request to a domain; release it when the request is over, whatever its outcome. */
 export interface DomainPermit {
@@ -31,14 +32,12 @@ export interface AcquireOptions {
 export interface PolitenessGate {
   /** Ask to send one request to `domain` now. */
   acquire(domain: string, options?: AcquireOptions): Promise<GateDecision>;
-  /** Stop every worker from requesting `domain` until `untilMs` (epoch ms); a later pause extends, an earlier one never shortens. */
-  pauseDomain(domain: string, untilMs: number, reason: string): Promise<void>;
   /**
-   * Pause `domain` for `durationMs` from now as the gate keeps time (Redis TIME for the fleet's gate), extend-only like
-   * pauseDomain: an instant from a worker's own clock would stretch or shorten the pause by that clock's error.
-   * Optional for simple gates, whose callers fall back to pauseDomain.
+   * Stop every worker from requesting `domain` for `durationMs` from now as the gate keeps time (Redis TIME for the
+   * fleet's gate); a later pause extends, an earlier one never shortens. A duration, not an instant: an instant from a
+   * worker's own clock would stretch or shorten the fleet's pause by that clock's error.
    */
-  pauseDomainFor?(domain: string, durationMs: number, reason: string): Promise<unknown>;
+  pauseDomainFor(domain: string, durationMs: number, reason: string): Promise<unknown>;
   /** The epoch ms the domain is paused until, or null when it is not paused. */
   domainPausedUntil(domain: string): Promise<number | null>;
   /** The domain's active pause with its reason (an error code such as `rate_limited`), or null. Optional for simple gates. */
@@ -89,6 +88,18 @@ export function robotsReadableWithoutBrowser(browser: { status?: number }): bool
   return s !== undefined && ((s >= 200 && s < 300) || (s >= 400 && s < 500 && s !== 429));
 }
 
+/**
+ * The browsers to send a link to when only a browser can read its robots.txt, in order. From plain HTTP, or from the
+ * router (no tool yet): the one named, then any browser the fleet runs (a wall a probe would send to stealth may well
+ * let a plain browser through, and its fetch worker climbs on if not). From a browser the wall stood in front of: only
+ * the one named, the next tool up.
+ */
+export function robotsReaders(named: string, from?: string): FetcherName[] {
+  const first = canonicalFetcherName(named);
+  if (from !== undefined && canonicalFetcherName(from) !== FETCHERS.simpleHttp) return [first];
+  return [...new Set([first, FETCHERS.playwright, FETCHERS.playwrightStealth])];
+}
+
 export interface RobotsPolicy {
   check(url: string): Promise<RobotsVerdict>;
   /**
@@ -101,7 +112,7 @@ export interface RobotsPolicy {
 /** A gate that always grants: for single-process tools and tests that do not exercise politeness. */
 export const openGate: PolitenessGate = {
   acquire: async () => ({ granted: true, permit: { release: async () => {} } }),
-  pauseDomain: async () => {},
+  pauseDomainFor: async () => {},
   domainPausedUntil: async () => null,
 };
 

@@ -147,7 +147,7 @@ export function makeHarness(opts: { best?: BestFetcherResult; route?: string | n
       logger: silentLogger,
       metrics: noopMetrics,
       robots: allowAllRobots,
-      gate: { ...openGate, pauseDomain: async (domain: string, untilMs: number) => void pausedDomains.push({ domain, untilMs }) },
+      gate: { ...openGate, pauseDomainFor: async (domain: string, durationMs: number) => void pausedDomains.push({ domain, untilMs: clock.now().getTime() + durationMs }) },
       enqueueFetch: async (input: FetchJobInput) => {
         fetchJobs.push(input);
         return 'f';

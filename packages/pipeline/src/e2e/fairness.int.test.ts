@@ -44,7 +44,7 @@ describe('end to end: a big site\'s backlog beside small sites', () => {
         if (!d.granted && options?.queued) refused.set(domain, (refused.get(domain) ?? 0) + 1);
         return d;
       },
-      pauseDomain: (domain, untilMs, reason) => inner!.pauseDomain(domain, untilMs, reason),
+      pauseDomainFor: (domain, durationMs, reason) => inner!.pauseDomainFor(domain, durationMs, reason),
       domainPausedUntil: (domain) => inner!.domainPausedUntil(domain),
       domainPause: (domain) => inner!.domainPause(domain),
     };

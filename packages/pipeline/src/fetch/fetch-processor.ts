@@ -29,6 +29,7 @@ import {
   type RobotsRead,
   type RobotsVerdict,
   robotsReadableWithoutBrowser,
+  robotsReaders,
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
 import { exitFailureScope, type ExitFailureScope, type FetchExit, type FetchResult } from '@crawler/fetchers';
@@ -299,10 +300,7 @@ async function pauseUnreachableSite(deps: FetchDeps, known: ReadonlySet<string>,
  * made for the page, so no attempt is logged. With no such tool in the fleet the site waits as an unreachable one.
  */
 async function robotsNeedBrowser(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, verdict: RobotsVerdict & { browser: NonNullable<RobotsVerdict['browser']> }): Promise<FetchJobResult | null> {
-  const named = canonicalFetcherName(verdict.browser.fetcher);
-  // From plain HTTP, any browser the fleet runs; from a browser the wall stood in front of, only the tool named next.
-  const candidates = ctx.fetcher === FETCHERS.simpleHttp ? [named, FETCHERS.playwright, FETCHERS.playwrightStealth] : [named];
-  const next = candidates.find((c) => c !== ctx.fetcher && known.has(c));
+  const next = robotsReaders(verdict.browser.fetcher, ctx.fetcher).find((c) => c !== ctx.fetcher && known.has(c));
   if (!next || !deps.readRobotsInBrowser) {
     if (ctx.fetcher === FETCHERS.simpleHttp && robotsReadableWithoutBrowser(verdict.browser)) return null;
     return pauseUnreachableSite(deps, known, ctx, { ...verdict, unreachable: { retryAtMs: verdict.browser.retryAtMs } });

@@ -53,17 +53,12 @@ export async function domainPauseReason(gate: PolitenessGate, domain: string): P
 
 /**
  * Pause the fleet's requests to `domain` until `until` (an instant of `clock`). The gate is handed the time left, not
- * the instant, when it can take one: it measures from its own time base (Redis TIME), so a worker whose clock is 5
- * minutes fast no longer turns a 20 s Retry-After into a 5 min 20 s pause of the site for the whole fleet, nor one
- * 5 minutes slow into none at all.
+ * the instant: it measures from its own time base (Redis TIME), so a worker whose clock is 5 minutes fast does not
+ * turn a 20 s Retry-After into a 5 min 20 s pause of the site for the whole fleet, nor one 5 minutes slow into none.
  */
 export async function pauseDomainUntil(gate: PolitenessGate, clock: Clock, domain: string, until: Date, reason: string): Promise<void> {
   const leftMs = until.getTime() - clock.now().getTime();
-  if (gate.pauseDomainFor) {
-    if (leftMs > 0) await gate.pauseDomainFor(domain, leftMs, reason);
-    return;
-  }
-  await gate.pauseDomain(domain, until.getTime(), reason);
+  if (leftMs > 0) await gate.pauseDomainFor(domain, leftMs, reason);
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   type DomainAttempt,
   type RobotsVerdict,
   robotsReadableWithoutBrowser,
+  robotsReaders,
   type SkipReason,
 } from '@crawler/core';
 import type { ProbeRef } from '@crawler/queue';
@@ -211,10 +212,8 @@ export function decideRoute(f: RouteFacts): RouteStep {
   let robotsAllowed = f.robots.allowed;
   if (!f.robots.allowed && f.robots.browser) {
     // Only a browser reads robots.txt (a head undici refuses, a wall in front of it): a plain-HTTP probe would meet the
-    // same refusal. The link goes to that browser, whose fetch worker reads robots.txt in its context before the page.
-    // The tool named first; any browser the fleet runs otherwise (a wall a probe would send to stealth may well let a
-    // plain browser through, and its fetch worker climbs on if not).
-    for (const name of [f.robots.browser.fetcher, FETCHERS.playwright, FETCHERS.playwrightStealth]) {
+    // same refusal. The link goes to a browser the fleet runs, whose fetch worker reads robots.txt in its context first.
+    for (const name of robotsReaders(f.robots.browser.fetcher)) {
       const arm = runnableArm(settings, name);
       if (arm && armKey(arm) !== avoid) return checked(f, armDecision(arm.fetcher, arm.tier, SELECTION_SOURCES.probe));
     }

@@ -1,11 +1,11 @@
 import { ExitPool } from '../exits/exit-pool.js';
 import { SessionJars } from '../exits/session-jars.js';
 import type { Redis } from 'ioredis';
-import { ESCALATION, canonicalFetcherName, retryAfterMsOf, isCertificateError, isExitError, isUrlPolicyError, noopMetrics, type RobotsRead, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
+import { noopMetrics, silentLogger, systemClock, FETCHERS, type Clock, type Logger, type PipelineMetrics, type PolitenessGate, type RobotsPolicy, allowAllRobots } from '@crawler/core';
 import { JobQueues, createRedisConnection, isRedisConnectionError, shardOfDomain } from '@crawler/queue';
 import { AttemptStore, ContentStore, CrawlStore, DomainStateStore, LinkStore, OutcomeBatcher, OutcomeStore, RouteStore, ScheduleStore, VersionStore, createPrismaClient, type PrismaClient } from '@crawler/db';
-import { createDefaultRegistry, isFetchError, probe as probeWith, RedisClearanceStore, type FetchResult } from '@crawler/fetchers';
-import { judgeProbe } from '../fetch/response-analysis.js';
+import { createDefaultRegistry, probe as probeWith, RedisClearanceStore } from '@crawler/fetchers';
+import { readRobots } from '../fetch/robots-read.js';
 import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import { BlockedArms } from '../fetch/blocked-arms.js';
@@ -234,43 +234,6 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
 
 /** A longer robots.txt is read up to its first 512 KiB, as RFC 9309 allows (at least 500 KiB), not refused. */
 const ROBOTS_MAX_BYTES = 512 * 1024;
-
-/**
- * Read `${origin}/robots.txt` with `fetch` (plain HTTP, or a browser): the response, `{ browser }` when this tool
- * cannot read it and a browser may, or null when the site cannot be reached. A head undici refuses and Chromium reads
- * (`wrong_tool`) and a bot wall's challenge are no outage: they name the tool that reads the file (a wall, the tool a
- * probe meeting it would pick; a browser still walled, the next one up). Refusals of the URL, its certificate or
- * every proxy are thrown: the caller fails or waits with them.
- */
-export async function readRobots(origin: string, tool: string, fetch: (url: string) => Promise<FetchResult>, logger: Logger): Promise<RobotsRead> {
-  let res: FetchResult;
-  try {
-    res = await fetch(`${origin}/robots.txt`);
-  } catch (err) {
-    if (isUrlPolicyError(err)) throw err; // the origin itself is refused: not an unreachable robots.txt
-    if (isExitError(err)) throw err; // every proxy down: nothing learned of the site
-    if (isCertificateError(err)) throw err; // the link fails with it: a page fetch would meet the same certificate
-    const code = (err as { code?: string }).code;
-    if (isFetchError(err, 'wrong_tool') && canonicalFetcherName(tool) === FETCHERS.simpleHttp) {
-      return { browser: { fetcher: FETCHERS.playwright, reason: `${code}: ${(err as Error).message}` } };
-    }
-    logger.info({ origin, errorType: code, error: (err as Error).message }, 'robots.txt could not be read');
-    return null;
-  }
-  const fetcher = canonicalFetcherName(tool);
-  if (res.challenge && !res.challenge.cleared) {
-    // A browser still walled: the next tool up reads it, or none (a wall nothing passes stays "only a browser could").
-    const next = ESCALATION.blocked[fetcher] ?? fetcher;
-    return { browser: { fetcher: next, reason: `${res.challenge.vendor ?? 'bot wall'} ${res.challenge.kind} in front of robots.txt, not passed by ${fetcher}` } };
-  }
-  if (fetcher === FETCHERS.simpleHttp && res.status !== 429 && res.contentType === 'text/html') {
-    // A wall's page in place of the file (403, 503, or 200 for proof-of-work walls) is not the site's robots.txt: a
-    // 403 read as "no robots.txt" would crawl what the file behind the wall forbids.
-    const verdict = judgeProbe({ response: res });
-    if (verdict.reason.startsWith('blocked')) return { browser: { fetcher: verdict.fetcher, reason: `${verdict.reason} (${res.status}) in front of robots.txt`, status: res.status } };
-  }
-  return { status: res.status, body: res.text ?? '', retryAfterMs: res.status === 429 ? retryAfterMsOf(res.headers, new Date()) : null };
-}
 
 /** createRuntime, then start the router and every configured fetcher in this process. */
 export function startCrawler(config: CrawlerConfig, overrides: RuntimeOverrides = {}): CrawlerRuntime {

@@ -40,7 +40,12 @@ export const acquireScript = defineScript(
   `${NOW}
 local pausedUntil = tonumber(redis.call('HGET', KEYS[3], 'untilMs'))
 local queued = ARGV[8] == '1'
-local avgHold = tonumber(redis.call('HGET', KEYS[6], 'avgMs'))
+-- The domain's average hold time: read only by the refusals that use it, not on a grant.
+local avgHold
+local function holdAvg()
+  if avgHold == nil then avgHold = tonumber(redis.call('HGET', KEYS[6], 'avgMs')) or false end
+  return avgHold or nil
+end
 -- A queued waiter's turn: at or after \`earliest\`, behind the turns already promised; the turn then moves on.
 local function turnFrom(earliest, spacing, last)
   local turn = tonumber(redis.call('GET', KEYS[7]))
@@ -52,7 +57,8 @@ local function turnFrom(earliest, spacing, last)
 end
 local function spacingOf(minDelay)
   local maxConc = tonumber(ARGV[2])
-  local byHold = avgHold and (avgHold / maxConc) or (tonumber(ARGV[6]) / maxConc)
+  local hold = holdAvg()
+  local byHold = hold and (hold / maxConc) or (tonumber(ARGV[6]) / maxConc)
   return math.ceil(math.max(minDelay, byHold))
 end
 if pausedUntil and pausedUntil > now then
@@ -78,8 +84,9 @@ end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   local retry = tonumber(ARGV[6])
   local oldest = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
-  if avgHold and oldest[2] then
-    local expected = tonumber(oldest[2]) + avgHold - now
+  local hold = holdAvg()
+  if hold and oldest[2] then
+    local expected = tonumber(oldest[2]) + hold - now
     if expected > 0 then retry = expected end
   end
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')

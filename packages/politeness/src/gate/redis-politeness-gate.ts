@@ -125,6 +125,10 @@ export class RedisPolitenessGate implements PolitenessGate {
     return { granted: false, reason: reason as 'paused' | 'concurrency' | 'delay', retryInMs: Math.max(1, retryInMs) };
   }
 
+  /**
+   * Pause `domain` until `untilMs` (epoch ms), extend-only. For operator tools and tests on one machine: workers pause
+   * by duration ({@link pauseDomainFor}), so that their clocks' errors do not reach the fleet's pause.
+   */
   async pauseDomain(domain: string, untilMs: number, reason: string): Promise<void> {
     await runScript(this.#redis, pauseScript, [this.#key('pause', normalizeDomain(domain))], [this.#now(), Math.ceil(untilMs), reason, HYGIENE_MS, 'until']);
   }

@@ -35,6 +35,7 @@ export class ShardedPolitenessGate implements PolitenessGate {
     return this.gateFor(domain).acquire(domain, options);
   }
 
+  /** See RedisPolitenessGate.pauseDomain: for operator tools and tests on one machine. */
   pauseDomain(domain: string, untilMs: number, reason: string): Promise<void> {
     return this.gateFor(domain).pauseDomain(domain, untilMs, reason);
   }

@@ -12,7 +12,7 @@ function scriptedGate(answers: Array<Omit<GateDecision, 'permit'> & { granted: b
       const a = answers.shift()!;
       return a.granted ? { granted: true, permit: { release: async () => void released++ } } : (a as GateDecision);
     },
-    pauseDomain: async () => {},
+    pauseDomainFor: async () => {},
     domainPausedUntil: async () => null,
   };
   return { gate, calls, released: () => released };
