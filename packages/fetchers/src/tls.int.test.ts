@@ -78,7 +78,10 @@ describe('fetchers trusting a private CA (extraCaCerts, env NODE_EXTRA_CA_CERTS)
     good = await startTestServer(page, { tls: chained(ca.issue({ hosts: ['127.0.0.1'] })) });
     expired = await startTestServer(page, { tls: chained(ca.issue({ hosts: ['127.0.0.1'], notBefore: new Date(Date.now() - 2 * DAY_MS), notAfter: new Date(Date.now() - DAY_MS) })) });
     wrongHost = await startTestServer(page, { tls: chained(ca.issue({ hosts: ['127.0.0.2'] })) });
-    plain = await startTestServer({ '/': redirect(good.url('/'), 301) });
+    plain = await startTestServer({ '/': redirect(good.url('/'), 301), '/cookies': (req, res) => res.end(`<title>cookies: ${req.headers.cookie ?? ''}</title>`) });
+    // A Secure cookie set on the way through an https hop, and a plain one, then a downgrade to http://.
+    good.route('/downgrade', { status: 302, headers: { location: plain.url('/cookies'), 'set-cookie': 'sid=s3cret; Path=/; Secure; HttpOnly' } });
+    good.route('/downgrade-plain', { status: 302, headers: { location: plain.url('/cookies'), 'set-cookie': 'lang=en; Path=/' } });
     h2only = createSecureServer({ ...chained(ca.issue({ hosts: ['127.0.0.1'] })), allowHTTP1: false }, (_req, res) => res.end(staticArticle({ title: 'H2' })));
     await new Promise<void>((r) => h2only.listen(0, '127.0.0.1', r));
     registry = createDefaultRegistry({ allowPrivateNetworks: true, extraCaCerts: [ca.cert] });
@@ -102,6 +105,11 @@ describe('fetchers trusting a private CA (extraCaCerts, env NODE_EXTRA_CA_CERTS)
       expect(proxy.tunnels).toBeGreaterThan(tunnels);
     });
   }
+
+  it('simple_http: a Secure cookie an https hop set is not sent on to an http:// hop of the same host', async () => {
+    expect(await outcome(registry, 'simple_http', good.url('/downgrade-plain'))).toBe(`status 200 ${plain.url('/cookies')} cookies: lang=en`);
+    expect(await outcome(registry, 'simple_http', good.url('/downgrade'))).toBe(`status 200 ${plain.url('/cookies')} cookies: `);
+  });
 
   it('simple_http: through an exit proxy, a certificate for another host is still a tls_error', async () => {
     expect(await outcome(registry, 'simple_http', wrongHost.url('/'), 20_000, proxy.url)).toMatch(/^tls_error: ERR_TLS_CERT_ALTNAME_INVALID: .*IP: 127\.0\.0\.1 is not in the cert's list/);
