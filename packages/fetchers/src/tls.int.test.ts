@@ -2,16 +2,16 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestCa, redirect, startTestServer, staticArticle, type TestCa, type TestServer } from '@crawler/testkit';
+import { createTestCa, redirect, startForwardProxy, startTestServer, staticArticle, type ForwardProxy, type TestCa, type TestServer } from '@crawler/testkit';
 import { createDefaultRegistry, type FetcherRegistry } from './registry.js';
 import { FetchError } from './errors.js';
 
 const FETCHERS = ['simple_http', 'playwright', 'playwright_stealth'] as const;
 
 /** What a fetch came to: `status N <final URL> <title>`, or `code: message`. */
-async function outcome(registry: FetcherRegistry, fetcher: string, url: string, timeoutMs = 20_000): Promise<string> {
+async function outcome(registry: FetcherRegistry, fetcher: string, url: string, timeoutMs = 20_000, proxyUrl?: string): Promise<string> {
   try {
-    const r = await registry.get(fetcher).fetch({ url, timeoutMs });
+    const r = await registry.get(fetcher).fetch({ url, timeoutMs, ...(proxyUrl ? { exit: { tier: 'residential', proxyUrl } } : {}) });
     return `status ${r.status} ${r.finalUrl} ${/<title>([^<]*)<\/title>/.exec(r.text ?? '')?.[1] ?? ''}`;
   } catch (err) {
     if (!(err instanceof FetchError)) throw err;
@@ -67,8 +67,10 @@ describe('fetchers trusting a private CA (extraCaCerts, env NODE_EXTRA_CA_CERTS)
   let wrongHost: TestServer;
   let plain: TestServer;
   let h2only: Http2SecureServer;
+  let proxy: ForwardProxy;
   let registry: FetcherRegistry;
   beforeAll(async () => {
+    proxy = await startForwardProxy();
     ca = createTestCa();
     // The CA goes out in the chain, as a TLS-inspecting proxy sends its issuing CA: what Chromium's SPKI list needs.
     const chained = (leaf: { cert: string; key: string }) => ({ cert: leaf.cert + ca.cert, key: leaf.key });
@@ -76,7 +78,10 @@ describe('fetchers trusting a private CA (extraCaCerts, env NODE_EXTRA_CA_CERTS)
     good = await startTestServer(page, { tls: chained(ca.issue({ hosts: ['127.0.0.1'] })) });
     expired = await startTestServer(page, { tls: chained(ca.issue({ hosts: ['127.0.0.1'], notBefore: new Date(Date.now() - 2 * DAY_MS), notAfter: new Date(Date.now() - DAY_MS) })) });
     wrongHost = await startTestServer(page, { tls: chained(ca.issue({ hosts: ['127.0.0.2'] })) });
-    plain = await startTestServer({ '/': redirect(good.url('/'), 301) });
+    plain = await startTestServer({ '/': redirect(good.url('/'), 301), '/cookies': (req, res) => res.end(`<title>cookies: ${req.headers.cookie ?? ''}</title>`) });
+    // A Secure cookie set on the way through an https hop, and a plain one, then a downgrade to http://.
+    good.route('/downgrade', { status: 302, headers: { location: plain.url('/cookies'), 'set-cookie': 'sid=s3cret; Path=/; Secure; HttpOnly' } });
+    good.route('/downgrade-plain', { status: 302, headers: { location: plain.url('/cookies'), 'set-cookie': 'lang=en; Path=/' } });
     h2only = createSecureServer({ ...chained(ca.issue({ hosts: ['127.0.0.1'] })), allowHTTP1: false }, (_req, res) => res.end(staticArticle({ title: 'H2' })));
     await new Promise<void>((r) => h2only.listen(0, '127.0.0.1', r));
     registry = createDefaultRegistry({ allowPrivateNetworks: true, extraCaCerts: [ca.cert] });
@@ -84,7 +89,7 @@ describe('fetchers trusting a private CA (extraCaCerts, env NODE_EXTRA_CA_CERTS)
   afterAll(async () => {
     await registry?.closeAll();
     h2only?.close();
-    await Promise.all([good, expired, wrongHost, plain].map((s) => s?.close()));
+    await Promise.all([good, expired, wrongHost, plain, proxy].map((s) => s?.close()));
   });
 
   for (const f of FETCHERS) {
@@ -94,7 +99,21 @@ describe('fetchers trusting a private CA (extraCaCerts, env NODE_EXTRA_CA_CERTS)
     it(`${f}: follows an http → https redirect`, async () => {
       expect(await outcome(registry, f, plain.url('/'))).toBe(`status 200 ${good.url('/')} Secure`);
     });
+    it(`${f}: checks an IP-literal site's certificate against its address through an exit proxy's tunnel too`, async () => {
+      const tunnels = proxy.tunnels;
+      expect(await outcome(registry, f, good.url('/'), 20_000, proxy.url)).toBe(`status 200 ${good.url('/')} Secure`);
+      expect(proxy.tunnels).toBeGreaterThan(tunnels);
+    });
   }
+
+  it('simple_http: a Secure cookie an https hop set is not sent on to an http:// hop of the same host', async () => {
+    expect(await outcome(registry, 'simple_http', good.url('/downgrade-plain'))).toBe(`status 200 ${plain.url('/cookies')} cookies: lang=en`);
+    expect(await outcome(registry, 'simple_http', good.url('/downgrade'))).toBe(`status 200 ${plain.url('/cookies')} cookies: `);
+  });
+
+  it('simple_http: through an exit proxy, a certificate for another host is still a tls_error', async () => {
+    expect(await outcome(registry, 'simple_http', wrongHost.url('/'), 20_000, proxy.url)).toMatch(/^tls_error: ERR_TLS_CERT_ALTNAME_INVALID: .*IP: 127\.0\.0\.1 is not in the cert's list/);
+  });
 
   it('simple_http: an expired certificate or one for another host is a tls_error, CA trusted or not', async () => {
     expect(await outcome(registry, 'simple_http', expired.url('/'))).toMatch(/^tls_error: CERT_HAS_EXPIRED/);

@@ -1,3 +1,7 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { get } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSimWebArgs, startSimWebCli, WALLS } from './cli.js';
 import type { SimWeb } from './sim-web.js';
@@ -31,6 +35,18 @@ describe('sim-web (the bin)', () => {
     web = await startSimWebCli(parseSimWebArgs(['--port', String(port), '--sites', 'static,files', '--first-host', '127.0.9.40']), () => {});
     expect(web.sites.map((s) => s.origin)).toEqual([`http://127.0.9.40:${port}`, `http://127.0.9.41:${port}`]);
     expect((await fetch(`${web.sites[1]!.origin}/files/doc-1.pdf`)).headers.get('content-type')).toBe('application/pdf');
+  });
+
+  it('serves over HTTPS with --https, writing the CA where --ca-file says', async () => {
+    const caFile = join(mkdtempSync(join(tmpdir(), 'sim-web-cli-')), 'ca.pem');
+    const out: string[] = [];
+    web = await startSimWebCli(parseSimWebArgs(['--sites', 'static', '--https', '--ca-file', caFile, '--first-host', '127.0.9.60']), (line) => out.push(line));
+    expect(web.sites[0]!.origin).toMatch(/^https:\/\/127\.0\.9\.60:\d+$/);
+    expect(readFileSync(caFile, 'utf8')).toBe(web.ca!.cert);
+    expect(out.join('\n')).toContain(`NODE_EXTRA_CA_CERTS=${caFile}`);
+    const status = await new Promise<number>((resolve, reject) => get(web!.sites[0]!.urls(1, 1)[0]!, { ca: readFileSync(caFile) }, (res) => resolve(res.statusCode!)).on('error', reject));
+    expect(status).toBe(200);
+    expect(() => parseSimWebArgs(['--ca-file', caFile])).toThrow(/--ca-file goes with --https/);
   });
 
   it('names what it does not know, with what it does', () => {

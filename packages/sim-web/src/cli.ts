@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startSimWeb, type SimWeb } from './sim-web.js';
 import type { SiteSpec } from './sim-site.js';
@@ -25,10 +28,11 @@ export const WALLS = Object.keys(WALL_FAMILIES) as Array<keyof typeof WALL_FAMIL
 const DEFAULT_SITES: SiteKind[] = ['static', 'spa', 'interstitial', 'botwall', 'ratelimit', 'files'];
 
 export const USAGE = [
-  'usage: sim-web [--port N] [--sites KIND,...] [--walls WALL,...] [--first-host 127.0.0.2] [--json]',
+  'usage: sim-web [--port N] [--sites KIND,...] [--walls WALL,...] [--first-host 127.0.0.2] [--https [--ca-file PATH]] [--json]',
   `  --sites  site kinds, one site each (default ${DEFAULT_SITES.join(',')}; any of ${SITE_KINDS.join(', ')})`,
   `  --walls  one more site behind each of these bot walls: ${WALLS.join(', ')}`,
   '  --port   the port every site listens on, each on its own loopback address (default: a free port per site)',
+  '  --https  serve every site over HTTPS, its certificate from a CA made at start, written to --ca-file (PEM) for NODE_EXTRA_CA_CERTS',
 ].join('\n');
 
 /** What the command line asks for. */
@@ -37,13 +41,23 @@ export interface SimWebArgs {
   port: number;
   firstHost: string;
   json: boolean;
+  /** Serve over HTTPS and write the CA here (PEM); null: plain HTTP. */
+  caFile: string | null;
 }
 
 /** Parse sim-web's arguments; a mistake throws an Error whose message names it (and what is known). */
 export function parseSimWebArgs(args: string[]): SimWebArgs {
   const { values } = parseArgs({
     args,
-    options: { port: { type: 'string' }, sites: { type: 'string' }, walls: { type: 'string' }, 'first-host': { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      port: { type: 'string' },
+      sites: { type: 'string' },
+      walls: { type: 'string' },
+      'first-host': { type: 'string' },
+      json: { type: 'boolean' },
+      https: { type: 'boolean' },
+      'ca-file': { type: 'string' },
+    },
   });
   const list = (s: string | undefined) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
   const kinds = values.sites === undefined ? DEFAULT_SITES : list(values.sites);
@@ -52,6 +66,7 @@ export function parseSimWebArgs(args: string[]): SimWebArgs {
   for (const w of walls) if (!Object.hasOwn(WALL_FAMILIES, w)) throw new Error(`unknown wall '${w}' (known: ${WALLS.join(', ')})`);
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port must be a port number, got ${JSON.stringify(values.port)}`);
+  if (values['ca-file'] !== undefined && !values.https) throw new Error('--ca-file goes with --https');
   return {
     sites: [
       ...(kinds as SiteKind[]).map((kind): SiteSpec => ({ kind })),
@@ -61,16 +76,19 @@ export function parseSimWebArgs(args: string[]): SimWebArgs {
     port,
     firstHost: values['first-host'] ?? '127.0.0.2',
     json: values.json ?? false,
+    caFile: values.https ? (values['ca-file'] ?? join(tmpdir(), 'sim-web-ca.pem')) : null,
   };
 }
 
 /** Start the sites and print where they are (one line each, or one JSON line with --json). */
 export async function startSimWebCli(a: SimWebArgs, print: (line: string) => void): Promise<SimWeb> {
-  const web = await startSimWeb({ sites: a.sites, firstHost: a.firstHost, ...(a.port ? { port: a.port } : {}) });
+  const web = await startSimWeb({ sites: a.sites, firstHost: a.firstHost, ...(a.port ? { port: a.port } : {}), https: a.caFile !== null });
+  if (a.caFile !== null) writeFileSync(a.caFile, web.ca!.cert);
   const rows = web.sites.map((s, i) => ({ name: s.name, kind: s.initialKind, wall: a.sites[i]!.wallFamily ?? null, origin: s.origin, firstPage: s.urls(1, 1)[0]! }));
-  if (a.json) print(JSON.stringify({ sites: rows }));
+  if (a.json) print(JSON.stringify({ sites: rows, ...(a.caFile !== null ? { caFile: a.caFile } : {}) }));
   else {
     for (const r of rows) print(`${r.name.padEnd(34)} ${r.firstPage}`);
+    if (a.caFile !== null) print(`the sites' CA is in ${a.caFile}: export NODE_EXTRA_CA_CERTS=${a.caFile} for the crawler (each site's http:// listener, another port, redirects to https://).`);
     print('every page links to the next three (/page/N → N+1…N+3), without end: crawl with --follow --max-pages N. Ctrl-C stops and prints what each site saw.');
   }
   return web;

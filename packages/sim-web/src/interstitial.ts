@@ -23,6 +23,8 @@ export interface InterstitialOptions {
    * a whole domain does). @defaultValue none: a host-only cookie
    */
   cookieDomain?: string;
+  /** The cookie is `Secure` (a page served over HTTPS, as real walls set theirs). @defaultValue false */
+  secure?: boolean;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface InterstitialOptions {
  * and a noscript line for clients that cannot run it. The webdriver variant leaves an automated browser on the page.
  */
 export function interstitialPage(opts: InterstitialOptions): string {
-  const domain = opts.cookieDomain ? `; domain=${opts.cookieDomain}` : '';
+  const domain = (opts.cookieDomain ? `; domain=${opts.cookieDomain}` : '') + (opts.secure ? '; Secure' : '');
   const refuse = opts.refuseWebdriver
     ? `var n = navigator;
   var brands = (n.userAgentData && n.userAgentData.brands) || [];

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { systemClock, type Clock } from '@crawler/core';
-import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestServer } from '@crawler/testkit';
+import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestCa, type TestServer } from '@crawler/testkit';
 import { ANUBIS_COOKIE, ANUBIS_PASS_PATH, ANUBIS_SCRIPT_PATH, anubisPage, anubisRejectPage, anubisScript, checkAnubisWork, newAnubisChallenge, type AnubisChallenge } from './anubis.js';
 import { blockPage, cloudflareInteractivePage, radwareBlockPage, wordfenceBlockPage } from './block-page.js';
 import { FASTLY_COOKIE, FASTLY_POST_BACK_PATH, FASTLY_SCRIPT_PATH, checkFastlyAnswer, fastlyPage, fastlyScript, newFastlyChallenge, type FastlyChallenge } from './fastly.js';
@@ -62,6 +63,20 @@ export interface SiteSpec {
    * @defaultValue false (robots.txt is served to anyone, whatever the wall)
    */
   wallCoversRobots?: boolean;
+  /**
+   * The certificate an HTTPS site presents (SimWebSpec.https): `valid`, issued by the web's CA for the site's address;
+   * `expired`, the same but ended a day ago; `wrong_host`, valid but for another host. @defaultValue 'valid'
+   */
+  certificate?: 'valid' | 'expired' | 'wrong_host';
+  /** An HTTPS site sends `Strict-Transport-Security: max-age=31536000` with every HTTPS answer. @defaultValue false */
+  hsts?: boolean;
+  /**
+   * What an HTTPS site's plain-HTTP listener (SimSite.plainOrigin) does: `upgrade`, a 301 to the same path over HTTPS
+   * for every request (robots.txt included), as most sites answer on port 80; `downgrade`, it serves the site, and the
+   * HTTPS listener answers every request with a 301 to the same path over plain HTTP (a site whose HTTPS is only a
+   * front door). @defaultValue 'upgrade'
+   */
+  plainHttp?: 'upgrade' | 'downgrade';
 }
 
 /** Name of the session cookie a `second_request` wall gives a visitor with its first page. */
@@ -121,8 +136,12 @@ export interface SimSite {
   readonly name: string;
   /** The site's domain as the crawler sees it (its loopback address). */
   readonly domain: string;
-  /** `http://127.0.0.x:port`. */
+  /** `http://127.0.0.x:port`, `https://…` for a site of an HTTPS web. */
   readonly origin: string;
+  /** An HTTPS site's plain-HTTP listener, `http://127.0.0.x:port` (the same address, another port; see SiteSpec.plainHttp); undefined without HTTPS. */
+  readonly plainOrigin: string | undefined;
+  /** TCP connections the site accepted (on its HTTPS listener: handshakes begun, those the client refused included). */
+  connections(): number;
   /** The kind the site has now. */
   readonly kind: SiteKind;
   readonly initialKind: SiteKind;
@@ -152,7 +171,7 @@ function relatedLinks(kind: SiteKind, n: number): string[] {
 }
 
 /** Start one site on `host` (a loopback address of its own), its clock giving the simulated time. */
-export async function startSimSite(spec: SiteSpec, opts: { host: string; index: number; clock?: Clock; port?: number }): Promise<SimSite> {
+export async function startSimSite(spec: SiteSpec, opts: { host: string; index: number; clock?: Clock; port?: number; tls?: { ca: TestCa } }): Promise<SimSite> {
   const clock = opts.clock ?? systemClock;
   const name = spec.name ?? `${spec.kind}-${opts.index}`;
   const changes = spec.changes ?? [];
@@ -190,6 +209,8 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://sim.invalid');
+    // Over HTTPS the walls' cookies are `Secure`, as real clearance cookies are (cf_clearance, Anubis's, Fastly's).
+    const secure = (req.socket as TLSSocket).encrypted === true ? '; Secure' : '';
     if (url.pathname === BEACON) {
       const entry = log[Number(url.searchParams.get('seq')) - 1];
       if (entry && (entry.outcome === 'shell' || entry.outcome === 'challenge')) entry.outcome = 'served';
@@ -217,7 +238,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       solved(req);
       const token = newClearanceToken();
       issued.add(token);
-      res.writeHead(302, { location: redir, 'set-cookie': `${ANUBIS_COOKIE}=${token}; Path=/; Max-Age=604800; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' }).end();
+      res.writeHead(302, { location: redir, 'set-cookie': `${ANUBIS_COOKIE}=${token}; Path=/; Max-Age=604800; HttpOnly; SameSite=Lax${secure}`, 'cache-control': 'no-store' }).end();
       return;
     }
     if (fastly && url.pathname === FASTLY_SCRIPT_PATH) {
@@ -244,7 +265,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         solved(req);
         const token = newClearanceToken();
         issued.add(token);
-        res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': `${FASTLY_COOKIE}=${token}; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' }).end('{"ok":true}');
+        res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': `${FASTLY_COOKIE}=${token}; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax${secure}`, 'cache-control': 'no-store' }).end('{"ok":true}');
       });
       return;
     }
@@ -321,7 +342,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         if (spec.wallFamily === 'second_request' && (session === null || !sessions.has(session))) {
           const id = newClearanceToken();
           sessions.add(id);
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'set-cookie': `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Lax` }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
+          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'set-cookie': `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Lax${secure}` }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
           return;
         }
         // Every visitor without clearance gets the interstitial, browsers included: 403 like a managed challenge
@@ -379,20 +400,22 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         }
         const fresh = newClearanceToken();
         issued.add(fresh);
-        const page = interstitialPage({ token: fresh, delayMs: spec.challengeDelayMs ?? 1000, refuseWebdriver: kind === 'botwall', unknownFamily: spec.unknownWallFamily ?? false, ...(spec.clearanceCookieDomain ? { cookieDomain: spec.clearanceCookieDomain } : {}) });
+        const page = interstitialPage({ token: fresh, delayMs: spec.challengeDelayMs ?? 1000, refuseWebdriver: kind === 'botwall', unknownFamily: spec.unknownWallFamily ?? false, secure: secure !== '', ...(spec.clearanceCookieDomain ? { cookieDomain: spec.clearanceCookieDomain } : {}) });
         res.writeHead(kind === 'botwall' ? 403 : 503, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
         return;
       }
     }
   };
 
-  const server: TestServer = await startTestServer({ '*': handle }, { host: opts.host, port: opts.port ?? 0 });
-  server.resetHits();
+  const listeners = await listen(spec, opts, handle);
+  const server = listeners.main;
 
   return {
     name,
     domain: opts.host,
     origin: server.origin,
+    plainOrigin: listeners.plain?.origin,
+    connections: () => server.connections,
     get kind() {
       return kindNow(clock.now().getTime());
     },
@@ -411,6 +434,45 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       }
       return { name, domain: opts.host, kind: current, initialKind: spec.kind, requests, pageRequests: log.length, blocked, served, changes: seen.map((c) => ({ ...c })), solves, solvedOn: [...solvedOn] };
     },
-    close: () => server.close(),
+    close: () => Promise.all([server.close(), listeners.plain?.close()]).then(() => undefined),
   };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The site's listeners: without TLS one plain-HTTP server; with it an HTTPS server presenting the certificate
+ * SiteSpec.certificate asks for (the CA sent in its chain, as servers send intermediates) and a plain-HTTP one on another
+ * port of the same address, one of the two redirecting every request to the other (SiteSpec.plainHttp).
+ */
+async function listen(
+  spec: SiteSpec,
+  opts: { host: string; port?: number; tls?: { ca: TestCa } },
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ main: TestServer; plain?: TestServer }> {
+  if (!opts.tls) return { main: await startTestServer({ '*': handle }, { host: opts.host, port: opts.port ?? 0 }) };
+  const { ca } = opts.tls;
+  const kind = spec.certificate ?? 'valid';
+  const leaf = ca.issue({
+    hosts: kind === 'wrong_host' ? [`wrong-host.${opts.host}.invalid`] : [opts.host],
+    ...(kind === 'expired' ? { notBefore: new Date(Date.now() - 2 * DAY_MS), notAfter: new Date(Date.now() - DAY_MS) } : {}),
+  });
+  const downgrade = spec.plainHttp === 'downgrade';
+  const to = (origin: () => string) => (req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(301, { location: `${origin()}${req.url ?? '/'}`, 'cache-control': 'no-store' }).end();
+  };
+  let main: TestServer | undefined;
+  let plain: TestServer | undefined;
+  const hsts = (req: IncomingMessage, res: ServerResponse): void => {
+    if (spec.hsts) res.setHeader('strict-transport-security', 'max-age=31536000');
+    (downgrade ? to(() => plain!.origin) : handle)(req, res);
+  };
+  main = await startTestServer({ '*': hsts }, { host: opts.host, port: opts.port ?? 0, tls: { cert: leaf.cert + ca.cert, key: leaf.key } });
+  try {
+    plain = await startTestServer({ '*': downgrade ? handle : to(() => main!.origin) }, { host: opts.host, port: 0 });
+  } catch (err) {
+    await main.close();
+    throw err;
+  }
+  return { main, plain };
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '@crawler/core';
+import { createTestCa, type TestCa } from '@crawler/testkit';
 import { startSimSite, type SimSite, type SiteSpec, type SiteStats } from './sim-site.js';
 import type { ClientClass, SiteKind } from './site-kinds.js';
 
@@ -14,6 +15,13 @@ export interface SimWebSpec {
   firstHost?: string;
   /** The port every site listens on (each on its own address). @defaultValue 0: a free port per site */
   port?: number;
+  /**
+   * Serve every site over HTTPS, with a certificate a CA made at start issues for its address (SiteSpec.certificate),
+   * and a plain-HTTP listener beside it (SimSite.plainOrigin). Trust `SimWeb.ca` to crawl it. @defaultValue false
+   */
+  https?: boolean;
+  /** The CA that signs the sites' certificates, to share one between webs. @defaultValue a new one (with `https`) */
+  ca?: TestCa;
 }
 
 /** Counters of the whole simulated web, and per site. */
@@ -31,6 +39,8 @@ export interface SimWebStats {
 /** A running simulated web. */
 export interface SimWeb {
   readonly sites: readonly SimSite[];
+  /** The CA of an HTTPS web (SimWebSpec.https): its `cert` is the PEM to trust (NODE_EXTRA_CA_CERTS); undefined without HTTPS. */
+  readonly ca: TestCa | undefined;
   /** The site serving `domain` (its loopback address), if any. */
   site(domain: string): SimSite | undefined;
   stats(): SimWebStats;
@@ -60,7 +70,10 @@ export function loopbackAddress(first: string, n: number): string {
  */
 export async function startSimWeb(spec: SimWebSpec): Promise<SimWeb> {
   const first = spec.firstHost ?? '127.0.0.2';
-  const settled = await Promise.allSettled(spec.sites.map((s, i) => startSimSite(s, { host: loopbackAddress(first, i), index: i, clock: spec.clock, port: spec.port })));
+  const ca = spec.https ? (spec.ca ?? createTestCa('sim-web test CA')) : undefined;
+  const settled = await Promise.allSettled(
+    spec.sites.map((s, i) => startSimSite(s, { host: loopbackAddress(first, i), index: i, clock: spec.clock, port: spec.port, ...(ca ? { tls: { ca } } : {}) })),
+  );
   const sites = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {
@@ -71,6 +84,7 @@ export async function startSimWeb(spec: SimWebSpec): Promise<SimWeb> {
   let closing: Promise<void> | undefined;
   return {
     sites,
+    ca,
     site: (domain) => byDomain.get(domain),
     stats: () => summarize(sites.map((s) => s.stats())),
     close: () => (closing ??= Promise.all(sites.map((s) => s.close())).then(() => undefined)),

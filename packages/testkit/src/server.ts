@@ -62,6 +62,8 @@ export interface TestServer {
   /** Every request seen since start or the last `resetHits()`. */
   readonly requests: RecordedRequest[];
   resetHits(): void;
+  /** TCP connections accepted since start (with `tls`: handshakes begun, a client refusing the certificate included). */
+  readonly connections: number;
   /** Add or replace a route while the server runs. */
   route(path: string, route: Route): void;
   /** Stop listening and destroy open connections (endless bodies would otherwise hold close() forever). */
@@ -77,6 +79,7 @@ export async function startTestServer(routes: Routes, opts: TestServerOptions = 
   const table: Routes = { ...routes };
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  let connections = 0;
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const path = req.url ?? '/';
@@ -95,6 +98,7 @@ export async function startTestServer(routes: Routes, opts: TestServerOptions = 
   // The client side of these tests is what we measure; keep-alive should not make close() hang.
   server.keepAliveTimeout = 1000;
   server.on('connection', (s) => {
+    connections += 1;
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
@@ -119,6 +123,9 @@ export async function startTestServer(routes: Routes, opts: TestServerOptions = 
     hits: (path) => (path === undefined ? requests.length : requests.filter((r) => matchesPath(r.path, path)).length),
     resetHits: () => {
       requests.length = 0;
+    },
+    get connections() {
+      return connections;
     },
     route: (path, route) => {
       table[path] = route;

@@ -8,6 +8,8 @@
 export interface JarCookie {
   value: string;
   expiresAt: number | null;
+  /** Set with `Secure`: sent only over https. Absent: sent over either. */
+  secure?: true;
 }
 
 /** A jar: cookie name → cookie. */
@@ -23,9 +25,10 @@ export const MAX_COOKIE_VALUE_CHARS = 4096;
 /**
  * Fold a response's Set-Cookie lines (as the fetchers join them, with "\n") into `jar` at `nowMs`: a cookie with
  * Max-Age ≤ 0 or an Expires in the past is removed, one without either is kept for {@link SESSION_COOKIE_TTL_MS}.
- * Malformed lines are skipped. Returns a new jar.
+ * Malformed lines are skipped. A `Secure` cookie is taken only from an https answer (`fromHttps`), as browsers do: over
+ * http:// anyone on the path could plant one that shadows the site's own. Returns a new jar.
  */
-export function applySetCookie(jar: CookieJar, setCookie: string | undefined, nowMs: number): CookieJar {
+export function applySetCookie(jar: CookieJar, setCookie: string | undefined, nowMs: number, fromHttps: boolean): CookieJar {
   const out: CookieJar = { ...jar };
   for (const line of (setCookie ?? '').split('\n')) {
     const [pair, ...attrs] = line.split(';');
@@ -35,18 +38,22 @@ export function applySetCookie(jar: CookieJar, setCookie: string | undefined, no
     const value = pair.slice(eq + 1).trim();
     if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name) || value.length > MAX_COOKIE_VALUE_CHARS || /[\r\n;]/.test(value)) continue;
     let expiresAt: number | null = nowMs + SESSION_COOKIE_TTL_MS;
+    let secure = false;
     for (const attr of attrs) {
       const [k, ...v] = attr.split('=');
       const key = k?.trim().toLowerCase();
       const val = v.join('=').trim();
-      if (key === 'max-age' && /^-?\d+$/.test(val)) expiresAt = nowMs + Number(val) * 1000;
+      if (key === 'secure') secure = true;
+      else if (key === 'max-age' && /^-?\d+$/.test(val)) expiresAt = nowMs + Number(val) * 1000;
       else if (key === 'expires' && expiresAt === nowMs + SESSION_COOKIE_TTL_MS) {
         const t = Date.parse(val);
         if (Number.isFinite(t)) expiresAt = t;
       }
     }
+    // Nor may an http:// answer replace or delete a Secure one.
+    if (!fromHttps && (secure || out[name]?.secure)) continue;
     if (expiresAt !== null && expiresAt <= nowMs) delete out[name];
-    else out[name] = { value, expiresAt };
+    else out[name] = secure ? { value, expiresAt, secure } : { value, expiresAt };
   }
   const names = Object.keys(out);
   // Past the cap, the cookies closest to expiring go first.
@@ -57,9 +64,12 @@ export function applySetCookie(jar: CookieJar, setCookie: string | undefined, no
   return out;
 }
 
-/** The Cookie header a jar sends at `nowMs` (expired cookies left out), or undefined when it sends none. */
-export function cookieHeaderOf(jar: CookieJar, nowMs: number): string | undefined {
-  const live = Object.entries(jar).filter(([, c]) => c.expiresAt === null || c.expiresAt > nowMs);
+/**
+ * The Cookie header a jar sends at `nowMs` on a request over https (`overHttps`) or plain http, or undefined when it
+ * sends none: expired cookies are left out, and `Secure` ones from a plain-http request (they would travel in clear).
+ */
+export function cookieHeaderOf(jar: CookieJar, nowMs: number, overHttps: boolean): string | undefined {
+  const live = Object.entries(jar).filter(([, c]) => (c.expiresAt === null || c.expiresAt > nowMs) && (overHttps || c.secure !== true));
   return live.length > 0 ? live.map(([n, c]) => `${n}=${c.value}`).join('; ') : undefined;
 }
 
@@ -72,7 +82,9 @@ export function parseJar(raw: string | null | undefined): CookieJar {
     const out: CookieJar = {};
     for (const [n, c] of Object.entries(v as Record<string, unknown>)) {
       const cookie = c as Partial<JarCookie>;
-      if (typeof cookie?.value === 'string' && (cookie.expiresAt === null || typeof cookie.expiresAt === 'number')) out[n] = { value: cookie.value, expiresAt: cookie.expiresAt };
+      if (typeof cookie?.value === 'string' && (cookie.expiresAt === null || typeof cookie.expiresAt === 'number')) {
+        out[n] = cookie.secure === true ? { value: cookie.value, expiresAt: cookie.expiresAt, secure: true } : { value: cookie.value, expiresAt: cookie.expiresAt };
+      }
     }
     return out;
   } catch {

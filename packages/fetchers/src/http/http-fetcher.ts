@@ -147,12 +147,12 @@ export class HttpFetcher extends BaseFetcher {
         const next = resolveLocation(location, url, this.name);
         chain.push(url.href);
         const setCookie = res.headers['set-cookie'];
-        if (setCookie) chainJars.set(url.hostname, applySetCookie(chainJars.get(url.hostname) ?? {}, [setCookie].flat().join('\n'), Date.now()));
+        if (setCookie) chainJars.set(url.hostname, applySetCookie(chainJars.get(url.hostname) ?? {}, [setCookie].flat().join('\n'), Date.now(), url.protocol === 'https:'));
         if (next.origin !== url.origin) {
           headers = dropKeys(headers, ORIGIN_BOUND_HEADERS);
           callerCookie = undefined;
         }
-        const cookie = [callerCookie, cookieHeaderOf(chainJars.get(next.hostname) ?? {}, Date.now())].filter(Boolean).join('; ');
+        const cookie = [callerCookie, cookieHeaderOf(chainJars.get(next.hostname) ?? {}, Date.now(), next.protocol === 'https:')].filter(Boolean).join('; ');
         headers = cookie ? { ...headers, cookie } : dropKeys(headers, ['cookie']);
         const hop = `${withoutHash(next)}\n${cookie}`;
         if (seen.has(hop)) {

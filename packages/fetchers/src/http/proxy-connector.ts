@@ -165,6 +165,9 @@ export function createProxyConnector(
         if (options.protocol !== 'https:') return callback(null, socket);
         const secure = tls.connect({
           socket,
+          // The name the certificate is checked against: with a socket and no `host`, Node checks it against
+          // "localhost", so an IP-literal target (which sends no SNI) would fail every certificate issued for it.
+          host: targetHost,
           servername: options.servername ?? (net.isIP(targetHost) ? undefined : targetHost),
           ALPNProtocols: opts.allowH2 ? ['http/1.1', 'h2'] : ['http/1.1'],
           ...(opts.secureContext ? { secureContext: opts.secureContext } : {}),

@@ -114,10 +114,10 @@ describe('exit sessions', () => {
 
     const clock = new ManualClock(Date.now());
     const jars = new SessionJars({ clock });
-    await jars.remember('site-0.example', A, 'clearance=ok; Path=/');
-    for (let i = 1; i <= LOCAL_JARS_KEPT; i++) await jars.remember(`site-${i}.example`, A, 'c=1; Path=/');
-    expect(await jars.cookieHeader(`site-${LOCAL_JARS_KEPT}.example`, A)).toBe('c=1');
-    expect(await jars.cookieHeader('site-0.example', A)).toBeUndefined();
+    await jars.remember('site-0.example', A, 'clearance=ok; Path=/', 'https://site-0.example/');
+    for (let i = 1; i <= LOCAL_JARS_KEPT; i++) await jars.remember(`site-${i}.example`, A, 'c=1; Path=/', `https://site-${i}.example/`);
+    expect(await jars.cookieHeader(`site-${LOCAL_JARS_KEPT}.example`, A, `https://site-${LOCAL_JARS_KEPT}.example/`)).toBe('c=1');
+    expect(await jars.cookieHeader('site-0.example', A, 'https://site-0.example/')).toBeUndefined();
   });
 
   it('works on its own without Redis: retirement and health are this worker\'s', async () => {

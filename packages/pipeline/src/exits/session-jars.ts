@@ -21,15 +21,18 @@ export class SessionJars {
 
   constructor(private readonly opts: { clock: Clock; shared?: SessionJarsShared; logger?: Logger; ttlMs?: number }) {}
 
-  /** The Cookie header for `site` through the session `proxyUrl` (the URL as used: a sticky URL with its id). */
-  async cookieHeader(site: string, proxyUrl: string): Promise<string | undefined> {
-    return cookieHeaderOf(await this.#load(site, proxyUrl), this.opts.clock.now().getTime());
+  /**
+   * The Cookie header for `site` through the session `proxyUrl` (the URL as used: a sticky URL with its id), for a
+   * request to `url` (its `Secure` cookies only over https).
+   */
+  async cookieHeader(site: string, proxyUrl: string, url: string): Promise<string | undefined> {
+    return cookieHeaderOf(await this.#load(site, proxyUrl), this.opts.clock.now().getTime(), url.startsWith('https:'));
   }
 
-  /** Keep what a response through the session set (its Set-Cookie lines, "\n"-joined). */
-  async remember(site: string, proxyUrl: string, setCookie: string | undefined): Promise<void> {
+  /** Keep what a response from `url` (the final one) through the session set (its Set-Cookie lines, "\n"-joined). */
+  async remember(site: string, proxyUrl: string, setCookie: string | undefined, url: string): Promise<void> {
     if (!setCookie) return;
-    const jar = applySetCookie(await this.#load(site, proxyUrl), setCookie, this.opts.clock.now().getTime());
+    const jar = applySetCookie(await this.#load(site, proxyUrl), setCookie, this.opts.clock.now().getTime(), url.startsWith('https:'));
     const key = this.#key(site, proxyUrl);
     this.#local.set(key, jar);
     const shared = this.opts.shared;

@@ -138,6 +138,22 @@ describe('fetch processor with exit tiers', () => {
     expect(cookies.at(-1)).toBeUndefined();
   });
 
+  it("keeps a session's Secure cookies off its http:// requests of the site", async () => {
+    const { h, exits, cookies, proc } = setup((req) =>
+      response(req.url, { html: STATIC_HTML, headers: { 'content-type': 'text/html', 'set-cookie': 'sid=s3cret; Path=/; Secure\nlang=en; Path=/' } }),
+    );
+    for (const url of ['https://mixed.example/a', 'https://mixed.example/b', 'http://mixed.example/c', 'http://mixed.example/d']) {
+      const link = h.links.add(url, { status: 'fetching' });
+      await proc(job(link.id, link.url, { exitTier: 'residential' }));
+    }
+    expect(exits).toEqual([URL1, URL2, URL1, URL2]);
+    // An https answer's Secure cookie goes back over https only; over http:// (in clear, through the proxy) the rest.
+    expect(cookies).toEqual([undefined, undefined, 'lang=en', 'lang=en']);
+    const again = h.links.add('https://mixed.example/e', { status: 'fetching' });
+    await proc(job(again.id, again.url, { exitTier: 'residential' }));
+    expect(cookies.at(-1)).toBe('sid=s3cret; lang=en');
+  });
+
   it('switches a page that needs a browser to the browser on the same exit', async () => {
     const { h, proc } = setup((req) => response(req.url, { html: '<html><head><script src="/app.js"></script></head><body><div id="root"></div></body></html>' }));
     const link = h.links.add('https://app.example/x', { status: 'fetching' });

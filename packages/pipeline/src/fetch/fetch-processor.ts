@@ -498,9 +498,9 @@ async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?:
     }
     // Plain HTTP through a session sends what the site set through that session before (the browsers keep a context
     // per site and exit for the same reason).
-    const jar = deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp ? await deps.jars.cookieHeader(ctx.domain, exit.proxyUrl) : undefined;
+    const jar = deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp ? await deps.jars.cookieHeader(ctx.domain, exit.proxyUrl, ctx.data.url) : undefined;
     const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, jar ? { cookie: jar, ...headers } : headers, exit);
-    if (deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp && attempt.response) await deps.jars.remember(ctx.domain, exit.proxyUrl, attempt.response.headers['set-cookie']);
+    if (deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp && attempt.response) await deps.jars.remember(ctx.domain, exit.proxyUrl, attempt.response.headers['set-cookie'], attempt.response.finalUrl);
     if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) {
       // A proxy of the tier carried the request: the job's waits for its tier are no longer in a row.
       if (ctx.data.exitWaits) ctx.data = { ...ctx.data, exitWaits: 0 };
