@@ -17,7 +17,7 @@ describe('wallVerdict', () => {
     const v = wallVerdict(streak({ refusals: 7 }), 1_000_000 + 60 * MIN, 60 * MIN);
     expect(v).toMatchObject({ kind: 'fail', errorType: 'blocked_captcha' });
     expect(v?.kind === 'fail' && v.message).toBe(
-      "blocked_captcha:cloudflare: the site's wall refused every tool of the fleet up to playwright_stealth (7 refusals in a row, the strongest tool refused for 3600 s; WALL_MAX_WAIT_MS 3600000 ms); re-post the link to try again",
+      "blocked_captcha:cloudflare: the site's wall refused every tool of the fleet up to playwright_stealth (7 refusals in a row, the strongest tool refused for 3600 s; WALL_MAX_WAIT_MS 3600000 ms); not retried: the wall has stood longer than links wait on it",
     );
   });
 });

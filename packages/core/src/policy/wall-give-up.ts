@@ -43,7 +43,7 @@ export function wallVerdict(streak: WallStreak | null, nowMs: number, maxWaitMs:
     message:
       `${streak.reason}: the site's wall refused every tool of the fleet up to ${streak.fetcher} ` +
       `(${streak.refusals} refusals in a row, the strongest tool refused for ${waitedS} s; WALL_MAX_WAIT_MS ${maxWaitMs} ms); ` +
-      're-post the link to try again',
+      'not retried: the wall has stood longer than links wait on it',
   };
 }
 
