@@ -64,6 +64,7 @@ export {
   type RateLimitPauseInput,
 } from './policy/rate-limit.js';
 export { siteUnreachablePause, DEFAULT_UNREACHABLE_BASE_PAUSE_MS, type SiteUnreachableInput, type SiteUnreachableDecision } from './policy/site-unreachable.js';
+export { wallVerdict, wallPauseMs, DEFAULT_WALL_MAX_WAIT_MS, type WallStreak, type WallVerdict } from './policy/wall-give-up.js';
 export { decideOutcome, type OutcomeInput, type OutcomeDecision, type OutcomeKind } from './policy/decide-outcome.js';
 export { safeResponseHeaders, archivedResponseHeaders, SAFE_RESPONSE_HEADERS, MAX_SAFE_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADER_VALUE_LENGTH, MAX_ARCHIVED_HEADERS } from './http/safe-headers.js';
 export { revisitValidators, usableLastModified, type ValidatorSource, type UsableValidators } from './http/revisit-validators.js';

@@ -20,6 +20,7 @@ import {
   DEFAULT_RATE_LIMIT_MIN_PAUSE_MS,
   DEFAULT_UNREACHABLE_BASE_PAUSE_MS,
   DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_WALL_MAX_WAIT_MS,
   FETCHERS,
   FETCHER_ALIASES,
   ROUTING_HEURISTIC_TYPES,
@@ -324,6 +325,12 @@ export const RETRY_ENV = {
    * row, and the MAX_ATTEMPTS-th fails the link with `site_unreachable`. @defaultValue 60000
    */
   UNREACHABLE_PAUSE_BASE_MS: intVar(DEFAULT_UNREACHABLE_BASE_PAUSE_MS, 1, MAX_DURATION_MS),
+  /**
+   * How long links wait on a site whose bot wall refused the strongest tool the fleet runs (stealth, or the top of the
+   * exit ladder) before they fail with the wall's error (`blocked_captcha`, `blocked_403`); the site's own pause goes on
+   * backing off meanwhile. @defaultValue 21600000 (6 h)
+   */
+  WALL_MAX_WAIT_MS: intVar(DEFAULT_WALL_MAX_WAIT_MS, 1, MAX_DURATION_MS),
 };
 
 /** The fetchers' own settings. */

@@ -1,4 +1,4 @@
-import { ERROR_TYPES, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, redactCredentials, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
+import { ERROR_TYPES, FETCHERS, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, redactCredentials, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
 import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
 import type { FetchExit } from '@crawler/fetchers';
 import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '../ports.js';
@@ -85,6 +85,8 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
   switch (decision.kind) {
     case 'success': {
       const res = attempt.response!;
+      // The site served a page: its streak of refusals is over (the next block starts a new one).
+      await deps.wallStreaks?.clear(ctx.domain);
       const done = { status: LINK_STATUSES.done, riskLevel: 0, pausedUntil: null, fetcher, lastErrorType: null, lastError: null } as const;
       if (isNotModified(ctx, attempt)) {
         // The stored page is still the page: its links are followed again for this crawl (a new crawl of a site
@@ -161,6 +163,22 @@ export async function recordRefusal(deps: FetchDeps, known: ReadonlySet<string>,
   await deps.blockedArms.record(ctx.domain, armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }), {
     atMs: Date.now(), errorType: decision.errorType ?? 'blocked', reason: decision.reason, ...escalationOf(deps, known, ctx, decision),
   });
+}
+
+/** The tools in the order a block climbs them: a refused tool with a stronger one in the fleet has not exhausted the ladder. */
+const TOOL_LADDER: readonly string[] = [FETCHERS.simpleHttp, FETCHERS.playwright, FETCHERS.playwrightStealth];
+
+/**
+ * Whether the fleet has a tool left to send after this refusal: the next arm of the exit ladder or the retry policy's
+ * next tool when the fleet runs it, else a stronger browser it runs (the router picks it for a link that avoids the
+ * refused one). False: the wall refused the top of this fleet's ladder.
+ */
+export function hasStrongerTool(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, decision: Decision): boolean {
+  const next = escalationOf(deps, known, ctx, decision).nextFetcher;
+  if (next && known.has(canonicalFetcherName(next.split('@')[0]!))) return true;
+  if (hasProxiedTiers({ known, confidenceThreshold: 1, exitTiers: deps.settings.exitTiers })) return false;
+  const rank = TOOL_LADDER.indexOf(ctx.fetcher);
+  return TOOL_LADDER.some((tool, i) => i > rank && known.has(tool));
 }
 
 /** The re-route of a paused link: the exit ladder's next arm with proxied tiers, else the retry policy's next tool. */

@@ -3,6 +3,8 @@ import { DelayedError } from 'bullmq';
 import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
 import { createFetchProcessor, type FetchSettings } from './fetch-processor.js';
 import type { ArmBlock } from './blocked-arms.js';
+import type { WallStreak } from '@crawler/core';
+import type { WallRefusal } from './wall-streaks.js';
 import { EMPTY_HTML, STATIC_HTML, fakeJob, makeHarness, response } from '../__fixtures__/fakes.js';
 
 const settings: FetchSettings = { fetcherNames: ['simple_http', 'playwright', 'playwright_stealth'], maxAttempts: 4, pauseMaxMs: 24 * 3600_000, fetchTimeoutMs: 1000, fetchMaxBytes: 1 << 20 };
@@ -163,6 +165,69 @@ describe('fetch processor', () => {
     expect(h.pausedDomains).toEqual([{ domain: 'blocked.example', untilMs: row.pausedUntil!.getTime() }]);
     expect(h.routeJobs[0]!.delayMs).toBe(10 * 60_000);
     expect(h.routeJobs[0]!.input).toMatchObject({ blockedFetcher: 'simple_http', nextFetcher: 'playwright_stealth' });
+  });
+
+  it('a wall that refused the strongest tool: links waiting on it fail once WALL_MAX_WAIT_MS has passed, and the site backs off by its streak', async () => {
+    const h = makeHarness();
+    const streaks = memoryStreaks();
+    let paused = false;
+    const gate = {
+      ...h.common.gate,
+      acquire: async (domain: string, o?: { queued?: boolean }) => (paused ? { granted: false as const, reason: 'paused' as const, retryInMs: 20 * 60_000 } : h.common.gate.acquire(domain, o)),
+      domainPause: async () => null,
+    };
+    const proc = fetchProc(h, { gate, wallStreaks: streaks }, { wallMaxWaitMs: 60 * 60_000 });
+    const walled = () => response('https://walled.example/', { status: 403, html: '<html><body>Forbidden</body></html>' });
+    // The stealth browser, the top of this fleet's ladder, is refused: the link pauses, the wall's wait starts.
+    const first = h.links.add('https://walled.example/1', { status: 'fetching' });
+    h.script(walled());
+    expect(await proc(job(first.id, first.url, { fetcher: 'playwright_stealth' }))).toMatchObject({ outcome: 'paused', errorType: 'blocked_403' });
+    expect(streaks.map.get('walled.example')).toMatchObject({ refusals: 1, topSinceMs: h.clock.now().getTime() });
+
+    // A link fed meanwhile waits at the site's pause, never past the wall's budget.
+    paused = true;
+    const fed = h.links.add('https://walled.example/2', { status: 'fetching' });
+    const waiting = job(fed.id, fed.url, { fetcher: 'playwright_stealth' });
+    h.clock.advance(50 * 60_000);
+    await expect(proc(waiting)).rejects.toThrow();
+    expect(h.links.rows.get(fed.id)).toMatchObject({ status: 'paused' });
+    expect(waiting.delayedTo[0]! - Date.now()).toBeLessThanOrEqual(10 * 60_000);
+
+    // The budget is spent: the waiting link ends, with the wall's error and why, and no request.
+    h.clock.advance(10 * 60_000);
+    expect(await proc(job(fed.id, fed.url, { fetcher: 'playwright_stealth' }))).toMatchObject({ outcome: 'failed', errorType: 'blocked_403' });
+    expect(h.links.rows.get(fed.id)).toMatchObject({ status: 'failed', lastErrorType: 'blocked_403' });
+    expect(h.links.rows.get(fed.id)!.lastError).toMatch(/refused every tool of the fleet up to playwright_stealth \(1 refusals in a row/);
+    expect(h.fetchCalls).toHaveLength(1);
+
+    // The site's pause ends and the wall still stands: the refused link fails at once, and the site pauses by its
+    // streak (2 refusals: 20 min), not by the new link's own risk level (10 min).
+    paused = false;
+    const late = h.links.add('https://walled.example/3', { status: 'fetching' });
+    h.script(walled());
+    expect(await proc(job(late.id, late.url, { fetcher: 'playwright_stealth' }))).toMatchObject({ outcome: 'failed', errorType: 'blocked_403' });
+    expect(h.attempts.at(-1)).toMatchObject({ linkId: late.id, isBanned: true, errorType: 'blocked_403' });
+    expect(h.pausedDomains.at(-1)).toEqual({ domain: 'walled.example', untilMs: h.clock.now().getTime() + 20 * 60_000 });
+  });
+
+  it('a refusal with a stronger tool left starts no wall wait, and a page served ends the site\'s streak', async () => {
+    const h = makeHarness();
+    const streaks = memoryStreaks();
+    const proc = fetchProc(h, { wallStreaks: streaks }, { wallMaxWaitMs: 1 });
+    const a = h.links.add('https://climb.example/1', { status: 'fetching' });
+    h.script(response(a.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
+    expect(await proc(job(a.id, a.url))).toMatchObject({ outcome: 'paused' });
+    expect(streaks.map.get('climb.example')).toMatchObject({ refusals: 1, topSinceMs: null });
+    // Without stealth in the fleet the plain browser is the top: its refusal starts the wait.
+    const noStealth = fetchProc(h, { wallStreaks: streaks }, { fetcherNames: ['simple_http', 'playwright'], wallMaxWaitMs: 60_000 });
+    const b = h.links.add('https://climb.example/2', { status: 'fetching' });
+    h.script(response(b.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
+    expect(await noStealth(job(b.id, b.url, { fetcher: 'playwright' }))).toMatchObject({ outcome: 'paused' });
+    expect(streaks.map.get('climb.example')).toMatchObject({ refusals: 2, topSinceMs: h.clock.now().getTime(), fetcher: 'playwright' });
+    const c = h.links.add('https://climb.example/3', { status: 'fetching' });
+    h.script(response(c.url, { html: STATIC_HTML }));
+    expect(await noStealth(job(c.id, c.url, { fetcher: 'playwright' }))).toMatchObject({ outcome: 'done' });
+    expect(streaks.map.has('climb.example')).toBe(false);
   });
 
   it('a refusal reaches the jobs already routed to the arm: a job that waited since climbs the same way without a request', async () => {
@@ -442,4 +507,20 @@ function recordingLogger(into: string[]): Logger {
     error: (...args: unknown[]) => void into.push(String(args.find((a) => typeof a === 'string'))),
   } as Logger;
   return log;
+}
+
+/** WallStreaks in memory, with the Redis script's rules: refusals add up, the first top refusal's time stays. */
+function memoryStreaks() {
+  const map = new Map<string, WallStreak>();
+  return {
+    map,
+    note: async (domain: string, r: WallRefusal) => {
+      const was = map.get(domain);
+      const next: WallStreak = { refusals: (was?.refusals ?? 0) + 1, topSinceMs: was?.topSinceMs ?? (r.top ? r.atMs : null), errorType: r.errorType, reason: r.reason, fetcher: r.fetcher };
+      map.set(domain, next);
+      return next;
+    },
+    read: async (domain: string) => map.get(domain) ?? null,
+    clear: async (domain: string) => void map.delete(domain),
+  };
 }

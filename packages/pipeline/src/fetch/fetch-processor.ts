@@ -30,6 +30,9 @@ import {
   type RobotsVerdict,
   robotsReadableWithoutBrowser,
   robotsReaders,
+  DEFAULT_WALL_MAX_WAIT_MS,
+  wallPauseMs,
+  wallVerdict,
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
 import { exitFailureScope, type ExitFailureScope, type FetchExit, type FetchResult } from '@crawler/fetchers';
@@ -43,7 +46,8 @@ import { analysisInputOf } from './response-analysis.js';
 import { inProcessAnalyzer, type ResponseAnalyzer } from './analysis-pool.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
-import { applyDecision, climbAfterRefusal, failLink, recordExitWait, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
+import { applyDecision, climbAfterRefusal, failLink, hasStrongerTool, recordExitWait, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
+import type { WallStreaks } from './wall-streaks.js';
 import type { ArmBlock, BlockedArms } from './blocked-arms.js';
 import { armKey } from '../router/arm-choice.js';
 import { conditionalHeaders, notModifiedDecision } from './conditional.js';
@@ -63,6 +67,11 @@ export interface FetchSettings {
   exitTiers?: readonly ExitTier[];
   /** How long a job waits when every proxy of its tier is down (PROXY_UNHEALTHY_MS). @defaultValue 60000 */
   proxyUnhealthyMs?: number;
+  /**
+   * How long links wait on a site whose wall refused the fleet's strongest tool before they fail (WALL_MAX_WAIT_MS).
+   * @defaultValue core DEFAULT_WALL_MAX_WAIT_MS (6 h)
+   */
+  wallMaxWaitMs?: number;
 }
 
 export interface FetchDeps {
@@ -106,6 +115,12 @@ export interface FetchDeps {
   blockedArms?: Pick<BlockedArms, 'record' | 'latest'>;
   /** Where responses are validated and their heuristics taken (ANALYSIS_THREADS). Absent: on the event loop. */
   analyzer?: Pick<ResponseAnalyzer, 'analyze' | 'warm'>;
+  /**
+   * The fleet's count of each site's refusals in a row (wall-streaks.ts): the site's pause backs off by it, and links
+   * of a wall no tool passes fail after WALL_MAX_WAIT_MS. Absent: a site pauses by the refused link's risk level, and
+   * its links wait for as long as the wall stands.
+   */
+  wallStreaks?: Pick<WallStreaks, 'note' | 'read' | 'clear'>;
 }
 
 /**
@@ -340,9 +355,9 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
     const attempt: Try = { response, errorType: null, durationMs: 0 };
     // The proxy the probe left through carried this page: the attempt names it, and a block retires it for the site.
     if (stored.exit && deps.exits) ctx.exitUsed = deps.exits.byId(stored.exit.tier, stored.exit.id);
-    const decision = await analyseAndDecide(deps, ctx, attempt);
-    await retireBlockedSession(deps, ctx, decision);
-    await pauseDomainOnPushback(deps, ctx, decision);
+    const decided = await analyseAndDecide(deps, ctx, attempt);
+    await retireBlockedSession(deps, ctx, decided);
+    const decision = await pauseDomainOnPushback(deps, known, ctx, decided);
     return { attempt, decision };
   }
   // Read before the politeness permit is taken: a permit is held only for the request itself.
@@ -354,21 +369,41 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
   try {
     const attempt = await fetchThroughExit(deps, ctx, conditional);
     if ('wait' in attempt) return attempt;
-    const decision = await analyseAndDecide(deps, ctx, attempt);
-    await retireBlockedSession(deps, ctx, decision);
-    await pauseDomainOnPushback(deps, ctx, decision);
-    await recordRefusal(deps, known, ctx, decision);
+    const decided = await analyseAndDecide(deps, ctx, attempt);
+    await retireBlockedSession(deps, ctx, decided);
+    const decision = await pauseDomainOnPushback(deps, known, ctx, decided);
+    await recordRefusal(deps, known, ctx, decided);
     return { attempt, decision };
   } finally {
     await gate.permit.release();
   }
 }
 
-/** The whole site pushed back (a block or a rate limit), not just this page: the fleet stops asking it until the pause ends. */
-async function pauseDomainOnPushback(deps: FetchDeps, ctx: FetchJobContext, decision: Decision): Promise<void> {
-  if (decision.kind !== 'pause' || !decision.isBanned || !decision.pausedUntil) return;
-  await pauseDomainUntil(deps.gate, deps.clock, ctx.domain, decision.pausedUntil, decision.errorType ?? 'blocked');
-  ctx.log.warn({ domain: ctx.domain, pausedUntil: decision.pausedUntil.toISOString(), errorType: decision.errorType, status: ctx.attempts.at(-1)?.httpStatus, reason: decision.reason }, 'domain paused');
+/**
+ * The whole site pushed back (a block or a rate limit), not just this page: the fleet stops asking it until the pause
+ * ends. A block (not a rate limit, which names its own pace) counts in the site's streak: the site's pause backs off by
+ * the streak, so new links (each at risk 0) do not keep it at the first step; and once the wall has refused the
+ * strongest tool for WALL_MAX_WAIT_MS the link fails with the wall's error instead of pausing (core wallVerdict).
+ */
+async function pauseDomainOnPushback(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, decision: Decision): Promise<Decision> {
+  if (decision.kind !== 'pause' || !decision.isBanned || !decision.pausedUntil) return decision;
+  let until = decision.pausedUntil;
+  let decided = decision;
+  if (deps.wallStreaks && decision.errorType !== ERROR_TYPES.rateLimited) {
+    const now = deps.clock.now().getTime();
+    const streak = await deps.wallStreaks.note(ctx.domain, {
+      atMs: now, errorType: decision.errorType ?? ERROR_TYPES.blockedCaptcha, reason: decision.reason, fetcher: armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }), top: !hasStrongerTool(deps, known, ctx, decision),
+    });
+    if (streak) {
+      const siteMs = wallPauseMs(streak.refusals, decision.errorType ?? ERROR_TYPES.blockedCaptcha, { ...deps.settings.pause, maxPauseMs: deps.settings.pauseMaxMs });
+      if (now + siteMs > until.getTime()) until = new Date(now + siteMs);
+      const verdict = wallVerdict(streak, now, deps.settings.wallMaxWaitMs ?? DEFAULT_WALL_MAX_WAIT_MS);
+      if (verdict?.kind === 'fail') decided = { ...decision, kind: 'fail', reason: verdict.message };
+    }
+  }
+  await pauseDomainUntil(deps.gate, deps.clock, ctx.domain, until, decision.errorType ?? 'blocked');
+  ctx.log.warn({ domain: ctx.domain, pausedUntil: until.toISOString(), errorType: decision.errorType, status: ctx.attempts.at(-1)?.httpStatus, reason: decision.reason }, 'domain paused');
+  return decided;
 }
 
 /**
@@ -392,8 +427,18 @@ async function waitForExits(deps: FetchDeps, ctx: FetchJobContext, detail: strin
   return delayJob(ctx.job, ctx.token, delayMs);
 }
 
-/** A politeness wait: the attempts made so far (and a domain pause) are written, then the job is parked. */
-async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wait): Promise<never> {
+/**
+ * A politeness wait: the attempts made so far (and a domain pause) are written, then the job is parked. A link of a
+ * site whose wall refused the fleet's strongest tool waits no longer than WALL_MAX_WAIT_MS after that refusal, then
+ * fails with the wall's error (core wallVerdict); the site's pause goes on protecting the crawler's address.
+ */
+async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wait): Promise<FetchJobResult> {
+  if (wait.reason === 'paused' && deps.wallStreaks) {
+    const now = deps.clock.now().getTime();
+    const verdict = wallVerdict(await deps.wallStreaks.read(ctx.domain), now, deps.settings.wallMaxWaitMs ?? DEFAULT_WALL_MAX_WAIT_MS);
+    if (verdict?.kind === 'fail') return finish(deps, ctx.queue, await failLink(deps, ctx, { errorType: verdict.errorType, message: verdict.message }));
+    if (verdict) wait = { ...wait, retryInMs: Math.max(1, Math.min(wait.retryInMs, verdict.untilMs - now)) };
+  }
   await recordWait(deps, ctx, wait.reason === 'paused' ? new Date(deps.clock.now().getTime() + wait.retryInMs) : null);
   // The job runs again: it keeps that its waits for the exits were broken by a request (only then is it written).
   if (ctx.data.exitWaits === 0 && (ctx.job.data as { exitWaits?: number }).exitWaits) await ctx.job.updateData?.({ ...(ctx.job.data as object), exitWaits: 0 });

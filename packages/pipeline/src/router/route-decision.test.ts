@@ -137,6 +137,14 @@ const cases: Array<[string, Partial<RouteFacts>, RouteStep | ((s: RouteStep) => 
   }],
   ['the domain is paused but the gate cannot say why: the link is paused without an error', { ...TO_PROBE, gate: { granted: false, reason: 'paused', retryInMs: 3 * MIN }, pauseReason: {} },
     { kind: 'delay', delayMs: 3 * MIN, why: 'politeness', effects: [{ kind: 'updateLink', change: { status: 'paused', pausedUntil: at(3 * MIN) } }] }],
+  ['the domain is paused by a wall that refused the strongest tool, its wait spent: the link fails with the wall\'s error', {
+    ...TO_PROBE, gate: { granted: false, reason: 'paused', retryInMs: 3 * MIN },
+    pauseReason: { lastErrorType: 'blocked_captcha', lastError: 'domain shop.example paused', wall: { kind: 'fail', errorType: 'blocked_captcha', message: 'blocked_captcha:cloudflare: the site\'s wall refused every tool' } },
+  }, { kind: 'fail', errorType: 'blocked_captcha', message: 'blocked_captcha:cloudflare: the site\'s wall refused every tool' }],
+  ['the domain is paused by such a wall, its wait not spent: the link waits no longer than its budget', {
+    ...TO_PROBE, gate: { granted: false, reason: 'paused', retryInMs: 3 * MIN },
+    pauseReason: { lastErrorType: 'blocked_captcha', lastError: 'paused', wall: { kind: 'wait', untilMs: NOW.getTime() + MIN } },
+  }, { kind: 'delay', delayMs: MIN, why: 'politeness', effects: [{ kind: 'updateLink', change: { status: 'paused', pausedUntil: at(MIN), lastErrorType: 'blocked_captcha', lastError: 'paused' } }] }],
   ['the domain is busy: the job only waits', { ...TO_PROBE, gate: { granted: false, reason: 'concurrency', retryInMs: 500 } }, { kind: 'delay', delayMs: 500, why: 'politeness', effects: [] }],
   ['the gate grants: probe', TO_PROBE, { kind: 'need', what: 'probe' }],
   // A revisit: the stored version's conditional request replaces the probe (after the learned step and the wall memory).

@@ -18,6 +18,7 @@ import {
   robotsReadableWithoutBrowser,
   robotsReaders,
   type SkipReason,
+  type WallVerdict,
 } from '@crawler/core';
 import type { ProbeRef } from '@crawler/queue';
 import type { RevisitValidators } from '@crawler/db';
@@ -101,8 +102,11 @@ export interface RouteFacts {
   robots?: Pick<RobotsVerdict, 'allowed' | 'reason' | 'unreachable' | 'browser' | 'rateLimited'> | { refused: { code: string; message: string } } | { exitsDown: { message: string } };
   /** The politeness gate's answer to a probe. `granted`: the processor holds the permit until the step is carried out. */
   gate?: { granted: true } | { granted: false; reason: 'paused' | 'concurrency' | 'delay'; retryInMs: number };
-  /** Why the domain is paused, as the link's error (site-pause domainPauseReason; `{}` when the gate cannot say). */
-  pauseReason?: { lastErrorType?: string; lastError?: string };
+  /**
+   * Why the domain is paused, as the link's error (site-pause domainPauseReason; `{}` when the gate cannot say), and
+   * the verdict on a wall that refused the fleet's strongest tool (core wallVerdict; absent or null: none).
+   */
+  pauseReason?: { lastErrorType?: string; lastError?: string; wall?: WallVerdict | null };
   /** The probe's result, with the time its answer came. */
   probe?: { response: Awaited<ReturnType<ProbeFn>>; answeredAt: Date } | { error: unknown; answeredAt: Date };
 }
@@ -231,8 +235,13 @@ export function decideRoute(f: RouteFacts): RouteStep {
     if (f.gate.reason !== 'paused') return { kind: 'delay', delayMs: f.gate.retryInMs, why: 'politeness', effects: [] };
     // The link shows why it waits: the domain's pause reason, not a blank error.
     if (f.pauseReason === undefined) return { kind: 'need', what: 'pauseReason' };
-    const change: LinkChange = { status: LINK_STATUSES.paused, pausedUntil: new Date(now.getTime() + f.gate.retryInMs), ...f.pauseReason };
-    return { kind: 'delay', delayMs: f.gate.retryInMs, why: 'politeness', effects: [{ kind: 'updateLink', change }] };
+    const { wall, ...reason } = f.pauseReason;
+    // A wall that refused the fleet's strongest tool for WALL_MAX_WAIT_MS: the link ends with it. Before that, it waits
+    // no longer than its budget, so it ends on time even behind a long pause of the site.
+    if (wall?.kind === 'fail') return { kind: 'fail', errorType: wall.errorType, message: wall.message };
+    const delayMs = wall ? Math.max(1, Math.min(f.gate.retryInMs, wall.untilMs - now.getTime())) : f.gate.retryInMs;
+    const change: LinkChange = { status: LINK_STATUSES.paused, pausedUntil: new Date(now.getTime() + delayMs), ...reason };
+    return { kind: 'delay', delayMs, why: 'politeness', effects: [{ kind: 'updateLink', change }] };
   }
   if (f.probe === undefined) return { kind: 'need', what: 'probe' };
   return decideAfterProbe(f, f.probe, link.riskLevel);

@@ -23,6 +23,8 @@ import {
   type PolitenessGate,
   type RobotsPolicy,
   type SkipReason,
+  DEFAULT_WALL_MAX_WAIT_MS,
+  wallVerdict,
 } from '@crawler/core';
 import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type ProbeRef, type RouteResult } from '@crawler/queue';
 import type { LearnedSelector, LegacyRoutes, LinkChange, LinkRecord, LinkRepo, ProbeFn, RevisitSource } from '../ports.js';
@@ -32,6 +34,7 @@ import { domainPauseReason, pauseDomainUntil, type PauseSettings } from '../fetc
 import { DecisionCache, SectionScopes, type DomainSetbacks } from './decision-cache.js';
 import { ProbeWalls, type ProbeWallsShared, type WallSighting } from './probe-walls.js';
 import type { BlockedArms } from '../fetch/blocked-arms.js';
+import type { WallStreaks } from '../fetch/wall-streaks.js';
 import type { InlineFetcher } from '../fetch/inline-fetch.js';
 import { decideRoute, type Decision, type DecisionSettings, type RouteEffect, type RouteFacts, type RouteStep } from './route-decision.js';
 
@@ -61,6 +64,8 @@ export interface RouterSettings {
   pause?: PauseSettings;
   /** Exit tiers, cheapest first (config.exitTiers): arms of (fetcher, tier) are scored and priced. @defaultValue direct only */
   exitTiers?: readonly ExitTier[];
+  /** How long links wait on a wall that refused the fleet's strongest tool (WALL_MAX_WAIT_MS). @defaultValue core DEFAULT_WALL_MAX_WAIT_MS */
+  wallMaxWaitMs?: number;
 }
 
 /** A domain's latest attempts, newest first (@crawler/db DomainStateStore). */
@@ -93,6 +98,8 @@ export interface RouterDeps {
   blockedArms?: Pick<BlockedArms, 'latest'>;
   /** Fetches this router may run itself (FETCH_INLINE, inline-fetch.ts); without it every routed link gets a fetch job. */
   inline?: Pick<InlineFetcher, 'claim'>;
+  /** Each site's refusals in a row (fetch workers, wall-streaks.ts): a link waiting on a wall no tool passes ends. */
+  wallStreaks?: Pick<WallStreaks, 'read'>;
 }
 
 /**
@@ -209,6 +216,9 @@ export function createRouteProcessor(deps: RouterDeps) {
           }
           case 'pauseReason':
             facts.pauseReason = await domainPauseReason(deps.gate, domain);
+            if (deps.wallStreaks) {
+              facts.pauseReason.wall = wallVerdict(await deps.wallStreaks.read(domain), now.getTime(), deps.settings.wallMaxWaitMs ?? DEFAULT_WALL_MAX_WAIT_MS);
+            }
             break;
           case 'probe': {
             // The wall memory was read before the permit was granted: a probe of the domain that held it may have met

@@ -190,6 +190,7 @@ export class CrawlerRuntime {
         fetchMaxBytes: config.fetchMaxBytes,
         exitTiers: config.exitTiers,
         proxyUnhealthyMs: config.proxyUnhealthyMs,
+        wallMaxWaitMs: config.wallMaxWaitMs,
       },
     });
     if (config.fetchers.some((f) => wanted.has(f.name))) this.#parts.fetchDeps.analyzer?.warm?.();
@@ -232,6 +233,7 @@ export class CrawlerRuntime {
           maxAttempts: config.maxAttempts,
           pause: pauseSettingsOf(config),
           exitTiers: config.exitTiers,
+          wallMaxWaitMs: config.wallMaxWaitMs,
         },
       });
       const route = this.#workers.guard((job: Job, token?: string) => processRoute(job, token));

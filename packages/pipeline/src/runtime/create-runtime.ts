@@ -9,6 +9,7 @@ import { readRobots } from '../fetch/robots-read.js';
 import { RedisPolitenessGate, RobotsCache, ShardedPolitenessGate } from '@crawler/politeness';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import { BlockedArms } from '../fetch/blocked-arms.js';
+import { WallStreaks } from '../fetch/wall-streaks.js';
 import { ProbeStore } from '../probe/probe-store.js';
 import type { FetcherSource, LearnedSelector, LegacyRoutes, LinkRepo, OutcomeSink, ProbeFn, RevisitSource } from '../ports.js';
 import { CrawlerRuntime } from './crawler-runtime.js';
@@ -157,6 +158,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
   const setbacks = new DomainSetbacks();
   // The arms sites refused, shared by the fleet's fetch workers and routers (blocked-arms.ts).
   const blockedArms = new BlockedArms({ redis, prefix: config.queuePrefix, logger });
+  // A streak outlives its last refusal by the longest wait it decides on: a site left alone longer starts afresh.
+  const wallStreaks = new WallStreaks({ redis, prefix: config.queuePrefix, ttlMs: config.wallMaxWaitMs + config.pauseMaxMs, logger });
   // Threads start on the first response analysed, so a process without fetch workers starts none.
   const analyzer = new AnalysisPool({ threads: config.analysisThreads, logger: logger.child({ component: 'analysis' }), metrics });
   const { store: crawlStore, frontier: crawls } = createCrawlFrontier({ prisma, queues, redis, config, logger, fetchers: registry });
@@ -189,6 +192,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       wallsShared: { redis, prefix: config.queuePrefix, logger },
       // ... and the wall sightings whose arm a fetch found refused since.
       blockedArms,
+      wallStreaks,
       links,
       enqueueFetch: (input) => queues.enqueueFetch(input),
       learning,
@@ -227,6 +231,8 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       revisits,
       // A site's refusal of an arm reaches the jobs the fleet already routed to it (blocked-arms.ts).
       blockedArms,
+      // Each site's refusals in a row: its pause backs off by them, and links of a wall no tool passes end (wall-streaks.ts).
+      wallStreaks,
       analyzer,
     },
   });
