@@ -218,7 +218,8 @@ describe('fetch processor', () => {
     h.script(response(a.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
     expect(await proc(job(a.id, a.url))).toMatchObject({ outcome: 'paused' });
     expect(streaks.map.get('climb.example')).toMatchObject({ refusals: 1, topSinceMs: null });
-    // Without stealth in the fleet the plain browser is the top: its refusal starts the wait.
+    // Without stealth in the fleet the plain browser is the top: its refusal, after the site's pause, starts the wait.
+    h.clock.advance(10 * 60_000);
     const noStealth = fetchProc(h, { wallStreaks: streaks }, { fetcherNames: ['simple_http', 'playwright'], wallMaxWaitMs: 60_000 });
     const b = h.links.add('https://climb.example/2', { status: 'fetching' });
     h.script(response(b.url, { status: 403, html: '<html><body>Forbidden</body></html>' }));
@@ -509,18 +510,27 @@ function recordingLogger(into: string[]): Logger {
   return log;
 }
 
-/** WallStreaks in memory, with the Redis script's rules: refusals add up, the first top refusal's time stays. */
+/**
+ * WallStreaks in memory, with the Redis script's rules (wall-streaks.int.test.ts): a refusal of a request sent after
+ * the last counted one adds up, the first top refusal's time stays.
+ */
 function memoryStreaks() {
   const map = new Map<string, WallStreak>();
+  const countedAt = new Map<string, number>();
   return {
     map,
     note: async (domain: string, r: WallRefusal) => {
       const was = map.get(domain);
-      const next: WallStreak = { refusals: (was?.refusals ?? 0) + 1, topSinceMs: was?.topSinceMs ?? (r.top ? r.atMs : null), errorType: r.errorType, reason: r.reason, fetcher: r.fetcher };
+      const counts = !was || r.sentAtMs > (countedAt.get(domain) ?? -Infinity);
+      if (counts) countedAt.set(domain, r.atMs);
+      const next: WallStreak = { refusals: (was?.refusals ?? 0) + (counts ? 1 : 0), topSinceMs: was?.topSinceMs ?? (r.top ? r.atMs : null), errorType: r.errorType, reason: r.reason, fetcher: r.fetcher };
       map.set(domain, next);
       return next;
     },
     read: async (domain: string) => map.get(domain) ?? null,
-    clear: async (domain: string) => void map.delete(domain),
+    clear: async (domain: string) => {
+      map.delete(domain);
+      countedAt.delete(domain);
+    },
   };
 }

@@ -392,7 +392,7 @@ async function pauseDomainOnPushback(deps: FetchDeps, known: ReadonlySet<string>
   if (deps.wallStreaks && decision.errorType !== ERROR_TYPES.rateLimited) {
     const now = deps.clock.now().getTime();
     const streak = await deps.wallStreaks.note(ctx.domain, {
-      atMs: now, errorType: decision.errorType ?? ERROR_TYPES.blockedCaptcha, reason: decision.reason, fetcher: armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }), top: !hasStrongerTool(deps, known, ctx, decision),
+      atMs: now, sentAtMs: now - Math.max(0, ctx.attempts.at(-1)?.durationMs ?? 0), errorType: decision.errorType ?? ERROR_TYPES.blockedCaptcha, reason: decision.reason, fetcher: armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }), top: !hasStrongerTool(deps, known, ctx, decision),
     });
     if (streak) {
       const siteMs = wallPauseMs(streak.refusals, decision.errorType ?? ERROR_TYPES.blockedCaptcha, { ...deps.settings.pause, maxPauseMs: deps.settings.pauseMaxMs });

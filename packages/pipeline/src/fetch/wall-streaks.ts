@@ -4,6 +4,11 @@ import type { Logger, WallStreak } from '@crawler/core';
 /** One refusal as the streak records it. */
 export interface WallRefusal {
   atMs: number;
+  /**
+   * When the refused request left (the fleet's clock). It counts as one more refusal in a row only when it left after
+   * the last counted one was noted: requests in flight together when the wall went up are one refusal, not a streak.
+   */
+  sentAtMs: number;
   errorType: string;
   reason: string;
   /** The refused arm (core armKey). */
@@ -12,9 +17,14 @@ export interface WallRefusal {
   top: boolean;
 }
 
-// One script, so refusals counted at once by several workers all count and the first top refusal's time stays.
+// One script, so refusals noted at once by several workers are judged against each other and the first top refusal's
+// time stays. A refusal counts when its request left after the last counted refusal was noted (countedAtMs).
 const NOTE = `
-local n = redis.call('HINCRBY', KEYS[1], 'refusals', 1)
+local counted = tonumber(redis.call('HGET', KEYS[1], 'countedAtMs'))
+if not counted or tonumber(ARGV[7]) > counted then
+  redis.call('HINCRBY', KEYS[1], 'refusals', 1)
+  redis.call('HSET', KEYS[1], 'countedAtMs', ARGV[1])
+end
 if ARGV[5] == '1' then redis.call('HSETNX', KEYS[1], 'topSinceMs', ARGV[1]) end
 redis.call('HSET', KEYS[1], 'errorType', ARGV[2], 'reason', ARGV[3], 'fetcher', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
@@ -44,7 +54,7 @@ export class WallStreaks {
   /** Count one more refusal of `domain`; the streak after it, or null when Redis could not say. */
   async note(domain: string, r: WallRefusal): Promise<WallStreak | null> {
     try {
-      const flat = (await this.#redis.eval(NOTE, 1, this.#key(domain), String(Math.floor(r.atMs)), r.errorType, r.reason, r.fetcher, r.top ? '1' : '0', String(this.#ttlMs))) as string[];
+      const flat = (await this.#redis.eval(NOTE, 1, this.#key(domain), String(Math.floor(r.atMs)), r.errorType, r.reason, r.fetcher, r.top ? '1' : '0', String(this.#ttlMs), String(Math.floor(r.sentAtMs)))) as string[];
       return parseStreak(Object.fromEntries(pairs(flat)));
     } catch (err) {
       this.#logger?.warn({ err, domain }, 'could not count the site\'s refusal; its pause does not back off by the site\'s streak this time');
