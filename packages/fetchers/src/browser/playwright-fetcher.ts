@@ -9,6 +9,7 @@ import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
 import { DomChanges } from './dom-changes.js';
+import { NavigationBudget } from './navigation-budget.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import { cookieWithin, type ClearanceStore } from './clearance-store.js';
 import { SolveFlights, forSite, sentCookiesOf, solveScopeOf, waitForSolve, wentWithout, type SentCookies, type SolveResult } from './solve-flights.js';
@@ -298,6 +299,7 @@ export class PlaywrightFetcher extends BaseFetcher {
     const network = trackNetwork(page);
     const documents = new DocumentTracker(page);
     const noContent = watchNoContent(page);
+    const navigations = NavigationBudget.watch(page);
     try {
       if (Object.keys(req.headers).length > 0) await page.setExtraHTTPHeaders(req.headers);
       const deadline = req.startedAt + req.timeoutMs;
@@ -351,7 +353,7 @@ export class PlaywrightFetcher extends BaseFetcher {
           return other;
         }
       }
-      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge, first ?? challenge, current, deadline) : null;
+      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, navigations, challenge, first ?? challenge, current, deadline) : null;
       if (!encounter && documents.documents.length === 1 && mayClearItself(current.status(), html, isEmpty)) {
         // A page with a script that no detector knows, answered with a wall's status or with nothing to read (a wall
         // family we have not met): give the script a moment to ask for the page again, then judge it by what it did
@@ -435,6 +437,10 @@ export class PlaywrightFetcher extends BaseFetcher {
       network.stop();
       documents.stop();
       noContent.stop();
+      await navigations.stop();
+      if (navigations.refused > 0) {
+        this.log.warn({ url: req.url.href, navigations: navigations.sent, refused: navigations.refused }, 'page kept navigating by itself: stopped on the document it had');
+      }
     }
   }
 
@@ -448,7 +454,7 @@ export class PlaywrightFetcher extends BaseFetcher {
    * the result at once, as it would be after the wait, whether it is the first page, the one the interstitial led to,
    * or the one it turned into.
    */
-  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, challenge: RenderedChallenge, first: RenderedChallenge, shown: Response, fetchDeadline: number): Promise<ChallengeEncounter> {
+  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, navigations: NavigationBudget, challenge: RenderedChallenge, first: RenderedChallenge, shown: Response, fetchDeadline: number): Promise<ChallengeEncounter> {
     const { vendor, kind } = challenge;
     const encounter: ChallengeEncounter = { vendor, kind, firstVendor: first.vendor, firstKind: first.kind, cleared: false, waitedMs: 0, documents: documents.documents };
     if (kind !== 'interstitial') {
@@ -468,7 +474,8 @@ export class PlaywrightFetcher extends BaseFetcher {
     let judgedAt = started;
     let inPlaceReads = 0;
     try {
-      while (Date.now() < deadline) {
+      // A page stopped from navigating further cannot reload into content: the rest of the wait would be for nothing.
+      while (Date.now() < deadline && navigations.refused === 0) {
         if (!(await documents.next(seen, Math.min(deadline, Date.now() + DOM_LOOK_MS)))) {
           if (Date.now() - judgedAt < spacingMs || !(await dom.changed())) continue;
           judgedAt = Date.now();
