@@ -341,6 +341,10 @@ export class PlaywrightFetcher extends BaseFetcher {
       // A script may already have replaced the first document (a quick interstitial): what counts is the latest one.
       let current = documents.last ?? response;
       let headers = await current.allHeaders();
+      // A rendered page past the cap ends here, before its HTML is judged and waited on: its UTF-8 is at least as many
+      // bytes as its UTF-16 code units. (A viewer's page is not the result: its document's bytes are.)
+      const shownType = mimeTypeOf(headers['content-type']);
+      if (html.length > req.maxBytes && (shownType === null || RENDERED_TYPES.has(shownType))) throw await this.#renderedTooLarge(current, req);
       const { challenge, isEmpty } = renderedVerdict(current.status(), headers, html);
       // A check may already have reloaded into this challenge (a refusal after a JS check) before the first look: the
       // encounter started on that check.
@@ -417,7 +421,8 @@ export class PlaywrightFetcher extends BaseFetcher {
       // Shift_JIS and shows mojibake. (The header outranks a <meta charset> left in the markup.)
       if (html !== null && headers['content-type']) headers = { ...headers, 'content-type': withUtf8Charset(headers['content-type']) };
       if (body.length > req.maxBytes) {
-        throw new FetchError('too_large', `${html === null ? 'body' : 'rendered HTML'} exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
+        if (html !== null) throw await this.#renderedTooLarge(current, req);
+        throw new FetchError('too_large', `body exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
       }
       const text = !isTextualType(contentType, body) ? null : (html ?? decodeText(body, sniffCharset(body, headers['content-type'])));
       return {
@@ -527,6 +532,25 @@ export class PlaywrightFetcher extends BaseFetcher {
     encounter.waitedMs = Date.now() - started;
     this.log.debug({ url: page.url(), vendor: encounter.vendor, kind: encounter.kind, firstVendor: encounter.firstVendor, waitedMs: encounter.waitedMs, documents: encounter.documents.length, inPlaceReads }, 'waited on a challenge page');
     return encounter;
+  }
+
+  /**
+   * The rendered page outgrew the byte cap. When the page as served fits and reads as a page (neither empty nor a
+   * challenge), it is plain HTTP's to store, as served: Chromium's serialisation quotes every attribute and closes
+   * every element, so a page of bare links grows by half. Otherwise it is too large for any tool.
+   */
+  async #renderedTooLarge(served: Response, req: PreparedRequest): Promise<FetchError> {
+    const what = `rendered HTML exceeds ${req.maxBytes} bytes`;
+    const context = { url: req.originalUrl, fetcher: this.name };
+    const body = await served.body().catch(() => null);
+    if (body !== null && body.length > 0 && body.length <= req.maxBytes) {
+      const headers = await served.allHeaders().catch(() => ({}) as Record<string, string>);
+      const verdict = renderedVerdict(served.status(), headers, decodeText(body, sniffCharset(body, headers['content-type'])));
+      if (!verdict.isEmpty && verdict.challenge === undefined) {
+        return new FetchError('wrong_tool', `${what}; the page as served (${body.length} bytes) is readable: plain HTTP stores it`, context);
+      }
+    }
+    return new FetchError('too_large', what, context);
   }
 
   /** The page passed a wall: its context's cookies are the clearance the site's other pages, and the rest of the fleet, can start with. */
