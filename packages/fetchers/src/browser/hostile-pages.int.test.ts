@@ -15,6 +15,11 @@ const NOT_HTML: Record<string, { type: string; body: Uint8Array }> = {
   '/pixel.png': { type: 'image/png', body: PNG },
 };
 
+// Unquoted and unclosed, as a generated page writes them: Chromium serialises each as `<a href="/p/1"></a>`, so the
+// rendered page is 40 % larger than the page as served.
+const BARE_LINKS = 40_000;
+const bareLinks = staticArticle({ title: 'Every product' }).replace('</body>', `${Array.from({ length: BARE_LINKS }, (_, i) => `<a href=/p/${i}>`).join('')}</body>`);
+
 /** Pages of the open web that fight the browser rather than the crawler: each must end in bounded time, and the next page must still load. */
 describe('hostile pages in the browser', () => {
   let server: TestServer;
@@ -46,6 +51,7 @@ describe('hostile pages in the browser', () => {
             this.attachShadow({ mode: 'open' }).innerHTML = '<h2>Harbour lamp</h2><p>Price: <slot name="price">unknown</slot></p><a href="/lamp/reviews">Reviews</a><inner-note></inner-note>'; } });
           customElements.define('inner-note', class extends HTMLElement { constructor() { super(); this.attachShadow({ mode: 'open' }).innerHTML = '<p>Ships in two days</p>'; } });</script></body></html>`,
       },
+      '/bare-links': { body: bareLinks },
       '/no-content': (_req, res) => res.writeHead(204).end(),
       '/login-required': (_req, res) => res.writeHead(401, { 'content-type': 'text/html', 'www-authenticate': 'Basic realm="staff"' }).end('<html><body><p>Log in first.</p></body></html>'),
       '/moved-to-no-content': (_req, res) => res.writeHead(302, { location: '/no-content' }).end(),
@@ -76,6 +82,18 @@ describe('hostile pages in the browser', () => {
     const next = await fetcher.fetch({ url: server.url('/'), timeoutMs: 10_000 });
     expect(next.text).toContain('An ordinary page');
   }, 120_000);
+
+  it('hands a page whose rendering outgrows the byte cap to plain HTTP when the page as served fits and is readable', async () => {
+    // The rendered HTML past maxBytes was too_large, a failure for good, for a page plain HTTP stores: 500,000 links
+    // served in 7 MB rendered to 11.9 MB, past the 10 MiB cap, after every browser attempt's full wait.
+    const maxBytes = Math.ceil(Buffer.byteLength(bareLinks) * 1.1);
+    const err = await fetcher.fetch({ url: server.url('/bare-links'), maxBytes }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FetchError);
+    expect({ code: (err as FetchError).code, message: (err as FetchError).message }).toEqual({ code: 'wrong_tool', message: expect.stringMatching(/rendered HTML exceeds \d+ bytes/) });
+    // Below the size as served, the page is too large for either tool.
+    const small = await fetcher.fetch({ url: server.url('/bare-links'), maxBytes: Math.floor(Buffer.byteLength(bareLinks) / 2) }).catch((e: unknown) => e);
+    expect((small as FetchError).code).toBe('too_large');
+  });
 
   it('stores the text and links of open shadow roots, nested ones and slotted light nodes included', async () => {
     const r = await fetcher.fetch({ url: server.url('/component') });

@@ -9,6 +9,7 @@ import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
 import { DomChanges } from './dom-changes.js';
+import { NavigationBudget } from './navigation-budget.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import { cookieWithin, type ClearanceStore } from './clearance-store.js';
 import { SolveFlights, forSite, sentCookiesOf, solveScopeOf, waitForSolve, wentWithout, type SentCookies, type SolveResult } from './solve-flights.js';
@@ -298,6 +299,7 @@ export class PlaywrightFetcher extends BaseFetcher {
     const network = trackNetwork(page);
     const documents = new DocumentTracker(page);
     const noContent = watchNoContent(page);
+    const navigations = NavigationBudget.watch(page);
     try {
       if (Object.keys(req.headers).length > 0) await page.setExtraHTTPHeaders(req.headers);
       const deadline = req.startedAt + req.timeoutMs;
@@ -339,6 +341,10 @@ export class PlaywrightFetcher extends BaseFetcher {
       // A script may already have replaced the first document (a quick interstitial): what counts is the latest one.
       let current = documents.last ?? response;
       let headers = await current.allHeaders();
+      // A rendered page past the cap ends here, before its HTML is judged and waited on: its UTF-8 is at least as many
+      // bytes as its UTF-16 code units. (A viewer's page is not the result: its document's bytes are.)
+      const shownType = mimeTypeOf(headers['content-type']);
+      if (html.length > req.maxBytes && (shownType === null || RENDERED_TYPES.has(shownType))) throw await this.#renderedTooLarge(current, req);
       const { challenge, isEmpty } = renderedVerdict(current.status(), headers, html);
       // A check may already have reloaded into this challenge (a refusal after a JS check) before the first look: the
       // encounter started on that check.
@@ -351,7 +357,7 @@ export class PlaywrightFetcher extends BaseFetcher {
           return other;
         }
       }
-      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, challenge, first ?? challenge, current, deadline) : null;
+      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, navigations, challenge, first ?? challenge, current, deadline) : null;
       if (!encounter && documents.documents.length === 1 && mayClearItself(current.status(), html, isEmpty)) {
         // A page with a script that no detector knows, answered with a wall's status or with nothing to read (a wall
         // family we have not met): give the script a moment to ask for the page again, then judge it by what it did
@@ -415,7 +421,8 @@ export class PlaywrightFetcher extends BaseFetcher {
       // Shift_JIS and shows mojibake. (The header outranks a <meta charset> left in the markup.)
       if (html !== null && headers['content-type']) headers = { ...headers, 'content-type': withUtf8Charset(headers['content-type']) };
       if (body.length > req.maxBytes) {
-        throw new FetchError('too_large', `${html === null ? 'body' : 'rendered HTML'} exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
+        if (html !== null) throw await this.#renderedTooLarge(current, req);
+        throw new FetchError('too_large', `body exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
       }
       const text = !isTextualType(contentType, body) ? null : (html ?? decodeText(body, sniffCharset(body, headers['content-type'])));
       return {
@@ -435,6 +442,10 @@ export class PlaywrightFetcher extends BaseFetcher {
       network.stop();
       documents.stop();
       noContent.stop();
+      await navigations.stop();
+      if (navigations.refused > 0) {
+        this.log.warn({ url: req.url.href, navigations: navigations.sent, refused: navigations.refused }, 'page kept navigating by itself: stopped on the document it had');
+      }
     }
   }
 
@@ -448,7 +459,7 @@ export class PlaywrightFetcher extends BaseFetcher {
    * the result at once, as it would be after the wait, whether it is the first page, the one the interstitial led to,
    * or the one it turned into.
    */
-  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, challenge: RenderedChallenge, first: RenderedChallenge, shown: Response, fetchDeadline: number): Promise<ChallengeEncounter> {
+  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, navigations: NavigationBudget, challenge: RenderedChallenge, first: RenderedChallenge, shown: Response, fetchDeadline: number): Promise<ChallengeEncounter> {
     const { vendor, kind } = challenge;
     const encounter: ChallengeEncounter = { vendor, kind, firstVendor: first.vendor, firstKind: first.kind, cleared: false, waitedMs: 0, documents: documents.documents };
     if (kind !== 'interstitial') {
@@ -468,7 +479,8 @@ export class PlaywrightFetcher extends BaseFetcher {
     let judgedAt = started;
     let inPlaceReads = 0;
     try {
-      while (Date.now() < deadline) {
+      // A page stopped from navigating further cannot reload into content: the rest of the wait would be for nothing.
+      while (Date.now() < deadline && navigations.refused === 0) {
         if (!(await documents.next(seen, Math.min(deadline, Date.now() + DOM_LOOK_MS)))) {
           if (Date.now() - judgedAt < spacingMs || !(await dom.changed())) continue;
           judgedAt = Date.now();
@@ -520,6 +532,25 @@ export class PlaywrightFetcher extends BaseFetcher {
     encounter.waitedMs = Date.now() - started;
     this.log.debug({ url: page.url(), vendor: encounter.vendor, kind: encounter.kind, firstVendor: encounter.firstVendor, waitedMs: encounter.waitedMs, documents: encounter.documents.length, inPlaceReads }, 'waited on a challenge page');
     return encounter;
+  }
+
+  /**
+   * The rendered page outgrew the byte cap. When the page as served fits and reads as a page (neither empty nor a
+   * challenge), it is plain HTTP's to store, as served: Chromium's serialisation quotes every attribute and closes
+   * every element, so a page of bare links grows by half. Otherwise it is too large for any tool.
+   */
+  async #renderedTooLarge(served: Response, req: PreparedRequest): Promise<FetchError> {
+    const what = `rendered HTML exceeds ${req.maxBytes} bytes`;
+    const context = { url: req.originalUrl, fetcher: this.name };
+    const body = await served.body().catch(() => null);
+    if (body !== null && body.length > 0 && body.length <= req.maxBytes) {
+      const headers = await served.allHeaders().catch(() => ({}) as Record<string, string>);
+      const verdict = renderedVerdict(served.status(), headers, decodeText(body, sniffCharset(body, headers['content-type'])));
+      if (!verdict.isEmpty && verdict.challenge === undefined) {
+        return new FetchError('wrong_tool', `${what}; the page as served (${body.length} bytes) is readable: plain HTTP stores it`, context);
+      }
+    }
+    return new FetchError('too_large', what, context);
   }
 
   /** The page passed a wall: its context's cookies are the clearance the site's other pages, and the rest of the fleet, can start with. */
