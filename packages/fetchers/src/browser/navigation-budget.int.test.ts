@@ -38,6 +38,9 @@ describe('a page that keeps navigating the browser', () => {
       '/hop-2': { body: page('Hop 2', { head: '<meta http-equiv="refresh" content="0; url=/hop-3">' }) },
       '/hop-3': { body: page('Hop 3', { script: "location.href = '/landed';" }) },
       '/landed': { body: staticArticle({ title: 'Landed after three hops' }) },
+      // An iframe that refreshes itself (a widget's misconfigured refresh): its navigations are requests to the site too.
+      '/framed': { body: page('Hosts a frame', { script: "document.body.appendChild(Object.assign(document.createElement('iframe'), { src: '/frame-refresh' }));" }) },
+      '/frame-refresh': { body: '<!DOCTYPE html><html><head><meta http-equiv="refresh" content="0"></head><body>frame</body></html>' },
     };
     server = await startTestServer(routes);
     fetcher = createPlaywrightFetcher({ allowPrivateNetworks: true });
@@ -70,6 +73,14 @@ describe('a page that keeps navigating the browser', () => {
     expect(r.finalUrl).toBe(site.url(site.requests.filter((q) => q.path.startsWith(path)).at(-1)!.path));
     const next = await browser.fetch({ url: site.url('/') });
     expect(next.text).toContain('An ordinary page');
+  }, 60_000);
+
+  it('bounds an iframe that refreshes itself as it bounds the page, and returns the page', async () => {
+    server.resetHits();
+    const r = await fetcher.fetch({ url: server.url('/framed'), timeoutMs: 20_000 });
+    const frameRequests = server.requests.filter((q) => q.path === '/frame-refresh').length;
+    expect({ status: r.status, page: r.text?.includes('Hosts a frame'), bounded: frameRequests <= MAX_NAVIGATIONS }).toEqual({ status: 200, page: true, bounded: true });
+    expect(frameRequests).toBeGreaterThan(1);
   }, 60_000);
 
   it('follows a chain of a few hops made by scripts and a refresh to its content', async () => {

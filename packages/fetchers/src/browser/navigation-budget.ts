@@ -1,4 +1,4 @@
-import type { Page, Request, Route } from 'playwright-core';
+import type { Frame, Page, Request, Route } from 'playwright-core';
 
 /**
  * Main-frame navigations one render of a page may send to the network: the crawler's own, and up to seven the page
@@ -10,21 +10,24 @@ import type { Page, Request, Route } from 'playwright-core';
 export const MAX_NAVIGATIONS = 8;
 
 /**
- * Counts the main-frame navigations of a page and, once it has used {@link MAX_NAVIGATIONS}, aborts every further one
- * before it leaves the browser: the page stays on the document it shows, as when a navigation ends without a
- * document. Redirect hops are not navigations of their own. The page's requests are intercepted only from its first
- * navigation of its own on: an ordinary page costs nothing but the count.
+ * Counts the navigations of each frame of a page and, once a frame has used {@link MAX_NAVIGATIONS}, aborts every
+ * further one of it before it leaves the browser: the frame stays on the document it shows, as when a navigation ends
+ * without a document. An iframe that refreshes itself sends the site requests as the page does, so it gets the same
+ * budget. Redirect hops are not navigations of their own. The page's requests are intercepted only from the first
+ * navigation a frame starts by itself on: an ordinary page costs nothing but the count.
  */
 export class NavigationBudget {
-  #sent = 0;
+  readonly #sent = new Map<Frame, number>();
   #refused = 0;
+  #framesRefused = 0;
   #route: ((route: Route) => Promise<void>) | null = null;
   #installing: Promise<void> | null = null;
   readonly #onRequest = (r: Request) => {
-    if (!this.#isNavigation(r)) return;
-    this.#sent += 1;
-    // The page navigates by itself: from now on each navigation is let through or refused before it is sent.
-    if (this.#sent >= 2 && !this.#installing) this.#installing = this.#intercept();
+    const frame = this.#navigatingFrame(r);
+    if (!frame) return;
+    const sent = this.#count(frame);
+    // A frame navigates by itself: from now on each navigation is let through or refused before it is sent.
+    if (sent >= 2 && !this.#installing) this.#installing = this.#intercept();
   };
 
   private constructor(readonly page: Page) {
@@ -36,27 +39,39 @@ export class NavigationBudget {
     return new NavigationBudget(page);
   }
 
-  /** Navigations sent to the network (redirect hops not counted). */
+  /** The main frame's navigations sent to the network (redirect hops not counted). */
   get sent(): number {
-    return this.#sent;
+    return this.#sent.get(this.page.mainFrame()) ?? 0;
   }
 
-  /** Navigations the page tried past the budget, each aborted before it was sent. */
+  /** Navigations the page (its main frame) tried past the budget, each aborted before it was sent. */
   get refused(): number {
     return this.#refused;
+  }
+
+  /** Navigations iframes tried past their budget, each aborted before it was sent. */
+  get framesRefused(): number {
+    return this.#framesRefused;
+  }
+
+  #count(frame: Frame): number {
+    const n = (this.#sent.get(frame) ?? 0) + 1;
+    this.#sent.set(frame, n);
+    return n;
   }
 
   async #intercept(): Promise<void> {
     // Requests seen by the listener until the route is in place were sent; after it, the route counts them.
     const route = async (route: Route) => {
-      const r = route.request();
-      if (!this.#isNavigation(r)) return route.fallback().catch(() => undefined);
-      if (this.#sent >= MAX_NAVIGATIONS) {
-        this.#refused += 1;
+      const frame = this.#navigatingFrame(route.request());
+      if (!frame) return route.fallback().catch(() => undefined);
+      if ((this.#sent.get(frame) ?? 0) >= MAX_NAVIGATIONS) {
+        if (frame === this.page.mainFrame()) this.#refused += 1;
+        else this.#framesRefused += 1;
         // 'aborted' (ERR_ABORTED) leaves the document in place; another error would replace it with Chromium's error page.
         return route.abort('aborted').catch(() => undefined);
       }
-      this.#sent += 1;
+      this.#count(frame);
       return route.fallback().catch(() => undefined);
     };
     this.#route = route;
@@ -64,13 +79,14 @@ export class NavigationBudget {
     this.page.off('request', this.#onRequest);
   }
 
-  #isNavigation(r: Request): boolean {
-    if (!r.isNavigationRequest() || r.redirectedFrom() !== null) return false;
+  /** The frame `r` navigates, when it is a navigation of its own (not a redirect hop). */
+  #navigatingFrame(r: Request): Frame | null {
+    if (!r.isNavigationRequest() || r.redirectedFrom() !== null) return null;
     try {
-      return r.frame() === this.page.mainFrame();
+      return r.frame();
     } catch {
       // A service worker's request has no frame.
-      return false;
+      return null;
     }
   }
 

@@ -443,8 +443,8 @@ export class PlaywrightFetcher extends BaseFetcher {
       documents.stop();
       noContent.stop();
       await navigations.stop();
-      if (navigations.refused > 0) {
-        this.log.warn({ url: req.url.href, navigations: navigations.sent, refused: navigations.refused }, 'page kept navigating by itself: stopped on the document it had');
+      if (navigations.refused > 0 || navigations.framesRefused > 0) {
+        this.log.warn({ url: req.url.href, navigations: navigations.sent, refused: navigations.refused, framesRefused: navigations.framesRefused }, 'page kept navigating by itself: stopped on the document it had');
       }
     }
   }
