@@ -19,6 +19,13 @@ describe('parseWorkerEnv', () => {
     expect(env.crawler.routerConcurrency).toBe(3 + 2 + 2);
   });
 
+  it('takes a METRICS_TOKEN of at least 24 characters, and none by default', () => {
+    expect(parseWorkerEnv(BASE).metricsToken).toBeUndefined();
+    expect(parseWorkerEnv({ ...BASE, METRICS_TOKEN: '  ' }).metricsToken).toBeUndefined();
+    expect(parseWorkerEnv({ ...BASE, METRICS_TOKEN: 'f'.repeat(48) }).metricsToken).toBe('f'.repeat(48));
+    expect(() => parseWorkerEnv({ ...BASE, METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN.*at least 24 characters/);
+  });
+
   it('turns /metrics off with METRICS_PORT=off and accepts 0 for a free port', () => {
     expect(parseWorkerEnv({ ...BASE, METRICS_PORT: 'off' }).metricsPort).toBeNull();
     expect(parseWorkerEnv({ ...BASE, METRICS_PORT: '0' }).metricsPort).toEqual({ port: 0, fallback: false });

@@ -41,6 +41,23 @@ export const WORKER_ENV = {
    * authentication (a container that is scraped from its network sets 0.0.0.0). @defaultValue '127.0.0.1'
    */
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  /**
+   * A bearer token /metrics then asks for (`Authorization: Bearer <token>`, Prometheus' `authorization.credentials`),
+   * at least 24 characters (`openssl rand -hex 24`): for a METRICS_HOST reachable from a network strangers share.
+   * /healthz and /readyz stay open. @defaultValue none: /metrics open to whoever reaches METRICS_HOST
+   */
+  METRICS_TOKEN: z
+    .string()
+    .optional()
+    .transform((v, ctx): string | undefined => {
+      const token = v?.trim() ?? '';
+      if (token === '') return undefined;
+      if (token.length < 24) {
+        ctx.addIssue({ code: 'custom', message: 'expected at least 24 characters (openssl rand -hex 24)' });
+        return z.NEVER;
+      }
+      return token;
+    }),
   /** How often a health line (queue depths, jobs done, memory) is logged. @defaultValue 30000 */
   HEALTH_LOG_INTERVAL_MS: intVar(30_000, 100, MAX_TIMER_MS),
   /** How long SIGTERM waits for in-flight jobs before aborting their fetches. @defaultValue 30000 */

@@ -193,7 +193,7 @@ export class MetricsPortInUseError extends Error {
  */
 async function listenForMetrics(metrics: PrometheusPipelineMetrics, env: WorkerEnv, logger: Logger, readiness: () => Promise<Readiness>): Promise<MetricsServer> {
   const { port, fallback } = env.metricsPort!;
-  const start = (p: number) => startMetricsServer({ registry: metrics.registry, port: p, host: env.metricsHost, logger, readiness });
+  const start = (p: number) => startMetricsServer({ registry: metrics.registry, port: p, host: env.metricsHost, logger, readiness, ...(env.metricsToken ? { bearerToken: env.metricsToken } : {}) });
   try {
     return await start(port);
   } catch (err) {

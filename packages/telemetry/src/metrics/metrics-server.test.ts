@@ -18,6 +18,26 @@ describe('startMetricsServer', () => {
     expect((await fetch(`http://127.0.0.1:${server.port}/other`)).status).toBe(404);
   });
 
+  it('with a bearer token, serves /metrics only to a request that sends it; /healthz and /readyz stay open', async () => {
+    const metrics = createPipelineMetrics();
+    const token = 'a'.repeat(24) + 'token';
+    const guarded = await startMetricsServer({ registry: metrics.registry, port: 0, host: '127.0.0.1', bearerToken: token });
+    try {
+      const url = `http://127.0.0.1:${guarded.port}`;
+      const none = await fetch(`${url}/metrics`);
+      expect([none.status, none.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="metrics"']);
+      expect(await none.text()).not.toContain('crawler_');
+      expect((await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
+      expect((await fetch(`${url}/metrics`, { headers: { authorization: `Basic ${token}` } })).status).toBe(401);
+      const ok = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect([ok.status, (await ok.text()).includes('crawler_')]).toEqual([200, true]);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    } finally {
+      await guarded.close();
+    }
+  });
+
   it('answers /healthz while the process runs, and /readyz with its checks: 200 when they pass, 503 when one fails', async () => {
     const metrics = createPipelineMetrics();
     let redis = 'ok';

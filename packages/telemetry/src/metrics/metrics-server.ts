@@ -1,4 +1,5 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { silentLogger, type Logger } from '@crawler/core';
@@ -24,6 +25,12 @@ export interface MetricsServerOptions {
   headersTimeoutMs?: number;
   /** How long a client may take to send a whole request (these are GETs: no body to wait for); at least headersTimeoutMs. @defaultValue 10000 */
   requestTimeoutMs?: number;
+  /**
+   * When set, GET /metrics answers only a request that sends `Authorization: Bearer <token>` (Prometheus'
+   * `authorization: { credentials: … }`); others get a 401. /healthz and /readyz stay open for orchestrators' probes:
+   * they say nothing but ok or fail.
+   */
+  bearerToken?: string;
 }
 
 /** What GET /readyz reports: each check's verdict (`ok`, `fail`: never a driver's words, which name hosts), and whether all passed. */
@@ -75,6 +82,10 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
+    if (options.bearerToken !== undefined && !hasBearer(req, options.bearerToken)) {
+      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="metrics"' }).end('unauthorized');
+      return;
+    }
     render().then(
       ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
       (err: unknown) => {
@@ -99,4 +110,13 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
         server.closeAllConnections();
       })),
   };
+}
+
+/** Whether `req` carries `Authorization: Bearer <token>`, compared in constant time. */
+function hasBearer(req: IncomingMessage, token: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  if (!m) return false;
+  const given = Buffer.from(m[1]!);
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
 }
