@@ -59,6 +59,12 @@ export function refreshTarget(content: string): string | null {
 /** Elements and the attribute that names a page to crawl. Scripts, styles and images are resources, not pages. */
 const LINK_ATTRIBUTE: Record<string, string> = { a: 'href', area: 'href', iframe: 'src', frame: 'src' };
 
+/**
+ * Where a `<base>` open tag may be (htmlparser2 ends a tag name at whitespace, `/` or `>`): a page without one has
+ * its links resolved as the parse goes. Text that only looks like one (in a script) costs the slower way, no more.
+ */
+const BASE_TAG = /<base[\s/>]/i;
+
 /** `<link rel=alternate>` types that name the page's RSS or Atom feed. */
 const FEED_TYPES = new Set(['application/rss+xml', 'application/atom+xml', 'application/feed+json']);
 
@@ -80,58 +86,20 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
   let canonical: string | null = null;
   let nofollowAll = false;
   let truncated = 0;
-  // Raw values, resolved once the parse is over: a <base> may come after links in broken markup, and only the first
-  // one counts, as in browsers (which also apply it to links before it).
-  const raw: Array<{ value: string; nofollow: boolean; refresh?: boolean }> = [];
-  const parser = createHtmlParser({
-    onopentag(name, attribs) {
-      const attr = LINK_ATTRIBUTE[name];
-      if (attr !== undefined) {
-        const value = attribs[attr];
-        if (value !== undefined) raw.push({ value, nofollow: name !== 'iframe' && name !== 'frame' && relTokens(attribs.rel).includes('nofollow') });
-        return;
-      }
-      if (name === 'link') {
-        const rel = relTokens(attribs.rel);
-        const href = attribs.href;
-        if (href === undefined) return;
-        if (rel.includes('canonical') && canonical === null) canonical = href;
-        else if (rel.includes('next')) raw.push({ value: href, nofollow: rel.includes('nofollow') });
-        // The page's feed lists the site's newest pages: a crawl reads it as it reads a sitemap.
-        else if (followFeeds && rel.includes('alternate') && FEED_TYPES.has(decodeAttribute(attribs.type ?? '').trim().toLowerCase())) raw.push({ value: href, nofollow: rel.includes('nofollow') });
-      } else if (name === 'base' && !baseSeen && attribs.href !== undefined) {
-        baseSeen = true;
-        try {
-          base = new URL(decodeAttribute(attribs.href).trim(), pageUrl).href;
-        } catch {
-          // An unusable <base> is ignored, as browsers do.
-        }
-      } else if (name === 'meta' && decodeAttribute(attribs['http-equiv'] ?? '').trim().toLowerCase() === 'refresh') {
-        const target = refreshTarget(decodeAttribute(attribs.content ?? ''));
-        if (target !== null) raw.push({ value: target, nofollow: false, refresh: true });
-      } else if (name === 'meta' && (attribs.name ?? '').toLowerCase() === 'robots') {
-        const content = decodeAttribute(attribs.content ?? '').toLowerCase();
-        if (/\b(nofollow|none)\b/.test(content)) nofollowAll = true;
-      }
-    },
-  });
-  parser.end(html);
-  const fromHeader = opts.refreshHeader === undefined ? null : refreshTarget(opts.refreshHeader);
-  if (fromHeader !== null) raw.unshift({ value: fromHeader, nofollow: false, refresh: true });
-
   const byUrl = new Map<string, ExtractedLink>();
   // Each spelling is resolved once (a navigation repeats its hrefs), and none past the cap: a hostile page's millionth
   // anchor costs a map lookup, not a URL parse and normalization on the worker's event loop.
   const bySpelling = new Map<string, ExtractedLink | null>();
   let refresh: string | null = null;
-  for (const r of raw) {
+  /** One occurrence, in document order, resolved against `base`. `nofollowAll` is applied once the parse is over. */
+  const take = (value: string, nofollow: boolean, isRefresh: boolean): void => {
     // A refresh's URL was decoded with its content attribute (or came from a header): it is not an attribute value.
-    const spelling = r.refresh ? r.value : decodeAttribute(r.value);
+    const spelling = isRefresh ? value : decodeAttribute(value);
     let link = bySpelling.get(spelling);
     if (link === undefined) {
       if (byUrl.size >= maxLinks) {
         truncated += 1;
-        continue;
+        return;
       }
       const url = canonicalCrawlUrl(spelling, base, opts.trackingParams);
       link = url === null ? null : (byUrl.get(url) ?? null);
@@ -142,9 +110,55 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
       bySpelling.set(spelling, link);
     }
     // A followed occurrence of a link beats a nofollow one.
-    if (link !== null && !(r.nofollow || nofollowAll)) link.nofollow = false;
-    if (r.refresh && refresh === null && link !== null) refresh = link.url;
-  }
+    if (link !== null && !nofollow) link.nofollow = false;
+    if (isRefresh && refresh === null && link !== null) refresh = link.url;
+  };
+  // Links are resolved as they come, unless the page may have a `<base>`: only the first one counts, and it applies
+  // to the links before it too (broken markup puts it after some), so then the raw values wait for the parse's end.
+  // Otherwise a page of 500,000 anchors would hold 500,000 raw values at once.
+  const deferred: Array<{ value: string; nofollow: boolean; refresh: boolean }> | null = BASE_TAG.test(html) ? [] : null;
+  const found = (value: string, nofollow: boolean, isRefresh = false): void => {
+    if (deferred === null) take(value, nofollow, isRefresh);
+    else deferred.push({ value, nofollow, refresh: isRefresh });
+  };
+  const fromHeader = opts.refreshHeader === undefined ? null : refreshTarget(opts.refreshHeader);
+  if (fromHeader !== null) found(fromHeader, false, true);
+  const parser = createHtmlParser({
+    onopentag(name, attribs) {
+      const attr = LINK_ATTRIBUTE[name];
+      if (attr !== undefined) {
+        const value = attribs[attr];
+        if (value !== undefined) found(value, name !== 'iframe' && name !== 'frame' && relTokens(attribs.rel).includes('nofollow'));
+        return;
+      }
+      if (name === 'link') {
+        const rel = relTokens(attribs.rel);
+        const href = attribs.href;
+        if (href === undefined) return;
+        if (rel.includes('canonical') && canonical === null) canonical = href;
+        else if (rel.includes('next')) found(href, rel.includes('nofollow'));
+        // The page's feed lists the site's newest pages: a crawl reads it as it reads a sitemap.
+        else if (followFeeds && rel.includes('alternate') && FEED_TYPES.has(decodeAttribute(attribs.type ?? '').trim().toLowerCase())) found(href, rel.includes('nofollow'));
+      } else if (name === 'base' && !baseSeen && attribs.href !== undefined) {
+        baseSeen = true;
+        try {
+          base = new URL(decodeAttribute(attribs.href).trim(), pageUrl).href;
+        } catch {
+          // An unusable <base> is ignored, as browsers do.
+        }
+      } else if (name === 'meta' && decodeAttribute(attribs['http-equiv'] ?? '').trim().toLowerCase() === 'refresh') {
+        const target = refreshTarget(decodeAttribute(attribs.content ?? ''));
+        if (target !== null) found(target, false, true);
+      } else if (name === 'meta' && (attribs.name ?? '').toLowerCase() === 'robots') {
+        const content = decodeAttribute(attribs.content ?? '').toLowerCase();
+        if (/\b(nofollow|none)\b/.test(content)) nofollowAll = true;
+      }
+    },
+  });
+  parser.end(html);
+  if (deferred !== null) for (const r of deferred) take(r.value, r.nofollow, r.refresh);
+  // `<meta name=robots content=nofollow>` anywhere in the page makes every link nofollow.
+  if (nofollowAll) for (const link of byUrl.values()) link.nofollow = true;
   const canonicalUrl = canonical === null ? null : canonicalCrawlUrl(decodeAttribute(canonical), base, opts.trackingParams);
   return { links: [...byUrl.values()], canonical: canonicalUrl, nofollowAll, truncated, refresh };
 }
