@@ -66,9 +66,11 @@ export {
 } from './job-control.js';
 export {
   analyzeResponse,
+  analysisInputOf,
   type ProbeVerdict,
   judgeProbe,
 } from './fetch/response-analysis.js';
+export { AnalysisPool, type AnalysisPoolOptions } from './fetch/analysis-pool.js';
 export {
   type RouterSettings,
   type DomainStateReader,

@@ -70,6 +70,32 @@ describe('extractLinks', () => {
     expect(r.truncated).toBe(40);
   });
 
+  it('reads a page the same with or without a <base> (resolved during the parse only without one)', () => {
+    // Past the batch resolved during the parse (1,024 raw values), with repeats across batches, nofollow mixed in, a
+    // Refresh header, and a meta refresh past the cap.
+    const anchors = Array.from({ length: 3000 }, (_, i) => `<a href="/p${i % 2500}"${i % 7 === 0 ? ' rel=nofollow' : ''}>${i}</a>`).join('');
+    const body = `<a href="/a" rel=nofollow>a</a><a href="/b">b</a>${anchors}<a href="/a">a again</a><meta http-equiv=refresh content="0; url=/r">`;
+    const opts = { maxLinks: 2000, refreshHeader: '5; url=/h' };
+    const without = extractLinks(body, 'https://site.test/', opts);
+    // The same page with a <base> that changes nothing, late and in capitals: its links wait for the parse's end.
+    const withBase = extractLinks(`${body}<BASE\nhref="https://site.test/">`, 'https://site.test/', opts);
+    expect(without).toEqual(withBase);
+    expect(without.links).toHaveLength(2000);
+    expect(without.links.slice(0, 4).map((l) => l.url)).toEqual(['/h', '/a', '/b', '/p0'].map((p) => `https://site.test${p}`));
+    expect(without.links[1]).toEqual({ url: 'https://site.test/a', nofollow: false });
+    // /p1997../p2499 once each (503), their repeats /p0../p499 are known; the meta refresh (1).
+    expect(without.truncated).toBe(504);
+    expect(without.refresh).toBe('https://site.test/h');
+  });
+
+  it('makes every link nofollow for a robots meta that comes after them', () => {
+    const anchors = Array.from({ length: 1500 }, (_, i) => `<a href="/p${i}">${i}</a>`).join('');
+    const r = extractLinks(`${anchors}<a href="/b" rel=nofollow>b</a><meta name=robots content=none>`, PAGE);
+    expect(r.nofollowAll).toBe(true);
+    expect(r.links).toHaveLength(1501);
+    expect(r.links.every((l) => l.nofollow)).toBe(true);
+  });
+
   it('survives hostile markup', () => {
     const html = `<a href="/ok">ok</a><a href='/single'>s</a><a href=/bare>b</a><script>document.write('<a href="/in-script">')</script>
       <!-- <a href="/commented"> --><a href="/unclosed`;

@@ -59,6 +59,54 @@ export function refreshTarget(content: string): string | null {
 /** Elements and the attribute that names a page to crawl. Scripts, styles and images are resources, not pages. */
 const LINK_ATTRIBUTE: Record<string, string> = { a: 'href', area: 'href', iframe: 'src', frame: 'src' };
 
+/** Where a `<base>` open tag may be (htmlparser2 ends a tag name at whitespace, `/` or `>`); text that only looks like one costs no more than the end-of-parse resolution. */
+const BASE_TAG = /<base[\s/>]/i;
+
+/** Raw link values resolved at once during the parse of a page without a `<base>`. */
+const RESOLVE_BATCH = 1024;
+
+interface RawLink {
+  value: string;
+  nofollow: boolean;
+  refresh?: boolean;
+}
+
+/** What the batches resolved during the parse hold: extractLinks carries on from it. */
+interface EarlyLinks {
+  byUrl: Map<string, ExtractedLink>;
+  bySpelling: Map<string, ExtractedLink | null>;
+  truncated: number;
+  refresh: string | null;
+}
+
+/**
+ * Resolve `raw` against `base` into `into` and empty it, as extractLinks' own loop does (which this leaves out of the
+ * common path: it ran ~10% slower on ordinary pages once moved out). The robots meta may come later: extractLinks
+ * applies it at the end.
+ */
+function resolveEarly(raw: RawLink[], base: string, into: EarlyLinks, maxLinks: number, trackingParams: TrackingParamFilter | undefined): void {
+  for (const r of raw) {
+    const spelling = r.refresh ? r.value : decodeAttribute(r.value);
+    let link = into.bySpelling.get(spelling);
+    if (link === undefined) {
+      if (into.byUrl.size >= maxLinks) {
+        into.truncated += 1;
+        continue;
+      }
+      const url = canonicalCrawlUrl(spelling, base, trackingParams);
+      link = url === null ? null : (into.byUrl.get(url) ?? null);
+      if (url !== null && link === null) {
+        link = { url, nofollow: true };
+        into.byUrl.set(url, link);
+      }
+      into.bySpelling.set(spelling, link);
+    }
+    if (link !== null && !r.nofollow) link.nofollow = false;
+    if (r.refresh && into.refresh === null && link !== null) into.refresh = link.url;
+  }
+  raw.length = 0;
+}
+
 /** `<link rel=alternate>` types that name the page's RSS or Atom feed. */
 const FEED_TYPES = new Set(['application/rss+xml', 'application/atom+xml', 'application/feed+json']);
 
@@ -82,9 +130,15 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
   let truncated = 0;
   // Raw values, resolved once the parse is over: a <base> may come after links in broken markup, and only the first
   // one counts, as in browsers (which also apply it to links before it).
-  const raw: Array<{ value: string; nofollow: boolean; refresh?: boolean }> = [];
+  const raw: RawLink[] = [];
+  // On a page with no `<base>` in its text the base is the page's URL from the start, so raw values are resolved a
+  // batch at a time as the parse goes: a page of 500,000 anchors then does not hold 500,000 of them at once.
+  const early: EarlyLinks | null = BASE_TAG.test(html) ? null : { byUrl: new Map(), bySpelling: new Map(), truncated: 0, refresh: null };
+  const fromHeader = opts.refreshHeader === undefined ? null : refreshTarget(opts.refreshHeader);
+  if (fromHeader !== null) raw.push({ value: fromHeader, nofollow: false, refresh: true });
   const parser = createHtmlParser({
     onopentag(name, attribs) {
+      if (early !== null && raw.length >= RESOLVE_BATCH) resolveEarly(raw, pageUrl, early, maxLinks, opts.trackingParams);
       const attr = LINK_ATTRIBUTE[name];
       if (attr !== undefined) {
         const value = attribs[attr];
@@ -116,14 +170,17 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
     },
   });
   parser.end(html);
-  const fromHeader = opts.refreshHeader === undefined ? null : refreshTarget(opts.refreshHeader);
-  if (fromHeader !== null) raw.unshift({ value: fromHeader, nofollow: false, refresh: true });
 
-  const byUrl = new Map<string, ExtractedLink>();
   // Each spelling is resolved once (a navigation repeats its hrefs), and none past the cap: a hostile page's millionth
   // anchor costs a map lookup, not a URL parse and normalization on the worker's event loop.
-  const bySpelling = new Map<string, ExtractedLink | null>();
-  let refresh: string | null = null;
+  const byUrl = early?.byUrl ?? new Map<string, ExtractedLink>();
+  const bySpelling = early?.bySpelling ?? new Map<string, ExtractedLink | null>();
+  let refresh: string | null = early?.refresh ?? null;
+  if (early !== null) {
+    truncated = early.truncated;
+    // The robots meta came after the links resolved early: it applies to them too.
+    if (nofollowAll) for (const link of byUrl.values()) link.nofollow = true;
+  }
   for (const r of raw) {
     // A refresh's URL was decoded with its content attribute (or came from a header): it is not an attribute value.
     const spelling = r.refresh ? r.value : decodeAttribute(r.value);

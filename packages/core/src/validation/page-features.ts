@@ -213,6 +213,15 @@ interface Frame {
   nonBlankAtEntry: number;
 }
 const SKIPPED: Frame = { skipped: true, invisible: false, block: false, head: false, mountId: null, nonBlankAtEntry: 0 };
+const INVISIBLE_FRAME: Frame = { skipped: false, invisible: true, block: false, head: false, mountId: null, nonBlankAtEntry: 0 };
+/**
+ * The frames of elements that are no mount candidate, by [block][head]: shared, as nothing in them is per element. A
+ * hostile page holds 200,000 elements open at once (unclosed `<div>`s or `<a>`s), and a frame object each was ~15 MB.
+ */
+const PLAIN: Frame = { skipped: false, invisible: false, block: false, head: false, mountId: null, nonBlankAtEntry: 0 };
+const PLAIN_BLOCK: Frame = { skipped: false, invisible: false, block: true, head: false, mountId: null, nonBlankAtEntry: 0 };
+const PLAIN_HEAD: Frame = { skipped: false, invisible: false, block: false, head: true, mountId: null, nonBlankAtEntry: 0 };
+const PLAIN_BLOCK_HEAD: Frame = { skipped: false, invisible: false, block: true, head: true, mountId: null, nonBlankAtEntry: 0 };
 
 /**
  * Parse once and measure everything the validators need, in one pass over htmlparser2's events (no DOM is built):
@@ -301,7 +310,7 @@ export function extractPageFeatures(html: string, options: { publicParserOnly?: 
     }
     if (INVISIBLE.has(name)) {
       skipDepth = 1;
-      stack.push({ skipped: false, invisible: true, block: false, head: false, mountId: null, nonBlankAtEntry: 0 });
+      stack.push(INVISIBLE_FRAME);
       return;
     }
     const block = BLOCK_TAGS.has(name);
@@ -311,7 +320,7 @@ export function extractPageFeatures(html: string, options: { publicParserOnly?: 
     if (head) headDepth += 1;
     const mountId = id && !hidden ? id : null;
     if (mountId !== null) mountEntries.push(nonBlank);
-    stack.push({ skipped: false, invisible: false, block, head, mountId, nonBlankAtEntry: nonBlank });
+    stack.push(mountId === null ? (block ? (head ? PLAIN_BLOCK_HEAD : PLAIN_BLOCK) : head ? PLAIN_HEAD : PLAIN) : { skipped: false, invisible: false, block, head, mountId, nonBlankAtEntry: nonBlank });
   }
   const handler: Partial<Handler> = {
     onopentag(name, rawAttribs) {

@@ -355,7 +355,7 @@ async function readBody(
     } finally {
       raw.destroy();
     }
-    return new Uint8Array(Buffer.concat(chunks, Math.min(total, maxBytes)));
+    return joinChunks(chunks, Math.min(total, maxBytes));
   }
   let rawTotal = 0;
   let rawEnded = false;
@@ -417,7 +417,16 @@ async function readBody(
     replay.destroy();
     raw.destroy();
   }
-  return new Uint8Array(Buffer.concat(chunks, Math.min(total, maxBytes)));
+  return joinChunks(chunks, Math.min(total, maxBytes));
+}
+
+/**
+ * The chunks as one plain Uint8Array over the joined Buffer's memory: `new Uint8Array(buffer)` would copy it, a third
+ * copy of the body (chunks, joined, copied) alive until the next GC.
+ */
+function joinChunks(chunks: Buffer[], length: number): Uint8Array {
+  const joined = Buffer.concat(chunks, length);
+  return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
 }
 
 /**

@@ -102,6 +102,17 @@ describe('AnalysisPool', () => {
     expect(new Set(got.map((a) => a.validation.isBlocked)).size).toBe(2);
   });
 
+  it('sends a long page\'s first bytes only, leaving the response\'s own bytes whole, and gives the same analysis', async () => {
+    const text = `<html><head><title>long</title></head><body><p>${'words of a long page '.repeat(400_000)}</p></body></html>`;
+    const body = new TextEncoder().encode(text);
+    const snap = { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body, charset: 'utf-8' };
+    const got = await pool({ threads: 1 }).analyze(snap);
+    expect(body.byteLength).toBe(text.length);
+    expect(body[body.byteLength - 1]).toBe(0x3e);
+    expect(got).toEqual(analyzeSnapshot({ status: 200, headers: snap.headers, body: text }));
+    expect(got.validation.isBlocked).toBe(false);
+  });
+
   it('starts no thread until the first response, and none with 0 threads', async () => {
     const lazy = pool({ threads: 1 });
     expect(lazy.threads).toBe(0);

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { silentLogger, type Logger, type PipelineMetrics } from '@crawler/core';
 import { ANALYSIS_WORKER_MARK, type AnalysisReply, type AnalysisRequest, type ResponseAnalysis } from './analysis-protocol.js';
-import { analyzeSnapshot, type AnalysisInput } from './response-analysis.js';
+import { analysedByteCount, analyzeSnapshot, type AnalysisInput } from './response-analysis.js';
 
 /** Where the fetch worker has its responses validated and their heuristics taken. */
 export interface ResponseAnalyzer {
@@ -121,9 +121,13 @@ export class AnalysisPool implements ResponseAnalyzer {
     }
     const id = this.#nextId++;
     thread.pending.set(id, { snap, resolve, reject });
-    const req: AnalysisRequest = { id, snap };
+    // Only the bytes the analysis reads go, as a copy moved to the thread (a clone would be two copies, whole); the
+    // pending request keeps the response as it is, for the event loop should the thread die.
+    const needed = typeof snap.body === 'string' ? snap.body.length : analysedByteCount(snap);
+    const cut = typeof snap.body !== 'string' && needed < snap.body.byteLength ? snap.body.slice(0, needed) : null;
+    const req: AnalysisRequest = { id, snap: cut ? { ...snap, body: cut } : snap };
     try {
-      thread.worker.postMessage(req);
+      thread.worker.postMessage(req, cut ? [cut.buffer as ArrayBuffer] : []);
     } catch (err) {
       // Not cloneable (it is plain data: this would be a bug): analysed here instead.
       thread.pending.delete(id);

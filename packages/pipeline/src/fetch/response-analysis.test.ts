@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { staticArticle } from '@crawler/testkit';
-import { analyzeSnapshot } from './response-analysis.js';
+import { MAX_ANALYSED_BYTES } from '@crawler/core';
+import { analysedByteCount, analyzeSnapshot } from './response-analysis.js';
 
 const HTML = { 'content-type': 'text/html; charset=utf-8' };
 const fingerprint = (body: string | Uint8Array, headers: Record<string, string> = HTML) => analyzeSnapshot({ status: 200, headers, body }).textSha256;
@@ -33,5 +34,49 @@ describe('the text fingerprint of a response', () => {
     expect(fingerprint(new Uint8Array([0x25, 0x50, 0x44, 0x46, 0x2d]), { 'content-type': 'application/pdf' })).toBeNull();
     const huge = `<html><body>${'<p>words and more words</p>'.repeat(100_000)}</body></html>`;
     expect(fingerprint(huge)).toBeNull();
+  });
+});
+
+describe('the analysis of a body longer than it reads', () => {
+  const page = (text: string) => `<!doctype html><html><head><title>long</title></head><body><p>${text}</p></body></html>`;
+  /** The analysis of the bytes with their charset, against that of the whole text decoded beforehand (never cut). */
+  const both = (text: string, contentType: string, charset: string, bytes = new TextEncoder().encode(text)) => {
+    const headers = { 'content-type': contentType };
+    return { cut: analyzeSnapshot({ status: 200, headers, body: bytes, charset }), whole: analyzeSnapshot({ status: 200, headers, body: text }), used: analysedByteCount({ status: 200, headers, body: bytes, charset }), bytes };
+  };
+
+  it('reads few enough bytes of a long ASCII page, and gives what the whole text gives', () => {
+    const r = both(page('plain words '.repeat(600_000)), 'text/html; charset=utf-8', 'utf-8');
+    expect(r.used).toBeLessThan(r.bytes.byteLength);
+    expect(r.cut).toEqual(r.whole);
+  });
+
+  it('fingerprints a page of three-byte characters whose text fits though its bytes are three times the limit', () => {
+    // Just under MAX_ANALYSED_BYTES characters, about 6 MiB of UTF-8: the text is read whole, so it is fingerprinted.
+    const r = both(page('漢'.repeat(MAX_ANALYSED_BYTES - 200)), 'text/html; charset=utf-8', 'utf-8');
+    expect(r.bytes.byteLength).toBeGreaterThan(3 * MAX_ANALYSED_BYTES - 1000);
+    expect(r.whole.textSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(r.cut).toEqual(r.whole);
+    // Past the limit by a few characters: cut, and not fingerprinted, either way.
+    const over = both(page('漢'.repeat(MAX_ANALYSED_BYTES + 10)), 'text/html; charset=utf-8', 'utf-8');
+    expect(over.used).toBeLessThan(over.bytes.byteLength);
+    expect(over.whole.textSha256).toBeNull();
+    expect(over.cut).toEqual(over.whole);
+  });
+
+  it('reads the whole of a body that is blank as far as the cut, and of a charset whose characters take any bytes', () => {
+    const blankFirst = both(`${' '.repeat(7 * 1024 * 1024)}{"a":1}`, 'application/json', 'utf-8');
+    expect(blankFirst.used).toBe(blankFirst.bytes.byteLength);
+    expect(blankFirst.whole.validation.isEmpty).toBe(false);
+    expect(blankFirst.cut).toEqual(blankFirst.whole);
+    // No-break spaces are blank to the analysis too, though none of their bytes is an ASCII space.
+    const nbspFirst = both(`${'\u00a0'.repeat(3.5 * 1024 * 1024)}{"a":1}`, 'application/json', 'utf-8');
+    expect(nbspFirst.used).toBe(nbspFirst.bytes.byteLength);
+    expect(nbspFirst.cut).toEqual(nbspFirst.whole);
+    const latin = both(page('mots '.repeat(600_000)), 'text/html; charset=windows-1252', 'windows-1252');
+    expect(latin.used).toBe(MAX_ANALYSED_BYTES + 4);
+    expect(latin.cut).toEqual(latin.whole);
+    const jis = both(page('mots '.repeat(600_000)), 'text/html; charset=iso-2022-jp', 'iso-2022-jp');
+    expect(jis.used).toBe(jis.bytes.byteLength);
   });
 });

@@ -3,6 +3,7 @@ import {
   classifyProbe,
   errorTypeOf,
   extractResponseHeuristics,
+  isWindows1252Label,
   MAX_ANALYSED_BYTES,
   validateResponseDetailed,
   type PageFeatures,
@@ -39,9 +40,36 @@ export function analyzeResponse(res: Pick<FetchResult, 'status' | 'headers' | 'b
 /** analyzeResponse on the core's view of the response (what the analysis pool's threads receive). */
 export function analyzeSnapshot(input: AnalysisInput): ResponseAnalysis {
   const { charset, ...view } = input;
-  const snap: ResponseSnapshot = charset !== undefined && typeof view.body !== 'string' ? { ...view, body: decodeText(view.body, charset) } : view;
+  const snap: ResponseSnapshot = charset !== undefined && typeof view.body !== 'string'
+    ? { ...view, body: decodeText(view.body.subarray(0, analysedByteCount(input)), charset) }
+    : view;
   const { result: validation, page } = validateResponseDetailed(snap);
   return { validation, heuristics: extractResponseHeuristics(snap, validation), textSha256: textFingerprint(snap.body, page) };
+}
+
+/** UTF-8's labels, lower-case as sniffCharset gives them. */
+const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8']);
+
+/**
+ * How many of a byte body's first bytes the analysis needs: it reads MAX_ANALYSED_BYTES characters of the text (UTF-16
+ * units), and only whether there are more (then the fingerprint is null). A unit takes at most 3 bytes in UTF-8
+ * (a 4-byte character is 2 units; a bad byte run of up to 3 is 1) and 1 in windows-1252, and a BOM and a character
+ * cut at the end take a few more: so many bytes decode to the same first units, and more than MAX_ANALYSED_BYTES of
+ * them. Other charsets (ISO-2022-JP spends any number of bytes on escapes) and a prefix without any ASCII non-space
+ * byte (whether the body is blank is read from all of it) need the whole body. A 10 MiB page is then not decoded whole,
+ * nor copied whole to the analysis thread, to read 2 MiB of it.
+ */
+export function analysedByteCount(input: AnalysisInput): number {
+  const body = input.body;
+  if (input.charset === undefined || typeof body === 'string') return typeof body === 'string' ? body.length : body.byteLength;
+  const unitBytes = UTF8_LABELS.has(input.charset) ? 3 : isWindows1252Label(input.charset) ? 1 : 0;
+  const limit = unitBytes * (MAX_ANALYSED_BYTES + 4);
+  if (unitBytes === 0 || body.byteLength <= limit) return body.byteLength;
+  for (let i = 0; i < limit; i++) {
+    const b = body[i]!;
+    if (b < 0x80 && b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d) return limit;
+  }
+  return body.byteLength;
 }
 
 /**
