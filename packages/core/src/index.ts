@@ -105,7 +105,7 @@ export { extractLinks, robotsHeaderNofollow, type ExtractedLink, type ExtractLin
 export { limitHtmlNesting, MAX_READABLE_DEPTH } from './crawl/limit-nesting.js';
 export { extractXmlLinks, looksLikeFeed, type XmlDocumentKind, type XmlPageLinks } from './crawl/extract-feed-links.js';
 export { extractJsonFeedLinks } from './crawl/extract-json-feed-links.js';
-export { parseSitemap, sitemapsFromRobots, type SitemapEntries } from './crawl/sitemap.js';
+export { parseLastmod, parseSitemap, sitemapsFromRobots, type SitemapEntries } from './crawl/sitemap.js';
 export {
   parseEnv,
   envSchema,
@@ -142,6 +142,7 @@ export {
   type ConfigIssue,
 } from './config/env.js';
 export * from './schedule/revisit-policy.js';
+export * from './schedule/sitemap-freshness.js';
 export * from './exits/index.js';
 export { Semaphore } from './concurrency/semaphore.js';
 export { sharedWhilePending, withTimeout } from './concurrency/bounded-wait.js';

@@ -18,6 +18,8 @@ export interface ChangingSite {
   requests(path?: string): RecordedRequest[];
   /** What the site answered, per request, in order: `path status`. */
   answers(): string[];
+  /** Absolute URL of the site's sitemap (`/sitemap.xml`, served when started with `sitemap: true`). */
+  sitemapUrl(): string;
   close(): Promise<void>;
 }
 
@@ -25,12 +27,16 @@ export interface ChangingSite {
 const EPOCH_MS = Date.parse('2026-01-01T00:00:00Z');
 
 /**
- * Start a site with the given pages. A page with `etag` answers `If-None-Match` carrying its current ETag with a 304;
+ * Start a site with the given pages. With `sitemap`, `/sitemap.xml` lists every page with a `<lastmod>`: the time
+ * the site started, then the wall-clock time of the page's last change() (robots.txt is a 404, so a crawl finds the
+ * sitemap at its default place). A page with `etag` answers `If-None-Match` carrying its current ETag with a 304;
  * one with `last-modified` answers an `If-Modified-Since` at or after its modification date with a 304; pages with
  * neither always send the body. Each revision's body differs (its number is in the text).
  */
-export async function startChangingSite(pages: Record<string, PageValidator>, opts: { host?: string } = {}): Promise<ChangingSite> {
+export async function startChangingSite(pages: Record<string, PageValidator>, opts: { host?: string; sitemap?: boolean } = {}): Promise<ChangingSite> {
   const revisions = new Map(Object.keys(pages).map((p) => [p, 1]));
+  const startedAt = new Date();
+  const changedAt = new Map<string, Date>();
   const answers: string[] = [];
   const etagOf = (path: string) => `"${path.replace(/\W/g, '')}-r${revisions.get(path)}"`;
   const modifiedOf = (path: string) => new Date(EPOCH_MS + revisions.get(path)! * 86_400_000);
@@ -57,6 +63,12 @@ export async function startChangingSite(pages: Record<string, PageValidator>, op
       },
     ]),
   );
+  if (opts.sitemap) {
+    routes['/sitemap.xml'] = (_req: IncomingMessage, res: ServerResponse) => {
+      const entries = Object.keys(pages).map((p) => `<url><loc>${server.url(p)}</loc><lastmod>${(changedAt.get(p) ?? startedAt).toISOString()}</lastmod></url>`);
+      res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${entries.join('')}</urlset>`);
+    };
+  }
   const server = await startTestServer(routes, { host: opts.host });
   return {
     server,
@@ -65,10 +77,12 @@ export async function startChangingSite(pages: Record<string, PageValidator>, op
       const r = revisions.get(path);
       if (r === undefined) throw new Error(`no page ${path}`);
       revisions.set(path, r + 1);
+      changedAt.set(path, new Date());
     },
     revision: (path) => revisions.get(path) ?? 0,
     requests: (path) => server.requests.filter((r) => path === undefined || r.path === path),
     answers: () => [...answers],
+    sitemapUrl: () => server.url('/sitemap.xml'),
     close: () => server.close(),
   };
 }

@@ -10,7 +10,21 @@ describe('parseSitemap', () => {
         <url><loc>ftp://a.test/no</loc></url>
         <loc>https://a.test/stray</loc>
       </urlset>`;
-    expect(parseSitemap(xml)).toEqual({ urls: ['https://a.test/one?x=1&y=2', 'https://a.test/two'], sitemaps: [], truncated: 0 });
+    expect(parseSitemap(xml)).toEqual({ urls: ['https://a.test/one?x=1&y=2', 'https://a.test/two'], sitemaps: [], truncated: 0, lastModified: new Map([['https://a.test/one?x=1&y=2', Date.parse('2024-01-01T00:00:00Z')]]) });
+  });
+
+  it("reads each page's <lastmod>, before or after its <loc>, and skips one that is no W3C date", () => {
+    const xml = `<urlset>
+      <url><lastmod>2026-11-28T10:30:00+01:00</lastmod><loc>https://a.test/first</loc></url>
+      <url><loc>https://a.test/second</loc><lastmod> 2026-11-27 </lastmod></url>
+      <url><loc>https://a.test/bad</loc><lastmod>yesterday</lastmod></url>
+      <url><loc>https://a.test/none</loc></url>
+      <url><loc>https://a.test/second</loc><lastmod>2026-11-20</lastmod></url>
+    </urlset>`;
+    expect(parseSitemap(xml).lastModified).toEqual(new Map([
+      ['https://a.test/first', Date.parse('2026-11-28T09:30:00Z')],
+      ['https://a.test/second', Date.parse('2026-11-27T00:00:00Z')],
+    ]));
   });
 
   it('reads a sitemap index, with namespace prefixes', () => {
@@ -35,8 +49,8 @@ describe('parseSitemap', () => {
   });
 
   it('gives nothing for garbage', () => {
-    expect(parseSitemap('<html><body>not a sitemap</body></html>')).toEqual({ urls: [], sitemaps: [], truncated: 0 });
-    expect(parseSitemap('')).toEqual({ urls: [], sitemaps: [], truncated: 0 });
+    expect(parseSitemap('<html><body>not a sitemap</body></html>')).toEqual({ urls: [], sitemaps: [], truncated: 0, lastModified: new Map() });
+    expect(parseSitemap('')).toEqual({ urls: [], sitemaps: [], truncated: 0, lastModified: new Map() });
   });
 });
 

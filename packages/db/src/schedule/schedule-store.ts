@@ -1,4 +1,4 @@
-import { systemClock, type Clock, type RevisitPolicy } from '@crawler/core';
+import { systemClock, type Clock, type RevisitPolicy, type ScheduledVisit } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { withDbErrors } from '../errors.js';
 import { sqlOf, type SqlClient } from '../sql.js';
@@ -130,6 +130,44 @@ export class ScheduleStore {
     if (limit <= 0) return [];
     const rows = await withDbErrors('claim due links', () => this.#sql.query<Omit<VisitStart, 'priority'> & { priority: number | null }>(CLAIM_DUE_SQL, [now, limit]));
     return rows.map(({ priority, ...start }) => (priority === null ? start : { ...start, priority }));
+  }
+
+  /**
+   * Running crawls whose sitemaps are read and whose links carry a revisit policy: the crawls whose sitemaps are read
+   * again on a schedule (see SitemapRecheck).
+   */
+  async sitemapCrawls(): Promise<Array<{ id: string; seeds: string[]; trackingParams: string[] | null }>> {
+    return withDbErrors('list sitemap crawls', () => this.#sql.query<{ id: string; seeds: string[]; trackingParams: string[] | null }>(
+      `SELECT id::text, seeds, tracking_params AS "trackingParams" FROM crawls
+       WHERE status = 'running' AND sitemaps AND revisit_mode IS NOT NULL ORDER BY created_at`,
+      [],
+    ));
+  }
+
+  /** The crawl's links among these URLs, with their last visit and next due time. */
+  async scheduledVisits(crawlId: string, urls: readonly string[]): Promise<ScheduledVisit[]> {
+    if (urls.length === 0) return [];
+    return withDbErrors('read scheduled visits', () => this.#sql.query<ScheduledVisit>(
+      `SELECT id::text AS "linkId", url, last_attempt_at AS "lastAttemptAt", next_fetch_at AS "nextFetchAt"
+       FROM links WHERE url = ANY($1::text[]) AND crawl = $2::uuid AND next_fetch_at IS NOT NULL`,
+      [urls, crawlId],
+    ));
+  }
+
+  /**
+   * Make these scheduled links due at `now` (the scheduler claims them at its next pass, through the politeness gate
+   * as any revisit). A link already due, or no longer scheduled (a visit started meanwhile), is left as it is; its
+   * interval is not touched, so the visit's own outcome still decides the one after. Returns the ids moved.
+   */
+  async pullForward(linkIds: readonly string[], now: Date = this.#clock.now()): Promise<string[]> {
+    if (linkIds.length === 0) return [];
+    const rows = await withDbErrors('pull revisits forward', () => this.#sql.query<{ id: string }>(
+      `UPDATE links SET next_fetch_at = $2::timestamptz
+       WHERE id = ANY($1::uuid[]) AND status IN (${FINISHED_SQL_LIST}) AND next_fetch_at > $2::timestamptz
+       RETURNING id::text`,
+      [linkIds, now],
+    ));
+    return rows.map((r) => r.id);
   }
 
   /** What is due when (`crawl schedule`). */

@@ -229,6 +229,16 @@ export class CrawlFrontier implements LinkDiscovery {
     return { crawl, admitted: admitted.length, rejected, sitemaps, ...(jobs.deferredReason !== undefined ? { deferred: { links: jobs.deferred.size, reason: jobs.deferredReason } } : {}) };
   }
 
+  /**
+   * Read a stored crawl's sitemaps again, as its creation read them (the same seeds, limits and tracking parameters),
+   * for the sitemap re-read of a continuous crawl. Null when this process cannot read sitemaps.
+   */
+  async readCrawlSitemaps(crawl: { seeds: string[]; trackingParams: string[] | null }): Promise<SitemapReport | null> {
+    if (!this.#deps.fetchSitemap) return null;
+    const tracking = compileTrackingParams(crawl.trackingParams ?? DEFAULT_TRACKING_PARAMS);
+    return readSitemaps(crawl.seeds, { fetch: this.#deps.fetchSitemap, limits: this.#deps.sitemapLimits, logger: this.#deps.logger, tracking });
+  }
+
   async discover(page: DiscoveredPage): Promise<void> {
     const crawlId = page.link.crawlId;
     if (!crawlId) return;

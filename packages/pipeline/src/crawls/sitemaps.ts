@@ -26,6 +26,8 @@ export interface SitemapReport {
   errors: Array<{ url: string; error: string }>;
   /** Whether a limit cut the read short. */
   truncated: boolean;
+  /** `<lastmod>` of the page URLs that have one (canonical URL → epoch ms), the latest where a URL is listed twice. */
+  lastModified: Map<string, number>;
 }
 
 const GZIP_MAGIC = [0x1f, 0x8b];
@@ -47,7 +49,7 @@ export async function readSitemaps(
 ): Promise<SitemapReport> {
   const limits: SitemapLimits = { ...DEFAULT_SITEMAP_LIMITS };
   for (const [k, v] of Object.entries(opts.limits ?? {}) as Array<[keyof SitemapLimits, number | undefined]>) if (v !== undefined) limits[k] = v;
-  const report: SitemapReport = { urls: [], files: [], errors: [], truncated: false };
+  const report: SitemapReport = { urls: [], files: [], errors: [], truncated: false, lastModified: new Map() };
   const seenUrls = new Set<string>();
   const queue: string[] = [];
   const queued = new Set<string>();
@@ -97,12 +99,15 @@ export async function readSitemaps(
       // An RSS or Atom feed is a sitemap too, for the search engines that read them (and the sites that list one in
       // robots.txt): its entries are the pages.
       const feed = extractXmlLinks(xml, url, { maxLinks: limits.maxUrls, ...(opts.tracking ? { trackingParams: opts.tracking } : {}) });
-      if (feed.kind === 'feed') entries = { urls: feed.links.map((l) => l.url), sitemaps: [], truncated: feed.truncated };
+      if (feed.kind === 'feed') entries = { urls: feed.links.map((l) => l.url), sitemaps: [], truncated: feed.truncated, lastModified: new Map() };
     }
     for (const s of entries.sitemaps) push(s);
     for (const raw of entries.urls) {
       const u = opts.tracking ? canonicalCrawlUrl(raw, undefined, opts.tracking) : raw;
-      if (u === null || seenUrls.has(u)) continue;
+      if (u === null) continue;
+      const lastmod = entries.lastModified.get(raw);
+      if (lastmod !== undefined && lastmod > (report.lastModified.get(u) ?? -Infinity)) report.lastModified.set(u, lastmod);
+      if (seenUrls.has(u)) continue;
       if (report.urls.length >= limits.maxUrls) {
         report.truncated = true;
         break;

@@ -1,5 +1,6 @@
 import type { ReconcileLoop } from '../reconcile/reconciler.js';
 import type { RevisitScheduler } from '../schedule/revisit-scheduler.js';
+import type { SitemapRecheck } from '../schedule/sitemap-recheck.js';
 import type { TableStatsLoop } from './table-stats-loop.js';
 
 /** How to build each loop; called once, when the loop is first needed. */
@@ -7,18 +8,21 @@ export interface BackgroundLoopFactories {
   reconcile(): ReconcileLoop;
   tableStats(): TableStatsLoop;
   scheduler(): RevisitScheduler;
+  sitemapRecheck(): SitemapRecheck;
 }
 
 /**
  * The periodic work of a process that runs workers, beside the workers themselves: the reconciler (lost jobs rebuilt
  * from Postgres, at start and then periodically), the table-statistics keeper (plans made on a fresh database's empty
- * tables would otherwise stay) and the revisit scheduler (due links enqueued; SCHEDULER_INTERVAL_MS=0: off).
+ * tables would otherwise stay), the revisit scheduler (due links enqueued; SCHEDULER_INTERVAL_MS=0: off) and the
+ * sitemap re-read of continuous crawls (SITEMAP_RECHECK_INTERVAL_MS=0: off).
  */
 export class BackgroundLoops {
   readonly #make: BackgroundLoopFactories;
   #reconcile: ReconcileLoop | null = null;
   #tableStats: TableStatsLoop | null = null;
   #scheduler: RevisitScheduler | null = null;
+  #sitemapRecheck: SitemapRecheck | null = null;
 
   constructor(make: BackgroundLoopFactories) {
     this.#make = make;
@@ -37,6 +41,13 @@ export class BackgroundLoops {
     this.#tableStats ??= this.#make.tableStats();
     this.#tableStats.start();
     this.scheduler().start();
+    this.sitemapRecheck().start();
+  }
+
+  /** The sitemap re-read (built on first use). */
+  sitemapRecheck(): SitemapRecheck {
+    this.#sitemapRecheck ??= this.#make.sitemapRecheck();
+    return this.#sitemapRecheck;
   }
 
   /** Stop each loop that was built, each as its own shutdown step. */
@@ -44,5 +55,6 @@ export class BackgroundLoops {
     await step('reconciler', async () => this.#reconcile?.stop());
     await step('table statistics', async () => this.#tableStats?.stop());
     await step('revisit scheduler', async () => this.#scheduler?.stop());
+    await step('sitemap re-read', async () => this.#sitemapRecheck?.stop());
   }
 }

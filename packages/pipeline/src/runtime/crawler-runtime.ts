@@ -5,6 +5,7 @@ import { JobQueues, ROUTE_QUEUE, Worker, closeRedisConnection, fetchQueueName, f
 import { pingDatabase, type CrawlStore, type LinkStore, type PrismaClient, type ScheduleStore } from '@crawler/db';
 import type { RevisitPolicy } from '@crawler/core';
 import { RevisitScheduler } from '../schedule/revisit-scheduler.js';
+import { SitemapRecheck } from '../schedule/sitemap-recheck.js';
 import type { CrawlerConfig } from '../config/crawler-config.js';
 import type { LinkRepo } from '../ports.js';
 import { enqueueLinks, type EnqueueResult } from '../links/enqueue-links.js';
@@ -129,6 +130,15 @@ export class CrawlerRuntime {
           logger: this.logger.child({ component: 'revisit-scheduler' }),
           settings: { intervalMs: this.config.schedulerIntervalMs, batchSize: this.config.schedulerBatchSize, maxQueued: this.config.schedulerMaxQueued },
         }),
+      sitemapRecheck: () =>
+        new SitemapRecheck({
+          schedule: this.schedule,
+          readSitemaps: (crawl) => this.crawls.readCrawlSitemaps(crawl),
+          redis: this.redis,
+          prefix: this.queues.prefix,
+          logger: this.logger.child({ component: 'sitemap-recheck' }),
+          settings: { intervalMs: this.config.sitemapRecheckIntervalMs, maxLinks: this.config.sitemapRecheckMaxLinks },
+        }),
     });
   }
 
@@ -158,6 +168,11 @@ export class CrawlerRuntime {
   /** The revisit scheduler of this process (started with the workers unless SCHEDULER_INTERVAL_MS=0). */
   scheduler(): RevisitScheduler {
     return this.#loops.scheduler();
+  }
+
+  /** The sitemap re-read of continuous crawls in this process (started with the workers unless SITEMAP_RECHECK_INTERVAL_MS=0). */
+  sitemapRecheck(): SitemapRecheck {
+    return this.#loops.sitemapRecheck();
   }
 
   /** Start the router and/or fetch workers. */
