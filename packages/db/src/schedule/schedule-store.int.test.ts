@@ -153,3 +153,33 @@ describe('two schedulers racing', () => {
     }
   });
 });
+
+describe('ScheduleStore.pullForward (sitemap lastmod)', () => {
+  it('makes a scheduled link due now, which the trigger keeps and the scheduler claims; its interval is untouched', async () => {
+    const store = new ScheduleStore({ prisma: db.prisma, clock });
+    const crawl = await db.prisma.crawl.create({ data: { seeds: ['https://p.test/'], scope: 'same-site', sitemaps: true, revisitMode: 'fixed', revisitIntervalS: 3_600 } });
+    const a = await link('https://p.test/a', { crawlId: crawl.id });
+    const b = await link('https://p.test/b', { crawlId: crawl.id });
+    const busy = await link('https://p.test/busy', { crawlId: crawl.id });
+    await store.setPolicy([a.id, b.id, busy.id], { mode: 'fixed', intervalSeconds: 3_600 });
+    const at = new Date('2026-03-01T00:00:00Z');
+    await finishVisit(a.id, a.url, 'a1', at);
+    await finishVisit(b.id, b.url, 'b1', at);
+
+    expect(await store.sitemapCrawls()).toEqual([{ id: crawl.id, seeds: ['https://p.test/'], trackingParams: null }]);
+    const visits = await store.scheduledVisits(crawl.id, [a.url, b.url, busy.url, 'https://p.test/unknown']);
+    expect(visits.map((v) => v.url).sort()).toEqual([a.url, b.url]);
+    expect(visits.find((v) => v.linkId === a.id)).toMatchObject({ lastAttemptAt: at, nextFetchAt: new Date('2026-03-01T01:00:00Z') });
+
+    const now = new Date('2026-03-01T00:10:00Z');
+    expect(await store.pullForward([a.id, busy.id], now)).toEqual([a.id]);
+    expect((await row(a.id)).nextFetchAt).toEqual(now);
+    expect((await row(b.id)).nextFetchAt).toEqual(new Date('2026-03-01T01:00:00Z'));
+    // Already due: not moved again (later), whoever asks.
+    expect(await store.pullForward([a.id], new Date('2026-03-01T00:20:00Z'))).toEqual([]);
+    expect((await store.claimDue(10, now)).map((v) => v.linkId)).toEqual([a.id]);
+    // The visit it started ends: back on the policy's hour from then.
+    await finishVisit(a.id, a.url, 'a2', new Date('2026-03-01T00:11:00Z'));
+    expect((await row(a.id)).nextFetchAt).toEqual(new Date('2026-03-01T01:11:00Z'));
+  });
+});

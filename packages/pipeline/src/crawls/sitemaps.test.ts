@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
-import { silentLogger } from '@crawler/core';
+import { DEFAULT_TRACKING_PARAMS, compileTrackingParams, silentLogger } from '@crawler/core';
 import { readSitemaps } from './sitemaps.js';
 
 const enc = new TextEncoder();
@@ -20,6 +20,7 @@ describe('readSitemaps', () => {
       files: ['https://a.test/maps/index.xml', 'https://a.test/maps/posts.xml.gz', 'https://a.test/maps/pages.xml'],
       errors: [],
       truncated: false,
+      lastModified: new Map(),
     });
   });
 
@@ -37,6 +38,7 @@ describe('readSitemaps', () => {
       files: ['https://a.test/feed/', 'https://a.test/atom.xml'],
       errors: [],
       truncated: true,
+      lastModified: new Map(),
     });
   });
 
@@ -55,6 +57,19 @@ describe('readSitemaps', () => {
       files: ['https://a.test/maps/sitemap_index.xml', 'https://b.test/sitemap.xml', 'https://a.test/maps/sitemap-posts.xml.gz'],
       errors: [],
       truncated: false,
+      lastModified: new Map(),
     });
+  });
+
+  it('keeps each page\'s <lastmod> under its canonical URL, the latest when two files list it', async () => {
+    const files: Record<string, Uint8Array> = {
+      'https://a.test/robots.txt': enc.encode('Sitemap: https://a.test/one.xml\nSitemap: https://a.test/two.xml\n'),
+      'https://a.test/one.xml': enc.encode('<urlset><url><loc>https://a.test/p?utm_source=x</loc><lastmod>2026-11-27</lastmod></url><url><loc>https://a.test/q</loc></url></urlset>'),
+      'https://a.test/two.xml': enc.encode('<urlset><url><loc>https://a.test/p</loc><lastmod>2026-11-28T08:00:00Z</lastmod></url></urlset>'),
+    };
+    const fetch = async (url: string) => (files[url] ? { status: 200, body: files[url] } : { status: 404, body: new Uint8Array() });
+    const report = await readSitemaps(['https://a.test/'], { fetch, logger: silentLogger, tracking: compileTrackingParams(DEFAULT_TRACKING_PARAMS) });
+    expect(report.urls).toEqual(['https://a.test/p', 'https://a.test/q']);
+    expect(report.lastModified).toEqual(new Map([['https://a.test/p', Date.parse('2026-11-28T08:00:00Z')]]));
   });
 });
