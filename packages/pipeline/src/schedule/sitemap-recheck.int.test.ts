@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChangingSite, type ChangingSite } from '@crawler/testkit';
 import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
+import type { SitemapReport } from '../crawls/sitemaps.js';
+import { SitemapRecheck } from './sitemap-recheck.js';
 
 describe('sitemap lastmod pulls revisits forward', () => {
   let site: ChangingSite;
@@ -51,4 +53,30 @@ describe('sitemap lastmod pulls revisits forward', () => {
     expect(revisited.generation).toBe(1);
     expect(revisited.nextFetchAt!.getTime()).toBeGreaterThan(Date.now() + 30 * 60_000);
   }, 150_000);
+
+  it('reads a crawl\'s sitemaps once per period across processes, and makes at most maxLinks due per read', async () => {
+    const crawl = (await c.runtime.schedule.sitemapCrawls())[0]!;
+    const links = await c.db.prisma.link.findMany({ where: { crawlId: crawl.id } });
+    // Every page marked changed a moment ago (after each one's last visit), as a generator stamping its build time would.
+    const stamp = Date.now() - 10;
+    let reads = 0;
+    const readSitemaps = async (): Promise<SitemapReport> => {
+      reads += 1;
+      return { urls: links.map((l) => l.url), files: [], errors: [], truncated: false, lastModified: new Map(links.map((l) => [l.url, stamp])) };
+    };
+    // A fresh prefix: the claim of the crawl's period by the runtime's own loop above is not this one's.
+    const prefix = `${c.prefix}:two`;
+    const make = () => new SitemapRecheck({ schedule: c.runtime.schedule, readSitemaps, redis: c.runtime.redis, prefix, logger: c.runtime.logger, settings: { intervalMs: 60_000, maxLinks: 1 } });
+    const [one, two] = [make(), make()];
+    try {
+      const passes = await Promise.all([one.runOnce(), two.runOnce()]);
+      expect(reads).toBe(1);
+      expect(passes.map((p) => p!.pulled).sort()).toEqual([0, 1]);
+      expect(await one.runOnce()).toEqual({ crawls: 0, pulled: 0 });
+      expect(reads).toBe(1);
+    } finally {
+      await one.stop();
+      await two.stop();
+    }
+  });
 });
