@@ -116,6 +116,8 @@ export interface PrivatePostgres {
   /** Stop it (fast shutdown: connections are cut, as in a restart or failover). */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Run statements as the superuser through psql, each on its own (ALTER SYSTEM refuses a transaction); resolves with the output. */
+  psql(...statements: string[]): Promise<string>;
   /** Stop it and delete its files. Idempotent. */
   close(): Promise<void>;
 }
@@ -158,6 +160,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
+    async psql(...statements: string[]) {
+      const { stdout } = await run(join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-XAtq', '-v', 'ON_ERROR_STOP=1', ...statements.flatMap((s) => ['-c', s])]);
+      return stdout.trim();
+    },
     async close() {
       if (closed) return;
       closed = true;
