@@ -3,15 +3,18 @@
  * cluster started here (the machine's shared Postgres is never touched):
  *  - the server turns read-only (a demoted primary, or a connection still on the old one): every write answers
  *    25006 "cannot execute INSERT in a read-only transaction" until writes work again;
- *  - the server restarts (fast shutdown): every pooled connection is cut (57P01, ECONNRESET) and must be replaced.
+ *  - the server restarts (fast shutdown): every pooled connection is cut (57P01, ECONNRESET) and must be replaced;
+ *  - a promotion behind an endpoint (a managed service's DNS name; here a TCP relay): the primary is fenced
+ *    read-only, its streaming replica promoted, the endpoint moved to it, and the old primary killed a few seconds
+ *    later; pooled connections still on the old primary meanwhile get 25006 and must be replaced by new ones.
  * Every time: all links done, none failed, one page and one counted attempt per link, the outage said in a few log
  * lines rather than one per job.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
-import type { PrismaClient } from '@crawler/db';
+import { createPrismaClient, type PrismaClient } from '@crawler/db';
 import type { Logger } from '@crawler/core';
-import { startPrivatePostgres, startPrivateRedis, startTestServer, staticArticle, type PrivatePostgres, type PrivateRedis, type TestServer } from '@crawler/testkit';
+import { startPrivatePostgres, startPrivateRedis, startTcpEndpoint, startTestServer, staticArticle, type PrivatePostgres, type PrivateRedis, type TcpEndpoint, type TestServer } from '@crawler/testkit';
 import { loadConfig } from '../config/crawler-config.js';
 import { createRuntime } from '../runtime/create-runtime.js';
 import type { CrawlerRuntime } from '../runtime/crawler-runtime.js';
@@ -24,6 +27,8 @@ let pg: PrivatePostgres | undefined;
 let server: TestServer | undefined;
 let db: TestDatabase | undefined;
 let runtime: CrawlerRuntime | undefined;
+/** Per test: clusters, relays and clients to close after it. */
+const closers: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   [redis, pg] = await Promise.all([startPrivateRedis(), startPrivatePostgres()]);
@@ -34,6 +39,7 @@ beforeAll(async () => {
 afterEach(async () => {
   await pg?.psql('ALTER SYSTEM RESET default_transaction_read_only', 'SELECT pg_reload_conf()').catch(() => undefined);
   await runtime?.close({ drainTimeoutMs: 2_000 });
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
   await db?.drop().catch(() => undefined);
   runtime = undefined;
   db = undefined;
@@ -61,11 +67,12 @@ function recordingLogger(lines: Line[], bindings: Record<string, unknown> = {}):
 }
 
 let seq = 0;
-async function crawler(label: string): Promise<{ runtime: CrawlerRuntime; prisma: PrismaClient; urls: string[]; lines: Line[] }> {
+async function crawler(label: string, via?: (db: TestDatabase) => Promise<{ url: string; prisma: PrismaClient }>): Promise<{ runtime: CrawlerRuntime; prisma: PrismaClient; urls: string[]; lines: Line[] }> {
   db = await createTestDatabase(`pgfail_${label}`, { serverUrl: pg!.url });
+  const target = via ? await via(db) : { url: db.url, prisma: db.prisma };
   seq += 1;
   const config = loadConfig({
-    DATABASE_URL: db.url,
+    DATABASE_URL: target.url,
     REDIS_URL: redis!.url,
     QUEUE_PREFIX: `{pgfail_${label}_${seq}}`,
     ALLOW_PRIVATE_NETWORKS: 'true',
@@ -80,9 +87,9 @@ async function crawler(label: string): Promise<{ runtime: CrawlerRuntime; prisma
     INFRA_RETRY_MAX_MS: '2000',
   });
   const lines: Line[] = [];
-  runtime = createRuntime(config, { prisma: db.prisma, logger: recordingLogger(lines) });
+  runtime = createRuntime(config, { prisma: target.prisma, logger: recordingLogger(lines) });
   const urls = Array.from({ length: PAGES }, (_, i) => server!.url(`/p/${i}`));
-  return { runtime, prisma: db.prisma, urls, lines };
+  return { runtime, prisma: target.prisma, urls, lines };
 }
 
 const doneCount = (prisma: PrismaClient) => prisma.link.count({ where: { status: 'done' } });
@@ -148,6 +155,52 @@ describe('Postgres failing over under a running crawl (private cluster)', () => 
     const backAt = Date.now();
     await idle;
     summary('restart', c.lines, { doneAtFault, requests: server!.hits(), resumedToIdleMs: Date.now() - backAt });
+    server!.resetHits();
+    await expectEveryLinkDoneOnce(c.prisma);
+  }, 150_000);
+
+  it('fails over to its promoted replica behind an endpoint, the old primary fenced read-only then killed: every link done once', async () => {
+    // Its own primary: the promotion consumes it.
+    const primary = await startPrivatePostgres();
+    closers.push(() => primary.close());
+    const endpoint: TcpEndpoint = await startTcpEndpoint(primary.port);
+    closers.push(() => endpoint.close());
+    let replica: PrivatePostgres | undefined;
+    const saved = pg;
+    pg = primary;
+    let c: Awaited<ReturnType<typeof crawler>>;
+    try {
+      c = await crawler('promote', async (d) => {
+        replica = await primary.replica();
+        closers.push(() => replica!.close());
+        const url = new URL(d.url);
+        url.port = String(endpoint.port);
+        const prisma = createPrismaClient(url.toString(), { maxConnections: 4 });
+        closers.push(() => prisma.$disconnect());
+        return { url: url.toString(), prisma };
+      });
+    } finally {
+      pg = saved;
+    }
+    server!.resetHits();
+    await c.runtime.enqueue(c.urls);
+    c.runtime.startWorkers();
+    const idle = c.runtime.waitUntilIdle({ pollMs: 200 });
+    idle.catch(() => undefined);
+    await waitFor(async () => (await doneCount(c.prisma)) >= 4 || null, 'a few links done', 60_000);
+    const doneAtFault = await doneCount(c.prisma);
+    // Fenced, as a failover manager does before it promotes: from now on the old primary refuses every write.
+    await primary.psql('ALTER SYSTEM SET default_transaction_read_only = on', 'SELECT pg_reload_conf()');
+    const lsn = await primary.psql('SELECT pg_current_wal_lsn()');
+    await waitFor(async () => (await replica!.psql(`SELECT pg_last_wal_replay_lsn() >= '${lsn}'::pg_lsn`)) === 't' || null, 'the replica to catch up', 30_000);
+    await replica!.promote();
+    endpoint.retarget(replica!.port);
+    const movedAt = Date.now();
+    // Connections opened before the move stay on the old primary until it dies.
+    await new Promise((r) => setTimeout(r, 3_000));
+    await primary.close();
+    await idle;
+    summary('promotion', c.lines, { doneAtFault, requests: server!.hits(), movedToIdleMs: Date.now() - movedAt });
     server!.resetHits();
     await expectEveryLinkDoneOnce(c.prisma);
   }, 150_000);
