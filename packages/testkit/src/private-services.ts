@@ -116,6 +116,12 @@ export interface PrivatePostgres {
   /** Stop it (fast shutdown: connections are cut, as in a restart or failover). */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Run statements as the superuser through psql, each on its own (ALTER SYSTEM refuses a transaction); resolves with the output. */
+  psql(...statements: string[]): Promise<string>;
+  /** A streaming replica of this cluster (pg_basebackup), started on a port of its own; read-only until promoted. */
+  replica(): Promise<PrivatePostgres>;
+  /** Promote a replica to primary (pg_ctl promote), waiting until it takes writes. */
+  promote(): Promise<void>;
   /** Stop it and delete its files. Idempotent. */
   close(): Promise<void>;
 }
@@ -130,6 +136,11 @@ function pgBin(): string {
 }
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  return startCluster(null);
+}
+
+/** A new cluster (initdb), or, with `primary`, a streaming replica of it. */
+async function startCluster(primary: { port: number } | null): Promise<PrivatePostgres> {
   const bin = pgBin();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'crawler-pg-'));
@@ -143,13 +154,18 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     chmodSync(dir, 0o700);
   }
   const pg = (tool: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]) : run(join(bin, tool), args));
-  await pg('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
+  if (primary) await pg('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '--no-sync', '--checkpoint=fast']);
+  else await pg('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   const start = async (): Promise<void> => {
     await pg('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start']);
   };
   const stop = async (): Promise<void> => {
     await pg('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
+  };
+  const psql = async (...statements: string[]): Promise<string> => {
+    const { stdout } = await run(join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-XAtq', '-v', 'ON_ERROR_STOP=1', ...statements.flatMap((st) => ['-c', st])]);
+    return stdout.trim();
   };
   await start();
   let closed = false;
@@ -158,6 +174,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
+    psql,
+    replica: () => startCluster({ port }),
+    async promote() {
+      await pg('pg_ctl', ['-D', data, '-w', '-t', '60', 'promote']);
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, type Logger } from '@crawler/core';
 import { createTestDatabase, type TestDatabase } from '../testing.js';
+import { createPrismaClient } from '../client.js';
 import { OutcomeStore, type AppliedOutcome, type OutcomeHook, type OutcomeWrite } from './outcome-store.js';
 import { OutcomeBatcher } from './outcome-batcher.js';
 import type { AttemptInput } from '../attempts/types.js';
@@ -148,6 +149,23 @@ describe('OutcomeStore.applyMany', () => {
     expect(out[0]).toMatchObject({ status: 'fulfilled', value: { linkUpdated: true, status: 'done' } });
     expect(out[1]).toMatchObject({ status: 'rejected', reason: { code: 'invalid_attempt' } });
     expect(await db.prisma.link.findUniqueOrThrow({ where: { id: b.id } })).toMatchObject({ status: 'fetching', attemptCount: 0 });
+  });
+
+  it('when Postgres takes no writes (read-only after a failover), every write fails with the batch, none tried again alone', async () => {
+    const ls = await Promise.all(['a', 'b', 'c'].map((p) => link(`https://readonly.test/${p}`)));
+    await db.prisma.$executeRawUnsafe(`ALTER DATABASE "${db.name}" SET default_transaction_read_only = on`);
+    const readOnly = createPrismaClient(db.url, { maxConnections: 1 });
+    try {
+      const { logger, warned } = warnings();
+      const store = new OutcomeStore({ prisma: readOnly, clock, logger });
+      const out = await store.applyMany(ls.map((l) => ({ linkId: l.id, attempts: [attempt(l.id, l.url)], link: done, page: page(l.id, l.url, l.url) })));
+      expect(out.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : r.status))).toEqual(['db_unavailable', 'db_unavailable', 'db_unavailable']);
+      expect(warned).toEqual([]);
+    } finally {
+      await readOnly.$disconnect();
+      await db.prisma.$executeRawUnsafe(`ALTER DATABASE "${db.name}" RESET default_transaction_read_only`);
+    }
+    expect(await db.prisma.fetcherAttempt.count({ where: { linkId: { in: ls.map((l) => l.id) } } })).toBe(0);
   });
 
   it('when the batch fails, each write is tried on its own: only the one at fault fails, the others commit with their hooks', async () => {

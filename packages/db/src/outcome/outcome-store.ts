@@ -1,6 +1,6 @@
 import { archivedResponseHeaders, canonicalFetcherName, silentLogger, systemClock, type Clock, type LinkStatus, type Logger } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
-import { withDbErrors } from '../errors.js';
+import { DB_ERROR_CODES, translateDbError, withDbErrors } from '../errors.js';
 import { withTransaction, sqlOf, type SqlClient } from '../sql.js';
 import { ATTEMPT_CTES, ATTEMPT_ROLLUP_DONE, toAttemptRow } from '../attempts/log-attempts.js';
 import { prepareContentRow, type ContentInput } from '../content/content-store.js';
@@ -419,6 +419,13 @@ export class OutcomeStore {
       const applied = await (withHooks ? withTransaction(this.#prisma, run) : run(sqlOf(this.#prisma)));
       for (const [k, i] of index.entries()) results[i] = { status: 'fulfilled', value: applied[k]! };
     } catch (err) {
+      // Postgres cannot take any write now (away, read-only after a failover): each write on its own would meet the
+      // same, one round trip and one warning per page; each fails with the batch's error, which its job rides out.
+      const translated = translateDbError(err, 'write fetch outcomes');
+      if (translated.code === DB_ERROR_CODES.unavailable) {
+        for (const i of index) results[i] = { status: 'rejected', reason: translated };
+        return results;
+      }
       // Nothing of the batch was written (one statement, or one transaction): each write on its own, so only the
       // write at fault fails.
       this.#logger.warn({ err, writes: index.length }, 'outcome batch failed: writing its outcomes one by one');

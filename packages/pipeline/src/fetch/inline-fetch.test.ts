@@ -171,12 +171,27 @@ describe('InlineFetcher', () => {
   it('hands the link to the fetch queue when the fetch throws, and frees the slot', async () => {
     const h = harness({
       processFetch: async () => {
-        throw new Error('postgres went away');
+        throw new Error('a bug in an extractor');
       },
     });
     await h.inline.claim('simple_http')!.run(input(3), 'route-3');
     expect(h.enqueued).toEqual([{ input: input(3) }]);
     expect(h.slots.inUse('simple_http')).toBe(0);
+  });
+
+  it('fails the route job, handing nothing on, when its outcome cannot be written (Postgres read-only or away)', async () => {
+    // A fetch job added now would fetch the page again at once and meet the same outage: the route job waits it out.
+    for (const err of [Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }), Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })]) {
+      const h = harness({
+        processFetch: async () => {
+          throw err;
+        },
+      });
+      await expect(h.inline.claim('simple_http')!.run(input(4), 'route-4')).rejects.toBe(err);
+      expect(h.enqueued).toEqual([]);
+      expect(h.log).toEqual([]);
+      expect(h.slots.inUse('simple_http')).toBe(0);
+    }
   });
 
   it('fails the route job when the link cannot be handed over either (BullMQ retries it)', async () => {

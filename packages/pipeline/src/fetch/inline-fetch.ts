@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { Semaphore, canonicalFetcherName, type Logger } from '@crawler/core';
 import { fetchJobId, fetchQueueName, type FetchJobInput } from '@crawler/queue';
 import { DelayedError } from '../job-control.js';
+import { isInfraError } from '../runtime/infra-errors.js';
 import type { LinkRecord, LinkRepo, OutcomeLinkChange } from '../ports.js';
 import type { FetchHooks, FetchJobHandle, PendingLinkWrite } from './fetch-processor.js';
 
@@ -124,8 +125,9 @@ export interface InlineFetch {
  * not written before the fetch: the outcome's statement carries it, so a page costs one update of its link, not two.
  * Until then the link stays as the route job found it (`queued`), carried by that active route job. Whatever the fetch
  * processor would have parked on its job (a politeness wait, a paused link) becomes the fetch job the router would
- * have added, delayed by as much; anything it throws hands the link to the fetch queue, whose workers ride out
- * outages and record failures on the link.
+ * have added, delayed by as much; anything else it throws hands the link to the fetch queue, which records failures
+ * on the link, except our own infrastructure failing (Postgres or Redis away): that fails the route job, which rides
+ * the outage out as every job does (WorkerSet.guard).
  */
 export class InlineFetcher {
   readonly #deps: InlineFetchDeps;
@@ -204,6 +206,9 @@ export class InlineFetcher {
       await processFetch(job, undefined, { onRequestDone: release });
     } catch (err) {
       if (err instanceof DelayedError) return;
+      // Postgres or Redis away: the fetch worker would meet the same outage at once, fetching the page again for
+      // nothing. The route job is parked instead (and Postgres waited for) like any job that met it.
+      if (isInfraError(err)) throw err;
       logger.warn({ err, linkId: input.linkId, jobId: job.id }, 'inline fetch failed: the link goes to the fetch queue');
       await this.#handOff(input, pendingLink);
     } finally {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CrawlerError } from '@crawler/core';
-import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
+import { infraRetryDelayMs, isDatabaseUnavailable, isInfraError, isStalledError } from './infra-errors.js';
 
 describe('isInfraError', () => {
   it('recognises Postgres and Redis being away, as thrown by pg, Prisma and ioredis', () => {
@@ -45,5 +45,18 @@ describe('isInfraError', () => {
     expect(isStalledError(new Error('job stalled more than allowable limit'))).toBe(true);
     expect(isStalledError(new Error('boom'))).toBe(false);
     expect([1, 2, 3, 7, 40].map((n) => infraRetryDelayMs(n, 60_000))).toEqual([1_000, 2_000, 4_000, 60_000, 60_000]);
+  });
+});
+
+describe('isDatabaseUnavailable', () => {
+  it('says Postgres cannot take writes: read-only, restarting, unreachable; not Redis away, not a conflict, not a bug', () => {
+    expect(isDatabaseUnavailable(Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' }))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isDatabaseUnavailable(new CrawlerError('db_unavailable', 'write outcomes: gone'))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('Connection is closed.'))).toBe(false);
+    expect(isDatabaseUnavailable(Object.assign(new Error('Reached the max retries per request limit'), { name: 'MaxRetriesPerRequestError' }))).toBe(false);
+    expect(isDatabaseUnavailable(Object.assign(new Error('could not serialize access'), { code: '40001' }))).toBe(false);
+    expect(isDatabaseUnavailable(new TypeError('x is undefined'))).toBe(false);
   });
 });

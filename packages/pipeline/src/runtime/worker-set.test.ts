@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { Job } from 'bullmq';
 import type { Worker } from '@crawler/queue';
 import type { Logger } from '@crawler/core';
 import { DelayedError } from '@crawler/queue';
@@ -98,5 +99,80 @@ describe('WorkerSet.signal', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+});
+
+describe('WorkerSet.guard, Postgres unable to take writes', () => {
+  const readOnly = () => Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' });
+  const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => quiet } as unknown as Logger;
+  const job = (id: string) => ({ id, queueName: 'route', attemptsStarted: 1, moveToDelayed: async () => undefined }) as unknown as Job;
+
+  it('parks the job that met it, then holds every job before it runs until a probe finds Postgres writable', async () => {
+    vi.useFakeTimers();
+    try {
+      let writable = false;
+      let probes = 0;
+      const set = new WorkerSet({
+        links: { updateUnlessFinished: async () => true },
+        logger: quiet,
+        infraRetryMaxMs: 1_000,
+        served: new Set(),
+        probeDatabase: async () => {
+          probes += 1;
+          if (!writable) throw readOnly();
+        },
+      });
+      const ran: string[] = [];
+      const process = set.guard(async (j: Job) => {
+        ran.push(j.id!);
+        if (!writable) throw readOnly();
+        return 'done';
+      });
+      await expect(process(job('a'))).rejects.toBeInstanceOf(DelayedError);
+      // Held: none of them fetches a page whose outcome cannot be written.
+      const held = [process(job('b')), process(job('c'))];
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(ran).toEqual(['a']);
+      expect(probes).toBe(5);
+      writable = true;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(await Promise.all(held)).toEqual(['done', 'done']);
+      expect(ran).toEqual(['a', 'b', 'c']);
+      expect(await process(job('d'))).toBe('done');
+      expect(probes).toBe(6);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('lets jobs run on through a Redis outage or a serialization conflict (Postgres takes writes)', async () => {
+    let probes = 0;
+    const set = new WorkerSet({ links: { updateUnlessFinished: async () => true }, logger: quiet, infraRetryMaxMs: 1_000, served: new Set(), probeDatabase: async () => void (probes += 1) });
+    let n = 0;
+    const process = set.guard(async () => {
+      n += 1;
+      if (n === 1) throw new Error('Connection is closed.');
+      if (n === 2) throw Object.assign(new Error('could not serialize access'), { code: '40001' });
+      return 'done';
+    });
+    await expect(process(job('a'))).rejects.toBeInstanceOf(DelayedError);
+    await expect(process(job('b'))).rejects.toBeInstanceOf(DelayedError);
+    expect(await process(job('c'))).toBe('done');
+    expect(probes).toBe(0);
+  });
+
+  it('gives up waiting on shutdown: the held job is parked, not failed', async () => {
+    const parked: number[] = [];
+    const set = new WorkerSet({ links: { updateUnlessFinished: async () => true }, logger: quiet, infraRetryMaxMs: 1_000, served: new Set(), probeDatabase: async () => Promise.reject(readOnly()) });
+    const process = set.guard(async () => Promise.reject(readOnly()));
+    const parking = (id: string) => ({ id, queueName: 'route', attemptsStarted: 1, moveToDelayed: async (t: number) => void parked.push(t) }) as unknown as Job;
+    await expect(process(parking('a'))).rejects.toBeInstanceOf(DelayedError);
+    const held = process(parking('b'));
+    held.catch(() => undefined);
+    // A worker still draining when the deadline passes: the deadline aborts what waits.
+    set.add(fakeWorker('route', () => new Promise<void>((r) => setTimeout(r, 50))).worker);
+    await set.close(0);
+    await expect(held).rejects.toBeInstanceOf(DelayedError);
+    expect(parked).toHaveLength(2);
   });
 });

@@ -4,7 +4,8 @@ import { DelayedError, isRedisConnectionError, type Worker } from '@crawler/queu
 import { ERROR_TYPES, LINK_STATUSES, type Logger } from '@crawler/core';
 import type { LinkRepo } from '../ports.js';
 import { delayJob } from '../job-control.js';
-import { infraRetryDelayMs, isInfraError, isStalledError } from './infra-errors.js';
+import { infraRetryDelayMs, isDatabaseUnavailable, isInfraError, isStalledError } from './infra-errors.js';
+import { DatabaseGate } from './database-gate.js';
 
 /** How long past the drain deadline a worker may take to close before its connections are dropped. */
 const CLOSE_GRACE_MS = 5_000;
@@ -42,6 +43,11 @@ export interface WorkerSetDeps {
   infraRetryMaxMs: number;
   /** Names of the queues this process consumes, filled as workers are added (the idle check reads it). */
   served: Set<string>;
+  /**
+   * Resolves when Postgres takes writes (pingDatabase): with it, jobs wait while Postgres cannot take them
+   * (DatabaseGate) instead of running, failing their writes and running again. @defaultValue none: jobs always run
+   */
+  probeDatabase?: () => Promise<void>;
 }
 
 /**
@@ -53,9 +59,11 @@ export class WorkerSet {
   readonly #workers: Worker[] = [];
   readonly #abort = new AbortController();
   readonly #parked = new LogTally(PARK_WARNING_EVERY_MS);
+  readonly #gate: DatabaseGate | null;
 
   constructor(deps: WorkerSetDeps) {
     this.#deps = deps;
+    this.#gate = deps.probeDatabase ? new DatabaseGate({ probe: deps.probeDatabase, logger: deps.logger.child({ component: 'database-gate' }), signal: this.#abort.signal }) : null;
     // Every fetch in flight and every job waiting for a fetch slot listens to this one signal (and stops listening
     // when done): with 32 slots that is dozens of listeners, none leaked, which Node would warn about past 10.
     setMaxListeners(0, this.#abort.signal);
@@ -69,14 +77,17 @@ export class WorkerSet {
   /**
    * A processor that rides out Postgres and Redis outages: a job that failed because our own infrastructure was
    * unreachable is parked with a doubling delay instead of using up its attempts (and failing its link). When Redis
-   * itself is away the job cannot be parked; it stalls, and BullMQ or the reconciler runs it again.
+   * itself is away the job cannot be parked; it stalls, and BullMQ or the reconciler runs it again. While Postgres
+   * cannot take writes, jobs wait for it before they start (DatabaseGate).
    */
   guard<T>(processor: (job: Job, token?: string) => Promise<T>): (job: Job, token?: string) => Promise<T> {
     return async (job, token) => {
       try {
+        await this.#gate?.pass();
         return await processor(job, token);
       } catch (err) {
         if (err instanceof DelayedError || !isInfraError(err)) throw err;
+        if (isDatabaseUnavailable(err)) this.#gate?.close(err);
         const delayMs = infraRetryDelayMs(job.attemptsStarted ?? 1, this.#deps.infraRetryMaxMs);
         this.#noteParked(err, { jobId: job.id, queue: job.queueName, delayMs });
         try {
