@@ -15,6 +15,9 @@ export type KnownFetcherName = (typeof FETCHERS)[keyof typeof FETCHERS];
 /** A fetcher name as stored: open-ended text. */
 export type FetcherName = string;
 
+/** The known fetchers from the cheapest to the strongest against a bot wall: the order a block climbs them. */
+export const FETCHER_LADDER: readonly KnownFetcherName[] = [FETCHERS.simpleHttp, FETCHERS.playwright, FETCHERS.playwrightStealth];
+
 /** Names that mean the same fetcher: `direct_access` is plain HTTP, accepted wherever a fetcher name is read. */
 export const FETCHER_ALIASES: Readonly<Record<string, string>> = { direct_access: FETCHERS.simpleHttp };
 

@@ -2,7 +2,7 @@
  * Fleet-wide politeness, as the fetch workers see it. Implemented over Redis by @crawler/politeness so that every
  * worker process on every machine shares one view of each domain.
  */
-import { FETCHERS, canonicalFetcherName, type FetcherName } from './names.js';
+import { FETCHERS, FETCHER_LADDER, canonicalFetcherName, type FetcherName } from './names.js';
 
 /** A granted slot for one request to a domain; release it when the request is over, whatever its outcome. */
 export interface DomainPermit {
@@ -97,7 +97,7 @@ export function robotsReadableWithoutBrowser(browser: { status?: number }): bool
 export function robotsReaders(named: string, from?: string): FetcherName[] {
   const first = canonicalFetcherName(named);
   if (from !== undefined && canonicalFetcherName(from) !== FETCHERS.simpleHttp) return [first];
-  return [...new Set([first, FETCHERS.playwright, FETCHERS.playwrightStealth])];
+  return [...new Set([first, ...FETCHER_LADDER.filter((f) => f !== FETCHERS.simpleHttp)])];
 }
 
 export interface RobotsPolicy {

@@ -32,7 +32,7 @@ export type WallVerdict = { kind: 'wait'; untilMs: number } | { kind: 'fail'; er
  * stronger tool may pass), `wait` until `maxWaitMs` after that first refusal (the wall may come down), then `fail`
  * with the wall's error type and a message that says which tool it refused, since when and how often.
  */
-export function wallVerdict(streak: WallStreak | null, nowMs: number, maxWaitMs: number): WallVerdict | null {
+export function wallVerdict(streak: WallStreak | null, nowMs: number, maxWaitMs = DEFAULT_WALL_MAX_WAIT_MS): WallVerdict | null {
   if (!streak || streak.topSinceMs === null) return null;
   const untilMs = streak.topSinceMs + maxWaitMs;
   if (nowMs < untilMs) return { kind: 'wait', untilMs };

@@ -1,4 +1,4 @@
-import { ERROR_TYPES, FETCHERS, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, redactCredentials, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
+import { ERROR_TYPES, FETCHER_LADDER, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, redactCredentials, type Heuristic, type KnownFetcherName, type Logger, type decideOutcome } from '@crawler/core';
 import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
 import type { FetchExit } from '@crawler/fetchers';
 import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '../ports.js';
@@ -165,9 +165,6 @@ export async function recordRefusal(deps: FetchDeps, known: ReadonlySet<string>,
   });
 }
 
-/** The tools in the order a block climbs them: a refused tool with a stronger one in the fleet has not exhausted the ladder. */
-const TOOL_LADDER: readonly string[] = [FETCHERS.simpleHttp, FETCHERS.playwright, FETCHERS.playwrightStealth];
-
 /**
  * Whether the fleet has a tool left to send after this refusal: the next arm of the exit ladder or the retry policy's
  * next tool when the fleet runs it, else a stronger browser it runs (the router picks it for a link that avoids the
@@ -177,8 +174,9 @@ export function hasStrongerTool(deps: FetchDeps, known: ReadonlySet<string>, ctx
   const next = escalationOf(deps, known, ctx, decision).nextFetcher;
   if (next && known.has(canonicalFetcherName(next.split('@')[0]!))) return true;
   if (hasProxiedTiers({ known, confidenceThreshold: 1, exitTiers: deps.settings.exitTiers })) return false;
-  const rank = TOOL_LADDER.indexOf(ctx.fetcher);
-  return TOOL_LADDER.some((tool, i) => i > rank && known.has(tool));
+  // A refused tool with a stronger one in the fleet (core FETCHER_LADDER) has not exhausted the ladder.
+  const rank = FETCHER_LADDER.indexOf(ctx.fetcher as KnownFetcherName);
+  return FETCHER_LADDER.some((tool, i) => i > rank && known.has(tool));
 }
 
 /** The re-route of a paused link: the exit ladder's next arm with proxied tiers, else the retry policy's next tool. */

@@ -30,7 +30,6 @@ import {
   type RobotsVerdict,
   robotsReadableWithoutBrowser,
   robotsReaders,
-  DEFAULT_WALL_MAX_WAIT_MS,
   wallPauseMs,
   wallVerdict,
 } from '@crawler/core';
@@ -397,7 +396,7 @@ async function pauseDomainOnPushback(deps: FetchDeps, known: ReadonlySet<string>
     if (streak) {
       const siteMs = wallPauseMs(streak.refusals, decision.errorType ?? ERROR_TYPES.blockedCaptcha, { ...deps.settings.pause, maxPauseMs: deps.settings.pauseMaxMs });
       if (now + siteMs > until.getTime()) until = new Date(now + siteMs);
-      const verdict = wallVerdict(streak, now, deps.settings.wallMaxWaitMs ?? DEFAULT_WALL_MAX_WAIT_MS);
+      const verdict = wallVerdict(streak, now, deps.settings.wallMaxWaitMs);
       if (verdict?.kind === 'fail') decided = { ...decision, kind: 'fail', reason: verdict.message };
     }
   }
@@ -435,7 +434,7 @@ async function waitForExits(deps: FetchDeps, ctx: FetchJobContext, detail: strin
 async function waitForPoliteness(deps: FetchDeps, ctx: FetchJobContext, wait: Wait): Promise<FetchJobResult> {
   if (wait.reason === 'paused' && deps.wallStreaks) {
     const now = deps.clock.now().getTime();
-    const verdict = wallVerdict(await deps.wallStreaks.read(ctx.domain), now, deps.settings.wallMaxWaitMs ?? DEFAULT_WALL_MAX_WAIT_MS);
+    const verdict = wallVerdict(await deps.wallStreaks.read(ctx.domain), now, deps.settings.wallMaxWaitMs);
     if (verdict?.kind === 'fail') return finish(deps, ctx.queue, await failLink(deps, ctx, { errorType: verdict.errorType, message: verdict.message }));
     if (verdict) wait = { ...wait, retryInMs: Math.max(1, Math.min(wait.retryInMs, verdict.untilMs - now)) };
   }

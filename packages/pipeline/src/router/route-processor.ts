@@ -23,7 +23,6 @@ import {
   type PolitenessGate,
   type RobotsPolicy,
   type SkipReason,
-  DEFAULT_WALL_MAX_WAIT_MS,
   wallVerdict,
 } from '@crawler/core';
 import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type ProbeRef, type RouteResult } from '@crawler/queue';
@@ -217,7 +216,7 @@ export function createRouteProcessor(deps: RouterDeps) {
           case 'pauseReason':
             facts.pauseReason = await domainPauseReason(deps.gate, domain);
             if (deps.wallStreaks) {
-              facts.pauseReason.wall = wallVerdict(await deps.wallStreaks.read(domain), now.getTime(), deps.settings.wallMaxWaitMs ?? DEFAULT_WALL_MAX_WAIT_MS);
+              facts.pauseReason.wall = wallVerdict(await deps.wallStreaks.read(domain), now.getTime(), deps.settings.wallMaxWaitMs);
             }
             break;
           case 'probe': {
