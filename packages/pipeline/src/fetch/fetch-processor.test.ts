@@ -210,6 +210,25 @@ describe('fetch processor', () => {
     expect(h.pausedDomains.at(-1)).toEqual({ domain: 'walled.example', untilMs: h.clock.now().getTime() + 20 * 60_000 });
   });
 
+  it('a link paused by a refusal resumes when the site\'s pause ends, not at its own shorter pause (no run of its job inside the site\'s pause)', async () => {
+    const h = makeHarness();
+    const streaks = memoryStreaks();
+    const proc = fetchProc(h, { wallStreaks: streaks });
+    const forbidden = (url: string) => response(url, { status: 403, html: '<html><body>Forbidden</body></html>' });
+    const a = h.links.add('https://streak.example/1', { status: 'fetching' });
+    h.script(forbidden(a.url));
+    expect(await proc(job(a.id, a.url))).toMatchObject({ outcome: 'paused' });
+    h.clock.advance(10 * 60_000);
+    // The second refusal in a row: the site pauses 20 min by its streak; the new link's own risk (0) says 10.
+    const b = h.links.add('https://streak.example/2', { status: 'fetching' });
+    h.script(forbidden(b.url));
+    expect(await proc(job(b.id, b.url))).toMatchObject({ outcome: 'paused' });
+    const siteUntil = h.clock.now().getTime() + 20 * 60_000;
+    expect(h.pausedDomains.at(-1)).toEqual({ domain: 'streak.example', untilMs: siteUntil });
+    expect(h.links.rows.get(b.id)!.pausedUntil!.getTime()).toBe(siteUntil);
+    expect(h.routeJobs.at(-1)!.delayMs).toBe(20 * 60_000);
+  });
+
   it('a refusal with a stronger tool left starts no wall wait, and a page served ends the site\'s streak', async () => {
     const h = makeHarness();
     const streaks = memoryStreaks();

@@ -402,6 +402,10 @@ async function pauseDomainOnPushback(deps: FetchDeps, known: ReadonlySet<string>
   }
   await pauseDomainUntil(deps.gate, deps.clock, ctx.domain, until, decision.errorType ?? 'blocked');
   ctx.log.warn({ domain: ctx.domain, pausedUntil: until.toISOString(), errorType: decision.errorType, status: ctx.attempts.at(-1)?.httpStatus, reason: decision.reason }, 'domain paused');
+  // The link resumes with its site: at its own pause it would only meet the site's and be parked again.
+  if (decided.kind === 'pause' && until.getTime() > decision.pausedUntil.getTime()) {
+    decided = { ...decided, pausedUntil: until, pauseMs: until.getTime() - deps.clock.now().getTime() };
+  }
   return decided;
 }
 
