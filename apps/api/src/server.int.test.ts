@@ -203,6 +203,9 @@ describe('POST /links', () => {
     const big = await authed({ method: 'POST', url: '/links', payload: { urls: Array.from({ length: 6 }, (_, i) => `https://c.example/${i}`) } });
     expect(big.statusCode).toBe(413);
     expect((big.json() as { error: string }).error).toBe('batch_too_large');
+    // A body past the byte limit (a producer posting its whole backlog at once) is the same mistake, said the same way.
+    const huge = await authed({ method: 'POST', url: '/links', payload: { urls: Array.from({ length: 60_000 }, (_, i) => `https://c.example/${i}`) } });
+    expect([huge.statusCode, huge.json()]).toEqual([413, { error: 'batch_too_large', message: expect.stringMatching(/at most 5 links \(or seeds\) per request.*split the batch/) }]);
     expect(await db.prisma.link.count()).toBe(before);
   });
 });

@@ -79,10 +79,11 @@ class OneLinePerRequest extends LogController {
  */
 export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
   const maxBatchSize = deps.maxBatchSize ?? 1_000;
+  const bodyLimit = Math.max(1_048_576, maxBatchSize * 4_096);
   const timeouts = deps.timeouts ?? DEFAULT_API_TIMEOUTS;
   const app = Fastify({
     // Room for a full batch of long URLs; beyond it Fastify answers 413 before parsing.
-    bodyLimit: Math.max(1_048_576, maxBatchSize * 4_096),
+    bodyLimit,
     // Fastify's default (0) lets a body that never ends hold its connection for good.
     requestTimeout: timeouts.requestTimeoutMs,
     connectionTimeout: timeouts.idleTimeoutMs,
@@ -103,6 +104,10 @@ export async function createServer(deps: ServerDeps): Promise<FastifyInstance> {
     if (status !== undefined && status >= 400 && status < 500) {
       const code = (err as { code?: string }).code;
       // `curl -d` without a content type sends a form: say what to send, not Fastify's bare "Unsupported Media Type".
+      // A producer posting its whole backlog at once: Fastify's "Request body is too large" names neither limit.
+      if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        return reply.code(413).send({ error: 'batch_too_large', message: `at most ${maxBatchSize} links (or seeds) per request, in a body of at most ${bodyLimit} bytes: split the batch` });
+      }
       const message = code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
         ? `send the body as JSON with Content-Type: application/json (got ${JSON.stringify(req.headers['content-type'] ?? null)})`
         : err instanceof Error ? err.message : String(err);

@@ -137,7 +137,7 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
     }
     if (items.length === 0) return reply.code(400).send({ error: 'empty_batch', message: 'no links given' });
     if (items.length > deps.maxBatchSize) {
-      return reply.code(413).send({ error: 'batch_too_large', message: `at most ${deps.maxBatchSize} links per request (got ${items.length})` });
+      return reply.code(413).send({ error: 'batch_too_large', message: `at most ${deps.maxBatchSize} links per request (got ${items.length}): split the batch` });
     }
 
     // Results come back in input order: each one is tagged with its position, whatever group it went in.
