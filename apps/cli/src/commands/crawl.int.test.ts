@@ -65,6 +65,29 @@ describe('crawl CLI', () => {
     expect(await db.prisma.link.count()).toBe(1);
   });
 
+  it('enqueue takes a producer\'s list in parts: every line stored once, one JSON answer over all parts', async () => {
+    const urls = Array.from({ length: 12_001 }, (_, i) => `https://list${i % 13}.invalid/p/${i}`);
+    const before = await db.prisma.link.count();
+    // Its own key space: the other tests' queue is left as it was.
+    const prefix = `{crawler_test_cli_list_${process.pid}}`;
+    const res = await crawl(['enqueue', '--json'], `${urls.join('\n')}\n${urls[7]}\nnot a url\n`, { QUEUE_PREFIX: prefix });
+    expect([res.code, res.stderr]).toEqual([1, '']);
+    const out = JSON.parse(res.stdout) as { accepted: Array<{ url: string; created: boolean }>; rejected: Array<{ input: string; code: string }> };
+    expect(out.accepted).toHaveLength(12_002);
+    expect(out.accepted.filter((a) => a.created)).toHaveLength(12_001);
+    expect(out.accepted.at(-1)).toMatchObject({ url: urls[7], created: false });
+    expect(out.rejected).toEqual([expect.objectContaining({ input: 'not a url', code: 'invalid_url' })]);
+    expect(await db.prisma.link.count()).toBe(before + 12_001);
+    await db.prisma.link.deleteMany({ where: { domain: { endsWith: '.invalid' }, url: { contains: '://list' } } });
+    const r = createRedisConnection(REDIS_URL, 'producer');
+    try {
+      expect(await r.zcard(`${prefix}:route:prioritized`) + await r.llen(`${prefix}:route:wait`)).toBe(12_001);
+      await deleteRedisPrefix(r, prefix);
+    } finally {
+      r.disconnect();
+    }
+  }, 120_000);
+
   it('run --until-idle crawls what is queued and exits', async () => {
     const res = await crawl(['run', '--until-idle']);
     expect(res.code).toBe(0);

@@ -94,7 +94,7 @@ export function buildStatsReport(input: {
 /** Left-align the first column, right-align the rest: a plain-text table for a terminal. */
 export function formatTable(headers: string[], rows: Array<Array<string | number>>): string {
   const cells = [headers, ...rows.map((r) => r.map(String))];
-  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const widths = headers.map((_, i) => cells.reduce((w, r) => Math.max(w, (r[i] ?? '').length), 0));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
   return [line(cells[0]!), line(widths.map((w) => '-'.repeat(w))), ...cells.slice(1).map(line)].join('\n');
 }

@@ -35,11 +35,50 @@ export function cliLogger(io: CommandIO, level: string): Logger {
 /** Non-empty, non-comment lines of a stream: one URL per line, `#` starts a comment. */
 export async function readLines(stream: NodeJS.ReadableStream): Promise<string[]> {
   const out: string[] = [];
+  for await (const line of linesOf(stream)) out.push(line);
+  return out;
+}
+
+/**
+ * URLs from arguments, files (`--file F`) or stdin as collectUrls takes them, in parts of at most `part` as they are
+ * read: a producer's list of millions of lines is never held whole (`crawl enqueue`).
+ */
+export async function* urlParts(io: CommandIO, opts: { urls: string[]; files: string[]; stdinWhenEmpty: boolean }, part: number): AsyncGenerator<string[]> {
+  let buf: string[] = [];
+  const take = function* (line: string): Generator<string[]> {
+    buf.push(line);
+    if (buf.length >= part) {
+      yield buf;
+      buf = [];
+    }
+  };
+  for (const url of opts.urls) yield* take(url);
+  const sources: Array<{ name: string; open: () => NodeJS.ReadableStream }> = opts.files.map((file) => ({ name: file, open: () => (file === '-' ? io.stdin : createReadStream(file)) }));
+  if (opts.urls.length === 0 && opts.files.length === 0 && opts.stdinWhenEmpty) {
+    if (io.stdin.isTTY) throw new UsageError('no URLs given (pass URLs, --file F, or pipe them on stdin)');
+    sources.push({ name: '-', open: () => io.stdin });
+  }
+  for (const source of sources) {
+    const lines = linesOf(source.open());
+    for (;;) {
+      let next: IteratorResult<string>;
+      try {
+        next = await lines.next();
+      } catch (err) {
+        throw new UsageError(`cannot read ${source.name}: ${(err as Error).message}`);
+      }
+      if (next.done) break;
+      yield* take(next.value);
+    }
+  }
+  if (buf.length > 0) yield buf;
+}
+
+async function* linesOf(stream: NodeJS.ReadableStream): AsyncGenerator<string> {
   for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
     const t = line.trim();
-    if (t !== '' && !t.startsWith('#')) out.push(t);
+    if (t !== '' && !t.startsWith('#')) yield t;
   }
-  return out;
 }
 
 /** URLs from arguments, files (`--file F`, or any argument without "://" for `crawl crawl`), or stdin. */
@@ -47,14 +86,15 @@ export async function collectUrls(io: CommandIO, opts: { urls: string[]; files: 
   const urls = [...opts.urls];
   for (const file of opts.files) {
     try {
-      urls.push(...(await readLines(file === '-' ? io.stdin : createReadStream(file))));
+      // Not push(...lines): a spread of some 120,000 lines or more overflows the call stack.
+      for (const line of await readLines(file === '-' ? io.stdin : createReadStream(file))) urls.push(line);
     } catch (err) {
       throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
     }
   }
   if (urls.length === 0 && opts.files.length === 0 && opts.stdinWhenEmpty) {
     if (io.stdin.isTTY) throw new UsageError('no URLs given (pass URLs, --file F, or pipe them on stdin)');
-    urls.push(...(await readLines(io.stdin)));
+    for (const line of await readLines(io.stdin)) urls.push(line);
   }
   return urls;
 }

@@ -55,6 +55,14 @@ describe('CrawlStore admission', () => {
     expect(view.counters.duplicate + view.counters.overLimit).toBe(24 * 60 - 99);
   });
 
+  it('refuses a list far past maxPages (a big sitemap under a small limit) without failing the admission', async () => {
+    const { crawl, seed, seedLinkId } = await newCrawl({ maxPages: 3 });
+    const candidates = Array.from({ length: 200_000 }, (_, i) => cand(`${seed}s/${i}`));
+    const r = await store.admit({ crawlId: crawl.id, discoveredFrom: seedLinkId, candidates, tally: { discovered: candidates.length, outOfScope: 0, overLimit: 0 } });
+    expect(r.admitted).toHaveLength(2);
+    expect((await store.view(crawl.id))!.counters).toMatchObject({ admitted: 3, overLimit: 200_000 - 2 });
+  }, 60_000);
+
   it('keeps a per-host cap and gives the slot of a page another owner has to the next candidate', async () => {
     const { crawl, seed, seedLinkId } = await newCrawl({ maxPages: 5, maxPagesPerHost: 3 });
     // Someone else's link: the fleet keeps one row per url, so this crawl cannot take it.

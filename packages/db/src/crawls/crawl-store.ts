@@ -338,9 +338,9 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
       crawlId: req.crawlId, discoveredFrom: req.discoveredFrom, maxAgeSeconds: crawl.maxAgeS, retryFailed, rows: again.map((c) => ({ url: c.url, depth: c.depth })),
     });
     refreshed += restarted.length;
-    admitted.push(...restarted);
+    for (const a of restarted) admitted.push(a);
     const got = new Set([...inserted.map((a) => a.url), ...restarted.map((a) => a.url)]);
-    admitted.push(...inserted);
+    for (const a of inserted) admitted.push(a);
     for (const c of round) {
       if (got.has(c.url)) won.push(c);
       else {
@@ -350,7 +350,8 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
     }
     budget -= inserted.length + restarted.length;
   }
-  refused.push(...fresh.slice(next));
+  // A loop, not push(...): a sitemap's list past the crawl's limit can be longer than a call's arguments may be.
+  for (let i = next; i < fresh.length; i++) refused.push(fresh[i]!);
   duplicate += taken.length;
   overLimit += refused.length;
 
