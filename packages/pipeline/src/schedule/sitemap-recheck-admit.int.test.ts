@@ -13,21 +13,23 @@ interface SitemapSite {
   server: TestServer;
   /** Paths (or absolute URLs) the sitemap lists, in order; change it to publish. */
   listed: string[];
-  /** `path status` of each answer to /sitemap.xml, in order. */
+  /** `<lastmod>` of listed paths that have one. */
+  lastmods: Map<string, string>;
+  /** Status of each answer to /sitemap.xml, in order. */
   sitemapAnswers: string[];
   url(path: string): string;
 }
 
 /** Pages without links (so only the sitemap can name a page) and a sitemap with an ETag of its body. */
 async function startSitemapSite(listed: string[]): Promise<SitemapSite> {
-  const site = { listed, sitemapAnswers: [] as string[] } as SitemapSite;
+  const site = { listed, sitemapAnswers: [] as string[], lastmods: new Map() } as SitemapSite;
   site.server = await startTestServer({
     '/': { body: staticArticle({ title: 'Home' }) },
     '/p/*': (req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title: `Page ${req.url}` })),
     '/private/*': { body: staticArticle({ title: 'Private' }) },
     '/sitemap.xml': (req, res) => {
       const body = `<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${site.listed
-        .map((p) => `<url><loc>${p.startsWith('http') ? p : site.url(p)}</loc></url>`)
+        .map((p) => `<url><loc>${p.startsWith('http') ? p : site.url(p)}</loc>${site.lastmods.has(p) ? `<lastmod>${site.lastmods.get(p)}</lastmod>` : ''}</url>`)
         .join('')}</urlset>`;
       const etag = `"${createHash('sha1').update(body).digest('hex').slice(0, 16)}"`;
       if (req.headers['if-none-match'] === etag) {
@@ -134,5 +136,22 @@ describe('sitemap re-read admits newly listed pages', () => {
     expect((await links(crawlId)).map((l) => new URL(l.url).pathname)).toEqual(['/', '/p/1', '/p/2', '/p/3']);
     for (const p of ['/p/4', '/p/5', '/p/6', '/p/7']) expect(site.server.hits(p)).toBe(0);
     expect((await c.runtime.crawlStore.view(crawlId))!.counters).toMatchObject({ admitted: 4, overLimit: 4, duplicate: 0 });
+  }, 150_000);
+
+  it('reads a sitemap in full again while it names a lastmod still in the future, which must be judged once past', async () => {
+    const site = await startSitemapSite(['/p/1']);
+    sites.push(site);
+    site.lastmods.set('/p/1', new Date(Date.now() + 86_400_000).toISOString());
+    const created = await c.runtime.crawls.create({ seeds: [site.url('/')], scope: 'same-origin', sitemaps: true, revisit: { mode: 'fixed', intervalSeconds: 3_600 } });
+    const crawlId = created.crawl.id;
+    await settled(crawlId);
+    await reread(crawlId);
+    await reread(crawlId);
+    expect(site.sitemapAnswers).toEqual(['200', '200', '200']);
+    // Once no lastmod is ahead, the re-read keeps the validators and the next one is a 304.
+    site.lastmods.set('/p/1', new Date(Date.now() - 60_000).toISOString());
+    await reread(crawlId);
+    await reread(crawlId);
+    expect(site.sitemapAnswers).toEqual(['200', '200', '200', '200', '304']);
   }, 150_000);
 });

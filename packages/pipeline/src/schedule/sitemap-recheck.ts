@@ -40,8 +40,8 @@ export interface SitemapRecheckPass {
  * Re-reads are conditional: the validators each file sent at the last complete re-read (SitemapFileStates) go back as
  * `If-None-Match` / `If-Modified-Since`, and a 304 file adds nothing (its pages were admitted and its lastmods acted on
  * then). They are kept only after a re-read that acted on everything it read: one that a bound cut short (the files or
- * URLs a read may take, `maxLinks`, `maxNewLinks`) or that failed keeps the previous ones, so the files it did not
- * finish come back in full next time.
+ * URLs a read may take, `maxLinks`, `maxNewLinks`), that met a lastmod still in the future, or that failed keeps the
+ * previous ones, so the files it did not finish come back in full next time.
  */
 export class SitemapRecheck {
   readonly #periodic: Periodic<SitemapRecheckPass>;
@@ -101,8 +101,10 @@ export class SitemapRecheck {
         const pulled = await schedule.pullForward(ids, now);
         pass.pulled += pulled.length;
         if (pulled.length > 0) logger.info({ crawlId: crawl.id, pulled: pulled.length, listed: urls.length }, 'sitemap lastmod: changed pages made due now');
-        // Everything read was acted on: the next re-read may skip what has not changed since.
-        if (!report.truncated && !admission.more && ids.length < settings.maxLinks) await this.#states.save(crawl.id, report.fileStates ?? new Map());
+        // Everything read was acted on: the next re-read may skip what has not changed since. A lastmod still in the
+        // future is judged once it is past, so its file must be read again.
+        const complete = !report.truncated && !admission.more && ids.length < settings.maxLinks && ![...report.lastModified.values()].some((t) => t > now.getTime());
+        if (complete) await this.#states.save(crawl.id, report.fileStates ?? new Map());
       }
       this.#failing = false;
     } catch (err) {
