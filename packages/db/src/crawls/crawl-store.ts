@@ -216,6 +216,17 @@ export class CrawlStore {
     return row?.seeds ?? null;
   }
 
+  /**
+   * The keys among these the crawl has already decided on (admitted, refused by a limit, or marked seen), read
+   * without the crawl's lock: for a caller that offers only new keys, so a list it sees again and again (a sitemap's)
+   * is not counted as duplicates each time. A key decided meanwhile is still caught by {@link admit}.
+   */
+  async decidedKeys(crawlId: string, keys: readonly string[]): Promise<Set<string>> {
+    if (!isUuid(crawlId) || keys.length === 0) return new Set();
+    const rows = await this.#sql.query<{ key: string }>('SELECT key FROM crawl_frontier WHERE crawl = $1::uuid AND key = ANY($2::text[])', [crawlId, [...keys]]);
+    return new Set(rows.map((r) => r.key));
+  }
+
   /** Admit candidates (see the class comment). */
   admit(req: AdmitRequest): Promise<AdmitResult> {
     if (req.candidates.length === 0 && (req.alsoSeen ?? []).length === 0) return admitIn(this.#sql, req);

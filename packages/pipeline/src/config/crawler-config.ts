@@ -492,13 +492,19 @@ export const SCHEDULE_ENV = {
   /** The scheduler claims due links only while fewer route jobs than this wait in Redis. @defaultValue 10000 */
   SCHEDULER_MAX_QUEUED: intVar(10_000, 1),
   /**
-   * Time between re-reads of a continuous crawl's sitemaps (running, `sitemaps` on, a revisit policy): a page whose
-   * `<lastmod>` is newer than its last visit is made due now. One process of the fleet reads each crawl's sitemaps
-   * per period (a Redis lease); 0: this process reads none. @defaultValue 900000 (15 minutes)
+   * Time between re-reads of a continuous crawl's sitemaps (running, `sitemaps` on, a revisit policy): pages newly
+   * listed are admitted, and a page whose `<lastmod>` is newer than its last visit is made due now. Conditional: a
+   * file unchanged since the last re-read (304) costs one request and adds nothing. One process of the fleet reads
+   * each crawl's sitemaps per period (a Redis lease); 0: this process reads none. @defaultValue 900000 (15 minutes)
    */
   SITEMAP_RECHECK_INTERVAL_MS: intVar(900_000, 0, MAX_TIMER_MS),
-  /** Links one sitemap re-read of a crawl may make due at once (the longest-unvisited first). @defaultValue 1000 */
+  /** Known links one sitemap re-read of a crawl may make due at once (the longest-unvisited first). @defaultValue 1000 */
   SITEMAP_RECHECK_MAX_LINKS: intVar(1_000, 1),
+  /**
+   * Pages newly listed in a crawl's sitemaps that one re-read admits at most (in sitemap order; the rest at the next
+   * re-read), within the crawl's own limits. @defaultValue 1000
+   */
+  SITEMAP_RECHECK_MAX_NEW_LINKS: intVar(1_000, 1),
   /** Shortest revisit interval a producer may ask for, seconds (API and CLI refuse less). @defaultValue 60 */
   REVISIT_MIN_INTERVAL_S: intVar(60, 0),
 };

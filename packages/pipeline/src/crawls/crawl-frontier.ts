@@ -27,7 +27,7 @@ import type { RouteJobInput } from '@crawler/queue';
 import type { RejectedLink } from '../links/enqueue-links.js';
 import type { LinkRecord } from '../ports.js';
 import type { AdmitRequest, CrawlRecord, CrawlStore, FrontierCandidate } from '@crawler/db';
-import { readSitemaps, type SitemapFetch, type SitemapLimits, type SitemapReport } from './sitemaps.js';
+import { readSitemaps, type SitemapFetch, type SitemapFileState, type SitemapLimits, type SitemapReport } from './sitemaps.js';
 import type { SeenCache } from './seen-cache.js';
 import { RouteJobAdder } from '../links/route-job-adder.js';
 
@@ -83,6 +83,18 @@ export interface CreatedCrawl {
    * would make a second crawl.
    */
   deferred?: { links: number; reason: string };
+}
+
+/** What {@link CrawlFrontier.admitSitemapUrls} did. */
+export interface SitemapAdmission {
+  /** New links admitted (and routed). */
+  admitted: number;
+  /** Pages new to the crawl offered to the store (admitted, or refused by a limit, or taken meanwhile). */
+  offered: number;
+  /** Listed pages outside the crawl's scope, include or exclude. */
+  outOfScope: number;
+  /** More new pages were listed than `maxLinks`: the rest wait for the next re-read. */
+  more: boolean;
 }
 
 /** A stored page of a crawl, handed to discovery. */
@@ -231,12 +243,48 @@ export class CrawlFrontier implements LinkDiscovery {
 
   /**
    * Read a stored crawl's sitemaps again, as its creation read them (the same seeds, limits and tracking parameters),
-   * for the sitemap re-read of a continuous crawl. Null when this process cannot read sitemaps.
+   * for the sitemap re-read of a continuous crawl; with `previous`, conditionally (see readSitemaps). Null when this
+   * process cannot read sitemaps.
    */
-  async readCrawlSitemaps(crawl: { seeds: string[]; trackingParams: string[] | null }): Promise<SitemapReport | null> {
+  async readCrawlSitemaps(crawl: { seeds: string[]; trackingParams: string[] | null }, previous?: ReadonlyMap<string, SitemapFileState>): Promise<SitemapReport | null> {
     if (!this.#deps.fetchSitemap) return null;
     const tracking = compileTrackingParams(crawl.trackingParams ?? DEFAULT_TRACKING_PARAMS);
-    return readSitemaps(crawl.seeds, { fetch: this.#deps.fetchSitemap, limits: this.#deps.sitemapLimits, logger: this.#deps.logger, tracking });
+    return readSitemaps(crawl.seeds, { fetch: this.#deps.fetchSitemap, limits: this.#deps.sitemapLimits, logger: this.#deps.logger, tracking, ...(previous ? { previous } : {}) });
+  }
+
+  /**
+   * Admit to a running crawl the pages a re-read of its sitemaps lists that the crawl has not decided on yet, as its
+   * creation admits sitemap entries: depth 0, every scope, include and exclude rule, then the store's admission with
+   * its page budget and per-host caps, and route jobs for the admitted. Pages the crawl already has (or refused by a
+   * limit) are not offered at all: a known page is the lastmod pull's to make due, and offering it would count it a
+   * duplicate at every re-read; out-of-scope entries are left uncounted for the same reason (creation counted them).
+   * At most `maxLinks` new pages, in sitemap order; `more` says some were left for the next re-read.
+   */
+  async admitSitemapUrls(crawlId: string, urls: readonly string[], maxLinks: number): Promise<SitemapAdmission> {
+    const none: SitemapAdmission = { admitted: 0, offered: 0, outOfScope: 0, more: false };
+    if (urls.length === 0) return none;
+    // Read afresh, not from #compiled: a seed another process added (a redirect) widens the scope.
+    const record = await this.#deps.store.get(crawlId);
+    if (!record || record.status !== 'running') return none;
+    const scope = compileScope({ scope: record.scope, seeds: record.seeds, include: record.include, exclude: record.exclude });
+    let outOfScope = 0;
+    const byKey = new Map<string, FrontierCandidate>();
+    for (const url of urls) {
+      if (scope.check(url) !== null) outOfScope += 1;
+      else {
+        const c = candidateOf(url, 0);
+        if (!byKey.has(c.key)) byKey.set(c.key, c);
+      }
+    }
+    const decided = await this.#deps.store.decidedKeys(crawlId, [...byKey.keys()]);
+    const unknown = [...byKey.values()].filter((c) => !decided.has(c.key));
+    const candidates = unknown.slice(0, Math.max(0, maxLinks));
+    const more = unknown.length > candidates.length;
+    if (candidates.length === 0) return { ...none, outOfScope, more };
+    const result = await this.#deps.store.admit({ crawlId, discoveredFrom: null, candidates, tally: { discovered: candidates.length, outOfScope: 0, overLimit: 0 } });
+    await this.#route(result.admitted);
+    if (this.#deps.seenCache && !result.closed) await this.#deps.seenCache.remember(crawlId, candidates.map((c) => c.key)).catch(() => undefined);
+    return { admitted: result.admitted.length, offered: candidates.length, outOfScope, more };
   }
 
   async discover(page: DiscoveredPage): Promise<void> {

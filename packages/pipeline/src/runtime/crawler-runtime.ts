@@ -133,11 +133,12 @@ export class CrawlerRuntime {
       sitemapRecheck: () =>
         new SitemapRecheck({
           schedule: this.schedule,
-          readSitemaps: (crawl) => this.crawls.readCrawlSitemaps(crawl),
+          readSitemaps: (crawl, previous) => this.crawls.readCrawlSitemaps(crawl, previous),
+          admitNew: (crawlId, urls, maxLinks) => this.crawls.admitSitemapUrls(crawlId, urls, maxLinks),
           redis: this.redis,
           prefix: this.queues.prefix,
           logger: this.logger.child({ component: 'sitemap-recheck' }),
-          settings: { intervalMs: this.config.sitemapRecheckIntervalMs, maxLinks: this.config.sitemapRecheckMaxLinks },
+          settings: { intervalMs: this.config.sitemapRecheckIntervalMs, maxLinks: this.config.sitemapRecheckMaxLinks, maxNewLinks: this.config.sitemapRecheckMaxNewLinks },
         }),
     });
   }

@@ -274,9 +274,9 @@ export function createCrawlFrontier(o: {
     store,
     enqueueRoutes: (inputs) => o.queues.enqueueRoutes(inputs),
     // Sitemaps come through plain HTTP with its SSRF guard and size cap; a .xml.gz arrives as the gzip bytes.
-    fetchSitemap: async (url) => {
-      const res = await exits.housekeeping((exit) => fetchers.get(FETCHERS.simpleHttp).fetch({ url, timeoutMs: config.fetchTimeoutMs, maxBytes: config.sitemapMaxBytes ?? config.fetchMaxBytes, ...(exit ? { exit } : {}) }));
-      return { status: res.status, body: res.body };
+    fetchSitemap: async (url, headers) => {
+      const res = await exits.housekeeping((exit) => fetchers.get(FETCHERS.simpleHttp).fetch({ url, timeoutMs: config.fetchTimeoutMs, maxBytes: config.sitemapMaxBytes ?? config.fetchMaxBytes, ...(headers ? { headers } : {}), ...(exit ? { exit } : {}) }));
+      return { status: res.status, body: res.body, headers: res.headers };
     },
     sitemapLimits: { maxFiles: config.sitemapMaxFiles, maxUrls: config.sitemapMaxUrls, maxBytes: config.sitemapMaxBytes },
     maxLinksPerPage: config.crawlMaxLinksPerPage,

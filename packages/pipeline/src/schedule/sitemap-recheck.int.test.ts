@@ -66,13 +66,16 @@ describe('sitemap lastmod pulls revisits forward', () => {
     };
     // A fresh prefix: the claim of the crawl's period by the runtime's own loop above is not this one's.
     const prefix = `${c.prefix}:two`;
-    const make = () => new SitemapRecheck({ schedule: c.runtime.schedule, readSitemaps, redis: c.runtime.redis, prefix, logger: c.runtime.logger, settings: { intervalMs: 60_000, maxLinks: 1 } });
+    const make = () => new SitemapRecheck({
+      schedule: c.runtime.schedule, readSitemaps, admitNew: (id, urls, max) => c.runtime.crawls.admitSitemapUrls(id, urls, max), redis: c.runtime.redis, prefix, logger: c.runtime.logger,
+      settings: { intervalMs: 60_000, maxLinks: 1, maxNewLinks: 1_000 },
+    });
     const [one, two] = [make(), make()];
     try {
       const passes = await Promise.all([one.runOnce(), two.runOnce()]);
       expect(reads).toBe(1);
       expect(passes.map((p) => p!.pulled).sort()).toEqual([0, 1]);
-      expect(await one.runOnce()).toEqual({ crawls: 0, pulled: 0 });
+      expect(await one.runOnce()).toEqual({ crawls: 0, pulled: 0, admitted: 0, unchanged: 0 });
       expect(reads).toBe(1);
     } finally {
       await one.stop();
