@@ -48,9 +48,9 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
       io.stderr.write(`crawl ${name}: the database is not migrated (${lastCause(err)}): run \`npx crawl migrate\` against DATABASE_URL first\n`);
       return 1;
     }
-    // Postgres unreachable (@crawler/db's code for it): its words name the host and port, never the password.
-    if (err instanceof Error && (err as { code?: unknown }).code === 'db_unavailable') {
-      io.stderr.write(`crawl ${name}: Postgres does not answer (${err.message.split('\n')[0]}): check that it runs and that DATABASE_URL names it\n`);
+    const pg = postgresProblem(err, io.env.DATABASE_URL);
+    if (pg) {
+      io.stderr.write(`crawl ${name}: ${pg}\n`);
       return 1;
     }
     const refused = redisRefusal(err);
@@ -98,6 +98,39 @@ async function isSchemaMissing(err: unknown): Promise<boolean> {
   if (typeof err !== 'object' || err === null) return false;
   const { isSchemaMissingError } = await import('@crawler/db');
   return isSchemaMissingError(err);
+}
+
+/**
+ * Postgres not there for the command, in one line that says what to do (null for any other error): unreachable
+ * (@crawler/db's db_unavailable, or the driver's own connect error to DATABASE_URL's port, as a producer command's
+ * first statement meets it), the database missing (3D000: a new user who has not run the setup), or the login refused
+ * (28P01, 28000). The driver's words name the host, port, database or user, never the password.
+ */
+export function postgresProblem(err: unknown, databaseUrl: string | undefined): string | null {
+  let port = '5432';
+  let host = '';
+  try {
+    if (databaseUrl) ({ port, hostname: host } = new URL(databaseUrl));
+    port ||= '5432';
+  } catch {
+    // An unparsable DATABASE_URL is refused by the config before any statement.
+  }
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    // Prisma's raw-query errors carry the server's code under meta (P2010 on top).
+    const { code: own, message, meta } = e as { code?: unknown; message?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
+    const code = meta?.driverAdapterError?.cause?.originalCode ?? own;
+    const said = String(message ?? '').split('\n').filter((l) => l.trim() !== '').at(-1) ?? '';
+    if (code === 'db_unavailable') return `Postgres does not answer (${said}): check that it runs and that DATABASE_URL names it`;
+    if (code === '3D000') return `the database DATABASE_URL names does not exist (${said}): create it (\`createdb\`, or \`npm run setup\` for the default one) and run \`npx crawl migrate\``;
+    if (code === '28P01' || code === '28000') return `Postgres refused the login (${said}): check the user and password in DATABASE_URL`;
+    // A connect error is Postgres' when it names DATABASE_URL's port (its own, or the first of an AggregateError's:
+    // "localhost" tried over IPv4 and IPv6), a failed lookup when it names its host.
+    const net = e as { port?: unknown; hostname?: unknown; errors?: Array<{ port?: unknown }> };
+    const refused = typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN)$/.test(code);
+    const ours = String(net.port ?? net.errors?.[0]?.port) === port || (host !== '' && net.hostname === host);
+    if (refused && ours) return `Postgres does not answer (${said}): check that it runs and that DATABASE_URL names it`;
+  }
+  return null;
 }
 
 /** The last line of the innermost message of an error's causes: the driver's own words ('relation "links" does not exist'). */

@@ -39,7 +39,7 @@ describe('Redis down', () => {
 });
 
 describe('Postgres down', () => {
-  for (const argv of [['explain', 'https://down.example/a'], ['stats']]) {
+  for (const argv of [['explain', 'https://down.example/a'], ['stats'], ['enqueue', 'https://down.example/a'], ['crawl', 'https://down.example/a']]) {
     it(`crawl ${argv[0]} ends with one line saying Postgres does not answer, without DATABASE_URL's password`, async () => {
       const t = captureIO();
       t.io.env = { DATABASE_URL: `postgresql://postgres:s3cret-pw@127.0.0.1:${deadPort}/crawler`, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: '{crawler_test_pg_down}', LOG_LEVEL: 'silent' };
@@ -47,6 +47,22 @@ describe('Postgres down', () => {
       const err = t.err();
       expect(err).toMatch(new RegExp(`^crawl ${argv[0]}: Postgres does not answer \\(`));
       expect(err).toMatch(/DATABASE_URL/);
+      expect(err).not.toMatch(/s3cret-pw|\n\s+at /);
+      expect(err.trim().split('\n')).toHaveLength(1);
+    }, 30_000);
+  }
+});
+
+describe('the database missing or the login refused', () => {
+  // A newcomer who has not run the setup, and one whose DATABASE_URL has a wrong user: the producer commands (the
+  // crawler's main job) end in one line that says what to do, not a driver's stack.
+  for (const argv of [['enqueue', 'https://down.example/a'], ['crawl', 'https://down.example/a'], ['stats']]) {
+    it(`crawl ${argv[0]} says the database does not exist and how to make it`, async () => {
+      const t = captureIO();
+      t.io.env = { DATABASE_URL: `postgresql://postgres:s3cret-pw@127.0.0.1:5432/crawler_absent_${process.pid}`, REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', QUEUE_PREFIX: '{crawler_test_pg_absent}', LOG_LEVEL: 'silent' };
+      expect(await runCli(argv, t.io)).toBe(1);
+      const err = t.err();
+      expect(err).toMatch(new RegExp(`^crawl ${argv[0]}: the database DATABASE_URL names does not exist \\(.*crawler_absent_.*\\): create it .*crawl migrate`));
       expect(err).not.toMatch(/s3cret-pw|\n\s+at /);
       expect(err.trim().split('\n')).toHaveLength(1);
     }, 30_000);
