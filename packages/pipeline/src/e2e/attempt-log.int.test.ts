@@ -178,6 +178,15 @@ describe.each([
     for (const r of results.filter((x) => unasked.includes(x.kind))) expect([r.kind, r.lastErrorType, r.attempts]).toEqual([r.kind, 'site_unreachable', []]);
   });
 
+  it('an answer that is not HTTP fails as a protocol_error of plain HTTP, not as a page for a browser', () => {
+    const garbage = results.filter((r) => r.kind === 'malformed');
+    expect(garbage).toHaveLength(2);
+    for (const r of garbage) {
+      expect([r.lastErrorType, [...new Set(r.attempts.map((a) => `${a.fetcher}:${a.errorType}`))]]).toEqual(['protocol_error', ['simple_http:protocol_error']]);
+      expect(r.lastError).toMatch(/Expected HTTP\//);
+    }
+  });
+
   it('a refused certificate: the one handshake made for each link is its attempt (tls_error), its message on the link', () => {
     const tls = results.filter((r) => r.kind.startsWith('tls_'));
     expect(tls).toHaveLength(4);
