@@ -100,8 +100,10 @@ async function crawl(crawler: E2eCrawler, cases: Record<string, string[]>): Prom
   const byUrl = new Map<string, string>();
   for (const [kind, urls] of Object.entries(cases)) for (const u of urls) byUrl.set(u, kind);
   faulty.resetHits();
+  const handshakes = web.sites.map((x) => x.connections());
   const { accepted } = await crawler.runtime.enqueue([...byUrl.keys()]);
   await crawler.runtime.waitUntilIdle();
+  console.log(`attempt-log handshakes: ${web.sites.map((x, i) => `${x.name} ${x.connections() - handshakes[i]!}`).join(', ')}`);
   const links = await crawler.db.prisma.link.findMany({
     where: { id: { in: accepted.map((a) => a.linkId) } },
     include: { attempts: { orderBy: { id: 'asc' }, include: { _count: { select: { heuristics: true } } } } },
