@@ -180,6 +180,16 @@ describe.each([
     for (const r of results.filter((x) => unasked.includes(x.kind))) expect([r.kind, r.lastErrorType, r.attempts]).toEqual([r.kind, 'site_unreachable', []]);
   });
 
+  it('learns nothing about the tools from a refused certificate: every tool meets it', async () => {
+    const tlsDomains = web.sites.map((x) => x.domain);
+    const rolled = await crawler.db.prisma.heuristicRollup.findMany({ where: { OR: tlsDomains.map((d) => ({ subsetKey: { contains: d } })) } });
+    expect(rolled).toEqual([]);
+    for (const d of tlsDomains) {
+      const learned = await crawler.attempts.findBestFetcher([{ type: 'domain', value: d }], { strategy: 'scan' });
+      expect(learned.scores.every((sc) => sc.sampleSize === 0), d).toBe(true);
+    }
+  });
+
   it('an answer that is not HTTP fails as a protocol_error of plain HTTP, not as a page for a browser', () => {
     const garbage = results.filter((r) => r.kind === 'malformed');
     expect(garbage).toHaveLength(2);
