@@ -177,7 +177,11 @@ describe.each([
       for (const a of r.attempts) expect(a.heuristics, r.kind).toBeGreaterThan(0);
       expect(r.attempts.at(-1)!.errorType, r.kind).toBe(r.lastErrorType);
     }
-    for (const r of results.filter((x) => unasked.includes(x.kind))) expect([r.kind, r.lastErrorType, r.attempts]).toEqual([r.kind, 'site_unreachable', []]);
+    for (const r of results.filter((x) => unasked.includes(x.kind))) {
+      expect([r.kind, r.lastErrorType, r.attempts]).toEqual([r.kind, 'site_unreachable', []]);
+      // What the network said, not only that robots.txt could not be read.
+      expect(r.lastError, r.kind).toMatch(r.kind === 'dns' ? /ENOTFOUND/ : /ECONNREFUSED/);
+    }
   });
 
   it('learns nothing about the tools from a refused certificate: every tool meets it', async () => {
