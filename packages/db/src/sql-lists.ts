@@ -23,8 +23,8 @@ export const IN_FLIGHT_SQL_LIST = sqlList(IN_FLIGHT_STATUSES);
 
 /**
  * Error codes of attempt rows that are no evidence about their fetcher (ERROR_POLICY toolEvidence: false, among the
- * codes an attempt can carry; today only rate_limited). A one-element IN is planned as `=`, so the partial index on
- * rate-limited attempts still applies.
+ * codes an attempt can carry: rate_limited and tls_error). The partial index idx_attempts_not_evidence holds exactly
+ * these, so the exact scan's anti-join reads it (migration 202612100100_tls_error_not_evidence).
  */
 export const NOT_EVIDENCE_CODES: readonly ErrorCode[] = [...errorCodesWhere('toolEvidence', false)].filter((c) => errorCodesWhere('loggedAsAttempt').has(c));
 export const NOT_EVIDENCE_SQL_LIST = sqlList(NOT_EVIDENCE_CODES);

@@ -25,8 +25,8 @@ describe('ERROR_POLICY', () => {
     expect(by('switch_fetcher')).toEqual(['wrong_tool']);
     expect(by('retry_now')).toEqual(['aborted', 'browser_error', 'db_conflict', 'db_unavailable', 'dns_error', 'http_error', 'internal_error', 'network_error', 'protocol_error', 'proxy_unavailable', 'timeout']);
     expect([...BAN_RISK_ERROR_TYPES].sort()).toEqual(['blocked_403', 'blocked_captcha', 'rate_limited']);
-    // site_unreachable is never written as an attempt (no page was requested), so the SQL's rate_limited filter suffices.
-    expect([...NOT_TOOL_EVIDENCE_ERROR_TYPES]).toEqual(['proxy_unavailable', 'rate_limited', 'site_unreachable']);
+    // site_unreachable and proxy_unavailable are never written as attempts, so the SQL singles out rate_limited and tls_error.
+    expect([...NOT_TOOL_EVIDENCE_ERROR_TYPES]).toEqual(['tls_error', 'proxy_unavailable', 'rate_limited', 'site_unreachable']);
     expect(ERROR_CODES.filter((c) => ERROR_POLICY[c].refusesUrl).sort()).toEqual(['blocked_address', 'blocked_scheme', 'invalid_url']);
   });
 

@@ -130,7 +130,8 @@ export const ERROR_POLICY: { readonly [C in ErrorCode]: ErrorCodePolicy } = {
   timeout: RETRY,
   network_error: RETRY,
   dns_error: RETRY,
-  tls_error: FAIL,
+  // A refused certificate is refused to every tool (the browsers check it too): no evidence for or against one.
+  tls_error: policy('fail', { toolEvidence: false }),
   too_large: FAIL,
   redirect_loop: FAIL,
   too_many_redirects: FAIL,

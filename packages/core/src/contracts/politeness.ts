@@ -75,8 +75,15 @@ export interface RobotsVerdict {
   rateLimited?: { retryAtMs: number };
 }
 
-/** robots.txt as a browser-bearing fetch worker reads it: the result a browser fetch of `${origin}/robots.txt` gave. */
-export type RobotsRead = { status: number; body: string; retryAfterMs?: number | null } | { browser: { fetcher: string; reason: string; status?: number } } | null;
+/**
+ * robots.txt as a browser-bearing fetch worker reads it: the result a browser fetch of `${origin}/robots.txt` gave.
+ * `unreachable` (or null): the site could not be reached, with what the network said (DNS, refused, timeout).
+ */
+export type RobotsRead =
+  | { status: number; body: string; retryAfterMs?: number | null }
+  | { browser: { fetcher: string; reason: string; status?: number } }
+  | { unreachable: { reason: string } }
+  | null;
 
 /**
  * Whether a site whose robots.txt only a browser can read may be crawled by a fleet that runs no browser: when plain

@@ -50,8 +50,8 @@ const SUBSET_SEP = '\u001e';
 // The rollup statement checks the query's types itself and answers a single row with a null fetcher when one is not
 // rolled up; the scan then runs (a second round trip, for queries the router does not make).
 //
-// Rate-limited attempts are no evidence about the tool (core NOT_TOOL_EVIDENCE_ERROR_TYPES): the rollups leave them
-// out by trigger (migration 20261123000600) and the scan through a hashed anti-join on idx_attempts_rate_limited.
+// Rate-limited and refused-certificate attempts are no evidence about the tool (core NOT_TOOL_EVIDENCE_ERROR_TYPES): the
+// rollups leave them out (migration 20261210010000) and the scan through a hashed anti-join on idx_attempts_not_evidence.
 const ROLLUP_SQL = `
 WITH fast AS (
   SELECT NOT EXISTS (

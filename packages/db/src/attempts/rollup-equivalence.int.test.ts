@@ -200,6 +200,24 @@ describe('rollup ↔ exact scan', () => {
     expect((await store.findBestFetcher(q)).scores[0]).toMatchObject({ sampleSize: 15 });
   });
 
+  it('leave refused-certificate attempts out in both branches: every tool meets the same certificate', async () => {
+    const q = [{ type: 'domain', value: 'cert.eq' }];
+    await store.logAttempts(Array.from({ length: 10 }, (_, i) => ({ url: `https://cert.eq/${i}`, fetcher: 'simple_http', success: true, heuristics: q })));
+    const failed = await store.logAttempts(Array.from({ length: 20 }, (_, i) => ({ url: `https://cert.eq/x${i}`, fetcher: 'simple_http', success: false, errorType: 'tls_error', heuristics: q })));
+    for (const strategy of ['auto', 'scan'] as const) {
+      expect((await store.findBestFetcher(q, { strategy })).best).toMatchObject({ fetcher: 'simple_http', sampleSize: 10 });
+    }
+    // The triggers' own computation (a refresh, a rebuild) agrees with the keys the log stored: none.
+    const stored = await db.prisma.$queryRawUnsafe<{ same: boolean; keys: string[] | null }[]>(
+      'SELECT rollup_keys IS NOT DISTINCT FROM rollup_keys_of(id) AS same, rollup_keys AS keys FROM fetcher_attempts WHERE id = ANY($1::bigint[])',
+      failed.map(String),
+    );
+    expect(stored.every((r) => r.same && r.keys === null)).toBe(true);
+    await db.prisma.$executeRawUnsafe('SELECT rollup_rebuild()');
+    expect((await store.findBestFetcher(q)).best).toMatchObject({ fetcher: 'simple_http', sampleSize: 10 });
+    await expectSame([q]);
+  });
+
   it('the attempt log stores the keys the triggers would compute and adds each attempt to its own shard', async () => {
     const ids = await store.logAttempts([
       { url: 'https://shard.eq/a', fetcher: 'simple_http', success: true, heuristics: [{ type: 'domain', value: 'shard.eq' }, { type: 'section', value: 'shard.eq/a' }, { type: 'path_depth', value: '1' }, { type: 'status_200', value: 'true' }] },

@@ -20,6 +20,8 @@ const RESPONSES: Record<string, string> = {
   // Not quirks: a body cut short after its head, and a chunked body with a bad chunk size. Both fail as before.
   '/short-body': `HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: ${PAGE.length + 500}\r\n\r\n${PAGE}`,
   '/bad-chunk': `HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\nf\r\n<html><head><ti\r\nzz\r\n`,
+  // Not HTTP at all (a service on the wrong port, a tarpit): no status line for any client to read.
+  '/not-http': 'SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n\r\n',
 };
 
 async function outcome(p: Promise<{ status: number; body: Uint8Array; text: string | null }>): Promise<string> {
@@ -70,5 +72,9 @@ describe('simple_http and responses browsers tolerate', () => {
   it('a body cut short after its head is still a network_error, and a bad chunk a protocol_error', async () => {
     expect(await fetch('/short-body')).toMatch(/^network_error: .*\(\d+ of \d+ body bytes received\)$/);
     expect(await fetch('/bad-chunk')).toMatch(/^protocol_error: .*chunk size/);
+  });
+
+  it('an answer that is not HTTP at all is a protocol_error, not a page for a browser to fetch', async () => {
+    expect(await fetch('/not-http')).toMatch(/^protocol_error: .*Expected HTTP\//);
   });
 });

@@ -30,6 +30,9 @@ export function refusedHttp1(err: unknown): boolean {
   return causes(err).some((e) => (e as { code?: unknown }).code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL');
 }
 
+/** llhttp's words for an answer whose first bytes are not `HTTP/`. */
+const NOT_HTTP = /Expected HTTP\//;
+
 /**
  * Why undici refused a response's head that browsers read, or null: llhttp rejects a bare LF where CRLF belongs
  * (`HTTPParserError`; undici 7.30 leaves its `code` undefined) and a Content-Length sent twice with the same value
@@ -42,6 +45,9 @@ export function refusedHttp1(err: unknown): boolean {
 export function refusedHead(err: unknown): string | null {
   for (const e of causes(err)) {
     const { code, name, message } = e as { code?: unknown; name?: unknown; message?: unknown };
+    // No status line at all (a service on the wrong port, a tarpit): not a head a browser reads as a page (Chromium
+    // shows such bytes only as HTTP/0.9 text, and only on ports 80 and 443), so no reason to send the site to one.
+    if (name === 'HTTPParserError' && typeof message === 'string' && NOT_HTTP.test(message)) return null;
     if (name === 'HTTPParserError') return typeof message === 'string' && message ? message : 'malformed response head';
     if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') return 'malformed response head after its Content-Length (one sent twice?)';
     if (code === 'UND_ERR_SOCKET' && message === 'bad response') return 'an informational 1xx response it did not ask for (100 Continue)';

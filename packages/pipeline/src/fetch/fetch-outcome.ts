@@ -1,4 +1,4 @@
-import { ERROR_TYPES, FETCHER_LADDER, LINK_STATUSES, SELECTION_SOURCES, canonicalFetcherName, redactCredentials, type Heuristic, type KnownFetcherName, type Logger, type decideOutcome } from '@crawler/core';
+import { ERROR_TYPES, FETCHERS, FETCHER_LADDER, LINK_STATUSES, extractUrlHeuristics, SELECTION_SOURCES, canonicalFetcherName, redactCredentials, type Heuristic, type KnownFetcherName, type Logger, type decideOutcome } from '@crawler/core';
 import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
 import type { FetchExit } from '@crawler/fetchers';
 import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '../ports.js';
@@ -227,6 +227,20 @@ function exitEscalation(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJ
   if (ctx.rotateExit) return { nextFetcher: armKey(arm) };
   const next = escalatedArm(settings, arm);
   return next ? { nextFetcher: armKey(next), blockedFetcher: armKey(arm) } : { blockedFetcher: armKey(arm) };
+}
+
+/**
+ * The attempt a link's refused certificate is: robots.txt is read before the page, over the same TLS handshake, so
+ * when the origin's certificate is refused there the page's request is never sent, yet a request left for the site on
+ * the link's behalf (a refused certificate is not cached: each link makes its own). It is logged as plain HTTP's (the
+ * reader of robots.txt) with the page's URL heuristics, so the attempt log and the link's attempt count show it.
+ */
+export function certificateAttempt(link: Pick<LinkRecord, 'id' | 'url'>, err: { code: string; message: string }, at: Date, heuristics: readonly Heuristic[] = extractUrlHeuristics(link.url)): AttemptRecord {
+  return {
+    linkId: link.id, url: link.url, fetcher: FETCHERS.simpleHttp, success: false, isBanned: false, errorType: err.code,
+    // Says which request it was: the page itself was never asked for.
+    errorMessage: `${err.message} (the handshake of robots.txt of ${new URL(link.url).origin}, read before the page)`, httpStatus: null, responseHeaders: null, durationMs: null, attemptedAt: at, heuristics,
+  };
 }
 
 /** Fail the link (with this job's attempts) and say so in the log. */

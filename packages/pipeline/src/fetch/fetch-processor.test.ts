@@ -387,6 +387,20 @@ describe('fetch processor', () => {
     expect(h.fetchCalls).toHaveLength(0);
   });
 
+  it('fails a link whose certificate robots.txt\'s handshake refused, that handshake logged as its attempt', async () => {
+    const h = makeHarness();
+    const link = h.links.add('https://expired.example/a/page', { status: 'fetching' });
+    const robots = { check: async () => Promise.reject(new CrawlerError('tls_error', 'CERT_HAS_EXPIRED: certificate has expired')) };
+    const out = await fetchProc(h, { robots })(job(link.id, link.url));
+    expect(out).toMatchObject({ outcome: 'failed', errorType: 'tls_error', attempts: 1 });
+    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'failed', lastErrorType: 'tls_error', lastError: 'CERT_HAS_EXPIRED: certificate has expired', attemptCount: 1 });
+    expect(h.attempts.map((a) => [a.fetcher, a.success, a.errorType, a.errorMessage])).toEqual([
+      ['simple_http', false, 'tls_error', 'CERT_HAS_EXPIRED: certificate has expired (the handshake of robots.txt of https://expired.example, read before the page)'],
+    ]);
+    expect(h.attempts[0]!.heuristics).toContainEqual({ type: 'domain', value: 'expired.example' });
+    expect(h.fetchCalls).toHaveLength(0);
+  });
+
   it('lets an unexpected robots failure fail the job (BullMQ retries it) rather than the link', async () => {
     const h = makeHarness();
     const link = h.links.add('https://flaky.example/', { status: 'fetching' });

@@ -45,7 +45,7 @@ import { analysisInputOf } from './response-analysis.js';
 import { inProcessAnalyzer, type ResponseAnalyzer } from './analysis-pool.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
-import { applyDecision, climbAfterRefusal, failLink, hasStrongerTool, recordExitWait, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
+import { applyDecision, certificateAttempt, climbAfterRefusal, failLink, hasStrongerTool, recordExitWait, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
 import type { WallStreaks } from './wall-streaks.js';
 import type { ArmBlock, BlockedArms } from './blocked-arms.js';
 import { armKey } from '../router/arm-choice.js';
@@ -263,7 +263,12 @@ async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJo
   } catch (err) {
     // The URL itself is refused (SSRF guard, scheme), or the site's certificate is: the same answer for any request,
     // so the link fails with it.
-    if (isUrlPolicyError(err) || isCertificateError(err)) return failLink(deps, ctx, { errorType: err.code, message: err.message });
+    if (isUrlPolicyError(err)) return failLink(deps, ctx, { errorType: err.code, message: err.message });
+    if (isCertificateError(err)) {
+      // The handshake was a request for this link: it is its attempt (certificateAttempt).
+      ctx.attempts.push(certificateAttempt(ctx.link, err, deps.clock.now(), ctx.urlHeuristics));
+      return failLink(deps, ctx, { errorType: err.code, message: err.message });
+    }
     // robots.txt could not be asked: every proxy of the tier is down. The site is not to blame; wait as a fetch would.
     if (isExitError(err)) return waitForExits(deps, ctx, `robots.txt could not be asked through any proxy (${err instanceof Error ? err.message : String(err)})`);
     throw err;

@@ -61,9 +61,9 @@ describe('reading robots.txt', () => {
     expect(await read('playwright', response(200, 'User-agent: *\nDisallow:\n', 'text/html', { fetcher: 'playwright' }))).toMatchObject({ status: 200, body: 'User-agent: *\nDisallow:\n' });
   });
 
-  it('answers null (cannot be reached) for a network failure, and throws refusals of the URL, its certificate or every proxy', async () => {
-    expect(await read('simple_http', new FetchError('network_error', 'ECONNRESET'))).toBeNull();
-    expect(await read('simple_http', new FetchError('timeout', 'no answer in 10000 ms'))).toBeNull();
+  it('answers unreachable, with what the network said, for a network failure, and throws refusals of the URL, its certificate or every proxy', async () => {
+    expect(await read('simple_http', new FetchError('network_error', 'ECONNRESET: socket hang up'))).toEqual({ unreachable: { reason: 'network_error: ECONNRESET: socket hang up' } });
+    expect(await read('simple_http', new FetchError('timeout', 'no answer in 10000 ms'))).toEqual({ unreachable: { reason: 'timeout: no answer in 10000 ms' } });
     await expect(read('simple_http', new FetchError('tls_error', 'CERT_HAS_EXPIRED: certificate has expired'))).rejects.toThrow(/certificate/);
     await expect(read('simple_http', new CrawlerError('proxy_unavailable', 'every proxy is down'))).rejects.toThrow(/proxy/);
   });

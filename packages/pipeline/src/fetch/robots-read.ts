@@ -4,10 +4,10 @@ import { judgeProbe } from './response-analysis.js';
 
 /**
  * Read `${origin}/robots.txt` with `fetch` (plain HTTP, or a browser): the response, `{ browser }` when this tool
- * cannot read it and a browser may, or null when the site cannot be reached. A head undici refuses and Chromium reads
- * (`wrong_tool`) and a bot wall's challenge are no outage: they name the tool that reads the file (a wall, the tool a
- * probe meeting it would pick; a browser still walled, the next one up). Refusals of the URL, its certificate or
- * every proxy are thrown: the caller fails or waits with them.
+ * cannot read it and a browser may, or `{ unreachable }` with what the network said when the site cannot be reached.
+ * A head undici refuses and Chromium reads (`wrong_tool`) and a bot wall's challenge are no outage: they name the tool
+ * that reads the file (a wall, the tool a probe meeting it would pick; a browser still walled, the next one up).
+ * Refusals of the URL, its certificate or every proxy are thrown: the caller fails or waits with them.
  */
 export async function readRobots(origin: string, tool: string, fetch: (url: string) => Promise<FetchResult>, logger: Logger): Promise<RobotsRead> {
   let res: FetchResult;
@@ -22,7 +22,8 @@ export async function readRobots(origin: string, tool: string, fetch: (url: stri
       return { browser: { fetcher: FETCHERS.playwright, reason: `${code}: ${(err as Error).message}` } };
     }
     logger.info({ origin, errorType: code, error: (err as Error).message }, 'robots.txt could not be read');
-    return null;
+    // What the network said goes into the unreachable verdict, and so into the paused or failed link's last_error.
+    return { unreachable: { reason: `${code ?? 'error'}: ${err instanceof Error ? err.message : String(err)}` } };
   }
   const fetcher = canonicalFetcherName(tool);
   if (res.challenge && !res.challenge.cleared) {

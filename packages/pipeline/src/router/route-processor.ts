@@ -26,7 +26,8 @@ import {
   wallVerdict,
 } from '@crawler/core';
 import { ROUTE_QUEUE, RouteJobSchema, parseJobData, type FetchJobInput, type ProbeRef, type RouteResult } from '@crawler/queue';
-import type { LearnedSelector, LegacyRoutes, LinkChange, LinkRecord, LinkRepo, ProbeFn, RevisitSource } from '../ports.js';
+import type { LearnedSelector, LegacyRoutes, LinkChange, LinkRecord, LinkRepo, OutcomeSink, ProbeFn, RevisitSource } from '../ports.js';
+import { certificateAttempt } from '../fetch/fetch-outcome.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { domainPauseReason, pauseDomainUntil, type PauseSettings } from '../fetch/site-pause.js';
@@ -99,6 +100,11 @@ export interface RouterDeps {
   inline?: Pick<InlineFetcher, 'claim'>;
   /** Each site's refusals in a row (fetch workers, wall-streaks.ts): a link waiting on a wall no tool passes ends. */
   wallStreaks?: Pick<WallStreaks, 'read'>;
+  /**
+   * Where a link failed by a request the router made for it (its origin's certificate refused while robots.txt was
+   * read) is written with that request's attempt. Absent: the link's failure alone is written.
+   */
+  outcomes?: OutcomeSink;
 }
 
 /**
@@ -333,7 +339,15 @@ async function finish(
     return delayJob(job, token, step.delayMs);
   }
   if (step.kind === 'fail') {
-    await deps.links.updateUnlessFinished(link!.id, { status: LINK_STATUSES.failed, lastErrorType: step.errorType, lastError: step.message });
+    const failed = { status: LINK_STATUSES.failed, lastErrorType: step.errorType, lastError: step.message };
+    const refused = facts.robots && 'refused' in facts.robots ? facts.robots.refused : null;
+    // A refused certificate was met by a request made for this link (robots.txt's handshake): the link fails with
+    // that request as its attempt, in one write. Other refusals (the address guard, a scheme) sent nothing.
+    if (refused?.code === ERROR_TYPES.tlsError && deps.outcomes) {
+      await deps.outcomes.apply({ linkId: link!.id, attempts: [certificateAttempt(link!, refused, deps.clock.now())], link: failed });
+    } else {
+      await deps.links.updateUnlessFinished(link!.id, failed);
+    }
     deps.metrics.jobFinished(ROUTE_QUEUE, 'failed');
     log.warn({ errorType: step.errorType }, step.message);
     return { kind: 'failed', errorType: step.errorType, message: step.message };

@@ -207,6 +207,7 @@ export function createRuntime(config: CrawlerConfig, o: RuntimeOverrides = {}): 
       logger,
       metrics,
       revisits,
+      outcomes,
     },
     fetchDeps: {
       exits,

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { InvalidUrlError, isCertificateError, isExitError, isUrlPolicyError, silentLogger, systemClock, type Clock, type Logger, type RobotsPolicy, type RobotsRead, type RobotsVerdict } from '@crawler/core';
 import { hashTaggedPrefix } from '../redis/run-script.js';
-import { compileRobots, rulesFromFetch, type CompiledRobots, type RobotsBrowserNeeded, type RobotsFetchResult, type RobotsRules } from './robots-rules.js';
+import { compileRobots, rulesFromFetch, type CompiledRobots, type RobotsBrowserNeeded, type RobotsFetchResult, type RobotsRules, type RobotsUnreachable } from './robots-rules.js';
 
-/** What a robots.txt read gives: the response, a read only a browser can make, or null (unreachable). */
-type ReadRobots = (origin: string) => Promise<RobotsFetchResult | RobotsBrowserNeeded | null>;
+/** What a robots.txt read gives: the response, a read only a browser can make, or unreachable (with why, or null). */
+type ReadRobots = (origin: string) => Promise<RobotsFetchResult | RobotsBrowserNeeded | RobotsUnreachable | null>;
 
 export interface RobotsCacheOptions {
   /** The Redis client; shared with the app, never closed here. */
@@ -174,7 +174,7 @@ export class RobotsCache implements RobotsPolicy {
   }
 
   async #fetchAndStore(origin: string, hostname: string, read: ReadRobots): Promise<RobotsRules> {
-    let result: RobotsFetchResult | RobotsBrowserNeeded | null;
+    let result: RobotsFetchResult | RobotsBrowserNeeded | RobotsUnreachable | null;
     try {
       result = await read(origin);
     } catch (err) {
@@ -187,7 +187,7 @@ export class RobotsCache implements RobotsPolicy {
       // nothing is cached, so a fixed certificate (or a newly trusted CA) counts at the next link.
       if (isCertificateError(err)) throw err;
       this.#o.logger.warn({ err, origin }, 'robots.txt fetch failed; treating the site as unreachable');
-      result = null;
+      result = { unreachable: { reason: err instanceof Error ? err.message : String(err) } };
     }
     const nowMs = this.#o.clock.now().getTime();
     const rules = rulesFromFetch(result, nowMs, this.#o.ttlMs, this.#o.unreachableTtlMs);

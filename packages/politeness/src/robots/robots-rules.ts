@@ -17,10 +17,16 @@ export interface RobotsBrowserNeeded {
   browser: { fetcher: string; reason: string; status?: number };
 }
 
+/** The site could not be reached (DNS, connection, timeout); `reason` is what the network said. */
+export interface RobotsUnreachable {
+  unreachable: { reason: string };
+}
+
 /** How a site's robots.txt is applied, after RFC 9309's status rules. Stored in Redis as JSON. */
 export type RobotsRules =
   | { kind: 'allow_all'; status: number | null; expiresAtMs: number }
-  | { kind: 'disallow_all'; status: number | null; expiresAtMs: number }
+  /** `error`: why an unreachable site (status null) could not be read, when the reader said. */
+  | { kind: 'disallow_all'; status: number | null; expiresAtMs: number; error?: string }
   | { kind: 'parsed'; status: number; body: string; expiresAtMs: number }
   /** Plain HTTP could not read it, a browser may (RobotsBrowserNeeded): disallow until a browser has. */
   | { kind: 'browser_only'; fetcher: string; reason: string; expiresAtMs: number; status?: number }
@@ -46,8 +52,9 @@ const robotsParser = createRequire(import.meta.url)('robots-parser') as (url: st
  * (treating it as "allow all" would answer rate limiting with more requests) nor an outage: nothing is fetched until
  * its Retry-After has passed. A read only a browser can make is kept as briefly as an outage's, until one has.
  */
-export function rulesFromFetch(result: RobotsFetchResult | RobotsBrowserNeeded | null, nowMs: number, ttlMs: number, unreachableTtlMs: number): RobotsRules {
+export function rulesFromFetch(result: RobotsFetchResult | RobotsBrowserNeeded | RobotsUnreachable | null, nowMs: number, ttlMs: number, unreachableTtlMs: number): RobotsRules {
   if (result === null) return { kind: 'disallow_all', status: null, expiresAtMs: nowMs + unreachableTtlMs };
+  if ('unreachable' in result) return { kind: 'disallow_all', status: null, expiresAtMs: nowMs + unreachableTtlMs, error: result.unreachable.reason.slice(0, 300) };
   if ('browser' in result) {
     const { fetcher, reason, status } = result.browser;
     return { kind: 'browser_only', fetcher, reason, expiresAtMs: nowMs + unreachableTtlMs, ...(status !== undefined ? { status } : {}) };
@@ -86,7 +93,7 @@ export function compileRobots(origin: string, rules: RobotsRules, userAgent: str
     return { rules, crawlDelayMs: null, verdict: () => ({ allowed: false, crawlDelayMs: null, reason, rateLimited }) };
   }
   if (rules.kind === 'disallow_all') {
-    const why = rules.status === null ? 'unreachable' : `answered ${rules.status}`;
+    const why = rules.status !== null ? `answered ${rules.status}` : rules.error ? `unreachable (${rules.error})` : 'unreachable';
     const reason = `robots.txt of ${origin} ${why}; the site is paused until it can be read (RFC 9309: assume complete disallow meanwhile)`;
     const unreachable = { retryAtMs: rules.expiresAtMs };
     return { rules, crawlDelayMs: null, verdict: () => ({ allowed: false, crawlDelayMs: null, reason, unreachable }) };
