@@ -36,4 +36,13 @@ describe('RedisSeenCache', () => {
     expect(a).toBe(b);
     expect(a / 2000).toBeLessThan(100);
   });
+
+  it('is gone an hour after the crawl last admitted a page, not kept for days after the crawl ended', async () => {
+    // A crawl that is done or cancelled admits nothing more: its set would otherwise hold ~55 bytes per page it saw.
+    const cache = new RedisSeenCache({ redis, prefix });
+    await cache.remember('ended', ['https://a.test/1', 'https://a.test/2']);
+    const ttl = await redis.pttl(`${prefix}:crawl-seen:ended`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(3_600_000);
+  });
 });

@@ -108,8 +108,10 @@ return {1, 'granted', 0, now}
 );
 
 /**
- * KEYS: slots, starts, hold. ARGV: now, token, hygieneMs. Frees the slot and folds its hold time into the domain's
- * average (weight 0.2: recent fetches matter most, one slow page does not swing it).
+ * KEYS: slots, starts, hold. ARGV: now, token, hygieneMs, holdMemoryMs. Frees the slot and folds its hold time into the
+ * domain's average (weight 0.2: recent fetches matter most, one slow page does not swing it). The average outlives the
+ * domain's last request by holdMemoryMs only: it paces a domain's queued waiters, and a fleet crawling millions of
+ * domains kept one hash for each it had fetched in the last day.
  */
 export const releaseScript = defineScript(
   `${NOW}
@@ -121,7 +123,7 @@ if started and now >= started then
   local avg = tonumber(redis.call('HGET', KEYS[3], 'avgMs'))
   if avg then held = avg * 0.8 + held * 0.2 end
   redis.call('HSET', KEYS[3], 'avgMs', math.floor(held))
-  redis.call('PEXPIRE', KEYS[3], 86400000 + tonumber(ARGV[3]))
+  redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[4]) + tonumber(ARGV[3]))
 end
 return 1
 `,

@@ -205,6 +205,20 @@ describe('RedisPolitenessGate on Redis server time', () => {
     await permit.release();
   });
 
+  it('keeps nothing of a domain more than an hour after its last request', async () => {
+    // A fleet crawls millions of domains: what the gate knows of one it no longer fetches must not stay for a day.
+    const g = new RedisPolitenessGate({ redis, prefix, defaults: { maxConcurrency: 2, minDelayMs: 1000 } });
+    const d = domain();
+    await (await grant(g, d)).release();
+    const keys = (await redis.keys(`${prefix}*`)).filter((k) => k.endsWith(`:${d}`));
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) {
+      const ttl = await redis.pttl(key);
+      expect(ttl, key).toBeGreaterThan(0);
+      expect(ttl, key).toBeLessThanOrEqual(3_600_000 + 60_000);
+    }
+  });
+
   it('keeps a live holder\'s slot past its ttl by heartbeat', async () => {
     const g = new RedisPolitenessGate({ redis, prefix, defaults: { maxConcurrency: 1, minDelayMs: 0 }, slotTtlMs: 300, heartbeatMs: 50 });
     const d = domain();

@@ -52,6 +52,11 @@ export type RedisGateDecision = Exclude<GateDecision, { granted: true }> | { gra
 
 // Key expiries are only hygiene (values are compared by instant); one minute of slack covers clock jitter.
 const HYGIENE_MS = 60_000;
+/**
+ * How long a domain's average hold time outlives its last request. It paces the domain's queued waiters, whose
+ * requests refresh it; a domain idle for an hour starts again from the concurrency poll.
+ */
+const HOLD_MEMORY_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 function checkLimits(limits: DomainLimits, where: string): void {
@@ -216,7 +221,7 @@ export class RedisPolitenessGate implements PolitenessGate {
         if (released) return;
         released = true;
         clearInterval(heartbeat);
-        await runScript(this.#redis, releaseScript, [slotsKey, this.#key('starts', domain), this.#key('hold', domain)], [this.#now(), token, HYGIENE_MS]);
+        await runScript(this.#redis, releaseScript, [slotsKey, this.#key('starts', domain), this.#key('hold', domain)], [this.#now(), token, HYGIENE_MS, HOLD_MEMORY_MS]);
       },
     };
   }

@@ -176,4 +176,26 @@ describe('RobotsCache against real Redis and a local site', () => {
     await expect(cache().check('not a url')).rejects.toMatchObject({ code: 'invalid_url' });
     await expect(cache().check('ftp://files.test/a')).rejects.toBeInstanceOf(CrawlerError);
   });
+
+  it('keeps a long robots.txt compressed in Redis, and still reads a cache entry written as plain JSON', async () => {
+    // A fleet over millions of origins keeps each one's robots.txt for a day: the file's bytes were most of it.
+    const lines = Array.from({ length: 600 }, (_, i) => `Disallow: /archive/${2000 + (i % 26)}/section-${i}/*.php?print=1`);
+    const body = `User-agent: *\n${lines.join('\n')}\nAllow: /\n`;
+    const p = uniquePrefix('robots_size');
+    const fetchRobots = async () => ({ status: 200, body });
+    const origin = 'http://big-robots.test';
+    expect((await cache({ prefix: p, fetchRobots }).check(`${origin}/archive/2001/section-1/a.php?print=1`)).allowed).toBe(false);
+    const [key] = await redis.keys(`${p}rules:*`);
+    const bytes = Number(await redis.memory('USAGE', key!));
+    expect(bytes).toBeLessThan(body.length / 4);
+    // Another worker (a fresh cache: nothing in memory) reads it back from Redis, fetching nothing.
+    const again = cache({ prefix: p, fetchRobots: async () => { throw new Error('fetched again'); } });
+    expect((await again.check(`${origin}/archive/2001/section-1/a.php?print=1`)).allowed).toBe(false);
+    expect((await again.check(`${origin}/news`)).allowed).toBe(true);
+    // An entry an older worker wrote (plain JSON) is read as it is.
+    const plain = { kind: 'parsed', status: 200, body: 'User-agent: *\nDisallow: /old\n', expiresAtMs: clock.now().getTime() + 3600_000 };
+    await redis.set(`${p}rules:http://old-entry.test`, JSON.stringify(plain), 'PX', 3600_000);
+    const reader = cache({ prefix: p, fetchRobots: async () => { throw new Error('fetched again'); } });
+    expect((await reader.check('http://old-entry.test/old/page')).allowed).toBe(false);
+  });
 });
