@@ -88,7 +88,7 @@ export { tagAttributes, anyOf, type TextPattern, type TagAttributePattern, type 
 export { SPA_SIGNATURES, SPA_MAX_VISIBLE_CHARS, type SpaSignature } from './validation/spa-signatures.js';
 export { detectPaywall, PAYWALL_MARKERS } from './validation/detect-paywall.js';
 export { detectContentFamily, mimeOf, type ContentFamily } from './validation/content-family.js';
-export { bodyCharset, decodeBody, declaredCharset, charsetOf, decodeWindows1252, isWindows1252Label, knownCharset, metaCharsetLabel, MAX_ANALYSED_BYTES } from './validation/decode-body.js';
+export { bodyCharset, decodeBody, declaredCharset, undeclaredCharset, charsetOf, decodeWindows1252, isWindows1252Label, knownCharset, metaCharsetLabel, MAX_ANALYSED_BYTES } from './validation/decode-body.js';
 export { extractPageFeatures, collapseWhitespace, MAX_SRCDOC_DEPTH, type PageFeatures } from './validation/page-features.js';
 export { classifyProbe, MIN_REUSABLE_BODY_BYTES, type ProbeClassification, type ProbeInput } from './probe/classify-probe.js';
 export * from './learning/index.js';
@@ -101,6 +101,7 @@ export {
   frontierKey,
   type TrackingParamFilter,
 } from './crawl/crawl-url.js';
+export { encodeQueryIn } from './crawl/query-encoding.js';
 export { extractLinks, robotsHeaderNofollow, type ExtractedLink, type ExtractLinksOptions, type PageLinks } from './crawl/extract-links.js';
 export { limitHtmlNesting, MAX_READABLE_DEPTH } from './crawl/limit-nesting.js';
 export { extractXmlLinks, looksLikeFeed, type XmlDocumentKind, type XmlPageLinks } from './crawl/extract-feed-links.js';

@@ -6,3 +6,4 @@ export * from './anubis.js';
 export * from './block-page.js';
 export * from './fastly.js';
 export * from './in-place.js';
+export * from './encodings.js';

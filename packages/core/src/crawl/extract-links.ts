@@ -1,5 +1,6 @@
 import { canonicalCrawlUrl, type TrackingParamFilter } from './crawl-url.js';
 import { createHtmlParser, decodeAttribute } from './html-events.js';
+import { encodeQueryIn } from './query-encoding.js';
 
 /** A link found on a page. */
 export interface ExtractedLink {
@@ -39,6 +40,11 @@ export interface ExtractLinksOptions {
    * page names the feed of its newest pages, while blog engines give every post its own comments feed. @defaultValue true
    */
   feeds?: boolean;
+  /**
+   * The document's encoding (the charset its text was decoded with): non-ASCII characters in a link's query are
+   * percent-encoded in it, as browsers do. @defaultValue UTF-8
+   */
+  charset?: string;
 }
 
 /**
@@ -84,7 +90,7 @@ interface EarlyLinks {
  * common path: it ran ~10% slower on ordinary pages once moved out). The robots meta may come later: extractLinks
  * applies it at the end.
  */
-function resolveEarly(raw: RawLink[], base: string, into: EarlyLinks, maxLinks: number, trackingParams: TrackingParamFilter | undefined): void {
+function resolveEarly(raw: RawLink[], base: string, into: EarlyLinks, maxLinks: number, trackingParams: TrackingParamFilter | undefined, charset: string | undefined): void {
   for (const r of raw) {
     const spelling = r.refresh ? r.value : decodeAttribute(r.value);
     let link = into.bySpelling.get(spelling);
@@ -93,7 +99,7 @@ function resolveEarly(raw: RawLink[], base: string, into: EarlyLinks, maxLinks: 
         into.truncated += 1;
         continue;
       }
-      const url = canonicalCrawlUrl(spelling, base, trackingParams);
+      const url = canonicalCrawlUrl(encodeQueryIn(spelling, charset), base, trackingParams);
       link = url === null ? null : (into.byUrl.get(url) ?? null);
       if (url !== null && link === null) {
         link = { url, nofollow: true };
@@ -138,7 +144,7 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
   if (fromHeader !== null) raw.push({ value: fromHeader, nofollow: false, refresh: true });
   const parser = createHtmlParser({
     onopentag(name, attribs) {
-      if (early !== null && raw.length >= RESOLVE_BATCH) resolveEarly(raw, pageUrl, early, maxLinks, opts.trackingParams);
+      if (early !== null && raw.length >= RESOLVE_BATCH) resolveEarly(raw, pageUrl, early, maxLinks, opts.trackingParams, opts.charset);
       const attr = LINK_ATTRIBUTE[name];
       if (attr !== undefined) {
         const value = attribs[attr];
@@ -190,7 +196,7 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
         truncated += 1;
         continue;
       }
-      const url = canonicalCrawlUrl(spelling, base, opts.trackingParams);
+      const url = canonicalCrawlUrl(encodeQueryIn(spelling, opts.charset), base, opts.trackingParams);
       link = url === null ? null : (byUrl.get(url) ?? null);
       if (url !== null && link === null) {
         link = { url, nofollow: true };
@@ -202,7 +208,7 @@ export function extractLinks(html: string, pageUrl: string, opts: ExtractLinksOp
     if (link !== null && !(r.nofollow || nofollowAll)) link.nofollow = false;
     if (r.refresh && refresh === null && link !== null) refresh = link.url;
   }
-  const canonicalUrl = canonical === null ? null : canonicalCrawlUrl(decodeAttribute(canonical), base, opts.trackingParams);
+  const canonicalUrl = canonical === null ? null : canonicalCrawlUrl(encodeQueryIn(decodeAttribute(canonical), opts.charset), base, opts.trackingParams);
   return { links: [...byUrl.values()], canonical: canonicalUrl, nofollowAll, truncated, refresh };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { charsetOf, decodeBody } from './decode-body.js';
+import { bodyCharset, charsetOf, decodeBody } from './decode-body.js';
 import { detectContentFamily } from './content-family.js';
 
 describe('decodeBody', () => {
@@ -41,6 +41,18 @@ describe('decodeBody', () => {
     expect(decodeBody(xml, undefined)).toContain('<title>При');
     // The header's charset still wins.
     expect(decodeBody(xml, 'text/xml; charset=koi8-r')).not.toContain('При');
+  });
+  it('reads a page that declares no charset as UTF-8 when its bytes are UTF-8, else as windows-1252, as browsers do', () => {
+    // “Café” – €5 in windows-1252, with no charset in the header or the markup: an old site's page, common in Europe.
+    const legacy = new Uint8Array([...Buffer.from('<html><head><title>', 'latin1'), 0x93, ...Buffer.from('Caf', 'latin1'), 0xe9, 0x94, 0x20, 0x96, 0x20, 0x80, 0x35, ...Buffer.from('</title></head></html>', 'latin1')]);
+    expect(bodyCharset(legacy, 'text/html')).toBe('windows-1252');
+    expect(decodeBody(legacy, 'text/html')).toContain('<title>“Café” – €5</title>');
+    expect(bodyCharset(legacy, undefined)).toBe('windows-1252');
+    expect(bodyCharset(new TextEncoder().encode('<title>“Café” – €5</title>'), 'text/html')).toBe('utf-8');
+    // Cut inside a character (an analysis that reads a prefix) is still UTF-8.
+    expect(bodyCharset(new TextEncoder().encode('<p>日本').subarray(0, 5), 'text/html')).toBe('utf-8');
+    // JSON is UTF-8 by definition (RFC 8259), whatever its bytes.
+    expect(bodyCharset(new Uint8Array([0x22, 0xe9, 0x22]), 'application/json')).toBe('utf-8');
   });
   it('falls back to UTF-8 for an unknown label', () => {
     expect(decodeBody(Buffer.from('ok'), 'text/html; charset=no-such-charset')).toBe('ok');

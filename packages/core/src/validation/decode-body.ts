@@ -10,7 +10,7 @@ export function charsetOf(contentType: string | undefined): string | null {
 /**
  * Text of a body for analysis, at most MAX_ANALYSED_BYTES of it. Charset precedence follows the HTML spec's
  * encoding sniffing: a BOM, then the Content-Type charset, then what the document declares itself
- * ({@link declaredCharset}), then UTF-8. Node 20 ships full ICU, so TextDecoder handles legacy encodings (Shift_JIS, windows-1251…);
+ * ({@link declaredCharset}), then {@link undeclaredCharset}. Node 20 ships full ICU, so TextDecoder handles legacy encodings (Shift_JIS, windows-1251…);
  * an unknown label falls back to UTF-8 rather than throwing.
  */
 export function decodeBody(body: string | Uint8Array, contentType: string | undefined, maxBytes = MAX_ANALYSED_BYTES): string {
@@ -21,11 +21,28 @@ export function decodeBody(body: string | Uint8Array, contentType: string | unde
 }
 
 /**
+ * The charset of a body that declares none (no BOM, no usable header charset, no `<meta>` or XML declaration):
+ * UTF-8 when its bytes are UTF-8, else windows-1252, the HTML standard's default for most locales and what browsers
+ * read such a page as. A body cut inside a character (a prefix) still reads as UTF-8. JSON is UTF-8 by definition.
+ */
+export function undeclaredCharset(body: Uint8Array, contentType: string | null | undefined): 'utf-8' | 'windows-1252' {
+  const mime = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (mime === 'application/json' || mime.endsWith('+json')) return 'utf-8';
+  try {
+    // stream: an incomplete sequence at the end is the cut, not an error (a decoder of its own, never flushed).
+    new TextDecoder('utf-8', { fatal: true }).decode(body, { stream: true });
+    return 'utf-8';
+  } catch {
+    return 'windows-1252';
+  }
+}
+
+/**
  * The charset a body's text is read in, as {@link decodeBody} reads it: a BOM, then the Content-Type charset, then
- * what the document declares itself, then UTF-8.
+ * what the document declares itself, then {@link undeclaredCharset} (UTF-8 when the bytes are UTF-8, else windows-1252).
  */
 export function bodyCharset(body: Uint8Array, contentType: string | null | undefined): string {
-  return bomEncoding(body)?.encoding ?? knownCharset(charsetOf(contentType ?? undefined)) ?? declaredCharset(body, contentType) ?? 'utf-8';
+  return bomEncoding(body)?.encoding ?? knownCharset(charsetOf(contentType ?? undefined)) ?? declaredCharset(body, contentType) ?? undeclaredCharset(body, contentType);
 }
 
 /**

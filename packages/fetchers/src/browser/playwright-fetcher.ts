@@ -420,6 +420,9 @@ export class PlaywrightFetcher extends BaseFetcher {
       // everything that reads the stored page (content, exports, a revisit's links) decodes it as windows-1252 or
       // Shift_JIS and shows mojibake. (The header outranks a <meta charset> left in the markup.)
       if (html !== null && headers['content-type']) headers = { ...headers, 'content-type': withUtf8Charset(headers['content-type']) };
+      // So is the text of a document Chromium shows in its viewer (text/plain, JSON, XML): the body it hands over is
+      // its decoding, in UTF-8, not the bytes sent. Bytes that are not UTF-8 were handed over as they came.
+      else if (html === null && headers['content-type'] && isTextualType(contentType, body) && isUtf8(body)) headers = { ...headers, 'content-type': withUtf8Charset(headers['content-type']) };
       if (body.length > req.maxBytes) {
         if (html !== null) throw await this.#renderedTooLarge(current, req);
         throw new FetchError('too_large', `body exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
@@ -603,6 +606,15 @@ function redirectChainOf(request: Request): string[] {
 }
 
 const NO_DOCUMENT_STATUSES: ReadonlySet<number> = new Set([204, 205, 401]);
+
+function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A Content-Type naming UTF-8 as its charset, in place of the one it named or added to it. */
 function withUtf8Charset(contentType: string): string {

@@ -32,6 +32,13 @@ describe('charset sniffing', () => {
     expect(sniffCharset(feed, 'application/rss+xml')).toBe('windows-1251');
   });
 
+  it('reads a page that declares no charset as windows-1252 when its bytes are not UTF-8, as browsers do', () => {
+    const legacy = Uint8Array.from([...enc.encode('<p>'), 0x93, ...enc.encode('Caf'), 0xe9, 0x94, 0x20, 0x80, 0x35]);
+    expect(sniffCharset(legacy, 'text/html')).toBe('windows-1252');
+    expect(decodeText(legacy, sniffCharset(legacy, 'text/html'))).toBe('<p>“Café” €5');
+    expect(sniffCharset(enc.encode('<p>“Café” €5'), 'text/html')).toBe('utf-8');
+  });
+
   it('decodes single-byte charsets and survives unknown labels', () => {
     expect(decodeText(encodeSingleByte(SAMPLE_TEXTS.russian, 'windows-1251'), 'windows-1251')).toBe(SAMPLE_TEXTS.russian);
     expect(decodeText(encodeSingleByte(SAMPLE_TEXTS.russian, 'koi8-r'), 'koi8-r')).toBe(SAMPLE_TEXTS.russian);

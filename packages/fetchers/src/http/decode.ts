@@ -1,7 +1,7 @@
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, gunzipSync, constants as zlibConstants } from 'node:zlib';
 import { Duplex, type Transform } from 'node:stream';
 import iconv from 'iconv-lite';
-import { declaredCharset, decodeWindows1252, detectContentFamily, isWindows1252Label, knownCharset } from '@crawler/core';
+import { declaredCharset, decodeWindows1252, detectContentFamily, isWindows1252Label, knownCharset, undeclaredCharset } from '@crawler/core';
 
 /**
  * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
@@ -110,7 +110,8 @@ const CHARSET_IN_TYPE = /charset\s*=\s*["']?([\w.:-]+)/i;
 /**
  * Which charset the body is in, by the HTML standard's order: a byte-order mark wins, then the header's
  * `charset` when it names one, then what the document declares itself (core's `declaredCharset`: a `<meta>` in
- * `<head>`, an XML declaration in XML), else UTF-8. The analysis and `crawl content` read the stored bytes by the same rule.
+ * `<head>`, an XML declaration in XML), else UTF-8 when the bytes are UTF-8 and windows-1252 when not (core's
+ * `undeclaredCharset`, as browsers read an undeclared page). The analysis and `crawl content` read the stored bytes by the same rule.
  */
 export function sniffCharset(body: Uint8Array, contentType: string | undefined): string {
   if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
@@ -119,7 +120,7 @@ export function sniffCharset(body: Uint8Array, contentType: string | undefined):
   // A label nothing decodes (`charset=bogus`) is no answer: the <meta> decides, as in browsers.
   const fromHeader = contentType?.match(CHARSET_IN_TYPE)?.[1]?.toLowerCase();
   if (fromHeader && (knownCharset(fromHeader) !== null || iconv.encodingExists(fromHeader))) return fromHeader;
-  return declaredCharset(body, contentType) ?? 'utf-8';
+  return declaredCharset(body, contentType) ?? undeclaredCharset(body, contentType);
 }
 
 /** Decode with the platform's WHATWG decoder (full ICU), falling back to iconv-lite, then UTF-8. */

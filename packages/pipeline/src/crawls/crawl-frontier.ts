@@ -105,6 +105,11 @@ export interface DiscoveredPage {
   httpStatus: number;
   /** Decoded body; discovery reads HTML and XML (feeds). */
   text: string | null;
+  /**
+   * The charset `text` was decoded from, when the fetcher decoded bytes (a browser's rendered page is UTF-8): a link's
+   * non-ASCII query is percent-encoded in it, as browsers do. @defaultValue UTF-8
+   */
+  charset?: string;
   /** Response headers, lower-case names (an `X-Robots-Tag: nofollow` is read as the robots meta is). */
   headers?: Record<string, string>;
 }
@@ -319,6 +324,7 @@ export class CrawlFrontier implements LinkDiscovery {
     const options = {
       trackingParams: tracking, maxLinks: this.#deps.maxLinksPerPage, feeds: (page.link.depth ?? 0) === 0,
       ...(refresh === undefined ? {} : { refreshHeader: refresh }),
+      ...(page.charset === undefined ? {} : { charset: page.charset }),
     };
     const extracted: PageLinks = body === null || reading === null
       ? { links: [], canonical: null, nofollowAll: false, truncated: 0 }

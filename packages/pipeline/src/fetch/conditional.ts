@@ -37,11 +37,12 @@ export function notModifiedDecision(ctx: FetchJobContext, attempt: Try): Decisio
 }
 
 /** The stored page a 304 confirmed, decoded as the fetcher would have, for the crawl's link discovery. */
-export async function revisitedPageText(deps: FetchDeps, ctx: FetchJobContext): Promise<{ finalUrl: string; contentType: string | null; httpStatus: number; text: string | null; headers?: Record<string, string> } | null> {
+export async function revisitedPageText(deps: FetchDeps, ctx: FetchJobContext): Promise<{ finalUrl: string; contentType: string | null; httpStatus: number; text: string | null; charset?: string; headers?: Record<string, string> } | null> {
   const page = await deps.revisits?.latestPage(ctx.link.id);
   if (!page) return null;
   const rawType = page.headers?.['content-type'] ?? page.contentType ?? undefined;
   const mime = mimeTypeOf(rawType);
-  const text = isTextualType(mime, page.body) ? decodeText(page.body, sniffCharset(page.body, rawType)) : null;
-  return { finalUrl: page.finalUrl, contentType: page.contentType, httpStatus: 200, text, ...(page.headers ? { headers: page.headers } : {}) };
+  const charset = isTextualType(mime, page.body) ? sniffCharset(page.body, rawType) : undefined;
+  const text = charset === undefined ? null : decodeText(page.body, charset);
+  return { finalUrl: page.finalUrl, contentType: page.contentType, httpStatus: 200, text, ...(charset === undefined ? {} : { charset }), ...(page.headers ? { headers: page.headers } : {}) };
 }
