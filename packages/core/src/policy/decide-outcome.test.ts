@@ -83,6 +83,10 @@ describe('decideOutcome', () => {
     expect(decide({ validation: null, status: 403, pause: { blockBasePauseMs: MIN } }).pauseMs).toBe(MIN);
   });
 
+  it("LinkedIn's 999 (its answer to a client it takes for a bot) is a block like a 403, not a server error to retry", () => {
+    expect(decide({ validation: null, status: 999 })).toMatchObject({ kind: 'pause', errorType: 'blocked_403', isBanned: true, pauseMs: 10 * MIN });
+  });
+
   it('caps the pause', () => {
     const v = { ...ok, isBlocked: true, blockType: 'blocked_403' as const };
     expect(decide({ validation: v, riskLevel: 30 }).pauseMs).toBe(24 * 60 * MIN);

@@ -118,7 +118,9 @@ function errorTypeOfResponse(v: ValidationResult | null, status: number | undefi
   if (v?.isBlocked && v.blockType) return v.blockType;
   // A readable Retry-After on a 503 names the time to come back: that is a rate limit, not an error to retry at once.
   if (isRateLimitResponse(status, retryAfterMs != null)) return ERROR_TYPES.rateLimited;
-  if (status === 403) return ERROR_TYPES.blocked403;
+  // 999 is LinkedIn's (and a few others') refusal of a client it takes for a bot: a block like a 403, which a stronger
+  // tool may pass, not a server error retried at once on the same one.
+  if (status === 403 || status === 999) return ERROR_TYPES.blocked403;
   if (status !== undefined && status >= 500) return ERROR_TYPES.httpError;
   // A 304 answers a conditional request, and the one answering ours is taken before this (the stored page stands). One
   // that reaches here answered a request that sent no validators: it carries no page and confirms none, so it is the

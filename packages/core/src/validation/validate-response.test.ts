@@ -33,8 +33,8 @@ describe('validateResponse', () => {
     expect(validateResponse({ status: 200, headers: H, body: html(`<iframe src="/other">${text(600)}</iframe>`) }).isEmpty).toBe(true);
   });
 
-  it('turns 403 and 406 (WAF default deny) into blocked_403 and 429 into rate_limited without a challenge', () => {
-    for (const status of [403, 406]) {
+  it("turns 403, 406 (WAF default deny) and 999 (LinkedIn's bot refusal) into blocked_403 and 429 into rate_limited without a challenge", () => {
+    for (const status of [403, 406, 999]) {
       const v = validateResponse({ status, headers: H, body: html(`<p>${text(400)}</p>`) });
       expect(v).toMatchObject({ isBlocked: true, blockType: 'blocked_403' });
     }

@@ -10,9 +10,10 @@ import type { ResponseSnapshot, ValidationResult } from './types.js';
 /**
  * Statuses that are a block by themselves: 403, and 406 too: it is the default deny of Fastly's
  * Next-Gen WAF (Signal Sciences) and of ModSecurity on many shared hosts, while a crawler's GET with a broad
- * Accept header practically never fails real content negotiation.
+ * Accept header practically never fails real content negotiation; and 999, LinkedIn's (and a few others') answer to a
+ * client it takes for a bot, which no standard defines and which is not a server error.
  */
-export const BLOCK_STATUSES: ReadonlySet<number> = new Set([403, 406, 429]);
+export const BLOCK_STATUSES: ReadonlySet<number> = new Set([403, 406, 429, 999]);
 
 /**
  * A 503 whose page is all script (the markup at least this share code, hardly any text) is a wall's interstitial even
