@@ -63,6 +63,12 @@ export interface FetchResult {
    * as text (a browser's DOM, a stored probe).
    */
   charset?: string;
+  /**
+   * The encoding the site's document was read in, lower-case, where `body` and `text` are not in it: a browser hands
+   * over its rendered DOM in UTF-8 whatever the site sent, and this is its `document.characterSet`. A link's non-ASCII
+   * query is percent-encoded in the document's encoding, as browsers do; absent, the document's encoding is `charset`.
+   */
+  documentCharset?: string;
   /** URLs that answered with a redirect, in order; empty when there was none. */
   redirectChain: string[];
   /**
