@@ -60,7 +60,7 @@ export interface FetchResult {
    * The charset `text` is decoded with (`decodeText(body, charset)`, from `@crawler/fetchers/decode`), when a fetcher
    * decodes bytes: plain HTTP decodes on first read of `text`, and the fetch worker's analysis thread decodes the
    * bytes itself, so the event loop of a crawl that follows no links never decodes a page. Absent where `text` came
-   * as text (a browser's DOM, a stored probe).
+   * as text (a browser's DOM: its document's encoding is `documentCharset`).
    */
   charset?: string;
   /**
