@@ -60,9 +60,15 @@ export interface FetchResult {
    * The charset `text` is decoded with (`decodeText(body, charset)`, from `@crawler/fetchers/decode`), when a fetcher
    * decodes bytes: plain HTTP decodes on first read of `text`, and the fetch worker's analysis thread decodes the
    * bytes itself, so the event loop of a crawl that follows no links never decodes a page. Absent where `text` came
-   * as text (a browser's DOM, a stored probe).
+   * as text (a browser's DOM: its document's encoding is `documentCharset`).
    */
   charset?: string;
+  /**
+   * The encoding the site's document was read in, lower-case, where `body` and `text` are not in it: a browser hands
+   * over its rendered DOM in UTF-8 whatever the site sent, and this is its `document.characterSet`. A link's non-ASCII
+   * query is percent-encoded in the document's encoding, as browsers do; absent, the document's encoding is `charset`.
+   */
+  documentCharset?: string;
   /** URLs that answered with a redirect, in order; empty when there was none. */
   redirectChain: string[];
   /**

@@ -95,6 +95,27 @@ export const CHROMIUM_ARGS = [
 ];
 
 /**
+ * The Blink settings Playwright gives a headless Chromium (a desktop's fine pointer and hover, where headless would say
+ * "none"). Chromium reads only the last `--blink-settings`, so a launch that sets one of its own repeats these and
+ * drops Playwright's (`ignoreDefaultArgs`); the sim-web encodings browser test fails if Playwright's flag changes.
+ */
+export const PLAYWRIGHT_HEADLESS_BLINK_SETTINGS = 'primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4';
+
+/**
+ * Chromium's flags for the text encoding of a page that declares none (no byte-order mark, no charset in its
+ * Content-Type, no `<meta>`): UTF-8, where the en-US default is windows-1252. Chromium's detector still names a legacy
+ * encoding it recognises (an undeclared windows-1252 or windows-1251 page reads as before) but never names UTF-8 for
+ * a web page, so without this an undeclared UTF-8 page was rendered as mojibake ("CafÃ©"), with no U+FFFD to flag it.
+ * Blink's own setting, read by every context of the browser at no cost per page; plain HTTP reads such a page as
+ * UTF-8 too (core's `undeclaredCharset`).
+ */
+export function chromiumEncodingFlags(headless: boolean): { args: string[]; ignoreDefaultArgs: string[] } {
+  const ours = 'defaultTextEncodingName=UTF-8';
+  if (!headless) return { args: [`--blink-settings=${ours}`], ignoreDefaultArgs: [] };
+  return { args: [`--blink-settings=${PLAYWRIGHT_HEADLESS_BLINK_SETTINGS},${ours}`], ignoreDefaultArgs: [`--blink-settings=${PLAYWRIGHT_HEADLESS_BLINK_SETTINGS}`] };
+}
+
+/**
  * Chromium's flags to trust `extraCaCerts`. Chromium verifies against the platform store (NSS on Linux) and takes no CA
  * on its command line; `--ignore-certificate-errors-spki-list` is the one per-process knob: a chain that fails to
  * verify is accepted when a certificate the server sent has one of these public keys. So a CA counts only when the

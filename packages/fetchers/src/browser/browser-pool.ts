@@ -4,7 +4,7 @@ import { Semaphore, type Logger } from '@crawler/core';
 import { FetchError } from '../errors.js';
 import type { FetchExit } from '../contract.js';
 import { loadPlaywright } from './playwright-module.js';
-import { CHROMIUM_ARGS, chromiumCaArgs, type ResolvedFetchersOptions } from '../options.js';
+import { CHROMIUM_ARGS, chromiumCaArgs, chromiumEncodingFlags, type ResolvedFetchersOptions } from '../options.js';
 import type { AddressPolicy } from '../http/ssrf.js';
 import { EgressProxy, type EgressStats } from './egress-proxy.js';
 import { watchEgress } from './request-policy.js';
@@ -226,17 +226,18 @@ export class BrowserPool {
     try {
       const { chromium } = await loadPlaywright();
       const egress = await this.#egressProxy();
+      const encoding = chromiumEncodingFlags(this.#opts.browser.headless);
       browser = await chromium.launch({
         executablePath: this.#opts.chromiumPath,
         headless: this.#opts.browser.headless,
         // Chromium bypasses a proxy for localhost and loopback addresses unless `<-loopback>` takes that rule away:
         // without it a page could reach 127.0.0.1 directly.
-        args: [...CHROMIUM_ARGS, `--proxy-server=${egress.url}`, '--proxy-bypass-list=<-loopback>', ...chromiumCaArgs(this.#opts.extraCaCerts)],
+        args: [...CHROMIUM_ARGS, `--proxy-server=${egress.url}`, '--proxy-bypass-list=<-loopback>', ...chromiumCaArgs(this.#opts.extraCaCerts), ...encoding.args],
         // Playwright turns Chromium's popup blocker off; a crawler never clicks, so every popup is a page's own doing.
         // It also turns off Chromium's IPC flooding protection, which throttles a page's history.pushState/replaceState
         // storm: without it one such page floods the browser process until no other page loads and its own close takes
         // minutes, far past the fetch's deadline.
-        ignoreDefaultArgs: ['--disable-popup-blocking', '--disable-ipc-flooding-protection'],
+        ignoreDefaultArgs: ['--disable-popup-blocking', '--disable-ipc-flooding-protection', ...encoding.ignoreDefaultArgs],
         // Workers own shutdown order; Playwright must not install its own signal handlers.
         handleSIGINT: false,
         handleSIGTERM: false,

@@ -428,6 +428,9 @@ export class PlaywrightFetcher extends BaseFetcher {
         throw new FetchError('too_large', `body exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher: this.name });
       }
       const text = !isTextualType(contentType, body) ? null : (html ?? decodeText(body, sniffCharset(body, headers['content-type'])));
+      // What the document was read in, handed on beside its UTF-8: its links' queries are written in it, as the browser
+      // writes them. Not for a page a failed navigation left behind (what is on screen is Chromium's error page).
+      const documentCharset = text !== null && before === undefined ? await documentCharsetOf(page) : undefined;
       return {
         fetcher: this.name,
         url: req.originalUrl,
@@ -437,6 +440,7 @@ export class PlaywrightFetcher extends BaseFetcher {
         body,
         contentType,
         text,
+        ...(documentCharset ? { documentCharset } : {}),
         redirectChain,
         ...(encounter ? { challenge: encounter } : {}),
         timings: { startedAt: req.startedAt, headersMs: null, totalMs: Date.now() - req.startedAt },
@@ -614,6 +618,12 @@ function isUtf8(bytes: Uint8Array): boolean {
   } catch {
     return false;
   }
+}
+
+/** The encoding Chromium read the page's document in (`document.characterSet`), lower-case as plain HTTP names it. */
+async function documentCharsetOf(page: Page): Promise<string | undefined> {
+  const name = await page.evaluate(() => document.characterSet).catch(() => null);
+  return typeof name === 'string' && name !== '' ? name.toLowerCase() : undefined;
 }
 
 /** A Content-Type naming UTF-8 as its charset, in place of the one it named or added to it. */

@@ -106,8 +106,9 @@ export interface DiscoveredPage {
   /** Decoded body; discovery reads HTML and XML (feeds). */
   text: string | null;
   /**
-   * The charset `text` was decoded from, when the fetcher decoded bytes (a browser's rendered page is UTF-8): a link's
-   * non-ASCII query is percent-encoded in it, as browsers do. @defaultValue UTF-8
+   * The encoding the document was read in: the charset `text` was decoded from, or a browser's `document.characterSet`
+   * (its rendered `text` is UTF-8 whatever the site sent). A link's non-ASCII query is percent-encoded in it, as
+   * browsers do. @defaultValue UTF-8
    */
   charset?: string;
   /** Response headers, lower-case names (an `X-Robots-Tag: nofollow` is read as the robots meta is). */

@@ -101,7 +101,9 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       }
       // A failure here fails the job like a failed write: it is retried, and the frontier's dedup makes the links it
       // already admitted duplicates on the second pass.
-      if (ctx.link.crawlId && deps.discovery) await deps.discovery.discover({ link: ctx.link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text, headers: res.headers, ...(res.charset === undefined ? {} : { charset: res.charset }) });
+      // Links' queries are encoded in the document's encoding: a browser's, whose text is its UTF-8 DOM, is handed on apart.
+      const documentCharset = res.documentCharset ?? res.charset;
+      if (ctx.link.crawlId && deps.discovery) await deps.discovery.discover({ link: ctx.link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text, headers: res.headers, ...(documentCharset === undefined ? {} : { charset: documentCharset }) });
       await write(deps, ctx, done, {
         linkId: ctx.link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher, headers: res.headers,
         textSha256: attempt.textSha256 ?? null,

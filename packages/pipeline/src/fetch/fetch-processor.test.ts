@@ -42,6 +42,22 @@ describe('fetch processor', () => {
     expect(h.probes.size).toBe(0);
   });
 
+  it("hands a crawl's discovery the encoding the document was read in: a browser's, and a reused probe's", async () => {
+    const h = makeHarness();
+    const crawlId = '00000000-0000-4000-8000-0000000000c5';
+    const seen: Array<string | undefined> = [];
+    const proc = fetchProc(h, { discovery: { discover: async (page) => void seen.push(page.charset) } });
+    // A browser's page: its DOM is UTF-8 (no `charset`), the document was windows-1251.
+    const rendered = h.links.add('https://cp1251.example/rendered', { status: 'fetching', crawlId });
+    h.script(response(rendered.url, { html: STATIC_HTML, documentCharset: 'windows-1251' }));
+    await proc(fakeJob({ linkId: rendered.id, url: rendered.url, fetcher: 'playwright', selectionSource: 'probe' }, 'fetch-playwright'));
+    // A probe's page, stored by the router and reused: plain HTTP decoded it from Shift_JIS.
+    const probed = h.links.add('https://sjis.example/probed', { status: 'fetching', crawlId });
+    await h.probeStore.save(probed.id, { status: 200, headers: { 'content-type': 'text/html' }, finalUrl: probed.url, contentType: 'text/html', body: new TextEncoder().encode(STATIC_HTML), text: STATIC_HTML, charset: 'shift_jis' });
+    await proc(job(probed.id, probed.url, { probe: { key: `probe:${probed.id}`, status: 200, bodyBytes: 10 } }));
+    expect(seen).toEqual(['windows-1251', 'shift_jis']);
+  });
+
   it('takes the link a router handed it (an inline fetch) instead of reading it, and only when it is the job\'s link', async () => {
     const h = makeHarness();
     const link = h.links.add('https://static.example/handed', { status: 'fetching' });

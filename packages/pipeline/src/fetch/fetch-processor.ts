@@ -355,6 +355,8 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
     const response: FetchResult = {
       fetcher: ctx.fetcher, url: ctx.data.url, finalUrl: stored.finalUrl, status: stored.status, headers: stored.headers, body: stored.body,
       contentType: stored.contentType, text: stored.text, redirectChain: [], timings: { startedAt: deps.clock.now().getTime(), headersMs: null, totalMs: 0 },
+      // The page's links are encoded in the encoding it was read in, whichever request read it.
+      ...(stored.charset ? { charset: stored.charset } : {}), ...(stored.documentCharset ? { documentCharset: stored.documentCharset } : {}),
     };
     const attempt: Try = { response, errorType: null, durationMs: 0 };
     // The proxy the probe left through carried this page: the attempt names it, and a block retires it for the site.

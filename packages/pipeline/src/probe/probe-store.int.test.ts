@@ -48,6 +48,18 @@ describe('ProbeStore on real Redis', () => {
     expect(await store.load(k2!)).not.toHaveProperty('exit');
   });
 
+  it("keeps the charset the probe decoded its page with and the encoding a browser read the document in", async () => {
+    const store = new ProbeStore({ redis, prefix, maxCompressedBytes: 1 << 20, ttlMs: 60_000 });
+    const cp1251 = Uint8Array.from([0xcc, 0xee, 0xf1, 0xea, 0xe2, 0xe0]);
+    const k1 = await store.save('l6', { status: 200, headers: {}, finalUrl: 'http://a/', contentType: 'text/html', body: cp1251, text: 'Москва', charset: 'windows-1251' });
+    expect(await store.load(k1!)).toMatchObject({ text: 'Москва', charset: 'windows-1251' });
+    const rendered = new TextEncoder().encode('<p>Москва</p>');
+    const k2 = await store.save('l7', { status: 200, headers: {}, finalUrl: 'http://a/', contentType: 'text/html', body: rendered, text: '<p>Москва</p>', documentCharset: 'windows-1251' });
+    const back = await store.load(k2!);
+    expect(back).toMatchObject({ text: '<p>Москва</p>', documentCharset: 'windows-1251' });
+    expect(back).not.toHaveProperty('charset');
+  });
+
   it('refuses a probe whose compressed size is over the cap', async () => {
     const store = new ProbeStore({ redis, prefix, maxCompressedBytes: 10_000, ttlMs: 60_000 });
     const noise = new Uint8Array(randomBytes(50_000));

@@ -15,6 +15,10 @@ export interface StoredProbe {
   body: Uint8Array;
   /** The body as the probe decoded it (charset applied), or null for binary content. */
   text: string | null;
+  /** The charset `text` was decoded from, when the probe decoded bytes (FetchResult.charset). */
+  charset?: string;
+  /** The encoding a browser read the document in, where the body is its rendered UTF-8 (FetchResult.documentCharset). */
+  documentCharset?: string;
   /** The proxy the probe left through, by tier and id (ExitPool.idOf: no credential reaches Redis); absent when direct. */
   exit?: ProbeExit;
 }
@@ -112,7 +116,7 @@ export class ProbeStore {
     // The body's bytes are read in place: a copy of each (the compare, the join) was up to 10 MiB apiece.
     const bytes = Buffer.from(probe.body.buffer, probe.body.byteOffset, probe.body.byteLength);
     const t = probe.text === null ? null : probe.text === bytes.toString('utf8') ? true : probe.text;
-    const meta = Buffer.from(`${JSON.stringify({ s: probe.status, h: probe.headers, u: probe.finalUrl, c: probe.contentType, t, ...(probe.exit ? { x: probe.exit } : {}) })}\n`);
+    const meta = Buffer.from(`${JSON.stringify({ s: probe.status, h: probe.headers, u: probe.finalUrl, c: probe.contentType, t, ...(probe.exit ? { x: probe.exit } : {}), ...(probe.charset ? { e: probe.charset } : {}), ...(probe.documentCharset ? { d: probe.documentCharset } : {}) })}\n`);
     // Quality 1, as stored pages: the body lives here only until its fetch job reads it. Measured on the synthetic
     // articles (36 KiB): q1 0.20 ms and 10.9 KiB per page against q4's 0.63-0.68 ms and 10.3 KiB (bench README,
     // session 7), where the default 11 costs far more.
@@ -130,10 +134,10 @@ export class ProbeStore {
     if (!packed) return null;
     const raw = await decompress(packed);
     const nl = raw.indexOf(0x0a);
-    const meta = JSON.parse(raw.subarray(0, nl).toString('utf8')) as { s: number; h: Record<string, string>; u: string; c: string | null; t: string | true | null; x?: ProbeExit };
+    const meta = JSON.parse(raw.subarray(0, nl).toString('utf8')) as { s: number; h: Record<string, string>; u: string; c: string | null; t: string | true | null; x?: ProbeExit; e?: string; d?: string };
     const body = raw.subarray(nl + 1);
     const text = meta.t === true ? body.toString('utf8') : meta.t;
-    return { status: meta.s, headers: meta.h, finalUrl: meta.u, contentType: meta.c, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), text, ...(meta.x ? { exit: meta.x } : {}) };
+    return { status: meta.s, headers: meta.h, finalUrl: meta.u, contentType: meta.c, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), text, ...(meta.x ? { exit: meta.x } : {}), ...(meta.e ? { charset: meta.e } : {}), ...(meta.d ? { documentCharset: meta.d } : {}) };
   }
 
   /** Forget a probe once its link is done with it. */

@@ -136,6 +136,16 @@ describe('route processor, learning mode', () => {
     expect(h.probes.get(`probe:${link.id}`)?.exit).toEqual({ tier: 'direct', id: '0123abcd' });
   });
 
+  it("keeps the charset a probe decoded its page with, and the encoding a browser read it in, with its body", async () => {
+    const h = makeHarness({ best: { best: score('playwright', 0.6), scores: [] } });
+    const plain = h.links.add('https://static.example/c');
+    const rendered = h.links.add('https://static.example/d');
+    const r = router(h, async (url) => response(url, url === plain.url ? { html: STATIC_HTML, charset: 'windows-1251' } : { html: STATIC_HTML, documentCharset: 'shift_jis' }));
+    for (const link of [plain, rendered]) await r.process(fakeJob({ linkId: link.id, url: link.url }));
+    expect(h.probes.get(`probe:${plain.id}`)).toMatchObject({ charset: 'windows-1251' });
+    expect(h.probes.get(`probe:${rendered.id}`)).toMatchObject({ documentCharset: 'shift_jis' });
+  });
+
   it('sends a revisit of a page plain HTTP stored with a validator to plain HTTP without a probe: the conditional request is the probe', async () => {
     const h = makeHarness({ best: { best: score('playwright', 0.5), scores: [] } });
     const stored = new Map<string, { fetcher: string; etag: string | null; lastModified: string | null }>();

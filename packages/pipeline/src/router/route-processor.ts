@@ -297,7 +297,7 @@ async function carryOut(
     else if (e.kind === 'pauseDomain') await pauseDomainUntil(deps.gate, deps.clock, domain, e.until, e.reason);
     else if (e.kind === 'saveProbe' && facts.probe && 'response' in facts.probe) {
       const res = facts.probe.response;
-      const key = await deps.probeStore.save(linkId, { status: res.status, headers: res.headers, finalUrl: res.finalUrl, contentType: res.contentType, body: res.body, text: res.text, ...(res.exit ? { exit: res.exit } : {}) });
+      const key = await deps.probeStore.save(linkId, { status: res.status, headers: res.headers, finalUrl: res.finalUrl, contentType: res.contentType, body: res.body, text: res.text, ...(res.exit ? { exit: res.exit } : {}), ...(res.charset ? { charset: res.charset } : {}), ...(res.documentCharset ? { documentCharset: res.documentCharset } : {}) });
       if (key) probe = { key, status: res.status, bodyBytes: res.body.byteLength };
     }
   }
