@@ -1,21 +1,14 @@
 import {
   DIRECT_TIER,
   ERROR_TYPES,
-  FETCHERS,
-  LINK_STATUSES,
   SKIP_REASONS,
   SELECTION_SOURCES,
   canonicalFetcherName,
   decideOutcome,
   domainOf,
-  errorTypeOf,
   extractUrlHeuristics,
   maskProxyUrl,
-  isExitError,
-  isCertificateError,
-  isUrlPolicyError,
   lazyChild,
-  redactCredentials,
   retryAfterMsOf,
   safeResponseHeaders,
   type Clock,
@@ -28,29 +21,29 @@ import {
   type RobotsPolicy,
   type RobotsRead,
   type RobotsVerdict,
-  robotsReadableWithoutBrowser,
-  robotsReaders,
   wallPauseMs,
   wallVerdict,
 } from '@crawler/core';
 import { FetchJobSchema, parseJobData, type FetchResult as FetchJobResult, type FetchJobInput, type RouteJobInput } from '@crawler/queue';
-import { exitFailureScope, type ExitFailureScope, type FetchExit, type FetchResult } from '@crawler/fetchers';
-import { EXIT_ROTATIONS_PER_TIER, type ExitPool } from '../exits/exit-pool.js';
+import type { ExitFailureScope, FetchResult } from '@crawler/fetchers';
+import type { ExitPool } from '../exits/exit-pool.js';
 import type { SessionJars } from '../exits/session-jars.js';
 import type { LinkRecord, LinkRepo, OutcomeLinkChange } from '../ports.js';
 import type { FetcherSource, OutcomeSink, RevisitSource } from '../ports.js';
 import type { ProbeStore } from '../probe/probe-store.js';
 import { delayJob, type JobHandle } from '../job-control.js';
 import { analysisInputOf } from './response-analysis.js';
+import { fetchThroughExit, retireBlockedSession, waitForExits } from './fetch-exits.js';
+import { gateJob, refusedSinceRouted } from './fetch-gate.js';
 import { inProcessAnalyzer, type ResponseAnalyzer } from './analysis-pool.js';
 import type { LinkDiscovery } from '../crawls/crawl-frontier.js';
 import type { DomainSetbacks } from '../router/decision-cache.js';
-import { applyDecision, certificateAttempt, climbAfterRefusal, failLink, hasStrongerTool, recordExitWait, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
+import { applyDecision, climbAfterRefusal, failLink, hasStrongerTool, recordRefusal, recordWait, type Decision, type FetchJobContext } from './fetch-outcome.js';
 import type { WallStreaks } from './wall-streaks.js';
-import type { ArmBlock, BlockedArms } from './blocked-arms.js';
+import type { BlockedArms } from './blocked-arms.js';
 import { armKey } from '../router/arm-choice.js';
 import { conditionalHeaders, notModifiedDecision } from './conditional.js';
-import { isUnreachable, pauseDomainUntil, robotsRateLimitDecision, unreachableDecision, unreachableFailure, type PauseSettings } from './site-pause.js';
+import { pauseDomainUntil, type PauseSettings } from './site-pause.js';
 
 /** The fetch workers' settings (a slice of CrawlerConfig). */
 export interface FetchSettings {
@@ -160,7 +153,7 @@ export interface Try {
 }
 
 /** The politeness gate said not now: the job waits `retryInMs` (a paused domain pauses the link too). */
-interface Wait {
+export interface Wait {
   wait: true;
   retryInMs: number;
   reason: string;
@@ -171,9 +164,9 @@ interface Wait {
 /**
  * The fetch worker's processor, in the order a reader follows it:
  * 1. **gate**: the link is unfinished, not paused, under its attempt limit, allowed by robots.txt, for a fetcher
- *    this fleet runs (otherwise the job ends here);
+ *    this fleet runs (otherwise the job ends here; fetch-gate.ts);
  * 2. **fetch or reuse the probe**: the router's stored probe body when there is one, else a request through the
- *    politeness gate (a politeness wait is a delayed job, not an attempt);
+ *    politeness gate and the job's exit tier (fetch-exits.ts; a politeness wait is a delayed job, not an attempt);
  * 3. **analyse**: validation and response heuristics;
  * 4. **decide**: the retry policy (core decideOutcome); `retry_now` goes back to 2 once;
  * 5. **apply**: one atomic write of the attempts, the link's next state and the page, then the queue side effects
@@ -233,113 +226,6 @@ async function openJob(deps: FetchDeps, job: FetchJobHandle, token: string | und
     // politeness wait. That immediate retry is spent; a failure now backs off, as it would have without the wait.
     retried: link.attemptCount > data.attemptsBefore ? { retryNow: true } : {},
   };
-}
-
-/** Step 1: whether this job may fetch at all. Returns the job's result when it may not. */
-async function gateJob(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext): Promise<FetchJobResult | null> {
-  const { link, fetcher } = ctx;
-  if (link.status === LINK_STATUSES.done || link.status === LINK_STATUSES.failed) {
-    return { outcome: 'skipped', fetcher, attempts: 0, skipReason: link.status === LINK_STATUSES.done ? SKIP_REASONS.linkDone : SKIP_REASONS.linkFailed };
-  }
-  // The reconciler gave the link a job of a newer generation: that one carries it now.
-  if (link.generation > ctx.data.generation) return { outcome: 'skipped', fetcher, attempts: 0, skipReason: SKIP_REASONS.staleGeneration };
-  const now = deps.clock.now();
-  if (link.pausedUntil && link.pausedUntil.getTime() > now.getTime()) {
-    deps.metrics.jobFinished(ctx.queue, 'delayed');
-    return delayJob(ctx.job, ctx.token, link.pausedUntil.getTime() - now.getTime());
-  }
-  if (link.attemptCount >= deps.settings.maxAttempts) {
-    return failLink(deps, ctx, { errorType: link.lastErrorType ?? ERROR_TYPES.internal, message: `max_attempts:${link.lastErrorType ?? 'unknown'}` });
-  }
-  let verdict;
-  try {
-    verdict = await deps.robots.check(ctx.data.url);
-    // Only a browser can read this origin's robots.txt: a browser job reads it in its own context (past the wall, with
-    // the wall's clearance kept for the page) before it asks for the page, and the fleet caches the answer.
-    if (verdict.browser && fetcher !== FETCHERS.simpleHttp && deps.readRobotsInBrowser && deps.robots.checkInBrowser) {
-      const read = deps.readRobotsInBrowser;
-      verdict = await deps.robots.checkInBrowser(ctx.data.url, (origin) => read(fetcher, origin));
-    }
-  } catch (err) {
-    // The URL itself is refused (SSRF guard, scheme), or the site's certificate is: the same answer for any request,
-    // so the link fails with it.
-    if (isUrlPolicyError(err)) return failLink(deps, ctx, { errorType: err.code, message: err.message });
-    if (isCertificateError(err)) {
-      // The handshake was a request for this link: it is its attempt (certificateAttempt).
-      ctx.attempts.push(certificateAttempt(ctx.link, err, deps.clock.now(), ctx.urlHeuristics));
-      return failLink(deps, ctx, { errorType: err.code, message: err.message });
-    }
-    // robots.txt could not be asked: every proxy of the tier is down. The site is not to blame; wait as a fetch would.
-    if (isExitError(err)) return waitForExits(deps, ctx, `robots.txt could not be asked through any proxy (${err instanceof Error ? err.message : String(err)})`);
-    throw err;
-  }
-  if (verdict.rateLimited) return pauseRateLimitedRobots(deps, known, ctx, { ...verdict, rateLimited: verdict.rateLimited });
-  if (verdict.browser) {
-    const switched = await robotsNeedBrowser(deps, known, ctx, { ...verdict, browser: verdict.browser });
-    // null: no browser of the fleet can read it, and the wall's own answer holds no rules (robotsReadableWithoutBrowser).
-    if (switched) return switched;
-  } else if (isUnreachable(verdict)) return pauseUnreachableSite(deps, known, ctx, verdict);
-  else if (!verdict.allowed) return failLink(deps, ctx, { errorType: ERROR_TYPES.robotsDisallowed, message: verdict.reason ?? 'disallowed by robots.txt' });
-  if (!known.has(fetcher)) return failLink(deps, ctx, { errorType: ERROR_TYPES.unknownFetcher, message: `fetcher '${fetcher}' is not configured` });
-  return null;
-}
-
-/**
- * The site refused this job's arm after the job was routed (another link's request, while this job waited behind the
- * site's pause): its own request would be refused the same way. Only a job that runs again after a politeness wait is
- * looked up (one Redis read; a refusal pauses the site, so the jobs routed with the refused one wait at its gate),
- * never a first run (the hot path) nor one carrying the router's stored probe (that page costs no request).
- */
-async function refusedSinceRouted(deps: FetchDeps, ctx: FetchJobContext): Promise<ArmBlock | null> {
-  const created = ctx.job.timestamp;
-  if (!deps.blockedArms || created === undefined || ctx.data.probe || (ctx.job.attemptsStarted ?? 0) <= 1) return null;
-  const block = await deps.blockedArms.latest(ctx.domain, armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }));
-  return block && block.atMs >= created ? block : null;
-}
-
-/**
- * The site cannot be read now (robots.txt unreachable, 5xx, 429): "not now", not "never". The link pauses with backoff
- * (not the domain: robots.txt is an origin's, see the router's decideUnreachable), is routed again afterwards; only the
- * MAX_ATTEMPTS-th check in a row fails it. No page was requested, so no attempt is logged.
- */
-async function pauseUnreachableSite(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, verdict: Parameters<typeof unreachableDecision>[0]): Promise<FetchJobResult> {
-  const d = unreachableDecision(verdict, { riskLevel: ctx.link.riskLevel, now: deps.clock.now(), maxAttempts: deps.settings.maxAttempts, pauseMaxMs: deps.settings.pauseMaxMs, pause: deps.settings.pause });
-  if (d.kind === 'fail') return failLink(deps, ctx, unreachableFailure(verdict, d.checks));
-  ctx.log.warn({ domain: ctx.domain, pausedUntil: d.pausedUntil.toISOString(), errorType: ERROR_TYPES.siteUnreachable, reason: verdict.reason }, 'link paused: its site is unreachable');
-  const decision: Decision = {
-    kind: 'pause', success: false, isBanned: false, errorType: ERROR_TYPES.siteUnreachable, pauseMs: d.pauseMs, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel,
-    reason: verdict.reason ?? ERROR_TYPES.siteUnreachable,
-  };
-  return applyDecision(deps, known, ctx, decision, { response: null, errorType: ERROR_TYPES.siteUnreachable, durationMs: 0 });
-}
-
-/**
- * robots.txt can be read only by a browser, and this job's tool cannot (plain HTTP, or a browser the wall still stood
- * in front of): the link switches to the tool that can, whose fetch reads robots.txt before the page. No request was
- * made for the page, so no attempt is logged. With no such tool in the fleet the site waits as an unreachable one.
- */
-async function robotsNeedBrowser(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, verdict: RobotsVerdict & { browser: NonNullable<RobotsVerdict['browser']> }): Promise<FetchJobResult | null> {
-  const next = robotsReaders(verdict.browser.fetcher, ctx.fetcher).find((c) => c !== ctx.fetcher && known.has(c));
-  if (!next || !deps.readRobotsInBrowser) {
-    if (ctx.fetcher === FETCHERS.simpleHttp && robotsReadableWithoutBrowser(verdict.browser)) return null;
-    return pauseUnreachableSite(deps, known, ctx, { ...verdict, unreachable: { retryAtMs: verdict.browser.retryAtMs } });
-  }
-  ctx.log.info({ domain: ctx.domain, nextFetcher: next, reason: verdict.reason }, 'robots.txt needs a browser: link switched');
-  const decision: Decision = {
-    kind: 'switch_fetcher', success: false, isBanned: false, errorType: ERROR_TYPES.wrongTool, nextFetcher: next, riskLevel: ctx.link.riskLevel,
-    reason: verdict.reason ?? 'robots.txt can be read only by a browser',
-  };
-  return applyDecision(deps, known, ctx, decision, { response: null, errorType: ERROR_TYPES.wrongTool, durationMs: 0 });
-}
-
-/** robots.txt answered 429: the domain and the link wait out its Retry-After (robotsRateLimitDecision); no attempt is logged. */
-async function pauseRateLimitedRobots(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, verdict: RobotsVerdict & { rateLimited: { retryAtMs: number } }): Promise<FetchJobResult> {
-  const d = robotsRateLimitDecision(verdict, { riskLevel: ctx.link.riskLevel, now: deps.clock.now(), maxAttempts: deps.settings.maxAttempts, pauseMaxMs: deps.settings.pauseMaxMs, pause: deps.settings.pause });
-  if (d.kind === 'fail') return failLink(deps, ctx, { errorType: d.errorType, message: d.message });
-  await pauseDomainUntil(deps.gate, deps.clock, ctx.domain, d.pausedUntil, ERROR_TYPES.rateLimited);
-  ctx.log.warn({ domain: ctx.domain, pausedUntil: d.pausedUntil.toISOString(), errorType: ERROR_TYPES.rateLimited }, 'domain paused: robots.txt rate-limited');
-  const decision: Decision = { kind: 'pause', success: false, isBanned: false, errorType: ERROR_TYPES.rateLimited, pauseMs: d.pauseMs, pausedUntil: d.pausedUntil, riskLevel: d.riskLevel, reason: d.reason };
-  return applyDecision(deps, known, ctx, decision, { response: null, errorType: ERROR_TYPES.rateLimited, durationMs: 0 });
 }
 
 /**
@@ -414,27 +300,6 @@ async function pauseDomainOnPushback(deps: FetchDeps, known: ReadonlySet<string>
     decided = { ...decided, pausedUntil: until, pauseMs: until.getTime() - deps.clock.now().getTime() };
   }
   return decided;
-}
-
-/**
- * No proxy of the job's tier could carry the request (all down, or all refused the site). The job waits and tries
- * again, each wait twice the last (from PROXY_UNHEALTHY_MS, capped at PAUSE_MAX_MS), and the link says why meanwhile;
- * the MAX_ATTEMPTS-th time in a row the link fails with proxy_unavailable and what the proxies said: a tier whose
- * proxies never come back must not hold its links (and a crawl waiting for them) for ever.
- */
-async function waitForExits(deps: FetchDeps, ctx: FetchJobContext, detail: string): Promise<FetchJobResult> {
-  const waits = (ctx.data.exitWaits ?? 0) + 1;
-  const message = redactCredentials(`${detail}; tried ${waits} time${waits === 1 ? '' : 's'} in a row`);
-  if (waits >= deps.settings.maxAttempts) {
-    return failLink(deps, ctx, { errorType: ERROR_TYPES.proxyUnavailable, message: `${message}; not retried (re-post the link once the tier's proxies work)` });
-  }
-  await recordExitWait(deps, ctx, message);
-  await ctx.job.updateData?.({ ...(ctx.job.data as object), exitWaits: waits });
-  const base = deps.settings.proxyUnhealthyMs ?? 60_000;
-  const delayMs = Math.min(base * 2 ** (waits - 1), Math.max(base, deps.settings.pauseMaxMs));
-  deps.metrics.jobFinished(ctx.queue, 'delayed');
-  ctx.log.warn({ exitTier: ctx.exitTier, waits, retryInMs: delayMs }, `no exit: ${message}`);
-  return delayJob(ctx.job, ctx.token, delayMs);
 }
 
 /**
@@ -520,84 +385,4 @@ async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: 
   if (decision.kind === 'switch_fetcher' || decision.kind === 'pause' || decision.isBanned) deps.setbacks?.record(ctx.domain);
   ctx.log.info({ kind: decision.kind, errorType: decision.errorType, status: attempt.response?.status, reason: decision.reason }, 'attempt');
   return decision;
-}
-
-/**
- * One request through the job's exit tier. A proxy that fails (refused, 407, timed out) is marked down fleet-wide and
- * the request goes out through the tier's next URL: no attempt is logged for it, so it is neither the fetcher's
- * failure nor the site's block. With every URL of the tier down, the job waits (PROXY_UNHEALTHY_MS) like a politeness
- * wait; its permit is released meanwhile.
- */
-async function fetchThroughExit(deps: FetchDeps, ctx: FetchJobContext, headers?: Record<string, string>): Promise<Try | Wait> {
-  // PROXY_DIRECT=false: nothing leaves from the worker's own address; a job without a tier takes the cheapest one.
-  if (deps.exits && ctx.exitTier === DIRECT_TIER && !deps.exits.has(DIRECT_TIER)) ctx.exitTier = deps.exits.tiers[0]?.name ?? DIRECT_TIER;
-  if (!deps.exits || ctx.exitTier === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
-  if (!deps.exits.has(ctx.exitTier)) {
-    // A tier this worker does not know (configurations out of step across the fleet): the request takes this
-    // worker's cheapest tier, where a block climbs its own ladder, rather than the link waiting for a tier that never comes.
-    const cheapest = deps.exits.tiers[0]?.name ?? DIRECT_TIER;
-    ctx.log.warn({ exitTier: ctx.exitTier, instead: cheapest }, 'exit tier not configured here: leaving from the cheapest tier');
-    ctx.exitTier = cheapest;
-    if (cheapest === DIRECT_TIER) return tryFetch(deps, ctx.fetcher, ctx.data.url, headers);
-  }
-  const tried = new Set<string>();
-  // What each proxy said: a wrong password on one (407) must show even when another failed after it.
-  const failures: string[] = [];
-  for (;;) {
-    const exit = await deps.exits.pick(ctx.exitTier, tried, ctx.domain);
-    ctx.exitUsed = exit;
-    if (!exit) {
-      deps.metrics.exitObserved?.(ctx.exitTier, { unavailable: true });
-      const detail = tried.size > 0 ? `every proxy of exit tier '${ctx.exitTier}' failed (${failures.join('; ')})` : `every proxy of exit tier '${ctx.exitTier}' is down`;
-      return { wait: true, retryInMs: deps.settings.proxyUnhealthyMs ?? 60_000, reason: ERROR_TYPES.proxyUnavailable, detail };
-    }
-    // Plain HTTP through a session sends what the site set through that session before (the browsers keep a context
-    // per site and exit for the same reason).
-    const jar = deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp ? await deps.jars.cookieHeader(ctx.domain, exit.proxyUrl, ctx.data.url) : undefined;
-    const attempt = await tryFetch(deps, ctx.fetcher, ctx.data.url, jar ? { cookie: jar, ...headers } : headers, exit);
-    if (deps.jars && exit.proxyUrl && ctx.fetcher === FETCHERS.simpleHttp && attempt.response) await deps.jars.remember(ctx.domain, exit.proxyUrl, attempt.response.headers['set-cookie'], attempt.response.finalUrl);
-    if (attempt.errorType !== ERROR_TYPES.proxyUnavailable || !exit.proxyUrl) {
-      // A proxy of the tier carried the request: the job's waits for its tier are no longer in a row.
-      if (ctx.data.exitWaits) ctx.data = { ...ctx.data, exitWaits: 0 };
-      return attempt;
-    }
-    tried.add(exit.proxyUrl);
-    failures.push(redactCredentials(attempt.error ?? ERROR_TYPES.proxyUnavailable));
-    deps.metrics.exitObserved?.(ctx.exitTier, { proxyFailed: true, proxy: maskProxyUrl(exit.proxyUrl) });
-    // A proxy that refused only this site is left out for the site (as a session the site refused), not for the fleet.
-    if (attempt.exitScope === 'target') await deps.exits.retireSession(ctx.domain, exit.proxyUrl, 'the proxy refused the site');
-    else await deps.exits.markUnhealthy(exit.proxyUrl, failures.at(-1)!);
-  }
-}
-
-/**
- * The site refused the exit session this request used (a block, not a rate limit): the session is retired for the
- * site, fleet-wide, so the next request there leaves as another identity (another URL of the tier, or a new sticky
- * session) while other sites keep using it.
- */
-async function retireBlockedSession(deps: FetchDeps, ctx: FetchJobContext, decision: Decision): Promise<void> {
-  const proxyUrl = ctx.exitUsed?.proxyUrl;
-  if (!deps.exits || !proxyUrl || !decision.isBanned || decision.errorType === ERROR_TYPES.rateLimited) return;
-  await deps.exits.retireSession(ctx.domain, proxyUrl);
-  await deps.jars?.forget(ctx.domain, proxyUrl);
-  if (decision.kind !== 'pause') return;
-  // A site that bans one address of a pool serves its others: the tier is refused only once a second exit is.
-  const refusedExits = await deps.exits.noteBlock(ctx.domain, ctx.exitTier);
-  ctx.rotateExit = refusedExits <= EXIT_ROTATIONS_PER_TIER && (await deps.exits.hasOtherExit(ctx.exitTier, ctx.domain, proxyUrl));
-  if (ctx.rotateExit) ctx.log.info({ proxy: maskProxyUrl(proxyUrl), exitTier: ctx.exitTier }, "the site refused this exit: the link stays on the tier and leaves through another of its exits");
-}
-
-async function tryFetch(deps: FetchDeps, fetcherName: string, url: string, headers?: Record<string, string>, exit?: FetchExit): Promise<Try> {
-  const started = performance.now();
-  try {
-    const fetcher = deps.fetchers.get(fetcherName);
-    const response = await fetcher.fetch({ url, timeoutMs: deps.settings.fetchTimeoutMs, maxBytes: deps.settings.fetchMaxBytes, signal: deps.signal, ...(headers ? { headers } : {}), ...(exit ? { exit } : {}) });
-    return { response, errorType: null, durationMs: response.timings?.totalMs ?? performance.now() - started };
-  } catch (err) {
-    const errorType = errorTypeOf(err);
-    return {
-      response: null, errorType, error: err instanceof Error ? err.message : String(err), durationMs: performance.now() - started,
-      ...(errorType === ERROR_TYPES.proxyUnavailable ? { exitScope: exitFailureScope(err) } : {}),
-    };
-  }
 }
