@@ -84,3 +84,32 @@ describe('formatStatsReport', () => {
     expect(text).toContain('4 attempts, 25.0% learned, 3 probes, 1 probes saved');
   });
 });
+
+describe('what the fleet is doing now, and what it still has to do', () => {
+  const a = (key: string, attempts: number, successes: number, banned = 0) => ({ key, attempts, successes, banned, successRate: successes / attempts, banRate: banned / attempts });
+
+  it('shows the last minutes per fetcher with rates per second, and failures by error type', () => {
+    const r = buildStatsReport({
+      sinceDays: 7, velocityHours: 24, byFetcher: [], byDomain: [], queues: {}, velocity: [],
+      recent: { minutes: 5, byFetcher: [a('simple_http', 600, 540, 6), a('playwright', 60, 30)], errors: [a('network_error', 50, 0), a('rate_limited', 6, 0)] },
+    });
+    const text = formatStatsReport(r);
+    expect(text).toMatch(/Last 5 minutes.*\n.*\n.*\nsimple_http\s+600\s+2\.00\s+1\.80\s+90\.0%\s+1\.0%\nplaywright\s+60\s+0\.20\s+0\.10\s+50\.0%\s+0\.0%\nall\s+660\s+2\.20\s+1\.90\s+86\.4%\s+0\.9%\n  errors: network_error 50 \(0\.17\/s\), rate_limited 6 \(0\.02\/s\)/);
+    const idle = formatStatsReport(buildStatsReport({ sinceDays: 7, velocityHours: 24, byFetcher: [], byDomain: [], queues: {}, velocity: [], recent: { minutes: 5, byFetcher: [], errors: [] } }));
+    expect(idle).toContain('Last 5 minutes (all workers, from the attempt log)\n  (no attempts: nothing fetched in 5 minutes)');
+  });
+
+  it('shows the unfinished links by status and the domains holding most of them', () => {
+    const r = buildStatsReport({
+      sinceDays: 7, velocityHours: 24, byFetcher: [], byDomain: [], queues: {}, velocity: [],
+      backlog: {
+        total: 31, byStatus: { queued: 10, routing: 0, fetching: 1, paused: 20 },
+        topDomains: [{ domain: 'slow.example', total: 25, queued: 5, routing: 0, fetching: 0, paused: 20 }, { domain: 'a.example', total: 6, queued: 5, routing: 0, fetching: 1, paused: 0 }],
+      },
+    });
+    expect(r.backlog?.total).toBe(31);
+    const text = formatStatsReport(r);
+    expect(text).toContain('Backlog: 31 unfinished links (queued 10, routing 0, fetching 1, paused 20)');
+    expect(text).toMatch(/domain\s+unfinished\s+queued\s+routing\s+fetching\s+paused\n.*\nslow\.example\s+25\s+5\s+0\s+0\s+20\na\.example\s+6\s+5\s+0\s+1\s+0/);
+  });
+});
