@@ -50,7 +50,9 @@ describe('buildStatsReport', () => {
     expect(formatStatsReport(r)).toContain('(no attempts)');
     expect(formatStatsReport(r)).toContain('Paused domains\n  (none)');
     const paused = buildStatsReport({ sinceDays: 1, velocityHours: 1, byFetcher: [], byDomain: [], queues: {}, velocity: [], paused: [{ domain: 'shop.example', reason: 'blocked_403', until: '2026-11-30T12:00:00.000Z', domainPausedUntil: null, pausedLinks: 4 }] });
-    expect(formatStatsReport(paused)).toMatch(/Paused domains.*\n.*\n.*\nshop\.example\s+blocked_403\s+2026-11-30T12:00:00\.000Z\s+4/);
+    expect(formatStatsReport(paused)).toMatch(/Paused domains.*\n.*\n.*\nshop\.example\s+blocked_403\s+-\s+2026-11-30T12:00:00\.000Z\s+4/);
+    const site = buildStatsReport({ sinceDays: 1, velocityHours: 1, byFetcher: [], byDomain: [], queues: {}, velocity: [], paused: [{ domain: 'shop.example', reason: 'rate_limited', until: '2026-11-30T12:00:09.000Z', domainPausedUntil: '2026-11-30T12:00:00.000Z', pausedLinks: 10 }] });
+    expect(formatStatsReport(site)).toMatch(/domain\s+reason\s+domain paused until\s+last link resumes\s+paused links\n.*\nshop\.example\s+rate_limited\s+2026-11-30T12:00:00\.000Z\s+2026-11-30T12:00:09\.000Z\s+10/);
   });
 });
 

@@ -155,7 +155,7 @@ export function formatStatsReport(r: StatsReport): string {
       : `By proxy (last ${r.sinceDays} days, busiest first)\n${formatTable(['proxy', 'tier', 'attempts', 'success', 'banned', 'cost units'], r.byProxy.map((p) => [p.key, p.tier, p.attempts, pct(p.successRate), pct(p.banRate), units(p.costUnits)]))}`,
     r.paused.length === 0
       ? 'Paused domains\n  (none)'
-      : `Paused domains (crawl pauses lift <domain> ends one)\n${formatTable(['domain', 'reason', 'until', 'paused links'], r.paused.map((p) => [p.domain, p.reason ?? '-', p.until, p.pausedLinks]))}`,
+      : `Paused domains (crawl pauses lift <domain> ends one)\n${formatTable(['domain', 'reason', 'domain paused until', 'last link resumes', 'paused links'], r.paused.map((p) => [p.domain, p.reason ?? '-', p.domainPausedUntil ?? '-', p.until, p.pausedLinks]))}`,
     `Queues\n${formatTable(['queue', 'waiting', 'active', 'delayed', 'failed', 'workers'], Object.entries(r.queues).map(([q, d]) => [q, d.waiting, d.active, d.delayed, d.failed, d.workers ?? '-']))}${unservedNote(r.queues)}`,
     `Decisions (last ${r.velocityHours} h): ${r.decisions.attempts} attempts, ${pct(r.decisions.learnedShare)} learned, ${r.decisions.probes} probes, ${r.decisions.probesSaved} probes saved`,
     r.velocity.length === 0
