@@ -112,6 +112,7 @@ describe('what the fleet is doing now, and what it still has to do', () => {
     expect(r.backlog?.total).toBe(31);
     const text = formatStatsReport(r);
     expect(text).toContain('Backlog: 31 unfinished links (queued 10, routing 0, fetching 1, paused 20)');
+    expect(text).toContain('(fetching = routed to its fetcher: being fetched, or waiting for its site\'s politeness turn)');
     expect(text).toMatch(/domain\s+unfinished\s+queued\s+routing\s+fetching\s+paused\n.*\nslow\.example\s+25\s+5\s+0\s+0\s+20\na\.example\s+6\s+5\s+0\s+1\s+0/);
   });
 });

@@ -137,7 +137,9 @@ function backlogSection(b: LinkBacklog): string {
   const s = b.byStatus;
   const head = `Backlog: ${b.total} unfinished links (queued ${s.queued}, routing ${s.routing}, fetching ${s.fetching}, paused ${s.paused})`;
   if (b.topDomains.length === 0) return head;
-  return `${head}\n${formatTable(['domain', 'unfinished', 'queued', 'routing', 'fetching', 'paused'], b.topDomains.map((d) => [d.domain, d.total, d.queued, d.routing, d.fetching, d.paused]))}`;
+  // A routed link reads `fetching` from the router's decision until its page is stored, so most of a big site's
+  // backlog is `fetching` while it waits for its politeness turns (the fetch queues' delayed jobs, below).
+  return `${head}\n  (fetching = routed to its fetcher: being fetched, or waiting for its site's politeness turn)\n${formatTable(['domain', 'unfinished', 'queued', 'routing', 'fetching', 'paused'], b.topDomains.map((d) => [d.domain, d.total, d.queued, d.routing, d.fetching, d.paused]))}`;
 }
 
 /** The report as terminal text. */
