@@ -243,6 +243,18 @@ describe('GET /links/:id', () => {
     expect(again.attempts.at(-1)).toMatchObject({ success: false, errorType: 'network_error', errorMessage: 'UND_ERR_SOCKET: other side closed (17 of 5000 body bytes received)' });
   });
 
+  it('says what happens to the link next: when a paused one is routed again, whether a re-post retries a failed one', async () => {
+    const post = await authed({ method: 'POST', url: '/links', payload: { urls: ['https://next.example/a', 'https://next.example/b', 'https://next.example/c'] } });
+    const [a, b, c] = (post.json() as { accepted: Array<{ id: string }> }).accepted.map((x) => x.id);
+    await db.prisma.link.update({ where: { id: a! }, data: { status: 'paused', pausedUntil: new Date('2099-01-01T00:00:00Z'), lastErrorType: 'rate_limited' } });
+    await db.prisma.link.update({ where: { id: b! }, data: { status: 'failed', lastErrorType: 'site_unreachable' } });
+    await db.prisma.link.update({ where: { id: c! }, data: { status: 'failed', lastErrorType: 'blocked_captcha' } });
+    const next = async (id: string) => ((await authed({ method: 'GET', url: `/links/${id}` })).json() as { next: { action: string; at: string | null; message: string } }).next;
+    expect(await next(a!)).toEqual({ action: 'retry_at', at: '2099-01-01T00:00:00.000Z', message: 'paused after rate_limited: routed again at 2099-01-01T00:00:00.000Z' });
+    expect((await next(b!)).action).toBe('retried_on_repost');
+    expect(await next(c!)).toMatchObject({ action: 'final', at: null });
+  });
+
   it('answers 404 for an unknown id and 400 for a malformed one', async () => {
     expect((await authed({ method: 'GET', url: '/links/00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
     const bad = await authed({ method: 'GET', url: '/links/12345' });

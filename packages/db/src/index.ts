@@ -38,7 +38,7 @@ export {
   VersionStore, reopenForRevisit, DEFAULT_KEEP_VERSIONS, DEFAULT_KEEP_VERSIONS_DAYS,
   type PageVersion, type RevisitValidators, type VersionRetention, type ReopenedLink,
 } from './versions/version-store.js';
-export { LinkStore, READ_ROUTABLE_SQL, type LinkChange, type LinkRecord, type NewLink, type LinkSummary, type StaleLink } from './links/link-store.js';
+export { LinkStore, READ_ROUTABLE_SQL, type BacklogStatus, type LinkBacklog, type LinkChange, type LinkRecord, type NewLink, type LinkSummary, type StaleLink } from './links/link-store.js';
 export {
   CrawlStore,
   type CrawlRecord,

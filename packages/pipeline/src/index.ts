@@ -37,6 +37,7 @@ export {
   enqueueLinks,
   shownInput,
 } from './links/enqueue-links.js';
+export { nextStepOf, type NextStep, type NextStepFacts } from './links/next-step.js';
 export {
   type StoredProbe,
   type ProbeStoreOptions,

@@ -68,8 +68,12 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined):
   });
 }
 
-/** Count finished jobs by outcome on the way to the Prometheus metrics, for the health line. */
-function countingMetrics(inner: PipelineMetrics, counts: Record<string, number>): PipelineMetrics {
+/**
+ * Count finished jobs by outcome on the way to the Prometheus metrics, for the health line. Every method is forwarded,
+ * the optional ones too: typed `Required` so a method added to PipelineMetrics does not compile until it is (the exit
+ * tiers' and analysis threads' counters were dropped here, and stayed empty on every router and fetcher).
+ */
+export function countingMetrics(inner: PipelineMetrics, counts: Record<string, number>): Required<PipelineMetrics> {
   return {
     jobFinished: (queue, outcome) => {
       counts[outcome] = (counts[outcome] ?? 0) + 1;
@@ -80,6 +84,9 @@ function countingMetrics(inner: PipelineMetrics, counts: Record<string, number>)
     probe: (o) => inner.probe(o),
     pause: (d, e) => inner.pause(d, e),
     ban: (d) => inner.ban(d),
+    exitObserved: (tier, e) => inner.exitObserved?.(tier, e),
+    analysisThreadEvent: (e) => inner.analysisThreadEvent?.(e),
+    jobStalled: (q) => inner.jobStalled?.(q),
   };
 }
 

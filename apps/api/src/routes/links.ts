@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_TRACKING_PARAMS, LINK_STATUSES, ScheduleInputError, checkMaxAgeSeconds, checkRevisitPolicy, compileTrackingParams, domainOf, normalizeUrl, stripTrackingParams, type RevisitPolicy, type RevisitPolicyInput } from '@crawler/core';
 import { LinkStore, ScheduleStore, listLinks, type PrismaClient } from '@crawler/db';
 import { MAX_JOB_PRIORITY, PrioritySchema } from '@crawler/queue';
-import { enqueueLinks, shownInput, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
+import { enqueueLinks, nextStepOf, shownInput, type AcceptedLink, type LinkRepo, type RejectedLink } from '@crawler/pipeline';
 import type { JobQueues } from '@crawler/queue';
 import type { Counter } from 'prom-client';
 import { sendInvalidBody } from './invalid-body.js';
@@ -235,6 +235,8 @@ export function registerLinkRoutes(app: FastifyInstance, deps: LinksRouteDeps): 
       learningModeEnabled: link.learningModeEnabled,
       lastErrorType: link.lastErrorType,
       lastError: link.lastError,
+      // What the fleet does with it next: retried when, by whom, or nothing more (and whether a re-post changes that).
+      next: nextOf(link),
       // What the latest successful visit found: null on a first visit, true a new version, false unchanged.
       lastVisitChanged: link.lastVisitChanged,
       decision: { fetcher: link.fetcher, selectionSource: link.selectionSource },
@@ -280,4 +282,10 @@ function quoteInput(input: unknown): string {
     quoted = Array.isArray(input) ? 'an array nested too deep to quote' : typeof input;
   }
   return quoted.length > 200 ? `${quoted.slice(0, 200)}…` : quoted;
+}
+
+/** The link's next step as JSON (`at` an ISO time or null). */
+function nextOf(link: { status: string; pausedUntil: Date | null; lastErrorType: string | null; nextFetchAt: Date | null }) {
+  const next = nextStepOf(link, new Date());
+  return { action: next.action, at: next.at?.toISOString() ?? null, message: next.message };
 }

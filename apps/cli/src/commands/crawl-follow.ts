@@ -77,7 +77,7 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
       io.stdout.write(formatCrawlReport(report));
       if (view) {
         const c = view.counters;
-        io.stdout.write(`crawl ${id} ${view.state}: ${c.discovered} links seen, ${c.admitted} admitted, ${c.duplicate} duplicate, ${c.outOfScope} out of scope, ${c.overLimit} over a limit${view.maxAgeSeconds !== null ? `, ${c.refreshed} stored pages fetched again, ${c.fresh} fresh enough` : ''}; ${c.done} done, ${c.failed} failed\n`);
+        io.stdout.write(`crawl ${id} ${view.state}: ${c.discovered} links seen, ${c.admitted} admitted, ${c.duplicate} duplicate, ${c.outOfScope} out of scope, ${c.overLimit} over a limit${c.overDepth > 0 ? ` (${c.overDepth} of them past maxDepth)` : ''}${view.maxAgeSeconds !== null ? `, ${c.refreshed} stored pages fetched again, ${c.fresh} fresh enough` : ''}; ${c.done} done, ${c.failed} failed\n`);
       }
     }
     return report.totals.failed > 0 || report.totals.rejected > 0 ? 1 : 0;

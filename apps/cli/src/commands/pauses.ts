@@ -37,10 +37,15 @@ const command: Command = {
         io.stdout.write('no paused domains\n');
         return 0;
       }
-      const rows = list.map((p) => [p.domain, p.reason ?? '-', p.until, String(p.pausedLinks)]);
-      const head = ['domain', 'reason', 'until', 'paused links'];
+      // The site's own pause (the fleet asks it nothing until then) and when its last paused link is routed again
+      // (links resume one per politeness turn after it, or back off on their own when the domain is not paused).
+      const rows = list.map((p) => [p.domain, p.reason ?? '-', p.domainPausedUntil ?? '-', p.until, String(p.pausedLinks)]);
+      const head = ['domain', 'reason', 'domain paused until', 'last link resumes', 'paused links'];
       const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
       for (const r of [head, ...rows]) io.stdout.write(`${r.map((c, i) => c.padEnd(width[i]!)).join('  ').trimEnd()}\n`);
+      if (list.some((p) => p.domainPausedUntil === null)) {
+        io.stdout.write('(domain paused until "-": the site is not paused; its links back off on their own after their errors)\n');
+      }
       return 0;
     } finally {
       await runtime.close({ drainTimeoutMs: 0 });

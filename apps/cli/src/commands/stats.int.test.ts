@@ -103,4 +103,31 @@ describe('crawl stats', () => {
     expect(text).toMatch(/By proxy \(last 7 days, busiest first\)\nproxy\s+tier\s+attempts\s+success\s+banned\s+cost units\n.*\nsocks5:\/\/\*\*\*@127\.0\.0\.1:9001\s+residential\s+2\s+100\.0%\s+0\.0%\s+20\n/);
     for (const secret of ['dcUser', 'dcSecret', 'resUser', 'resSecret']) expect(text).not.toContain(secret);
   });
+
+  it('shows the last minutes from every worker (old attempts left out, failures by error type) and the backlog by domain', async () => {
+    const store = new AttemptStore({ prisma: db.prisma });
+    const recentBase = JSON.parse(await run(['--json'])) as StatsReport;
+    const before = recentBase.recent!.byFetcher.reduce((n, f) => n + f.attempts, 0);
+    const one = (errorType: string | null, attemptedAt?: Date) => ({
+      url: 'https://d.example/x', fetcher: 'simple_http', success: errorType === null, isBanned: false, selectionSource: 'learned', errorType,
+      heuristics: [{ type: 'domain', value: 'd.example' }], ...(attemptedAt ? { attemptedAt } : {}),
+    });
+    await store.logAttempts([one(null), one('timeout'), one('timeout'), one('rate_limited'), one('timeout', new Date(Date.now() - 3_600_000))]);
+    const q = (url: string) => ({ url, initialUrl: url, domain: new URL(url).hostname });
+    const { LinkStore } = await import('@crawler/db');
+    const links = new LinkStore(db.prisma);
+    for (const l of await links.upsertMany([q('https://e.example/1'), q('https://e.example/2'), q('https://f.example/1')])) {
+      if (l.url.startsWith('https://e.example/2')) await links.update(l.id, { status: 'paused' });
+    }
+    const r = JSON.parse(await run(['--json', '--recent-minutes', '10'])) as StatsReport;
+    expect(r.recent!.minutes).toBe(10);
+    expect(r.recent!.byFetcher.reduce((n, f) => n + f.attempts, 0) - before).toBe(4);
+    expect(r.recent!.errors.find((e) => e.key === 'timeout')?.attempts).toBe(2);
+    expect(r.recent!.errors.find((e) => e.key === 'rate_limited')?.attempts).toBe(1);
+    expect(r.backlog).toMatchObject({ total: 3, byStatus: { queued: 2, paused: 1, routing: 0, fetching: 0 } });
+    expect(r.backlog!.topDomains[0]).toEqual({ domain: 'e.example', total: 2, queued: 1, routing: 0, fetching: 0, paused: 1 });
+    const text = await run([]);
+    expect(text).toMatch(/Last 5 minutes \(all workers, from the attempt log\)\nfetcher\s+attempts\s+per s\s+pages\/s\s+success\s+banned/);
+    expect(text).toContain('Backlog: 3 unfinished links (queued 2, routing 0, fetching 0, paused 1)');
+  });
 });

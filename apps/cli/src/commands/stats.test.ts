@@ -50,7 +50,9 @@ describe('buildStatsReport', () => {
     expect(formatStatsReport(r)).toContain('(no attempts)');
     expect(formatStatsReport(r)).toContain('Paused domains\n  (none)');
     const paused = buildStatsReport({ sinceDays: 1, velocityHours: 1, byFetcher: [], byDomain: [], queues: {}, velocity: [], paused: [{ domain: 'shop.example', reason: 'blocked_403', until: '2026-11-30T12:00:00.000Z', domainPausedUntil: null, pausedLinks: 4 }] });
-    expect(formatStatsReport(paused)).toMatch(/Paused domains.*\n.*\n.*\nshop\.example\s+blocked_403\s+2026-11-30T12:00:00\.000Z\s+4/);
+    expect(formatStatsReport(paused)).toMatch(/Paused domains.*\n.*\n.*\nshop\.example\s+blocked_403\s+-\s+2026-11-30T12:00:00\.000Z\s+4/);
+    const site = buildStatsReport({ sinceDays: 1, velocityHours: 1, byFetcher: [], byDomain: [], queues: {}, velocity: [], paused: [{ domain: 'shop.example', reason: 'rate_limited', until: '2026-11-30T12:00:09.000Z', domainPausedUntil: '2026-11-30T12:00:00.000Z', pausedLinks: 10 }] });
+    expect(formatStatsReport(site)).toMatch(/domain\s+reason\s+domain paused until\s+last link resumes\s+paused links\n.*\nshop\.example\s+rate_limited\s+2026-11-30T12:00:00\.000Z\s+2026-11-30T12:00:09\.000Z\s+10/);
   });
 });
 
@@ -82,5 +84,35 @@ describe('formatStatsReport', () => {
     expect(text).toMatch(/route\s+2\s+0\s+1\s+0/);
     expect(text).toMatch(/2026-11-22 03:00\s+4\s+1\s+3\s+25\.0%\s+1/);
     expect(text).toContain('4 attempts, 25.0% learned, 3 probes, 1 probes saved');
+  });
+});
+
+describe('what the fleet is doing now, and what it still has to do', () => {
+  const a = (key: string, attempts: number, successes: number, banned = 0) => ({ key, attempts, successes, banned, successRate: successes / attempts, banRate: banned / attempts });
+
+  it('shows the last minutes per fetcher with rates per second, and failures by error type', () => {
+    const r = buildStatsReport({
+      sinceDays: 7, velocityHours: 24, byFetcher: [], byDomain: [], queues: {}, velocity: [],
+      recent: { minutes: 5, byFetcher: [a('simple_http', 600, 540, 6), a('playwright', 60, 30)], errors: [a('network_error', 50, 0), a('rate_limited', 6, 0)] },
+    });
+    const text = formatStatsReport(r);
+    expect(text).toMatch(/Last 5 minutes.*\n.*\n.*\nsimple_http\s+600\s+2\.00\s+1\.80\s+90\.0%\s+1\.0%\nplaywright\s+60\s+0\.20\s+0\.10\s+50\.0%\s+0\.0%\nall\s+660\s+2\.20\s+1\.90\s+86\.4%\s+0\.9%\n  errors: network_error 50 \(0\.17\/s\), rate_limited 6 \(0\.02\/s\)/);
+    const idle = formatStatsReport(buildStatsReport({ sinceDays: 7, velocityHours: 24, byFetcher: [], byDomain: [], queues: {}, velocity: [], recent: { minutes: 5, byFetcher: [], errors: [] } }));
+    expect(idle).toContain('Last 5 minutes (all workers, from the attempt log)\n  (no attempts: nothing fetched in 5 minutes)');
+  });
+
+  it('shows the unfinished links by status and the domains holding most of them', () => {
+    const r = buildStatsReport({
+      sinceDays: 7, velocityHours: 24, byFetcher: [], byDomain: [], queues: {}, velocity: [],
+      backlog: {
+        total: 31, byStatus: { queued: 10, routing: 0, fetching: 1, paused: 20 },
+        topDomains: [{ domain: 'slow.example', total: 25, queued: 5, routing: 0, fetching: 0, paused: 20 }, { domain: 'a.example', total: 6, queued: 5, routing: 0, fetching: 1, paused: 0 }],
+      },
+    });
+    expect(r.backlog?.total).toBe(31);
+    const text = formatStatsReport(r);
+    expect(text).toContain('Backlog: 31 unfinished links (queued 10, routing 0, fetching 1, paused 20)');
+    expect(text).toContain('(fetching = routed to its fetcher: being fetched, or waiting for its site\'s politeness turn)');
+    expect(text).toMatch(/domain\s+unfinished\s+queued\s+routing\s+fetching\s+paused\n.*\nslow\.example\s+25\s+5\s+0\s+0\s+20\na\.example\s+6\s+5\s+0\s+1\s+0/);
   });
 });

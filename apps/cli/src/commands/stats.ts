@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import type { ExitTier } from '@crawler/core';
-import { AttemptStore, createPrismaClient, type AttemptStats, type ProxyStats, type VelocityBucket } from '@crawler/db';
+import { AttemptStore, LinkStore, createPrismaClient, type AttemptStats, type LinkBacklog, type ProxyStats, type VelocityBucket } from '@crawler/db';
 import { JobQueues, ROUTE_QUEUE, closeRedisConnection, createRedisConnection, fetchQueueName } from '@crawler/queue';
 import { DomainPauses, type DomainPauseView } from '@crawler/pipeline';
 import { UsageError, type Command } from '../command.js';
 import { checkRedisDatabase, reportingConfigFrom } from '../crawler/cli-context.js';
 
-const USAGE = 'usage: crawl stats [--days N] [--hours N] [--domains N] [--json]';
+const USAGE = 'usage: crawl stats [--days N] [--hours N] [--domains N] [--recent-minutes N] [--json]';
 
 /** Jobs of one queue by state, and the workers connected to it (0 with jobs waiting: nobody serves the queue). */
 export type QueueDepth = Record<'waiting' | 'active' | 'delayed' | 'failed', number> & { workers?: number };
@@ -44,6 +44,18 @@ export interface StatsReport {
   velocity: VelocityRow[];
   /** Domains paused now (crawl pauses): reason, until, links waiting. */
   paused: DomainPauseView[];
+  /** The last few minutes: attempts per fetcher (with their rate per second) and failures per error type. */
+  recent: RecentActivity | null;
+  /** Links not finished yet, by status and by the domains holding most of them. */
+  backlog: LinkBacklog | null;
+}
+
+/** What the fleet did in the last `minutes` minutes, from the attempt log (every worker's attempts). */
+export interface RecentActivity {
+  minutes: number;
+  byFetcher: AttemptStats[];
+  /** Failed attempts by error type, most first. */
+  errors: AttemptStats[];
 }
 
 /** A line under the queue table for each queue with jobs waiting and no worker connected. */
@@ -66,6 +78,8 @@ export function buildStatsReport(input: {
   queues: Record<string, QueueDepth>;
   velocity: VelocityBucket[];
   paused?: DomainPauseView[];
+  recent?: RecentActivity;
+  backlog?: LinkBacklog;
 }): StatsReport {
   const velocity = input.velocity.map((b) => ({ ...b, probesSaved: b.learned }));
   const attempts = velocity.reduce((n, b) => n + b.attempts, 0);
@@ -88,6 +102,8 @@ export function buildStatsReport(input: {
     velocityHours: input.velocityHours,
     velocity,
     paused: input.paused ?? [],
+    recent: input.recent ?? null,
+    backlog: input.backlog ?? null,
   };
 }
 
@@ -107,9 +123,30 @@ function rateTable(title: string, keyName: string, rows: AttemptStats[]): string
   return `${title}\n${formatTable([keyName, 'attempts', 'success', 'banned'], rows.map((r) => [r.key, r.attempts, pct(r.successRate), pct(r.banRate)]))}`;
 }
 
+function recentSection(r: RecentActivity): string {
+  const title = `Last ${r.minutes} minutes (all workers, from the attempt log)`;
+  if (r.byFetcher.length === 0) return `${title}\n  (no attempts: nothing fetched in ${r.minutes} minutes)`;
+  const perSecond = (n: number) => (n / (r.minutes * 60)).toFixed(2);
+  const all = r.byFetcher.reduce((a, f) => ({ attempts: a.attempts + f.attempts, successes: a.successes + f.successes, banned: a.banned + f.banned }), { attempts: 0, successes: 0, banned: 0 });
+  const rows = [...r.byFetcher.map((f) => [f.key, f.attempts, perSecond(f.attempts), perSecond(f.successes), pct(f.successRate), pct(f.banRate)]), ['all', all.attempts, perSecond(all.attempts), perSecond(all.successes), pct(all.successes / all.attempts), pct(all.banned / all.attempts)]];
+  const errors = r.errors.length === 0 ? '  errors: none' : `  errors: ${r.errors.map((e) => `${e.key} ${e.attempts} (${perSecond(e.attempts)}/s)`).join(', ')}`;
+  return `${title}\n${formatTable(['fetcher', 'attempts', 'per s', 'pages/s', 'success', 'banned'], rows)}\n${errors}`;
+}
+
+function backlogSection(b: LinkBacklog): string {
+  const s = b.byStatus;
+  const head = `Backlog: ${b.total} unfinished links (queued ${s.queued}, routing ${s.routing}, fetching ${s.fetching}, paused ${s.paused})`;
+  if (b.topDomains.length === 0) return head;
+  // A routed link reads `fetching` from the router's decision until its page is stored, so most of a big site's
+  // backlog is `fetching` while it waits for its politeness turns (the fetch queues' delayed jobs, below).
+  return `${head}\n  (fetching = routed to its fetcher: being fetched, or waiting for its site's politeness turn)\n${formatTable(['domain', 'unfinished', 'queued', 'routing', 'fetching', 'paused'], b.topDomains.map((d) => [d.domain, d.total, d.queued, d.routing, d.fetching, d.paused]))}`;
+}
+
 /** The report as terminal text. */
 export function formatStatsReport(r: StatsReport): string {
   const parts = [
+    ...(r.recent ? [recentSection(r.recent)] : []),
+    ...(r.backlog ? [backlogSection(r.backlog)] : []),
     rateTable(`By fetcher (last ${r.sinceDays} days)`, 'fetcher', r.byFetcher),
     rateTable(`By domain (last ${r.sinceDays} days, busiest first)`, 'domain', r.byDomain),
     r.byTier.length === 0
@@ -120,7 +157,7 @@ export function formatStatsReport(r: StatsReport): string {
       : `By proxy (last ${r.sinceDays} days, busiest first)\n${formatTable(['proxy', 'tier', 'attempts', 'success', 'banned', 'cost units'], r.byProxy.map((p) => [p.key, p.tier, p.attempts, pct(p.successRate), pct(p.banRate), units(p.costUnits)]))}`,
     r.paused.length === 0
       ? 'Paused domains\n  (none)'
-      : `Paused domains (crawl pauses lift <domain> ends one)\n${formatTable(['domain', 'reason', 'until', 'paused links'], r.paused.map((p) => [p.domain, p.reason ?? '-', p.until, p.pausedLinks]))}`,
+      : `Paused domains (crawl pauses lift <domain> ends one)\n${formatTable(['domain', 'reason', 'domain paused until', 'last link resumes', 'paused links'], r.paused.map((p) => [p.domain, p.reason ?? '-', p.domainPausedUntil ?? '-', p.until, p.pausedLinks]))}`,
     `Queues\n${formatTable(['queue', 'waiting', 'active', 'delayed', 'failed', 'workers'], Object.entries(r.queues).map(([q, d]) => [q, d.waiting, d.active, d.delayed, d.failed, d.workers ?? '-']))}${unservedNote(r.queues)}`,
     `Decisions (last ${r.velocityHours} h): ${r.decisions.attempts} attempts, ${pct(r.decisions.learnedShare)} learned, ${r.decisions.probes} probes, ${r.decisions.probesSaved} probes saved`,
     r.velocity.length === 0
@@ -142,13 +179,14 @@ const command: Command = {
   async run(args, io) {
     let values;
     try {
-      ({ values } = parseArgs({ args, options: { json: { type: 'boolean' }, days: { type: 'string' }, hours: { type: 'string' }, domains: { type: 'string' } } }));
+      ({ values } = parseArgs({ args, options: { json: { type: 'boolean' }, days: { type: 'string' }, hours: { type: 'string' }, domains: { type: 'string' }, 'recent-minutes': { type: 'string' } } }));
     } catch (err) {
       throw new UsageError(`${(err as Error).message}\n${USAGE}`);
     }
     const sinceDays = positiveInt('days', values.days, 7);
     const velocityHours = positiveInt('hours', values.hours, 24);
     const domainLimit = positiveInt('domains', values.domains, 20);
+    const recentMinutes = positiveInt('recent-minutes', values['recent-minutes'], 5);
     const config = reportingConfigFrom(io);
     const prisma = createPrismaClient(config.databaseUrl);
     const redis = createRedisConnection(config.redisTarget, 'producer');
@@ -178,6 +216,8 @@ const command: Command = {
         queues: depths,
         velocity: await store.learningVelocity({ sinceHours: velocityHours, bucket: 'hour' }),
         paused: await new DomainPauses({ redis, prisma, config }).list(),
+        recent: { minutes: recentMinutes, byFetcher: await store.statsByFetcher({ sinceMinutes: recentMinutes }), errors: await store.errorsByType({ sinceMinutes: recentMinutes }) },
+        backlog: await new LinkStore(prisma).backlog(domainLimit),
       });
       io.stdout.write(values.json ? `${JSON.stringify(report)}\n` : formatStatsReport(report));
       return 0;

@@ -26,6 +26,11 @@ export interface PipelineMetrics {
    * deadline. Optional: a sink without threads ignores it.
    */
   analysisThreadEvent?(event: 'died' | 'timed_out'): void;
+  /**
+   * BullMQ found a job of `queue` whose worker stopped renewing its lock (the process died, or its event loop was
+   * blocked past the lock) and put it back to run again. Optional: a sink without queues ignores it.
+   */
+  jobStalled?(queue: string): void;
 }
 
 /** What {@link PipelineMetrics.exitObserved} reports. */

@@ -45,12 +45,12 @@ export async function domainBanRate(prisma: PrismaClient, domain: string, days: 
 }
 
 /** Attempts, successes and bans since `since` grouped by one column of the attempt log; synthetic priors left out. */
-async function statsBy(prisma: PrismaClient, column: 'fetcher' | 'exit_tier', since: Date): Promise<StatsRow[]> {
+async function statsBy(prisma: PrismaClient, column: 'fetcher' | 'exit_tier' | 'error_type', since: Date, failedOnly = false): Promise<StatsRow[]> {
   return prisma.$queryRawUnsafe<StatsRow[]>(
     `SELECT ${column} AS key, count(*)::int AS attempts, count(*) FILTER (WHERE success)::int AS successes,
             count(*) FILTER (WHERE is_banned)::int AS banned
      FROM fetcher_attempts
-     WHERE attempted_at >= $1::timestamptz AND selection_source IS DISTINCT FROM 'prior'
+     WHERE attempted_at >= $1::timestamptz AND selection_source IS DISTINCT FROM 'prior'${failedOnly ? ' AND NOT success' : ''}
      GROUP BY ${column}`,
     since.toISOString(),
   );
@@ -59,6 +59,11 @@ async function statsBy(prisma: PrismaClient, column: 'fetcher' | 'exit_tier', si
 /** Attempts, success and ban rates per canonical fetcher since `since`; synthetic priors are left out. */
 export async function fetcherStats(prisma: PrismaClient, since: Date): Promise<AttemptStats[]> {
   return toStats(await statsBy(prisma, 'fetcher', since), true);
+}
+
+/** Failed attempts per error type since `since` (an attempt that failed without one counts as `unknown`), most first. */
+export async function errorTypeStats(prisma: PrismaClient, since: Date): Promise<AttemptStats[]> {
+  return toStats((await statsBy(prisma, 'error_type', since, true)).map((r) => ({ ...r, key: r.key ?? 'unknown' })), false);
 }
 
 /** The same per exit tier (`direct` or a PROXY_TIERS name) since `since`; synthetic priors are left out. */

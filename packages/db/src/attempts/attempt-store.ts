@@ -1,7 +1,7 @@
 import { CrawlerError, DAY_MS, silentLogger, systemClock, type Clock, type Heuristic, type Logger } from '@crawler/core';
 import type { PrismaClient } from '../client.js';
 import { DB_ERROR_CODES, translateDbError, withDbErrors } from '../errors.js';
-import { domainBanRate, domainStats, fetcherStats, proxyStats, pruneBefore, tierStats, velocity } from './attempt-stats.js';
+import { domainBanRate, domainStats, errorTypeStats, fetcherStats, proxyStats, pruneBefore, tierStats, velocity } from './attempt-stats.js';
 import { queryBestFetcher, type BestFetcherAnswer } from './find-best-fetcher.js';
 import { AttemptBatchError, INVALID_ATTEMPT, insertAttempts } from './log-attempts.js';
 import type { AttemptInput, AttemptStats, FindBestFetcherOptions, ProxyStats, PruneResult, StoreDeps, VelocityBucket } from './types.js';
@@ -80,10 +80,20 @@ export class AttemptStore {
     return withDbErrors('domain ban rate', () => domainBanRate(this.#prisma, domain, days, this.#clock.now()));
   }
 
-  /** Attempts, success rate and ban rate per fetcher over the last `sinceDays` days (priors excluded). */
-  async statsByFetcher(options: { sinceDays?: number } = {}): Promise<AttemptStats[]> {
-    const since = new Date(this.#clock.now().getTime() - (options.sinceDays ?? 7) * DAY_MS);
+  /**
+   * Attempts, success rate and ban rate per fetcher over the last `sinceDays` days, or the last `sinceMinutes` minutes
+   * when given (what the fleet is doing now), priors excluded.
+   */
+  async statsByFetcher(options: { sinceDays?: number; sinceMinutes?: number } = {}): Promise<AttemptStats[]> {
+    const windowMs = options.sinceMinutes !== undefined ? options.sinceMinutes * 60_000 : (options.sinceDays ?? 7) * DAY_MS;
+    const since = new Date(this.#clock.now().getTime() - windowMs);
     return withDbErrors('stats by fetcher', () => fetcherStats(this.#prisma, since));
+  }
+
+  /** Failed attempts per error type over the last `sinceMinutes` minutes, most first (priors excluded). */
+  async errorsByType(options: { sinceMinutes: number }): Promise<AttemptStats[]> {
+    const since = new Date(this.#clock.now().getTime() - options.sinceMinutes * 60_000);
+    return withDbErrors('errors by type', () => errorTypeStats(this.#prisma, since));
   }
 
   /** Attempts, success and ban rates per exit tier over the last `sinceDays` (default 7). */

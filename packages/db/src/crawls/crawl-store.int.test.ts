@@ -83,6 +83,15 @@ describe('CrawlStore admission', () => {
     expect(again.duplicate).toBe(2);
   });
 
+  it('counts the links maxDepth refused apart, as part of overLimit (GET /crawls/:id: which limit stopped the crawl)', async () => {
+    const { crawl, seed, seedLinkId } = await newCrawl({ maxPages: 2 });
+    // 3 refused by depth before the frontier; of the 2 candidates, the budget of 2 (seed included) takes one.
+    await store.admit({ crawlId: crawl.id, discoveredFrom: seedLinkId, candidates: [cand(`${seed}d1`), cand(`${seed}d2`)], tally: { discovered: 5, outOfScope: 0, overLimit: 3, overDepth: 3 } });
+    // Nothing to admit: only the counters move (the path without the crawl's lock).
+    await store.admit({ crawlId: crawl.id, discoveredFrom: seedLinkId, candidates: [], tally: { discovered: 2, outOfScope: 0, overLimit: 2, overDepth: 2 } });
+    expect((await store.view(crawl.id))!.counters).toMatchObject({ overLimit: 3 + 1 + 2, overDepth: 5 });
+  });
+
   it('a canonical target is seen before the page\'s own links, and a cancelled crawl admits nothing', async () => {
     const { crawl, seed, seedLinkId } = await newCrawl();
     const r = await store.admit({

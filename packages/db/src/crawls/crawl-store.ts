@@ -39,6 +39,8 @@ export interface CrawlCounters {
   outOfScope: number;
   /** Refused by maxDepth, maxPages or maxPagesPerHost. */
   overLimit: number;
+  /** The part of overLimit refused by maxDepth (the rest: maxPages or maxPagesPerHost). */
+  overDepth: number;
   /** Stored pages fetched again because they were older than maxAgeSeconds, and seeds that had failed (included in admitted). */
   refreshed: number;
   /** Stored pages left alone because they were fresh enough (included in duplicate). */
@@ -81,7 +83,7 @@ export interface AdmitRequest {
   /** Keys to mark seen without fetching (a page's rel=canonical target: its content is this page's). */
   alsoSeen?: Array<{ key: string; host: string }>;
   /** Decided before the frontier (counted with this admission): occurrences seen, refused by scope, by depth. */
-  tally: { discovered: number; outOfScope: number; overLimit: number; duplicate?: number };
+  tally: { discovered: number; outOfScope: number; overLimit: number; duplicate?: number; /** The part of overLimit refused by maxDepth. */ overDepth?: number };
 }
 
 /** What the frontier admitted: links to route now. */
@@ -148,9 +150,9 @@ export class CrawlStore {
   /** The crawl with its state and counters, or null. The same answer from any process: it is all in Postgres. */
   async view(id: string): Promise<CrawlView | null> {
     if (!isUuid(id)) return null;
-    const [row] = await this.#sql.query<CrawlRecord & Record<'discovered' | 'admitted' | 'duplicate' | 'outOfScope' | 'overLimit' | 'refreshed' | 'fresh' | 'handedDone' | 'handedFailed', string>>(
+    const [row] = await this.#sql.query<CrawlRecord & Record<'discovered' | 'admitted' | 'duplicate' | 'outOfScope' | 'overLimit' | 'overDepth' | 'refreshed' | 'fresh' | 'handedDone' | 'handedFailed', string>>(
       `SELECT ${CRAWL_COLUMNS}, admitted::text, discovered::text, duplicate::text, out_of_scope::text AS "outOfScope", over_limit::text AS "overLimit",
-         refreshed::text, fresh::text, handed_over_done::text AS "handedDone", handed_over_failed::text AS "handedFailed"
+         over_depth::text AS "overDepth", refreshed::text, fresh::text, handed_over_done::text AS "handedDone", handed_over_failed::text AS "handedFailed"
        FROM crawls WHERE id = $1::uuid`,
       [id],
     );
@@ -162,13 +164,13 @@ export class CrawlStore {
     const n = (s: string): number => Number(byStatus.find((r) => r.status === s)?.n ?? 0);
     const counters: CrawlCounters = {
       discovered: Number(row.discovered), admitted: Number(row.admitted), duplicate: Number(row.duplicate),
-      outOfScope: Number(row.outOfScope), overLimit: Number(row.overLimit), refreshed: Number(row.refreshed), fresh: Number(row.fresh),
+      outOfScope: Number(row.outOfScope), overLimit: Number(row.overLimit), overDepth: Number(row.overDepth), refreshed: Number(row.refreshed), fresh: Number(row.fresh),
       queued: n(LINK_STATUSES.queued), routing: n(LINK_STATUSES.routing), fetching: n(LINK_STATUSES.fetching), paused: n(LINK_STATUSES.paused),
       // Links a later crawl took over to fetch again still count here, with the status they had then.
       done: n(LINK_STATUSES.done) + Number(row.handedDone), failed: n(LINK_STATUSES.failed) + Number(row.handedFailed),
     };
     const inProgress = counters.queued + counters.routing + counters.fetching + counters.paused;
-    const { discovered: _d, admitted: _a, duplicate: _u, outOfScope: _o, overLimit: _l, refreshed: _r, fresh: _f, handedDone: _hd, handedFailed: _hf, ...record } = row;
+    const { discovered: _d, admitted: _a, duplicate: _u, outOfScope: _o, overLimit: _l, overDepth: _od, refreshed: _r, fresh: _f, handedDone: _hd, handedFailed: _hf, ...record } = row;
     const state = row.status === 'cancelled' ? 'cancelled' : inProgress === 0 ? 'done' : 'running';
     return { ...record, state, counters };
   }
@@ -253,8 +255,8 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
     // Nothing to decide (every link was out of scope or known): only the counters move, without the crawl's lock.
     const rows = await tx.query<{ status: string }>(
       `UPDATE crawls SET discovered = discovered + $2::bigint, duplicate = duplicate + $3::bigint, out_of_scope = out_of_scope + $4::bigint,
-         over_limit = over_limit + $5::bigint, updated_at = now() WHERE id = $1::uuid RETURNING status`,
-      [req.crawlId, req.tally.discovered, req.tally.duplicate ?? 0, req.tally.outOfScope, req.tally.overLimit],
+         over_limit = over_limit + $5::bigint, over_depth = over_depth + $6::bigint, updated_at = now() WHERE id = $1::uuid RETURNING status`,
+      [req.crawlId, req.tally.discovered, req.tally.duplicate ?? 0, req.tally.outOfScope, req.tally.overLimit, req.tally.overDepth ?? 0],
     );
     return { admitted: [], duplicate: req.tally.duplicate ?? 0, overLimit: req.tally.overLimit, closed: rows[0]?.status !== 'running' };
   }
@@ -391,8 +393,8 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
   await tx.query(
     `UPDATE crawls SET admitted = admitted + $2::int, discovered = discovered + $3::bigint, duplicate = duplicate + $4::bigint,
        out_of_scope = out_of_scope + $5::bigint, over_limit = over_limit + $6::bigint, refreshed = refreshed + $7::bigint, fresh = fresh + $8::bigint,
-       updated_at = now() WHERE id = $1::uuid`,
-    [req.crawlId, won.length, req.tally.discovered, duplicate, req.tally.outOfScope, overLimit, refreshed, freshStored],
+       over_depth = over_depth + $9::bigint, updated_at = now() WHERE id = $1::uuid`,
+    [req.crawlId, won.length, req.tally.discovered, duplicate, req.tally.outOfScope, overLimit, refreshed, freshStored, req.tally.overDepth ?? 0],
   );
   return { admitted, duplicate, overLimit, closed: false };
 }

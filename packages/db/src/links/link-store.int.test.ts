@@ -219,3 +219,34 @@ describe('LinkStore on real Postgres (the hot path in plain SQL)', () => {
     }
   });
 });
+
+describe('LinkStore.backlog (crawl stats: what is waiting, and on which sites)', () => {
+  it('counts unfinished links by status and by domain, most first, leaving finished links out', async () => {
+    const bl = new LinkStore(db.prisma);
+    const before = await bl.backlog(100);
+    const mk = async (host: string, n: number, status: string) => {
+      for (let i = 0; i < n; i++) {
+        const l = await newLink(`https://${host}/backlog-${status}-${i}`);
+        await bl.update(l.id, { status: status as never });
+      }
+    };
+    await mk('big.backlog.example', 3, 'queued');
+    await mk('big.backlog.example', 2, 'paused');
+    await mk('small.backlog.example', 1, 'fetching');
+    await mk('small.backlog.example', 4, 'done');
+    await mk('gone.backlog.example', 2, 'failed');
+    const after = await bl.backlog(100);
+    expect(after.total - before.total).toBe(6);
+    expect(after.byStatus.queued - before.byStatus.queued).toBe(3);
+    expect(after.byStatus.paused - before.byStatus.paused).toBe(2);
+    expect(after.byStatus.fetching - before.byStatus.fetching).toBe(1);
+    expect(after.byStatus.routing - before.byStatus.routing).toBe(0);
+    const big = after.topDomains.find((d) => d.domain === 'big.backlog.example');
+    expect(big).toEqual({ domain: 'big.backlog.example', total: 5, queued: 3, routing: 0, fetching: 0, paused: 2 });
+    expect(after.topDomains.find((d) => d.domain === 'small.backlog.example')).toMatchObject({ total: 1, fetching: 1 });
+    expect(after.topDomains.some((d) => d.domain === 'gone.backlog.example')).toBe(false);
+    const ranked = after.topDomains.map((d) => d.domain);
+    expect(ranked.indexOf('big.backlog.example')).toBeLessThan(ranked.indexOf('small.backlog.example'));
+    expect((await bl.backlog(1)).topDomains).toHaveLength(1);
+  });
+});

@@ -3,7 +3,7 @@ import type { PrismaClient } from '../client.js';
 import { sqlOf, type SqlClient } from '../sql.js';
 import { WriteBatcher, type WriteBatcherOptions } from '../write-batcher.js';
 import { reviveFailedLinks } from './link-query.js';
-import { FINISHED_SQL_LIST, FINISHED_STATUSES, IN_FLIGHT_SQL_LIST, IN_PROGRESS_SQL_LIST, sqlList } from '../sql-lists.js';
+import { FINISHED_SQL_LIST, FINISHED_STATUSES, IN_FLIGHT_SQL_LIST, IN_PROGRESS_SQL_LIST, IN_PROGRESS_STATUSES, sqlList } from '../sql-lists.js';
 
 /** The link fields the pipeline reads. */
 export interface LinkRecord {
@@ -40,6 +40,19 @@ export interface LinkSummary {
   /** Why, in words: the error's message for a failed or paused link (e.g. `max_attempts:network_error: …`). */
   lastError: string | null;
   pausedUntil: Date | null;
+}
+
+/** A status of a link not finished yet. */
+export type BacklogStatus = (typeof IN_PROGRESS_STATUSES)[number];
+
+/** The unfinished links: how many, by status, and the domains holding most of them (`crawl stats`). */
+export interface LinkBacklog {
+  /** Links queued, routing, fetching or paused. */
+  total: number;
+  /** Each unfinished status with its count (0 when none). */
+  byStatus: Record<BacklogStatus, number>;
+  /** The domains with the most unfinished links, most first, with their count per status. */
+  topDomains: Array<{ domain: string; total: number } & Record<BacklogStatus, number>>;
 }
 
 /** One unfinished link as the reconciler reads it. */
@@ -295,6 +308,31 @@ export class LinkStore {
    */
   reviveFailed(ids: readonly string[], errorTypes: readonly string[], priority?: number | null): Promise<Array<{ id: string; url: string; generation: number; priority?: number | null }>> {
     return reviveFailedLinks(this.prisma, ids, errorTypes, priority);
+  }
+
+  /**
+   * The links not finished yet, counted by status and, for the `limit` domains holding most of them, by domain: what
+   * the fleet still has to do and which sites it is waiting on. Reads the partial index on unfinished links, so it costs
+   * the backlog, not the table's finished history.
+   */
+  async backlog(limit: number): Promise<LinkBacklog> {
+    const statusRows = await this.sql.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM links WHERE status IN (${IN_PROGRESS_SQL_LIST}) GROUP BY status`,
+    );
+    const byStatus = Object.fromEntries(IN_PROGRESS_STATUSES.map((s) => [s, 0])) as Record<BacklogStatus, number>;
+    for (const r of statusRows) byStatus[r.status as BacklogStatus] = Number(r.n);
+    const domainRows = await this.sql.query<Record<BacklogStatus | 'total', number> & { domain: string }>(
+      `SELECT domain, count(*)::int AS total, ${IN_PROGRESS_STATUSES.map((s) => `count(*) FILTER (WHERE status = '${s}')::int AS ${s}`).join(', ')}
+       FROM links WHERE status IN (${IN_PROGRESS_SQL_LIST})
+       GROUP BY domain ORDER BY total DESC, domain LIMIT $1`,
+      [limit],
+    );
+    const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+    return {
+      total,
+      byStatus,
+      topDomains: domainRows.map((r) => ({ domain: r.domain, total: Number(r.total), ...(Object.fromEntries(IN_PROGRESS_STATUSES.map((s) => [s, Number(r[s])])) as Record<BacklogStatus, number>) })),
+    };
   }
 
   /** The id of the link stored under a normalized url, or null. */

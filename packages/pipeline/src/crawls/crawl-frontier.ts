@@ -343,12 +343,15 @@ export class CrawlFrontier implements LinkDiscovery {
     const { record, scope } = compiled;
     const depth = (page.link.depth ?? 0) + 1;
     const nofollowAll = robotsHeaderNofollow(page.headers?.['x-robots-tag']);
-    const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0 };
+    const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0, overDepth: 0 };
     const candidates: FrontierCandidate[] = [];
     for (const link of extracted.links) {
       if (link.url === landing && scope.check(landing) !== 'scope') candidates.push(candidateOf(link.url, 0));
       else if (((link.nofollow || nofollowAll) && !record.followNofollow) || scope.check(link.url) !== null) tally.outOfScope += 1;
-      else if (record.maxDepth !== null && depth > record.maxDepth) tally.overLimit += 1;
+      else if (record.maxDepth !== null && depth > record.maxDepth) {
+        tally.overLimit += 1;
+        tally.overDepth += 1;
+      }
       else candidates.push(candidateOf(link.url, depth));
     }
     // rel=canonical naming another in-scope page: this page's content is that page's, so the crawl counts it as seen.

@@ -84,7 +84,10 @@ describe('link-following crawl over a site graph', () => {
       expect(twiceFetched(graph)).toEqual([]);
       const links = await crawlLinks(c, created.crawl.id);
       for (const l of links) expect([keyOf(l.url), l.depth]).toEqual([keyOf(l.url), expected.get(keyOf(l.url))]);
-      expect((await c.runtime.crawlStore.view(created.crawl.id))!.counters.overLimit).toBeGreaterThan(0);
+      const counters = (await c.runtime.crawlStore.view(created.crawl.id))!.counters;
+      expect(counters.overLimit).toBeGreaterThan(0);
+      // No page budget: every refusal was the depth's, and the counters say so.
+      expect(counters.overDepth).toBe(counters.overLimit);
     } finally {
       await c.cleanup();
     }

@@ -119,7 +119,7 @@ function hasCredentials(input: string): boolean {
  * it, whoever's crawl had admitted it). A wall that outlasted WALL_MAX_WAIT_MS (`blocked_*`) is not among them: its
  * message says "not retried", and a producer re-posting its URLs must not walk the crawler's address back into it.
  */
-const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable, ERROR_TYPES.rateLimited, ERROR_TYPES.proxyUnavailable, ERROR_TYPES.crawlCancelled];
+export const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable, ERROR_TYPES.rateLimited, ERROR_TYPES.proxyUnavailable, ERROR_TYPES.crawlCancelled];
 
 /**
  * Put URLs into the crawl: normalize, reject invalid ones with a per-URL message (they are not stored), dedupe,

@@ -103,7 +103,7 @@ export class CrawlerRuntime {
     this.crawls = parts.crawls;
     this.crawlStore = parts.crawlStore;
     this.schedule = parts.schedule;
-    this.#workers = new WorkerSet({ links: parts.links, logger: parts.logger, infraRetryMaxMs: parts.config.infraRetryMaxMs, served: this.#served, probeDatabase: () => this.pingPostgres() });
+    this.#workers = new WorkerSet({ links: parts.links, logger: parts.logger, infraRetryMaxMs: parts.config.infraRetryMaxMs, served: this.#served, probeDatabase: () => this.pingPostgres(), metrics: parts.metrics });
     this.#idle = new IdleCheck({
       queues: parts.queues,
       queueNames: () => this.queueNames(),

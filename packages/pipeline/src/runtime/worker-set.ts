@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Job } from 'bullmq';
 import { DelayedError, isRedisConnectionError, type Worker } from '@crawler/queue';
-import { ERROR_TYPES, LINK_STATUSES, type Logger } from '@crawler/core';
+import { ERROR_TYPES, LINK_STATUSES, type Logger, type PipelineMetrics } from '@crawler/core';
 import type { LinkRepo } from '../ports.js';
 import { delayJob } from '../job-control.js';
 import { infraRetryDelayMs, isDatabaseUnavailable, isInfraError, isStalledError } from './infra-errors.js';
@@ -48,6 +48,8 @@ export interface WorkerSetDeps {
    * (DatabaseGate) instead of running, failing their writes and running again. @defaultValue none: jobs always run
    */
   probeDatabase?: () => Promise<void>;
+  /** Where stalled jobs are counted (crawler_jobs_stalled_total). @defaultValue none */
+  metrics?: Pick<PipelineMetrics, 'jobStalled'>;
 }
 
 /**
@@ -117,6 +119,14 @@ export class WorkerSet {
       if (isRedisConnectionError(err)) return;
       const n = errors.count();
       if (n !== null) log.error({ err, errors: n }, 'worker error');
+    });
+    // A stalled job is a worker that stopped taking part: a process killed mid-job, or one whose event loop was blocked
+    // past its lock. The worker that noticed (any of the queue's) counts it, so the fleet's sum is the fleet's stalls.
+    const stalls = new LogTally(PARK_WARNING_EVERY_MS);
+    worker.on('stalled', (jobId) => {
+      this.#deps.metrics?.jobStalled?.(worker.name);
+      const n = stalls.count();
+      if (n !== null) log.warn({ jobId, stalled: n }, 'job stalled: its worker stopped renewing its lock (died or blocked); it runs again');
     });
     worker.on('failed', (job, err) => {
       log.warn({ jobId: job?.id, err }, 'job failed');

@@ -161,3 +161,16 @@ describe('DomainLabeler', () => {
     expect(labels.label('a.test')).toBe('a.test');
   });
 });
+
+describe('stalled jobs', () => {
+  it('counts them per queue as crawler_jobs_stalled_total, a counter', async () => {
+    const m = createPipelineMetrics();
+    m.jobStalled!('route');
+    m.jobStalled!('route');
+    m.jobStalled!('fetch-playwright');
+    const text = await m.registry.metrics();
+    expect(text).toContain('# TYPE crawler_jobs_stalled_total counter');
+    expect(text).toContain('crawler_jobs_stalled_total{queue="route"} 2');
+    expect(text).toContain('crawler_jobs_stalled_total{queue="fetch-playwright"} 1');
+  });
+});

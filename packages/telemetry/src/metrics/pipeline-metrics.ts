@@ -105,6 +105,7 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
   const proxyBlocks = once(registry, 'crawler_exit_proxy_blocks_total', () => new Counter({ name: 'crawler_exit_proxy_blocks_total', help: 'Requests a site blocked, by tier and proxy.', labelNames: ['tier', 'proxy'], registers }));
   const exitUnavailable = once(registry, 'crawler_exit_unavailable_total', () => new Counter({ name: 'crawler_exit_unavailable_total', help: 'Jobs that found every proxy of their tier down and waited.', labelNames: ['tier'], registers }));
 
+  const stalled = once(registry, 'crawler_jobs_stalled_total', () => new Counter({ name: 'crawler_jobs_stalled_total', help: 'Jobs whose worker stopped renewing their lock (process died or event loop blocked), put back to run again, by queue; counted by the worker that found them.', labelNames: ['queue'], registers }));
   const analysisThreads = once(registry, 'crawler_analysis_thread_events_total', () => new Counter({ name: 'crawler_analysis_thread_events_total', help: 'Response analysis threads that died, or were stopped because a response took longer than its deadline.', labelNames: ['event'], registers }));
 
   const scrapeReadTimeoutMs = options.scrapeReadTimeoutMs ?? 2_000;
@@ -165,6 +166,7 @@ export function createPipelineMetrics(registryOrOptions?: Registry | PipelineMet
     pause: (domain, errorType) => pauses.inc({ domain: siteLabel(domain), error_type: errorType }),
     ban: (domain) => bans.inc({ domain: siteLabel(domain) }),
     analysisThreadEvent: (event) => analysisThreads.inc({ event }),
+    jobStalled: (queue) => stalled.inc({ queue }),
     exitObserved: (tier, e) => {
       if (e.proxyFailed) proxyFailures.inc({ tier, proxy: e.proxy ?? 'unknown' });
       else if (e.unavailable) exitUnavailable.inc({ tier });
