@@ -52,22 +52,24 @@ describe('enqueueLinks on real Postgres and Redis', () => {
     expect(jobs.map((j) => j.data.linkId)).toEqual([cancelled!.id]);
   });
 
-  it('queues again a posted URL whose link failed because its exits were down or its site rate-limited it: their errors tell the user to re-post', async () => {
+  it('queues again a posted URL whose link failed because its exits were down, its site rate-limited it or the fleet ran no tool for it', async () => {
     const links = new LinkStore(db.prisma);
-    const urls = ['https://exits.example/page', 'https://slow-down.example/page', 'https://walled.example/page'];
-    const [exits, limited, walled] = await links.upsertMany(urls.map((url) => ({ url, initialUrl: url, domain: new URL(url).hostname })));
+    const urls = ['https://exits.example/page', 'https://slow-down.example/page', 'https://walled.example/page', 'https://no-tool.example/page'];
+    const [exits, limited, walled, noTool] = await links.upsertMany(urls.map((url) => ({ url, initialUrl: url, domain: new URL(url).hostname })));
+    // FETCHERS set wrong (a browser box's list on a router), mended since: the page was never asked for.
+    await links.update(noTool!.id, { status: 'failed', lastErrorType: 'unknown_fetcher', lastError: "fetcher 'playwright_stealth' is not configured (FETCHERS=simple_http)" });
     await links.update(exits!.id, { status: 'failed', lastErrorType: 'proxy_unavailable', lastError: "every proxy refused; not retried (re-post the link once the tier's proxies work)", attemptsMade: 3 });
     await links.update(limited!.id, { status: 'failed', lastErrorType: 'rate_limited', lastError: 'rate limited on 3 robots.txt checks in a row (429); re-post the link to try again' });
     // A wall that stood longer than links wait on it: "not retried" — a producer re-posting its URLs does not hit it again.
     await links.update(walled!.id, { status: 'failed', lastErrorType: 'blocked_403', lastError: 'blocked: the site\'s wall refused every tool of the fleet; not retried' });
     await queues.obliterate([ROUTE_QUEUE]);
     const res = await enqueueLinks(urls, { links, queues });
-    expect(res.accepted.map((a) => a.queued)).toEqual([true, true, false]);
+    expect(res.accepted.map((a) => a.queued)).toEqual([true, true, false, true]);
     expect(await links.get(exits!.id)).toMatchObject({ status: 'queued', lastErrorType: null, attemptCount: 0 });
     expect(await links.get(limited!.id)).toMatchObject({ status: 'queued', lastErrorType: null });
     expect(await links.get(walled!.id)).toMatchObject({ status: 'failed', lastErrorType: 'blocked_403' });
     const jobs = await queues.routeQueue().getJobs(['waiting']);
-    expect(jobs.map((j) => j.data.linkId).sort()).toEqual([exits!.id, limited!.id].sort());
+    expect(jobs.map((j) => j.data.linkId).sort()).toEqual([exits!.id, limited!.id, noTool!.id].sort());
   });
 
   it('stores the priority of a refresh and of a revived link, so a job rebuilt from Postgres keeps its place', async () => {

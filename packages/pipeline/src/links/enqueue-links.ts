@@ -115,11 +115,12 @@ function hasCredentials(input: string): boolean {
 /**
  * Failures a re-post undoes: they said nothing about the page, and their messages tell the user to re-post. A site
  * that was down, a site that kept rate-limiting (robots.txt or the page answered 429 until the attempts ran out), a
- * tier whose proxies were all down, or a crawl cancelled before it fetched the page (a producer posting that URL wants
- * it, whoever's crawl had admitted it). A wall that outlasted WALL_MAX_WAIT_MS (`blocked_*`) is not among them: its
+ * tier whose proxies were all down, a fleet that ran no tool the router could choose (`unknown_fetcher`: FETCHERS
+ * set wrong, mended since), or a crawl cancelled before it fetched the page (a producer posting that URL wants it,
+ * whoever's crawl had admitted it). A wall that outlasted WALL_MAX_WAIT_MS (`blocked_*`) is not among them: its
  * message says "not retried", and a producer re-posting its URLs must not walk the crawler's address back into it.
  */
-export const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable, ERROR_TYPES.rateLimited, ERROR_TYPES.proxyUnavailable, ERROR_TYPES.crawlCancelled];
+export const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable, ERROR_TYPES.rateLimited, ERROR_TYPES.proxyUnavailable, ERROR_TYPES.unknownFetcher, ERROR_TYPES.crawlCancelled];
 
 /**
  * Put URLs into the crawl: normalize, reject invalid ones with a per-URL message (they are not stored), dedupe,
@@ -173,8 +174,8 @@ export async function enqueueLinks(inputs: readonly string[], opts: EnqueueLinks
   // A link still `queued` gets its job (again) too: if a previous enqueue stored the row but died before adding the
   // job, this repairs it; when the job does exist the same job id makes the add a no-op.
   const toQueue: Array<{ id: string; url: string; generation: number; priority?: number | null }> = rows.filter((r) => r.created || r.status === LINK_STATUSES.queued);
-  // A link that failed only because its site was down or rate-limited, its proxies were down, or its crawl was
-  // cancelled is tried again when posted again: none of these said anything about the page.
+  // A link that failed only because its site was down or rate-limited, its proxies were down, the fleet ran no tool
+  // for it, or its crawl was cancelled is tried again when posted again: none of these said anything about the page.
   const outage = rows.filter((r) => r.status === LINK_STATUSES.failed && REVIVED_ON_REPOST.includes(r.lastErrorType ?? ''));
   if (outage.length > 0 && opts.links.reviveFailed) toQueue.push(...(await opts.links.reviveFailed(outage.map((r) => r.id), REVIVED_ON_REPOST, opts.priority)));
   const jobs = new RouteJobAdder((inputs) => opts.queues.enqueueRoutes(inputs), opts.enqueueWaitMs ?? ENQUEUE_WAIT_MS);

@@ -59,6 +59,12 @@ const cases: Array<[string, Partial<RouteFacts>, RouteStep | ((s: RouteStep) => 
     { kind: 'fail', errorType: 'no_route', message: 'no route for domain shop.example and no DEFAULT_FETCHER configured' }],
   ['a route naming a fetcher the fleet does not run fails unknown_fetcher', { settings: { ...SETTINGS, learningModeEnabled: false }, legacyRoute: 'curl_impersonate' },
     (s) => expect(s).toMatchObject({ kind: 'fail', errorType: 'unknown_fetcher' })],
+  // A fleet that runs no plain HTTP (FETCHERS=playwright,playwright_stealth): a choice of plain HTTP climbs to the
+  // cheapest browser it runs instead of failing the link; a choice above every tool it runs still fails.
+  ['a choice of a cheaper tool than the fleet runs climbs to its cheapest one above', { settings: { ...SETTINGS, known: new Set(['playwright', 'playwright_stealth']) }, cached: { fetcher: 'simple_http', source: 'learned', confidence: 0.9 } },
+    { kind: 'route', decision: { fetcher: 'playwright', source: 'learned', confidence: 0.9 }, effects: [] }],
+  ['a choice above every tool the fleet runs fails unknown_fetcher', { settings: { ...SETTINGS, known: new Set(['simple_http']) }, cached: { fetcher: 'playwright_stealth', source: 'learned', confidence: 0.9 } },
+    (s) => expect(s).toMatchObject({ kind: 'fail', errorType: 'unknown_fetcher' })],
   // Learning on: escalation, the decision cache, the learned step.
   ['a blocked link re-routes to the tool the retry policy chose', { escalateTo: 'playwright_stealth' },
     { kind: 'route', decision: { fetcher: 'playwright_stealth', source: 'retry' }, effects: [] }],

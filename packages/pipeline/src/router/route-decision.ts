@@ -3,6 +3,7 @@ import {
   DOMAIN_MEMORY_SOURCE,
   ERROR_TYPES,
   FETCHERS,
+  FETCHER_LADDER,
   LEARNING_DEFAULTS,
   LINK_STATUSES,
   SELECTION_SOURCES,
@@ -12,6 +13,7 @@ import {
   retryAfterMsOf,
   scopeLearned,
   type BestFetcherResult,
+  type KnownFetcherName,
   type SectionScore,
   type DomainAttempt,
   type RobotsVerdict,
@@ -332,11 +334,23 @@ function armDecision(fetcher: string, tier: string, source: string): Decision {
   return tier === 'direct' ? { fetcher, source } : { fetcher, exitTier: tier, source };
 }
 
-/** A decision naming a fetcher the fleet does not run fails the link with `unknown_fetcher`; a route carries the job's priority. */
+/**
+ * A decision naming a tool the fleet does not run climbs to the cheapest one it runs above it on the ladder (a fleet of
+ * browsers only, FETCHERS=playwright,playwright_stealth, fetches with a browser what plain HTTP would have: a browser
+ * gets what plain HTTP gets), without the probe's stored body, which only plain HTTP reuses. One with no such tool
+ * (above the strongest the fleet runs, or a name off the ladder) fails the link with `unknown_fetcher`. A route
+ * carries the job's priority.
+ */
 function checked(f: RouteFacts, decision: Decision, effects: RouteEffect[] = [], probe?: 'failed' | 'discarded' | 'stored'): RouteStep {
   const { known } = f.settings;
-  if (!known.has(canonicalFetcherName(decision.fetcher))) {
-    return { kind: 'fail', errorType: ERROR_TYPES.unknownFetcher, message: `fetcher '${decision.fetcher}' is not configured (FETCHERS=${[...known].join(',')})` };
+  const wanted = canonicalFetcherName(decision.fetcher);
+  if (!known.has(wanted)) {
+    const rung = FETCHER_LADDER.indexOf(wanted as KnownFetcherName);
+    const above = rung === -1 ? undefined : FETCHER_LADDER.slice(rung + 1).find((c) => known.has(c));
+    if (!above) return { kind: 'fail', errorType: ERROR_TYPES.unknownFetcher, message: `fetcher '${decision.fetcher}' is not configured (FETCHERS=${[...known].join(',')})` };
+    decision = { ...decision, fetcher: above };
+    effects = effects.filter((e) => e.kind !== 'saveProbe');
+    if (probe === 'stored') probe = 'discarded';
   }
   return { kind: 'route', decision, effects, ...(probe ? { probe } : {}), ...(f.priority !== undefined ? { priority: f.priority } : {}) };
 }
