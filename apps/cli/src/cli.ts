@@ -48,7 +48,7 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
       io.stderr.write(`crawl ${name}: the database is not migrated (${lastCause(err)}): run \`npx crawl migrate\` against DATABASE_URL first\n`);
       return 1;
     }
-    const pg = postgresProblem(err, io.env.DATABASE_URL);
+    const pg = await postgresProblem(err, io.env.DATABASE_URL);
     if (pg) {
       io.stderr.write(`crawl ${name}: ${pg}\n`);
       return 1;
@@ -106,7 +106,10 @@ async function isSchemaMissing(err: unknown): Promise<boolean> {
  * first statement meets it), the database missing (3D000: a new user who has not run the setup), or the login refused
  * (28P01, 28000). The driver's words name the host, port, database or user, never the password.
  */
-export function postgresProblem(err: unknown, databaseUrl: string | undefined): string | null {
+export async function postgresProblem(err: unknown, databaseUrl: string | undefined): Promise<string | null> {
+  if (typeof err !== 'object' || err === null) return null;
+  // Loaded only on this error path, as isSchemaMissing does.
+  const { dbErrorCodeOf } = await import('@crawler/db');
   let port = '5432';
   let host = '';
   try {
@@ -115,11 +118,9 @@ export function postgresProblem(err: unknown, databaseUrl: string | undefined): 
   } catch {
     // An unparsable DATABASE_URL is refused by the config before any statement.
   }
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    // Prisma's raw-query errors carry the server's code under meta (P2010 on top).
-    const { code: own, message, meta } = e as { code?: unknown; message?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
-    const code = meta?.driverAdapterError?.cause?.originalCode ?? own;
-    const said = String(message ?? '').split('\n').filter((l) => l.trim() !== '').at(-1) ?? '';
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = dbErrorCodeOf(e);
+    const said = lastLine((e as { message?: unknown }).message);
     if (code === 'db_unavailable') return `Postgres does not answer (${said}): check that it runs and that DATABASE_URL names it`;
     if (code === '3D000') return `the database DATABASE_URL names does not exist (${said}): create it (\`createdb\`, or \`npm run setup\` for the default one) and run \`npx crawl migrate\``;
     if (code === '28P01' || code === '28000') return `Postgres refused the login (${said}): check the user and password in DATABASE_URL`;
@@ -137,7 +138,12 @@ export function postgresProblem(err: unknown, databaseUrl: string | undefined): 
 function lastCause(err: unknown): string {
   let e = err as { cause?: unknown; message?: unknown };
   for (let depth = 0; typeof e.cause === 'object' && e.cause !== null && depth < 5; depth++) e = e.cause as typeof e;
-  return String(e.message).split('\n').filter((l) => l.trim() !== '').at(-1) ?? '';
+  return lastLine(e.message);
+}
+
+/** The last non-blank line of a message (a Prisma error's first lines are blank or name the call). */
+function lastLine(message: unknown): string {
+  return String(message ?? '').split('\n').filter((l) => l.trim() !== '').at(-1) ?? '';
 }
 
 /** `--help` or `-h` among the options (not after `--`, where it is an argument). */

@@ -28,7 +28,11 @@ const NOT_NOW_CODES = /^(53[0-9A-Z]{3}|25006)$/;
 const CONSTRAINT_CODES = new Set(['23505', '23503', '23502', '23514', 'P2002', 'P2003', 'P2011', 'P2014']);
 const CONFLICT_CODES = new Set(['40001', '40P01', 'P2034']);
 
-function codeOf(err: unknown): string | undefined {
+/**
+ * The code an error carries: the server's SQLSTATE under a Prisma error's driver-adapter cause, a pg or net error's
+ * own, or a CrawlerError's; an AggregateError's first member's; else its cause's.
+ */
+export function dbErrorCodeOf(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as { code?: unknown; errorCode?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
   const original = e.meta?.driverAdapterError?.cause?.originalCode;
@@ -37,8 +41,8 @@ function codeOf(err: unknown): string | undefined {
   if (typeof e.errorCode === 'string') return e.errorCode;
   // AggregateError from net (IPv4 + IPv6 both refused) carries the code on its members.
   const inner = (err as { errors?: unknown[] }).errors;
-  if (Array.isArray(inner) && inner.length > 0) return codeOf(inner[0]);
-  return e.cause === undefined ? undefined : codeOf(e.cause);
+  if (Array.isArray(inner) && inner.length > 0) return dbErrorCodeOf(inner[0]);
+  return e.cause === undefined ? undefined : dbErrorCodeOf(e.cause);
 }
 
 /**
@@ -47,7 +51,7 @@ function codeOf(err: unknown): string | undefined {
  */
 export function translateDbError(err: unknown, action: string): CrawlerError {
   if (err instanceof CrawlerError) return err;
-  const code = codeOf(err);
+  const code = dbErrorCodeOf(err);
   const detail = err instanceof Error ? err.message.split('\n').filter(Boolean).slice(-1)[0] : String(err);
   const message = `${action}: ${detail}`;
   if (code === 'P2025') return new CrawlerError(DB_ERROR_CODES.notFound, message, { cause: err });
@@ -73,7 +77,7 @@ export function isSchemaMissingError(err: unknown): boolean {
   // Anywhere in the causes: a translated error carries its own code, Prisma's its own (P2010) over the driver's.
   for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     if (e instanceof CrawlerError) continue;
-    const code = codeOf(e);
+    const code = dbErrorCodeOf(e);
     if (code !== undefined && SCHEMA_CODES.has(code)) return true;
   }
   return false;

@@ -1,7 +1,7 @@
 export { PrismaClient, createPrismaClient, type CreatePrismaClientOptions } from './client.js';
 export { Prisma } from './generated/prisma/client.js';
 export type { Link, FetcherAttempt, AttemptHeuristic, FetcherRoute, FetchedContent } from './generated/prisma/client.js';
-export { DB_ERROR_CODES, NOT_MIGRATED_MESSAGE, isInputDbError, isSchemaMissingError, translateDbError, withDbErrors } from './errors.js';
+export { DB_ERROR_CODES, NOT_MIGRATED_MESSAGE, dbErrorCodeOf, isInputDbError, isSchemaMissingError, translateDbError, withDbErrors } from './errors.js';
 export { migrate, readMigrations, MIGRATION_LOCK_KEY, type MigrateOptions, type MigrateResult, type MigrationFile } from './migrate/migrate.js';
 export { locateMigrationsDir } from './migrate/locate.js';
 export { dropDatabase, recreateDatabase, withDatabase } from './migrate/databases.js';

@@ -32,16 +32,9 @@ export function cliLogger(io: CommandIO, level: string): Logger {
   return createLogger({ name: 'crawl', level, pretty: stderr.isTTY === true, destination: stderr as never }) as unknown as Logger;
 }
 
-/** Non-empty, non-comment lines of a stream: one URL per line, `#` starts a comment. */
-export async function readLines(stream: NodeJS.ReadableStream): Promise<string[]> {
-  const out: string[] = [];
-  for await (const line of linesOf(stream)) out.push(line);
-  return out;
-}
-
 /**
- * URLs from arguments, files (`--file F`) or stdin as collectUrls takes them, in parts of at most `part` as they are
- * read: a producer's list of millions of lines is never held whole (`crawl enqueue`).
+ * URLs from arguments, then files (`--file F`, `-` for stdin), or stdin when neither is given, in parts of at most
+ * `part` as they are read: a producer's list of millions of lines is never held whole (`crawl enqueue`).
  */
 export async function* urlParts(io: CommandIO, opts: { urls: string[]; files: string[]; stdinWhenEmpty: boolean }, part: number): AsyncGenerator<string[]> {
   let buf: string[] = [];
@@ -74,6 +67,7 @@ export async function* urlParts(io: CommandIO, opts: { urls: string[]; files: st
   if (buf.length > 0) yield buf;
 }
 
+/** Non-empty, non-comment lines of a stream: one URL per line, `#` starts a comment. */
 async function* linesOf(stream: NodeJS.ReadableStream): AsyncGenerator<string> {
   for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
     const t = line.trim();
@@ -81,21 +75,11 @@ async function* linesOf(stream: NodeJS.ReadableStream): AsyncGenerator<string> {
   }
 }
 
-/** URLs from arguments, files (`--file F`, or any argument without "://" for `crawl crawl`), or stdin. */
+/** URLs from arguments, files (`--file F`, or any argument without "://" for `crawl crawl`), or stdin, all of them. */
 export async function collectUrls(io: CommandIO, opts: { urls: string[]; files: string[]; stdinWhenEmpty: boolean }): Promise<string[]> {
-  const urls = [...opts.urls];
-  for (const file of opts.files) {
-    try {
-      // Not push(...lines): a spread of some 120,000 lines or more overflows the call stack.
-      for (const line of await readLines(file === '-' ? io.stdin : createReadStream(file))) urls.push(line);
-    } catch (err) {
-      throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
-    }
-  }
-  if (urls.length === 0 && opts.files.length === 0 && opts.stdinWhenEmpty) {
-    if (io.stdin.isTTY) throw new UsageError('no URLs given (pass URLs, --file F, or pipe them on stdin)');
-    for (const line of await readLines(io.stdin)) urls.push(line);
-  }
+  const urls: string[] = [];
+  // Not push(...part) over the whole list: a spread of some 120,000 lines or more overflows the call stack.
+  for await (const part of urlParts(io, opts, 5_000)) for (const url of part) urls.push(url);
   return urls;
 }
 

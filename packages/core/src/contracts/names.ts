@@ -18,6 +18,15 @@ export type FetcherName = string;
 /** The known fetchers from the cheapest to the strongest against a bot wall: the order a block climbs them. */
 export const FETCHER_LADDER: readonly KnownFetcherName[] = [FETCHERS.simpleHttp, FETCHERS.playwright, FETCHERS.playwrightStealth];
 
+/**
+ * The tools of `known` stronger than `fetcher` on FETCHER_LADDER, cheapest first (every tool of `known` on the ladder
+ * when `fetcher` is not on it).
+ */
+export function fetchersAbove(fetcher: string, known: ReadonlySet<string>): KnownFetcherName[] {
+  const rung = FETCHER_LADDER.indexOf(canonicalFetcherName(fetcher) as KnownFetcherName);
+  return FETCHER_LADDER.filter((tool, i) => i > rung && known.has(tool));
+}
+
 /** Names that mean the same fetcher: `direct_access` is plain HTTP, accepted wherever a fetcher name is read. */
 export const FETCHER_ALIASES: Readonly<Record<string, string>> = { direct_access: FETCHERS.simpleHttp };
 

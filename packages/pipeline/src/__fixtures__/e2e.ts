@@ -14,6 +14,24 @@ export { REDIS_URL, waitFor } from '@crawler/testkit';
 let seq = 0;
 
 /** One isolated crawler for one test: its own database, its own Redis prefix, everything closed by `cleanup`. */
+/**
+ * A crawler set up to ride out faults quickly (the fault e2e files, on private servers): plain HTTP only, no robots.txt
+ * or politeness delay, short job locks and stall checks, a reconciler that rebuilds lost work within seconds, and
+ * infrastructure retries capped at 2 s.
+ */
+export const FAULT_ENV = {
+  ALLOW_PRIVATE_NETWORKS: 'true',
+  FETCHERS: 'simple_http:4',
+  ROBOTS_ENABLED: 'false',
+  DOMAIN_MIN_DELAY_MS: '0',
+  DOMAIN_MAX_CONCURRENCY: '16',
+  LOCK_DURATION_MS: '3000',
+  STALLED_INTERVAL_MS: '1000',
+  RECONCILE_INTERVAL_MS: '2000',
+  RECONCILE_GRACE_MS: '3000',
+  INFRA_RETRY_MAX_MS: '2000',
+} as const;
+
 export interface E2eCrawler {
   db: TestDatabase;
   config: CrawlerConfig;

@@ -13,7 +13,7 @@ import { startPrivatePostgres, startPrivateRedis, startTestServer, staticArticle
 import { loadConfig, type CrawlerConfig } from '../config/crawler-config.js';
 import { createRuntime } from '../runtime/create-runtime.js';
 import type { CrawlerRuntime } from '../runtime/crawler-runtime.js';
-import { waitFor } from '../__fixtures__/e2e.js';
+import { FAULT_ENV, waitFor } from '../__fixtures__/e2e.js';
 
 const CHILD = fileURLToPath(new URL('../__fixtures__/crawler-child.ts', import.meta.url));
 const PAGES = 30;
@@ -53,16 +53,7 @@ async function crawler(label: string): Promise<{ config: CrawlerConfig; runtime:
     DATABASE_URL: db.url,
     REDIS_URL: redis!.url,
     QUEUE_PREFIX: `{faults_${label}_${seq}}`,
-    ALLOW_PRIVATE_NETWORKS: 'true',
-    FETCHERS: 'simple_http:4',
-    ROBOTS_ENABLED: 'false',
-    DOMAIN_MIN_DELAY_MS: '0',
-    DOMAIN_MAX_CONCURRENCY: '16',
-    LOCK_DURATION_MS: '3000',
-    STALLED_INTERVAL_MS: '1000',
-    RECONCILE_INTERVAL_MS: '2000',
-    RECONCILE_GRACE_MS: '3000',
-    INFRA_RETRY_MAX_MS: '2000',
+    ...FAULT_ENV,
     LOG_LEVEL: 'silent',
   });
   runtime = createRuntime(config, { prisma: db.prisma });

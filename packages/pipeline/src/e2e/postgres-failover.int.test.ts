@@ -18,7 +18,7 @@ import { startPrivatePostgres, startPrivateRedis, startTcpEndpoint, startTestSer
 import { loadConfig } from '../config/crawler-config.js';
 import { createRuntime } from '../runtime/create-runtime.js';
 import type { CrawlerRuntime } from '../runtime/crawler-runtime.js';
-import { waitFor } from '../__fixtures__/e2e.js';
+import { FAULT_ENV, waitFor } from '../__fixtures__/e2e.js';
 
 const PAGES = 30;
 
@@ -75,16 +75,7 @@ async function crawler(label: string, via?: (db: TestDatabase) => Promise<{ url:
     DATABASE_URL: target.url,
     REDIS_URL: redis!.url,
     QUEUE_PREFIX: `{pgfail_${label}_${seq}}`,
-    ALLOW_PRIVATE_NETWORKS: 'true',
-    FETCHERS: 'simple_http:4',
-    ROBOTS_ENABLED: 'false',
-    DOMAIN_MIN_DELAY_MS: '0',
-    DOMAIN_MAX_CONCURRENCY: '16',
-    LOCK_DURATION_MS: '3000',
-    STALLED_INTERVAL_MS: '1000',
-    RECONCILE_INTERVAL_MS: '2000',
-    RECONCILE_GRACE_MS: '3000',
-    INFRA_RETRY_MAX_MS: '2000',
+    ...FAULT_ENV,
   });
   const lines: Line[] = [];
   runtime = createRuntime(config, { prisma: target.prisma, logger: recordingLogger(lines) });
@@ -93,6 +84,19 @@ async function crawler(label: string, via?: (db: TestDatabase) => Promise<{ url:
 }
 
 const doneCount = (prisma: PrismaClient) => prisma.link.count({ where: { status: 'done' } });
+
+/**
+ * Feed the pages and start the workers; once a few links are done, the crawl's idle to await after the fault (in an
+ * object: an async function returning the promise itself would wait for it).
+ */
+async function crawlUntilSomeDone(c: { runtime: CrawlerRuntime; prisma: PrismaClient; urls: string[] }): Promise<{ idle: Promise<void> }> {
+  await c.runtime.enqueue(c.urls);
+  c.runtime.startWorkers();
+  const idle = c.runtime.waitUntilIdle({ pollMs: 200 });
+  idle.catch(() => undefined);
+  await waitFor(async () => (await doneCount(c.prisma)) >= 4 || null, 'a few links done', 60_000);
+  return { idle };
+}
 
 /** Every link done, one page each, one successful attempt each, no failed attempt counted against the site. */
 async function expectEveryLinkDoneOnce(prisma: PrismaClient): Promise<void> {
@@ -115,11 +119,7 @@ describe('Postgres failing over under a running crawl (private cluster)', () => 
   it('turns read-only (25006) for a while: nothing fails, nothing is counted twice, readiness says so, the crawl completes', async () => {
     const c = await crawler('readonly');
     server!.resetHits();
-    await c.runtime.enqueue(c.urls);
-    c.runtime.startWorkers();
-    const idle = c.runtime.waitUntilIdle({ pollMs: 200 });
-    idle.catch(() => undefined);
-    await waitFor(async () => (await doneCount(c.prisma)) >= 4 || null, 'a few links done', 60_000);
+    const { idle } = await crawlUntilSomeDone(c);
     await pg!.psql('ALTER SYSTEM SET default_transaction_read_only = on', 'SELECT pg_reload_conf()');
     const doneAtFault = await doneCount(c.prisma);
     // Every fetch that lands now cannot write its outcome.
@@ -144,11 +144,7 @@ describe('Postgres failing over under a running crawl (private cluster)', () => 
   it('restarts (fast shutdown) mid-crawl: the pool reconnects, nothing fails, the crawl completes', async () => {
     const c = await crawler('restart');
     server!.resetHits();
-    await c.runtime.enqueue(c.urls);
-    c.runtime.startWorkers();
-    const idle = c.runtime.waitUntilIdle({ pollMs: 200 });
-    idle.catch(() => undefined);
-    await waitFor(async () => (await doneCount(c.prisma)) >= 4 || null, 'a few links done', 60_000);
+    const { idle } = await crawlUntilSomeDone(c);
     const doneAtFault = await doneCount(c.prisma);
     await pg!.stop();
     await pg!.start();
@@ -183,11 +179,7 @@ describe('Postgres failing over under a running crawl (private cluster)', () => 
       pg = saved;
     }
     server!.resetHits();
-    await c.runtime.enqueue(c.urls);
-    c.runtime.startWorkers();
-    const idle = c.runtime.waitUntilIdle({ pollMs: 200 });
-    idle.catch(() => undefined);
-    await waitFor(async () => (await doneCount(c.prisma)) >= 4 || null, 'a few links done', 60_000);
+    const { idle } = await crawlUntilSomeDone(c);
     const doneAtFault = await doneCount(c.prisma);
     // Fenced, as a failover manager does before it promotes: from now on the old primary refuses every write.
     await primary.psql('ALTER SYSTEM SET default_transaction_read_only = on', 'SELECT pg_reload_conf()');

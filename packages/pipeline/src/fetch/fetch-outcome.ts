@@ -1,4 +1,4 @@
-import { ERROR_TYPES, FETCHERS, FETCHER_LADDER, LINK_STATUSES, extractUrlHeuristics, SELECTION_SOURCES, canonicalFetcherName, redactCredentials, type Heuristic, type KnownFetcherName, type Logger, type decideOutcome } from '@crawler/core';
+import { ERROR_TYPES, FETCHERS, LINK_STATUSES, extractUrlHeuristics, SELECTION_SOURCES, canonicalFetcherName, fetchersAbove, redactCredentials, type Heuristic, type Logger, type decideOutcome } from '@crawler/core';
 import type { FetchJob, FetchResult as FetchJobResult } from '@crawler/queue';
 import type { FetchExit } from '@crawler/fetchers';
 import type { AppliedOutcome, AttemptRecord, LinkRecord, OutcomeWrite } from '../ports.js';
@@ -177,8 +177,7 @@ export function hasStrongerTool(deps: FetchDeps, known: ReadonlySet<string>, ctx
   if (next && known.has(canonicalFetcherName(next.split('@')[0]!))) return true;
   if (hasProxiedTiers({ known, confidenceThreshold: 1, exitTiers: deps.settings.exitTiers })) return false;
   // A refused tool with a stronger one in the fleet (core FETCHER_LADDER) has not exhausted the ladder.
-  const rank = FETCHER_LADDER.indexOf(ctx.fetcher as KnownFetcherName);
-  return FETCHER_LADDER.some((tool, i) => i > rank && known.has(tool));
+  return fetchersAbove(ctx.fetcher, known).length > 0;
 }
 
 /** The re-route of a paused link: the exit ladder's next arm with proxied tiers, else the retry policy's next tool. */

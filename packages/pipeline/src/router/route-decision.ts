@@ -9,6 +9,7 @@ import {
   SELECTION_SOURCES,
   SKIP_REASONS,
   canonicalFetcherName,
+  fetchersAbove,
   rateLimitPause,
   retryAfterMsOf,
   scopeLearned,
@@ -345,8 +346,7 @@ function checked(f: RouteFacts, decision: Decision, effects: RouteEffect[] = [],
   const { known } = f.settings;
   const wanted = canonicalFetcherName(decision.fetcher);
   if (!known.has(wanted)) {
-    const rung = FETCHER_LADDER.indexOf(wanted as KnownFetcherName);
-    const above = rung === -1 ? undefined : FETCHER_LADDER.slice(rung + 1).find((c) => known.has(c));
+    const above = FETCHER_LADDER.includes(wanted as KnownFetcherName) ? fetchersAbove(wanted, known)[0] : undefined;
     if (!above) return { kind: 'fail', errorType: ERROR_TYPES.unknownFetcher, message: `fetcher '${decision.fetcher}' is not configured (FETCHERS=${[...known].join(',')})` };
     decision = { ...decision, fetcher: above };
     effects = effects.filter((e) => e.kind !== 'saveProbe');
