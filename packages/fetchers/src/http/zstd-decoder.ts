@@ -51,12 +51,12 @@ interface BlockEnd {
  */
 class ZstdFraming {
   #state: FramingState = 'magic';
-  /** Header bytes gathered so far, and how many the current header has. */
+  /** Header bytes gathered so far (magic number, frame header, block header), and how many the current one has. */
   #head: number[] = [];
   #headSize = 4;
   /** Bytes still to pass over: a block's body, a checksum, a skippable frame. */
   #skip = 0;
-  /** Whether the bytes being passed over end a block (or a frame's header, which costs its window). */
+  /** Whether the bytes being passed over are a block's body, so that their end is the block's. */
   #skipEndsBlock = false;
   #window = 0;
   #checksum = false;
@@ -246,7 +246,7 @@ class ZstdDecoder extends Duplex {
     let start = 0;
     for (const end of this.#framing.scan(chunk)) {
       if (end.work > WINDOW_WORK_FREE_BYTES + WINDOW_WORK_PER_DECODED_BYTE * this.#decoded) {
-        throw new ZstdDecodeError('ZSTD_TOO_COSTLY', `zstd body of many small blocks: ${end.work} bytes of window work for ${this.#decoded} decoded`);
+        throw new ZstdDecodeError('ZSTD_TOO_COSTLY', `many small blocks under a large window, ${end.work} bytes of window work for ${this.#decoded} bytes decoded`);
       }
       this.#push(chunk.subarray(start, end.offset), false);
       start = end.offset;
