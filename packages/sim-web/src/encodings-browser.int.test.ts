@@ -12,7 +12,8 @@ import { encodingCases, encodingRoutes } from './encodings.js';
 import { clearanceOf, interstitialPage, newClearanceToken } from './interstitial.js';
 
 // The cases whose decoding a browser could get wrong or whose encoding must be handed on, one of each way of declaring.
-const NAMES = ['undeclared-utf8', 'undeclared-1252', 'meta-charset-1251', 'header-sjis', 'http-equiv-gb18030', 'bom-utf16le', 'links-1251', 'links-sjis'];
+// The zstd pages too: Chromium decodes them with the reference decoder, plain HTTP with fzstd, and both read one page.
+const NAMES = ['undeclared-utf8', 'undeclared-1252', 'meta-charset-1251', 'header-sjis', 'http-equiv-gb18030', 'bom-utf16le', 'links-1251', 'links-sjis', 'zstd', 'zstd-streamed', 'gzip-zstd'];
 const cases = encodingCases().filter((c) => NAMES.includes(c.path.slice('/enc/'.length)));
 const undeclared = cases.find((c) => c.path === '/enc/undeclared-utf8')!;
 

@@ -8,7 +8,8 @@
  */
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import iconv from 'iconv-lite';
-import { pdfBytes, startTestServer, staticArticle, type Routes, type TestServer } from '@crawler/testkit';
+import { pdfBytes, rawZstdFrame, startTestServer, staticArticle, type Routes, type TestServer } from '@crawler/testkit';
+import { ZSTD_PAGES } from './zstd-pages.js';
 
 /** What a crawler should get from one case's page. */
 export interface EncodingCase {
@@ -43,16 +44,6 @@ function utf16(text: string, endian: 'le' | 'be'): Uint8Array {
   const le = Buffer.from(`\ufeff${text}`, 'utf16le');
   if (endian === 'le') return le;
   return le.swap16();
-}
-
-/** A zstd frame of one raw block: what a server that compresses with zstd sends (Node 20's zlib has no zstd). */
-export function zstdRawFrame(content: Uint8Array): Uint8Array {
-  if (content.length > 0x1ffff) throw new RangeError('one raw block holds at most 128 KiB');
-  const size = content.length;
-  // Frame header descriptor 0x20: single segment, 1-byte content size only when it fits; else 2 bytes (size - 256).
-  const header = size < 256 ? [0x20, size] : [0x60, (size - 256) & 0xff, ((size - 256) >> 8) & 0xff];
-  const block = (size << 3) | 1; // last block, raw
-  return Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd, ...header, block & 0xff, (block >> 8) & 0xff, (block >> 16) & 0xff]), content]);
 }
 
 const T = ENCODING_TARGET_PREFIX;
@@ -104,11 +95,19 @@ export function encodingCases(): EncodingCase[] {
   coded('deflate-zlib', 'deflate wrapped in zlib, as the RFC says', 'deflate', (b) => deflateSync(b));
   coded('deflate-raw', 'deflate without its zlib wrapper, as some servers send it', 'deflate', (b) => deflateRawSync(b));
   coded('gzip-br', 'two codings, gzip then br', 'gzip, br', (b) => brotliCompressSync(gzipSync(b)));
-  coded('zstd', 'zstd, which Node 20 cannot decode: a clear failure, never noise stored as the page', 'zstd', (b) => zstdRawFrame(b), { title: null, text: null, links: [], fails: 'decode_error' });
+  // zstd, which Chrome has offered since 123 and Cloudflare and Meta send it: the reference encoder's frames (see
+  // zstd-pages.ts), raw blocks built here, and zstd under gzip.
+  coded('zstd', 'zstd, one frame with Huffman-coded literals and FSE-coded sequences', 'zstd', () => Buffer.from(ZSTD_PAGES.zstd, 'base64'));
+  coded('zstd-streamed', 'zstd, two frames without a content size under an 8 MiB window, as a server streams it', 'zstd', () => Buffer.from(ZSTD_PAGES['zstd-streamed'], 'base64'));
+  coded('zstd-raw', 'zstd, one frame of raw blocks', 'zstd', (b) => rawZstdFrame(b, { blockBytes: 256 }));
+  coded('gzip-zstd', 'two codings, gzip then zstd', 'gzip, zstd', (b) => rawZstdFrame(gzipSync(b)));
   // Browsers refuse it too (ERR_CONTENT_DECODING_FAILED): the same answer every time, so one attempt, no retries.
   coded('fake-gzip', 'claims gzip, sends the page as it is', 'gzip', (b) => b, { title: null, text: null, links: [], fails: 'decode_error' });
+  coded('fake-zstd', 'claims zstd, sends the page as it is', 'zstd', (b) => b, { title: null, text: null, links: [], fails: 'decode_error' });
   // What was inflated is kept, as browsers show it: the page up to the cut, so not the link at its end.
   coded('truncated-gzip', 'gzip cut short (trailer and the end of the stream missing)', 'gzip', (b) => gzipSync(b).subarray(0, Math.floor(gzipSync(b).length * 0.8)), { text: 'This page was sent with Content-Encoding gzip', links: [] });
+  // zstd decodes whole blocks only: the blocks before the cut.
+  coded('truncated-zstd', 'zstd cut short inside its last block', 'zstd', (b) => rawZstdFrame(b, { blockBytes: Math.floor(b.length * 0.6) }).subarray(0, -20), { text: 'This page was sent with Content-Encoding zstd', links: [] });
 
   // Bodies that are not HTML.
   add('plain.txt', 'text/plain, UTF-8 without a charset', { 'content-type': 'text/plain' }, 'Plain text: naïve café, 日本語.\nhttp://example.invalid/not-a-link\n', { title: null, text: 'Plain text: naïve café, 日本語.', links: [] });

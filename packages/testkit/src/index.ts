@@ -13,3 +13,4 @@ export * from './tls.js';
 export * from './private-sentinel.js';
 export * from './tcp-endpoint.js';
 export * from './raw-http.js';
+export * from './zstd-frames.js';

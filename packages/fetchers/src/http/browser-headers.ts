@@ -1,6 +1,10 @@
+/** The first Chrome to offer zstd, which it has sent in every navigation's accept-encoding since. */
+const FIRST_CHROME_WITH_ZSTD = 123;
+
 /**
  * Request headers a desktop Chrome sends for a top-level navigation. Sites that only check headers treat
- * plain HTTP with these as a browser; the client hints agree with the user agent's major version.
+ * plain HTTP with these as a browser; the client hints and accept-encoding agree with the user agent's major version
+ * (a Chrome 138 that does not offer zstd is not one).
  */
 export function browserLikeHeaders(userAgent: string): Record<string, string> {
   const major = userAgent.match(/Chrome\/(\d+)/)?.[1] ?? '138';
@@ -9,7 +13,7 @@ export function browserLikeHeaders(userAgent: string): Record<string, string> {
     'user-agent': userAgent,
     accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8',
     'accept-language': 'en-US,en;q=0.9',
-    'accept-encoding': 'gzip, deflate, br',
+    'accept-encoding': Number(major) >= FIRST_CHROME_WITH_ZSTD ? 'gzip, deflate, br, zstd' : 'gzip, deflate, br',
     'sec-ch-ua': `"Not)A;Brand";v="8", "Chromium";v="${major}", "Google Chrome";v="${major}"`,
     'sec-ch-ua-mobile': '?0',
     'sec-ch-ua-platform': `"${platform}"`,

@@ -1,15 +1,17 @@
 import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw, gunzipSync, constants as zlibConstants } from 'node:zlib';
-import { Duplex, type Transform } from 'node:stream';
+import { Duplex } from 'node:stream';
 import iconv from 'iconv-lite';
 import { declaredCharset, decodeWindows1252, detectContentFamily, isWindows1252Label, knownCharset, undeclaredCharset } from '@crawler/core';
+import { createZstdDecoder, ZstdDecodeError } from './zstd-decoder.js';
 
 /**
  * A decompressor for a `content-encoding`, or null for identity. Deflate is wrapped in zlib by the RFC but
  * sent raw by some servers, so the first byte decides (0x78 is the zlib header's usual first byte).
  * Unknown codings pass through untouched (the caller refuses a body that still looks encoded). A list (`gzip, gzip`,
  * `gzip, identity`) was applied in its order, so it is undone from the last; `identity` is no coding.
- * `strict`: a stream that stops before its end marker fails with "unexpected end of file" (Z_BUF_ERROR) instead of
- * giving what it decoded so far; for a body whose end nothing else tells (no Content-Length, no chunks).
+ * zstd is decoded in JavaScript (Node 20's zlib has none; see zstd-decoder.ts). `strict`: a stream that stops before
+ * its end marker fails ({@link decodingFailure} says `truncated`) instead of giving what it decoded so far; for a body
+ * whose end nothing else tells (no Content-Length, no chunks).
  */
 export function createDecoder(contentEncoding: string | undefined, firstByte: number | undefined, strict = false): Duplex | null {
   const codings = (contentEncoding ?? '').split(',').map((c) => c.trim().toLowerCase()).filter((c) => c !== '' && c !== 'identity');
@@ -17,8 +19,8 @@ export function createDecoder(contentEncoding: string | undefined, firstByte: nu
   // Only the outermost coding's first byte is known; an inner deflate is taken for the RFC's zlib-wrapped one.
   const decoders = codings.reverse().map((c, i) => decoderFor(c, i === 0 ? firstByte : 0x78, strict));
   if (decoders.some((d) => d === null)) return null;
-  const [head, ...rest] = decoders as Transform[];
-  let tail: Transform = head!;
+  const [head, ...rest] = decoders as Duplex[];
+  let tail: Duplex = head!;
   for (const d of rest) {
     tail.on('error', (e) => d.destroy(e));
     tail = tail.pipe(d);
@@ -26,9 +28,9 @@ export function createDecoder(contentEncoding: string | undefined, firstByte: nu
   return Duplex.from({ writable: head, readable: tail });
 }
 
-const KNOWN_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br']);
+const KNOWN_CODINGS = new Set(['gzip', 'x-gzip', 'deflate', 'br', 'zstd']);
 
-/** The codings of a `content-encoding` this fetcher cannot undo (`zstd`, `compress`, a typo), lower-case; usually none. */
+/** The codings of a `content-encoding` this fetcher cannot undo (`compress`, a typo), lower-case; usually none. */
 export function unknownCodings(contentEncoding: string | undefined): string[] {
   return (contentEncoding ?? '')
     .split(',')
@@ -67,13 +69,28 @@ export function inflateStrayGzip(body: Uint8Array, mime: string | null, maxBytes
   }
 }
 
-function decoderFor(enc: string, firstByte: number | undefined, strict: boolean): Transform | null {
+function decoderFor(enc: string, firstByte: number | undefined, strict: boolean): Duplex | null {
   // Partial trailing data (a gzip trailer cut short) is common on the web in a body its framing says is whole;
   // undici and browsers accept it, so do we. Where only the stream's own end can say the body is whole, it must.
   const finish = strict ? {} : { finishFlush: zlibConstants.Z_SYNC_FLUSH };
   if (enc === 'gzip' || enc === 'x-gzip') return createGunzip(finish);
   if (enc === 'deflate') return ((firstByte ?? 0) & 0x0f) === 0x08 ? createInflate(finish) : createInflateRaw(finish);
   if (enc === 'br') return createBrotliDecompress(strict ? {} : { finishFlush: zlibConstants.BROTLI_OPERATION_FLUSH });
+  if (enc === 'zstd') return createZstdDecoder(strict);
+  return null;
+}
+
+/**
+ * What a decoder from {@link createDecoder} failed of: `truncated`, a stream that stopped before its end marker
+ * (strict mode); `too_costly`, a body that would cost far more to decode than it gives; `corrupt`, bytes that are not
+ * the coding they are labelled; null for an error that did not come from decoding (the connection's).
+ */
+export function decodingFailure(err: unknown): 'truncated' | 'corrupt' | 'too_costly' | null {
+  if (err instanceof ZstdDecodeError) return err.code === 'ZSTD_TRUNCATED' ? 'truncated' : err.code === 'ZSTD_TOO_COSTLY' ? 'too_costly' : 'corrupt';
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'Z_BUF_ERROR') return 'truncated';
+  // zlib's codes are Z_*; brotli's are ERR__ERROR_* (BROTLI_DECODER_ERROR_* as Node names them).
+  if (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR__ERROR_'))) return 'corrupt';
   return null;
 }
 

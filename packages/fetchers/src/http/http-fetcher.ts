@@ -8,7 +8,7 @@ import type { FetchRequest, FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
 import { MAX_RESPONSE_HEADER_BYTES, resolveFetchersOptions, withoutNodeRoots, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { browserLikeHeaders } from './browser-headers.js';
-import { createDecoder, decodeText, inflateStrayGzip, isTextualType, looksEncoded, mimeTypeOf, sniffCharset, unknownCodings } from './decode.js';
+import { createDecoder, decodeText, decodingFailure, inflateStrayGzip, isTextualType, looksEncoded, mimeTypeOf, sniffCharset, unknownCodings } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
 import { refusedHead, refusedHttp1, translateUndiciError } from './translate-error.js';
 import { ProxyExitError, ProxyStalls, createProxyConnector } from './proxy-connector.js';
@@ -327,7 +327,7 @@ async function readBody(
   }
   const unknown = unknownCodings(encoding);
   if (unknown.length > 0 && looksEncoded(first.value, isTextualType(mimeTypeOf(headers['content-type']), first.value))) {
-    // Stored as it came, a zstd or compress body would be kept and analysed as the page: binary noise.
+    // Stored as it came, a compress (.Z) body would be kept and analysed as the page: binary noise.
     raw.destroy();
     throw new FetchError('decode_error', `cannot decode content-encoding ${unknown.join(', ')}`, ctx);
   }
@@ -401,15 +401,13 @@ async function readBody(
     if (err instanceof FetchError || err instanceof BodyCutOff) throw err;
     // The compressed stream stopped early because its bytes did: a cut body, not a corrupt one.
     if (rawEnded && endedShort(rawTotal)) throw shortBody(rawTotal);
-    const code = (err as { code?: string }).code;
-    if (closeDelimited && code === 'Z_BUF_ERROR') {
+    const failure = decodingFailure(err);
+    if (closeDelimited && failure === 'truncated') {
       // Half a page stored as the page would pass validation and replace a whole one: a cut connection, to retry.
       throw new FetchError('network_error', `the connection closed before the end of the ${encoding} stream (${rawTotal} body bytes received)`, { ...ctx, cause: err });
     }
-    // zlib's codes are Z_*; brotli's are ERR__ERROR_* (BROTLI_DECODER_ERROR_* as Node names them).
-    if (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR__ERROR_'))) {
-      throw new FetchError('decode_error', `cannot decompress ${encoding} body: ${(err as Error).message}`, { ...ctx, cause: err });
-    }
+    if (failure === 'too_costly') throw new FetchError('too_large', `${encoding} body costs too much to decode: ${(err as Error).message}`, { ...ctx, cause: err });
+    if (failure !== null) throw new FetchError('decode_error', `cannot decompress ${encoding} body: ${(err as Error).message}`, { ...ctx, cause: err });
     // Content-Length counts the bytes on the wire: the compressed ones.
     throw cutOff(rawTotal, err);
   } finally {

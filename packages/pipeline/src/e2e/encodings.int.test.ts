@@ -1,7 +1,8 @@
 /**
  * The text encodings and content codings of the real web, end to end: sim-web's encodings site (charsets declared by
  * `<meta>`, header, BOM or nowhere; Shift_JIS, EUC-KR, GB18030, windows-1251, ISO-8859-2; non-ASCII queries in pages
- * that are not UTF-8; `<base href>`; gzip, x-gzip, br, both deflates, stacked codings, zstd, a lying and a cut gzip;
+ * that are not UTF-8; `<base href>`; gzip, x-gzip, br, both deflates, zstd (the reference encoder's frames and raw
+ * blocks), stacked codings, a lying gzip and zstd, a cut gzip and zstd;
  * text/plain, XHTML, JSON, PDF) crawled with link following by plain HTTP on real Postgres and Redis, then read back
  * as a user gets it: the text and Markdown of `crawl content` / `GET /links/:id/content`, and the JSONL export.
  */
@@ -71,10 +72,12 @@ describe('end to end: the encodings of the real web, from the fetch to what a us
       undeclared: charsetOf('/enc/undeclared-1252'), meta: charsetOf('/enc/meta-charset-1251'), headerWins: charsetOf('/enc/header-wins'),
       bom: charsetOf('/enc/bom-utf16be'), sjis: charsetOf('/enc/header-sjis'), pdf: charsetOf('/enc/doc.pdf'), gzip: charsetOf('/enc/gzip'),
     }).toEqual({ undeclared: 'windows-1252', meta: 'windows-1251', headerWins: 'windows-1251', bom: 'utf-16be', sjis: 'shift_jis', pdf: null, gzip: 'utf-8' });
-    // Stored pages are the decoded bodies, never still compressed: the gzip page's body is its HTML.
-    const gz = lines.find((l) => new URL(l.url).pathname === '/enc/gzip')!;
-    expect(gz.bodyEncoding === 'utf8' ? gz.body : Buffer.from(gz.body, 'base64').toString('utf8')).toContain('<title>Coded gzip</title>');
+    // Stored pages are the decoded bodies, never still compressed: the gzip and zstd pages' bodies are their HTML.
+    for (const name of ['gzip', 'zstd']) {
+      const page = lines.find((l) => new URL(l.url).pathname === `/enc/${name}`)!;
+      expect(page.bodyEncoding === 'utf8' ? page.body : Buffer.from(page.body, 'base64').toString('utf8')).toContain(`<title>Coded ${name}</title>`);
+    }
     // Neither failed page was stored.
-    expect(lines.filter((l) => ['/enc/zstd', '/enc/fake-gzip'].includes(new URL(l.url).pathname))).toEqual([]);
+    expect(lines.filter((l) => ['/enc/fake-zstd', '/enc/fake-gzip'].includes(new URL(l.url).pathname))).toEqual([]);
   });
 });
