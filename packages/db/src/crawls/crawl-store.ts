@@ -444,14 +444,16 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
 /**
  * The SET clauses that add a tally's outOfScope breakdown to a crawl, its parameters from `$first` on
  * ({@link outOfScopeParams}: a count per reason, then the samples). Samples are merged in the row's own UPDATE, so two
- * admissions of one crawl never lose each other's: kept in order of arrival, distinct, the first few per reason. A
- * reason already full costs no more than reading its array.
+ * admissions of one crawl never lose each other's: kept in order of arrival, distinct, the first few per reason. Once
+ * every reason offered is full the column is assigned to itself: no new value is built (nor TOASTed again).
  */
 function OUT_OF_SCOPE_SET(first: number): string {
   const counts = OUT_OF_SCOPE_REASONS.map((r, i) => `out_of_scope_by_${r} = out_of_scope_by_${r} + $${first + i}::bigint`);
   const samples = `$${first + OUT_OF_SCOPE_REASONS.length}::jsonb`;
   return `${counts.join(', ')},
-    out_of_scope_samples = CASE WHEN ${samples} = '{}'::jsonb THEN out_of_scope_samples ELSE out_of_scope_samples || COALESCE((
+    out_of_scope_samples = CASE WHEN NOT EXISTS (SELECT 1 FROM jsonb_each(${samples}) n
+        WHERE jsonb_array_length(COALESCE(out_of_scope_samples -> n.key, '[]'::jsonb)) < ${OUT_OF_SCOPE_SAMPLES_KEPT})
+      THEN out_of_scope_samples ELSE out_of_scope_samples || COALESCE((
       SELECT jsonb_object_agg(n.key, (
         SELECT jsonb_agg(u ORDER BY first) FROM (
           SELECT u, min(i) AS first FROM jsonb_array_elements(COALESCE(out_of_scope_samples -> n.key, '[]'::jsonb) || n.value) WITH ORDINALITY AS e(u, i)
