@@ -7,14 +7,16 @@ describe('parseApiEnv', () => {
   it('defaults to loopback:3000, batches of 1000, and no Bull Board without a password in development', () => {
     const env = parseApiEnv(BASE);
     expect(env).toMatchObject({ port: 3000, host: '127.0.0.1', production: false, bullBoard: null, apiMaxBatchSize: 1000, apiKeys: null });
-    expect(parseApiEnv({ ...BASE, BULL_BOARD_PASSWORD: 'long enough pw' }).bullBoard).toEqual({ user: 'admin', password: 'long enough pw' });
+    expect(parseApiEnv({ ...BASE, BULL_BOARD_PASSWORD: 'long enough pw' }).bullBoard).toEqual({ user: 'admin', password: 'long enough pw', readOnly: true });
+    expect(parseApiEnv({ ...BASE, BULL_BOARD_PASSWORD: 'long enough pw', BULL_BOARD_READ_ONLY: 'false' }).bullBoard?.readOnly).toBe(false);
+    expect(() => parseApiEnv({ ...BASE, BULL_BOARD_READ_ONLY: 'maybe' })).toThrow(/BULL_BOARD_READ_ONLY="maybe": expected true or false/);
   });
 
   it('refuses to start in production without Bull Board credentials, naming both variables', () => {
     const start = () => parseApiEnv({ ...BASE, NODE_ENV: 'production' });
     expect(start).toThrow(/BULL_BOARD_PASSWORD=\(unset\): required when NODE_ENV=production/);
     expect(start).toThrow(/BULL_BOARD_USER=\(unset\)/);
-    expect(parseApiEnv({ ...BASE, NODE_ENV: 'production', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'a-real-secret', API_KEYS: 'k'.repeat(24) }).bullBoard).toEqual({ user: 'ops', password: 'a-real-secret' });
+    expect(parseApiEnv({ ...BASE, NODE_ENV: 'production', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'a-real-secret', API_KEYS: 'k'.repeat(24) }).bullBoard).toEqual({ user: 'ops', password: 'a-real-secret', readOnly: true });
   });
 
   it('refuses to start in production without an API key, and never echoes a short key', () => {

@@ -1,11 +1,16 @@
 import { z } from 'zod';
 import { CRAWLER } from '@crawler/pipeline';
-import { MAX_TIMER_MS, composeEnv, intVar, parseEnv, type EnvSource } from '@crawler/core';
+import { MAX_TIMER_MS, boolVar, composeEnv, intVar, parseEnv, type EnvSource } from '@crawler/core';
 
-/** Basic-auth credentials of Bull Board. */
+/** Basic-auth credentials of Bull Board, and whether it may change jobs. */
 export interface BullBoardCredentials {
   user: string;
   password: string;
+  /**
+   * Refuse the board's actions (clean, retry, promote, delete, pause, add…): a deleted delayed job undoes a backoff
+   * and a cleaned queue drops work until the reconciler rebuilds it from Postgres. @defaultValue true
+   */
+  readOnly?: boolean;
 }
 
 /** How long the API waits on a slow client before it closes the connection (API_*_TIMEOUT_MS). */
@@ -65,6 +70,11 @@ export const API_ENV = {
     .string()
     .optional()
     .refine((v) => !v || v.length >= 8, 'must be at least 8 characters'),
+  /**
+   * Bull Board shows queues and jobs but refuses every action on them (405); `false` lets whoever has the board's
+   * password clean, retry, promote, delete or add jobs and pause queues. @defaultValue true
+   */
+  BULL_BOARD_READ_ONLY: boolVar(true),
 };
 
 const ApiEnvSchema = composeEnv({ crawler: CRAWLER, api: API_ENV }, (values, ctx) => {
@@ -80,14 +90,14 @@ const ApiEnvSchema = composeEnv({ crawler: CRAWLER, api: API_ENV }, (values, ctx
   if (!values.BULL_BOARD_PASSWORD) ctx.addIssue({ code: 'custom', path: ['BULL_BOARD_PASSWORD'], message: 'required when NODE_ENV=production (there is no default password)' });
 })
   // The raw Bull Board and NODE_ENV values become `bullBoard` and `production`; every other variable passes as parsed.
-  .transform(({ crawler, api: { nodeEnv, bullBoardUser, bullBoardPassword, apiHeadersTimeoutMs, apiRequestTimeoutMs, apiIdleTimeoutMs, ...own } }) => ({
+  .transform(({ crawler, api: { nodeEnv, bullBoardUser, bullBoardPassword, bullBoardReadOnly, apiHeadersTimeoutMs, apiRequestTimeoutMs, apiIdleTimeoutMs, ...own } }) => ({
     crawler,
     ...own,
     /** The HTTP server's limits on slow clients (createServer's `timeouts`). */
     timeouts: { headersTimeoutMs: apiHeadersTimeoutMs, requestTimeoutMs: apiRequestTimeoutMs, idleTimeoutMs: apiIdleTimeoutMs } satisfies ApiTimeouts,
     production: nodeEnv === 'production',
     /** Bull Board's credentials; null (development without BULL_BOARD_PASSWORD) leaves the board off. */
-    bullBoard: bullBoardPassword ? ({ user: bullBoardUser || 'admin', password: bullBoardPassword } satisfies BullBoardCredentials) : null,
+    bullBoard: bullBoardPassword ? ({ user: bullBoardUser || 'admin', password: bullBoardPassword, readOnly: bullBoardReadOnly } satisfies BullBoardCredentials) : null,
   }));
 
 /** The API's configuration: the crawler's (queues, database) plus the HTTP server's. */

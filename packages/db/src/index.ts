@@ -41,6 +41,10 @@ export {
 export { LinkStore, READ_ROUTABLE_SQL, type BacklogStatus, type LinkBacklog, type LinkChange, type LinkRecord, type NewLink, type LinkSummary, type StaleLink } from './links/link-store.js';
 export {
   CrawlStore,
+  OUT_OF_SCOPE_REASONS,
+  OUT_OF_SCOPE_SAMPLES_KEPT,
+  type OutOfScopeReason,
+  type AdmitTally,
   type CrawlRecord,
   type CrawlCounters,
   type CrawlView,

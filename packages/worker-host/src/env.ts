@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CRAWLER, MAX_TIMER_MS } from '@crawler/pipeline';
-import { composeEnv, intVar, parseEnv, type EnvSource } from '@crawler/core';
+import { composeEnv, envSchema, intVar, parseEnv, type EnvSource } from '@crawler/core';
 
 export { parseDomainLimits, type DomainLimits } from '@crawler/pipeline';
 
@@ -14,10 +14,10 @@ export interface MetricsPort {
 }
 
 /**
- * A worker process's own variables, beside the crawler's (CRAWLER_ENV). To add one, add it here with a TSDoc line:
- * it appears as `env.<camelCase of NAME>` (see core `config/env.ts`).
+ * Where a process that runs crawler workers serves /metrics, /healthz and /readyz: the router and fetcher apps, and
+ * `crawl run`. It appears as `metricsPort`, `metricsHost`, `metricsToken`.
  */
-export const WORKER_ENV = {
+export const METRICS_ENV = {
   /**
    * Port of the Prometheus /metrics endpoint; 0 picks a free one, `off` turns it off (null). Left unset, the process
    * tries 9464 and, when another worker on the host holds it, takes a free port and says so in a warning (`fallback`);
@@ -58,6 +58,20 @@ export const WORKER_ENV = {
       }
       return token;
     }),
+};
+
+/** The schema of {@link METRICS_ENV} alone, for a process that parses the rest of its environment its own way (`crawl run`). */
+export const METRICS_ENV_SCHEMA = envSchema(METRICS_ENV);
+
+/** The parsed {@link METRICS_ENV}. */
+export type MetricsSettings = z.output<typeof METRICS_ENV_SCHEMA>;
+
+/**
+ * A worker process's own variables, beside the crawler's (CRAWLER_ENV). To add one, add it here with a TSDoc line:
+ * it appears as `env.<camelCase of NAME>` (see core `config/env.ts`).
+ */
+export const WORKER_ENV = {
+  ...METRICS_ENV,
   /** How often a health line (queue depths, jobs done, memory) is logged. @defaultValue 30000 */
   HEALTH_LOG_INTERVAL_MS: intVar(30_000, 100, MAX_TIMER_MS),
   /** How long SIGTERM waits for in-flight jobs before aborting their fetches. @defaultValue 30000 */

@@ -3,7 +3,7 @@ import { assertBrowserExecutable, createRuntime, exitOnSignals, type CrawlerRunt
 import { createLogger, createPipelineMetrics, startMetricsServer, type MetricsServer, type PrometheusPipelineMetrics, type QueueDepths, type Readiness } from '@crawler/telemetry';
 import { RedisDatabaseError, RedisSetupError, assertRedisDatabase, fetchQueueName, probeRedisWrite } from '@crawler/queue';
 import { startEventDispatcher } from '@crawler/events';
-import { parseWorkerEnv, type WorkerEnv } from './env.js';
+import { parseWorkerEnv, type MetricsSettings, type WorkerEnv } from './env.js';
 
 /** What a health line reports. */
 export interface HealthSnapshot {
@@ -98,36 +98,16 @@ const MB = 1024 * 1024;
  */
 export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promise<WorkerProcess> {
   const { env, logger } = opts;
-  const metrics = createPipelineMetrics({ defaultMetrics: true });
+  const metrics = createWorkerMetrics();
   const jobs: Record<string, number> = {};
   if (Object.keys(env.crawler.domainLimits).length > 0) logger.info({ domainLimits: env.crawler.domainLimits }, 'per-domain politeness overrides');
   const runtime = createRuntime(env.crawler, { logger, ...opts.overrides, metrics: countingMetrics(metrics, jobs) });
-  const served = servedQueues(runtime, opts.workers);
-  const depths = async (): Promise<QueueDepths> => {
-    // Per shard this process consumes (`route@s1` with several shards).
-    const out: QueueDepths = await runtime.queues.queueDepths(served, ['waiting', 'active', 'delayed', 'prioritized', 'failed'], env.crawler.queueShardsConsumed);
-    return out;
-  };
-  metrics.collectQueueDepths(depths);
-  metrics.collectQueueWorkers(() => runtime.queues.workerCounts(served, env.crawler.queueShardsConsumed));
+  const depths = queueDepthsOf(runtime, opts.workers);
 
   let shuttingDown = false;
-  const checkOptions = { timeoutMs: READINESS_TIMEOUT_MS, logger };
-  // A write, not a PING: a Redis full under maxmemory answers PONG but refuses every job this worker would add.
-  const checkRedis = dependencyCheck('redis', () => probeRedisWrite(runtime.redis, runtime.queues.prefixes), checkOptions);
-  const checkPostgres = dependencyCheck('postgres', () => runtime.pingPostgres(), checkOptions);
-  const readiness = async (): Promise<Readiness> => {
-    const [redis, postgres] = await Promise.all([checkRedis(), checkPostgres()]);
-    const checks: Record<string, string> = { redis, postgres, ...(shuttingDown ? { process: 'shutting down' } : {}) };
-    return { ready: !shuttingDown && redis === 'ok' && postgres === 'ok', checks };
-  };
-
   let server: MetricsServer | null = null;
   try {
-    if (env.metricsPort !== null) {
-      server = await unlessAborted(listenForMetrics(metrics, env, logger, readiness), opts.signal);
-      logger.info({ port: server.port }, 'metrics listening on /metrics');
-    }
+    server = await unlessAborted(serveWorkerMetrics({ runtime, metrics, workers: opts.workers, settings: env, logger, shuttingDown: () => shuttingDown }), opts.signal);
     // Before anything takes work (and after /healthz listens: it waits for a Redis that is down at start): a database
     // REDIS_URL names that the server lacks would otherwise be database 0. The PING waits for Redis with database 0
     // too (no SELECT to wait in): workers started against a Redis that is down would hold a SIGTERM until the forced exit.
@@ -139,7 +119,7 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
     await runtime.close({ drainTimeoutMs: 0 });
     throw err;
   }
-  logger.info({ queues: served, fetchers: env.crawler.fetchers }, 'workers started');
+  logger.info({ queues: servedQueues(runtime, opts.workers), fetchers: env.crawler.fetchers }, 'workers started');
   // Router processes also deliver link events from the outbox; any number of them can, claims never overlap.
   const dispatcher =
     (opts.workers.router ?? true) && env.crawler.events.dispatcherEnabled
@@ -185,6 +165,57 @@ export async function startWorkerProcess(opts: StartWorkerProcessOptions): Promi
 /** How long a readiness check waits for Redis or Postgres to answer before it reports them unavailable. */
 const READINESS_TIMEOUT_MS = 2_000;
 
+/** The metrics of a process that runs crawler workers: every series of the pipeline, plus Node's own (heap, event loop, GC). */
+export function createWorkerMetrics(): PrometheusPipelineMetrics {
+  return createPipelineMetrics({ defaultMetrics: true });
+}
+
+/** Jobs per queue and state over the queues `workers` consume, per shard this process consumes (`route@s1` with several). */
+function queueDepthsOf(runtime: CrawlerRuntime, workers: StartWorkersOptions): () => Promise<QueueDepths> {
+  const served = servedQueues(runtime, workers);
+  return () => runtime.queues.queueDepths(served, ['waiting', 'active', 'delayed', 'prioritized', 'failed'], runtime.config.queueShardsConsumed);
+}
+
+/** What {@link serveWorkerMetrics} serves. */
+export interface ServeWorkerMetricsOptions {
+  /** The runtime whose workers the metrics count: it was created with `metrics` (or a wrapper of it) as its metrics. */
+  runtime: CrawlerRuntime;
+  metrics: PrometheusPipelineMetrics;
+  /** The workers the process runs: their queues' depths and connected workers are read at each scrape. */
+  workers: StartWorkersOptions;
+  /** METRICS_PORT (null: off), METRICS_HOST, METRICS_TOKEN. */
+  settings: MetricsSettings;
+  logger: Logger;
+  /** True once the process is shutting down: /readyz then answers 503. */
+  shuttingDown: () => boolean;
+}
+
+/**
+ * /metrics (queue depths and workers read at scrape time), /healthz and /readyz (Redis takes a write, Postgres answers
+ * and takes writes, not shutting down) of a process that runs crawler workers: the router and fetcher apps and
+ * `crawl run` serve the same series on the same variables. Null when METRICS_PORT is off.
+ */
+export async function serveWorkerMetrics(opts: ServeWorkerMetricsOptions): Promise<MetricsServer | null> {
+  const { runtime, metrics, settings, logger } = opts;
+  const served = servedQueues(runtime, opts.workers);
+  metrics.collectQueueDepths(queueDepthsOf(runtime, opts.workers));
+  metrics.collectQueueWorkers(() => runtime.queues.workerCounts(served, runtime.config.queueShardsConsumed));
+  const checkOptions = { timeoutMs: READINESS_TIMEOUT_MS, logger };
+  // A write, not a PING: a Redis full under maxmemory answers PONG but refuses every job this worker would add.
+  const checkRedis = dependencyCheck('redis', () => probeRedisWrite(runtime.redis, runtime.queues.prefixes), checkOptions);
+  const checkPostgres = dependencyCheck('postgres', () => runtime.pingPostgres(), checkOptions);
+  const readiness = async (): Promise<Readiness> => {
+    const [redis, postgres] = await Promise.all([checkRedis(), checkPostgres()]);
+    const shuttingDown = opts.shuttingDown();
+    const checks: Record<string, string> = { redis, postgres, ...(shuttingDown ? { process: 'shutting down' } : {}) };
+    return { ready: !shuttingDown && redis === 'ok' && postgres === 'ok', checks };
+  };
+  if (settings.metricsPort === null) return null;
+  const server = await listenForMetrics(metrics, settings, logger, readiness);
+  logger.info({ port: server.port }, 'metrics listening on /metrics');
+  return server;
+}
+
 /** Raised when the METRICS_PORT that was set explicitly is taken: a start-up error with a one-line message. */
 export class MetricsPortInUseError extends Error {
   readonly code = 'invalid_config';
@@ -198,7 +229,7 @@ export class MetricsPortInUseError extends Error {
  * Bind /metrics. Several workers on one host all default to 9464: with METRICS_PORT unset, the second one takes a
  * free port instead of crashing, and the warning names it (Prometheus needs each worker's port, or service discovery).
  */
-async function listenForMetrics(metrics: PrometheusPipelineMetrics, env: WorkerEnv, logger: Logger, readiness: () => Promise<Readiness>): Promise<MetricsServer> {
+async function listenForMetrics(metrics: PrometheusPipelineMetrics, env: MetricsSettings, logger: Logger, readiness: () => Promise<Readiness>): Promise<MetricsServer> {
   const { port, fallback } = env.metricsPort!;
   const start = (p: number) => startMetricsServer({ registry: metrics.registry, port: p, host: env.metricsHost, logger, readiness, ...(env.metricsToken ? { bearerToken: env.metricsToken } : {}) });
   try {

@@ -22,7 +22,8 @@ function sameSecret(given: string, expected: string): boolean {
 
 /**
  * Bull Board over `queues`, behind HTTP basic auth. Without credentials (development with no password set) the
- * path answers 404 with how to turn it on, rather than serving the board open.
+ * path answers 404 with how to turn it on, rather than serving the board open. Read-only unless
+ * `credentials.readOnly` is false: Bull Board then answers its actions 405 and hides their buttons.
  */
 export async function registerBullBoard(app: FastifyInstance, queues: Array<Queue | { queue: Queue; label: string }>, credentials: BullBoardCredentials | null): Promise<void> {
   if (!credentials) {
@@ -50,9 +51,10 @@ export async function registerBullBoard(app: FastifyInstance, queues: Array<Queu
     });
     const serverAdapter = new FastifyAdapter();
     serverAdapter.setBasePath(BULL_BOARD_PATH);
+    const readOnlyMode = credentials.readOnly ?? true;
     createBullBoard({
       // A label (`s1/`) tells apart the same queue of different shards, which the board would otherwise merge by name.
-      queues: queues.map((q) => ('label' in q ? new BullMQAdapter(q.queue, { readOnlyMode: false, prefix: q.label }) : new BullMQAdapter(q, { readOnlyMode: false }))),
+      queues: queues.map((q) => ('label' in q ? new BullMQAdapter(q.queue, { readOnlyMode, prefix: q.label }) : new BullMQAdapter(q, { readOnlyMode }))),
       serverAdapter,
       options: { uiConfig: { boardTitle: 'Crawler queues' } },
     });

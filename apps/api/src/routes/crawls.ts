@@ -52,6 +52,7 @@ export function crawlBody(v: CrawlView): Record<string, unknown> {
     revisit: v.revisit,
     createdAt: v.createdAt.toISOString(),
     counters: v.counters,
+    outOfScopeSamples: v.outOfScopeSamples,
   };
 }
 

@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import { IN_PROGRESS_STATUSES } from '@crawler/db';
+import { IN_PROGRESS_STATUSES, OUT_OF_SCOPE_REASONS, type CrawlView, type OutOfScopeReason } from '@crawler/db';
 import type { LinkStatus } from '@crawler/core';
 import { CrawlSpecError, CrawlerStoppedError, type CrawlSpec } from '@crawler/pipeline';
 import { UsageError, type CommandIO } from '../command.js';
@@ -71,13 +71,14 @@ export async function runFollowCrawl(io: CommandIO, seeds: string[], opts: Follo
     const view = await runtime.crawlStore.view(id);
     const rows = await runtime.linkStore.crawlSummaries(id);
     const report = buildCrawlReport(rows, created.rejected);
-    const crawl = view ? { id, status: view.state, counters: view.counters, sitemaps: created.sitemaps ? { files: created.sitemaps.files, urls: created.sitemaps.urls.length, errors: created.sitemaps.errors } : undefined } : { id };
+    const crawl = view ? { id, status: view.state, counters: view.counters, outOfScopeSamples: view.outOfScopeSamples, sitemaps: created.sitemaps ? { files: created.sitemaps.files, urls: created.sitemaps.urls.length, errors: created.sitemaps.errors } : undefined } : { id };
     if (opts.json) io.stdout.write(`${JSON.stringify({ crawl, ...report })}\n`);
     else {
       io.stdout.write(formatCrawlReport(report));
       if (view) {
         const c = view.counters;
-        io.stdout.write(`crawl ${id} ${view.state}: ${c.discovered} links seen, ${c.admitted} admitted, ${c.duplicate} duplicate, ${c.outOfScope} out of scope, ${c.overLimit} over a limit${c.overDepth > 0 ? ` (${c.overDepth} of them past maxDepth)` : ''}${view.maxAgeSeconds !== null ? `, ${c.refreshed} stored pages fetched again, ${c.fresh} fresh enough` : ''}; ${c.done} done, ${c.failed} failed\n`);
+        io.stdout.write(`crawl ${id} ${view.state}: ${c.discovered} links seen, ${c.admitted} admitted, ${c.duplicate} duplicate, ${c.outOfScope} out of scope${outOfScopeBreakdown(view)}, ${c.overLimit} over a limit${c.overDepth > 0 ? ` (${c.overDepth} of them past maxDepth)` : ''}${view.maxAgeSeconds !== null ? `, ${c.refreshed} stored pages fetched again, ${c.fresh} fresh enough` : ''}; ${c.done} done, ${c.failed} failed\n`);
+        io.stdout.write(outOfScopeSampleLines(view));
       }
     }
     return report.totals.failed > 0 || report.totals.rejected > 0 ? 1 : 0;
@@ -109,4 +110,31 @@ export function nothingToFetch(seeds: readonly string[], statuses: ReadonlyMap<s
       : `nothing to fetch: ${every} was fetched more recently than --max-age, so no link is followed; a shorter --max-age fetches them again`);
   }
   return lines.map((l) => `${l}\n`).join('');
+}
+
+/** What each reason refused, in words: `scope` by the crawl's scope (another site, host or origin than the seeds'). */
+function reasonWords(reason: OutOfScopeReason, scope: CrawlView['scope']): string {
+  switch (reason) {
+    case 'scope':
+      return scope === 'same-host' ? 'another host' : scope === 'same-origin' ? 'another origin' : 'another site';
+    case 'include':
+      return 'no include matched';
+    case 'exclude':
+      return 'excluded';
+    case 'nofollow':
+      return 'nofollow';
+  }
+}
+
+/** ` (12 another site, 3 excluded)`: the out-of-scope count by reason, the reasons that refused any. */
+export function outOfScopeBreakdown(view: Pick<CrawlView, 'scope' | 'counters'>): string {
+  const parts = OUT_OF_SCOPE_REASONS.filter((r) => view.counters.outOfScopeByReason[r] > 0).map((r) => `${view.counters.outOfScopeByReason[r]} ${reasonWords(r, view.scope)}`);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
+}
+
+/** One line per reason with the first URLs it refused: `  out of scope, excluded: https://…, https://…`. */
+export function outOfScopeSampleLines(view: Pick<CrawlView, 'scope' | 'outOfScopeSamples'>): string {
+  return OUT_OF_SCOPE_REASONS.filter((r) => (view.outOfScopeSamples[r]?.length ?? 0) > 0)
+    .map((r) => `  out of scope, ${reasonWords(r, view.scope)}: ${view.outOfScopeSamples[r]!.join(' ')}\n`)
+    .join('');
 }

@@ -4,6 +4,7 @@ import { onShutdownSignal, type CrawlerRuntime } from '@crawler/pipeline';
 import { InterruptedError, UsageError, type Command } from '../command.js';
 import { checkBrowserExecutable, cliLogger, configFrom, openRuntime } from '../crawler/cli-context.js';
 import { startCliEvents } from '../crawler/cli-events.js';
+import { cliEnv } from '../env.js';
 
 const USAGE = 'usage: crawl run [--until-idle] [--no-router] [--fetchers a,b]';
 
@@ -33,9 +34,14 @@ const command: Command = {
     const unknown = fetchers?.filter((f) => !config.fetchers.some((c) => c.name === f));
     if (unknown && unknown.length > 0) throw new UsageError(`--fetchers names fetchers not in FETCHERS: ${unknown.join(', ')}`);
     checkBrowserExecutable(config, fetchers);
+    // /metrics, /healthz and /readyz as the router and fetcher apps serve them (METRICS_PORT, METRICS_HOST,
+    // METRICS_TOKEN). Loaded here, not at the top: `crawl crawl` imports this module and serves no metrics.
+    const host = await import('@crawler/worker-host');
+    const metricsSettings = cliEnv(host.METRICS_ENV_SCHEMA, io.env);
+    const metrics = host.createWorkerMetrics();
     let runtime: CrawlerRuntime;
     try {
-      runtime = await openRuntime(config, { logger });
+      runtime = await openRuntime(config, { logger, metrics });
     } catch (err) {
       // Stopped while waiting for Redis: without --until-idle a signal is how this command ends, work or none.
       if (err instanceof InterruptedError && !parsed.values['until-idle']) {
@@ -45,22 +51,40 @@ const command: Command = {
       throw err;
     }
     const router = !parsed.values['no-router'];
-    runtime.startWorkers({ router, fetchers });
+    const workers = { router, fetchers };
+    let shuttingDown = false;
+    let server: Awaited<ReturnType<typeof host.serveWorkerMetrics>>;
+    try {
+      server = await host.serveWorkerMetrics({ runtime, metrics, workers, settings: metricsSettings, logger, shuttingDown: () => shuttingDown });
+    } catch (err) {
+      await runtime.close();
+      throw err instanceof host.MetricsPortInUseError ? new UsageError(err.message) : err;
+    }
+    runtime.startWorkers(workers);
     const events = startCliEvents(runtime, config, logger, router);
+    const beforeClose = async () => {
+      shuttingDown = true;
+      await events.stop();
+    };
+    // Last, so a scrape during the drain still answers.
+    const closeMetrics = () => server?.close().catch((err: unknown) => logger.warn({ err }, 'closing /metrics failed'));
     logger.info({ fetchers: fetchers ?? config.fetchers.map((f) => f.name), learning: config.learningModeEnabled }, 'crawler running');
     if (parsed.values['until-idle']) {
-      const release = closeOnSignals(runtime, () => undefined, events.stop);
+      const release = closeOnSignals(runtime, () => undefined, beforeClose);
       try {
         await runtime.waitUntilIdle();
       } finally {
         release();
+        shuttingDown = true;
         // The last pages' events go out before the process ends (after a signal the dispatcher is already stopped).
         if (!runtime.closed) await events.finish();
         await runtime.close();
+        await closeMetrics();
       }
       return 0;
     }
-    await new Promise<void>((resolve) => closeOnSignals(runtime, resolve, events.stop));
+    await new Promise<void>((resolve) => closeOnSignals(runtime, resolve, beforeClose));
+    await closeMetrics();
     return 0;
   },
 };

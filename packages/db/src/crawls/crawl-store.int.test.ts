@@ -92,6 +92,31 @@ describe('CrawlStore admission', () => {
     expect((await store.view(crawl.id))!.counters).toMatchObject({ overLimit: 3 + 1 + 2, overDepth: 5 });
   });
 
+  it('counts out-of-scope links by reason and keeps the first few distinct URLs of each, across concurrent admissions', async () => {
+    const { crawl, seed, seedLinkId } = await newCrawl();
+    const off = (i: number) => `https://other${i}.test/`;
+    // Through the locked path (a candidate to admit) and the counters-only one, 12 admissions at once.
+    await Promise.all(Array.from({ length: 12 }, (_, i) => store.admit({
+      crawlId: crawl.id, discoveredFrom: seedLinkId, candidates: i % 2 === 0 ? [cand(`${seed}in/${i}`)] : [],
+      tally: {
+        discovered: 4, outOfScope: 3, overLimit: 0,
+        outOfScopeBy: { scope: 2, exclude: 1 },
+        // Every page links the same off-site front page: kept once.
+        outOfScopeSamples: { scope: [off(0), off(i + 1)], exclude: [`${seed}private/${i}-${'x'.repeat(400)}`] },
+      },
+    })));
+    const view = (await store.view(crawl.id))!;
+    expect(view.counters.outOfScope).toBe(36);
+    expect(view.counters.outOfScopeByReason).toEqual({ scope: 24, include: 0, exclude: 12, nofollow: 0 });
+    expect(view.outOfScopeSamples.scope).toHaveLength(5);
+    expect(new Set(view.outOfScopeSamples.scope).size).toBe(5);
+    expect(view.outOfScopeSamples.scope).toContain(off(0));
+    expect(view.outOfScopeSamples.exclude).toHaveLength(5);
+    for (const url of view.outOfScopeSamples.exclude!) expect(url).toMatch(new RegExp(`^${seed}private/\\d+-x+…$`));
+    expect(view.outOfScopeSamples.exclude![0]!.length).toBe(300);
+    expect(Object.keys(view.outOfScopeSamples).sort()).toEqual(['exclude', 'scope']);
+  });
+
   it('a canonical target is seen before the page\'s own links, and a cancelled crawl admits nothing', async () => {
     const { crawl, seed, seedLinkId } = await newCrawl();
     const r = await store.admit({

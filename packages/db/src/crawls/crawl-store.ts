@@ -27,6 +27,20 @@ export interface CrawlRecord {
   createdAt: Date;
 }
 
+/**
+ * The rule that refused a discovered link, as `outOfScope` counts it: `scope`, another site, host or origin than the
+ * seeds' (by the crawl's scope); `include`, no include pattern matched; `exclude`, an exclude pattern matched;
+ * `nofollow`, rel=nofollow or `X-Robots-Tag: nofollow` on a crawl that does not follow them. The first that applies,
+ * in this order.
+ */
+export const OUT_OF_SCOPE_REASONS = ['scope', 'include', 'exclude', 'nofollow'] as const;
+export type OutOfScopeReason = (typeof OUT_OF_SCOPE_REASONS)[number];
+
+/** Distinct refused URLs kept per reason with the crawl's counters. */
+export const OUT_OF_SCOPE_SAMPLES_KEPT = 5;
+/** A sample URL longer than this is cut (with "…"): it is there to be read, not fetched. */
+export const OUT_OF_SCOPE_SAMPLE_MAX_CHARS = 300;
+
 /** A crawl's counters: decisions on discovered links, and its links by status. */
 export interface CrawlCounters {
   /** Distinct links seen per page (and seeds and sitemap entries), before any rule. */
@@ -37,6 +51,11 @@ export interface CrawlCounters {
   duplicate: number;
   /** Refused by the scope, an include or an exclude, or nofollow. */
   outOfScope: number;
+  /**
+   * outOfScope by the rule that refused the link. Their sum is outOfScope, but for links a crawl counted before the
+   * breakdown existed (migration 20261211020000), which are in none of them.
+   */
+  outOfScopeByReason: Record<OutOfScopeReason, number>;
   /** Refused by maxDepth, maxPages or maxPagesPerHost. */
   overLimit: number;
   /** The part of overLimit refused by maxDepth (the rest: maxPages or maxPagesPerHost). */
@@ -58,6 +77,8 @@ export interface CrawlView extends CrawlRecord {
   /** running until none of its links is queued, routing, fetching or paused; cancelled when cancelled. */
   state: 'running' | 'done' | 'cancelled';
   counters: CrawlCounters;
+  /** The first few distinct URLs each rule refused ({@link OUT_OF_SCOPE_SAMPLES_KEPT} at most), by reason; a reason that refused none is absent. */
+  outOfScopeSamples: Partial<Record<OutOfScopeReason, string[]>>;
 }
 
 /** A URL the frontier is asked to admit. */
@@ -83,7 +104,21 @@ export interface AdmitRequest {
   /** Keys to mark seen without fetching (a page's rel=canonical target: its content is this page's). */
   alsoSeen?: Array<{ key: string; host: string }>;
   /** Decided before the frontier (counted with this admission): occurrences seen, refused by scope, by depth. */
-  tally: { discovered: number; outOfScope: number; overLimit: number; duplicate?: number; /** The part of overLimit refused by maxDepth. */ overDepth?: number };
+  tally: AdmitTally;
+}
+
+/** What the frontier decided before the store: occurrences seen, refused by its rules, by depth. */
+export interface AdmitTally {
+  discovered: number;
+  outOfScope: number;
+  overLimit: number;
+  duplicate?: number;
+  /** The part of overLimit refused by maxDepth. */
+  overDepth?: number;
+  /** outOfScope by reason (a reason absent: none). */
+  outOfScopeBy?: Partial<Record<OutOfScopeReason, number>>;
+  /** A few URLs refused, by reason: the store keeps the first {@link OUT_OF_SCOPE_SAMPLES_KEPT} distinct ones of a crawl. */
+  outOfScopeSamples?: Partial<Record<OutOfScopeReason, string[]>>;
 }
 
 /** What the frontier admitted: links to route now. */
@@ -150,9 +185,14 @@ export class CrawlStore {
   /** The crawl with its state and counters, or null. The same answer from any process: it is all in Postgres. */
   async view(id: string): Promise<CrawlView | null> {
     if (!isUuid(id)) return null;
-    const [row] = await this.#sql.query<CrawlRecord & Record<'discovered' | 'admitted' | 'duplicate' | 'outOfScope' | 'overLimit' | 'overDepth' | 'refreshed' | 'fresh' | 'handedDone' | 'handedFailed', string>>(
+    const [row] = await this.#sql.query<
+      CrawlRecord & Record<'discovered' | 'admitted' | 'duplicate' | 'outOfScope' | 'overLimit' | 'overDepth' | 'refreshed' | 'fresh' | 'handedDone' | 'handedFailed', string>
+        & { outOfScopeBy: Record<OutOfScopeReason, string>; outOfScopeSamples: Partial<Record<OutOfScopeReason, string[]>> }
+    >(
       `SELECT ${CRAWL_COLUMNS}, admitted::text, discovered::text, duplicate::text, out_of_scope::text AS "outOfScope", over_limit::text AS "overLimit",
-         over_depth::text AS "overDepth", refreshed::text, fresh::text, handed_over_done::text AS "handedDone", handed_over_failed::text AS "handedFailed"
+         over_depth::text AS "overDepth", refreshed::text, fresh::text, handed_over_done::text AS "handedDone", handed_over_failed::text AS "handedFailed",
+         json_build_object('scope', out_of_scope_by_scope::text, 'include', out_of_scope_by_include::text, 'exclude', out_of_scope_by_exclude::text,
+           'nofollow', out_of_scope_by_nofollow::text) AS "outOfScopeBy", out_of_scope_samples AS "outOfScopeSamples"
        FROM crawls WHERE id = $1::uuid`,
       [id],
     );
@@ -164,15 +204,17 @@ export class CrawlStore {
     const n = (s: string): number => Number(byStatus.find((r) => r.status === s)?.n ?? 0);
     const counters: CrawlCounters = {
       discovered: Number(row.discovered), admitted: Number(row.admitted), duplicate: Number(row.duplicate),
-      outOfScope: Number(row.outOfScope), overLimit: Number(row.overLimit), overDepth: Number(row.overDepth), refreshed: Number(row.refreshed), fresh: Number(row.fresh),
+      outOfScope: Number(row.outOfScope),
+      outOfScopeByReason: Object.fromEntries(OUT_OF_SCOPE_REASONS.map((r) => [r, Number(row.outOfScopeBy[r])])) as Record<OutOfScopeReason, number>,
+      overLimit: Number(row.overLimit), overDepth: Number(row.overDepth), refreshed: Number(row.refreshed), fresh: Number(row.fresh),
       queued: n(LINK_STATUSES.queued), routing: n(LINK_STATUSES.routing), fetching: n(LINK_STATUSES.fetching), paused: n(LINK_STATUSES.paused),
       // Links a later crawl took over to fetch again still count here, with the status they had then.
       done: n(LINK_STATUSES.done) + Number(row.handedDone), failed: n(LINK_STATUSES.failed) + Number(row.handedFailed),
     };
     const inProgress = counters.queued + counters.routing + counters.fetching + counters.paused;
-    const { discovered: _d, admitted: _a, duplicate: _u, outOfScope: _o, overLimit: _l, overDepth: _od, refreshed: _r, fresh: _f, handedDone: _hd, handedFailed: _hf, ...record } = row;
+    const { discovered: _d, admitted: _a, duplicate: _u, outOfScope: _o, overLimit: _l, overDepth: _od, refreshed: _r, fresh: _f, handedDone: _hd, handedFailed: _hf, outOfScopeBy: _ob, outOfScopeSamples, ...record } = row;
     const state = row.status === 'cancelled' ? 'cancelled' : inProgress === 0 ? 'done' : 'running';
-    return { ...record, state, counters };
+    return { ...record, state, counters, outOfScopeSamples };
   }
 
   /** True when the crawl exists and none of its links is in progress (or it is cancelled). */
@@ -255,8 +297,8 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
     // Nothing to decide (every link was out of scope or known): only the counters move, without the crawl's lock.
     const rows = await tx.query<{ status: string }>(
       `UPDATE crawls SET discovered = discovered + $2::bigint, duplicate = duplicate + $3::bigint, out_of_scope = out_of_scope + $4::bigint,
-         over_limit = over_limit + $5::bigint, over_depth = over_depth + $6::bigint, updated_at = now() WHERE id = $1::uuid RETURNING status`,
-      [req.crawlId, req.tally.discovered, req.tally.duplicate ?? 0, req.tally.outOfScope, req.tally.overLimit, req.tally.overDepth ?? 0],
+         over_limit = over_limit + $5::bigint, over_depth = over_depth + $6::bigint, ${OUT_OF_SCOPE_SET(7)}, updated_at = now() WHERE id = $1::uuid RETURNING status`,
+      [req.crawlId, req.tally.discovered, req.tally.duplicate ?? 0, req.tally.outOfScope, req.tally.overLimit, req.tally.overDepth ?? 0, ...outOfScopeParams(req.tally)],
     );
     return { admitted: [], duplicate: req.tally.duplicate ?? 0, overLimit: req.tally.overLimit, closed: rows[0]?.status !== 'running' };
   }
@@ -393,10 +435,43 @@ async function admitIn(tx: SqlClient, req: AdmitRequest): Promise<AdmitResult> {
   await tx.query(
     `UPDATE crawls SET admitted = admitted + $2::int, discovered = discovered + $3::bigint, duplicate = duplicate + $4::bigint,
        out_of_scope = out_of_scope + $5::bigint, over_limit = over_limit + $6::bigint, refreshed = refreshed + $7::bigint, fresh = fresh + $8::bigint,
-       over_depth = over_depth + $9::bigint, updated_at = now() WHERE id = $1::uuid`,
-    [req.crawlId, won.length, req.tally.discovered, duplicate, req.tally.outOfScope, overLimit, refreshed, freshStored, req.tally.overDepth ?? 0],
+       over_depth = over_depth + $9::bigint, ${OUT_OF_SCOPE_SET(10)}, updated_at = now() WHERE id = $1::uuid`,
+    [req.crawlId, won.length, req.tally.discovered, duplicate, req.tally.outOfScope, overLimit, refreshed, freshStored, req.tally.overDepth ?? 0, ...outOfScopeParams(req.tally)],
   );
   return { admitted, duplicate, overLimit, closed: false };
+}
+
+/**
+ * The SET clauses that add a tally's outOfScope breakdown to a crawl, its parameters from `$first` on
+ * ({@link outOfScopeParams}: a count per reason, then the samples). Samples are merged in the row's own UPDATE, so two
+ * admissions of one crawl never lose each other's: kept in order of arrival, distinct, the first few per reason. Once
+ * every reason offered is full the column is assigned to itself: no new value is built (nor TOASTed again).
+ */
+function OUT_OF_SCOPE_SET(first: number): string {
+  const counts = OUT_OF_SCOPE_REASONS.map((r, i) => `out_of_scope_by_${r} = out_of_scope_by_${r} + $${first + i}::bigint`);
+  const samples = `$${first + OUT_OF_SCOPE_REASONS.length}::jsonb`;
+  return `${counts.join(', ')},
+    out_of_scope_samples = CASE WHEN NOT EXISTS (SELECT 1 FROM jsonb_each(${samples}) n
+        WHERE jsonb_array_length(COALESCE(out_of_scope_samples -> n.key, '[]'::jsonb)) < ${OUT_OF_SCOPE_SAMPLES_KEPT})
+      THEN out_of_scope_samples ELSE out_of_scope_samples || COALESCE((
+      SELECT jsonb_object_agg(n.key, (
+        SELECT jsonb_agg(u ORDER BY first) FROM (
+          SELECT u, min(i) AS first FROM jsonb_array_elements(COALESCE(out_of_scope_samples -> n.key, '[]'::jsonb) || n.value) WITH ORDINALITY AS e(u, i)
+          GROUP BY u ORDER BY first LIMIT ${OUT_OF_SCOPE_SAMPLES_KEPT}) kept))
+      FROM jsonb_each(${samples}) n
+      WHERE jsonb_array_length(COALESCE(out_of_scope_samples -> n.key, '[]'::jsonb)) < ${OUT_OF_SCOPE_SAMPLES_KEPT}), '{}'::jsonb) END`;
+}
+
+/** The parameters of {@link OUT_OF_SCOPE_SET}: counts per reason, then the samples (cut, at most the number kept). */
+function outOfScopeParams(tally: AdmitTally): [...number[], string] {
+  const samples: Partial<Record<OutOfScopeReason, string[]>> = {};
+  for (const r of OUT_OF_SCOPE_REASONS) {
+    const urls = tally.outOfScopeSamples?.[r];
+    if (urls && urls.length > 0) {
+      samples[r] = urls.slice(0, OUT_OF_SCOPE_SAMPLES_KEPT).map((u) => (u.length > OUT_OF_SCOPE_SAMPLE_MAX_CHARS ? `${u.slice(0, OUT_OF_SCOPE_SAMPLE_MAX_CHARS - 1)}…` : u));
+    }
+  }
+  return [...OUT_OF_SCOPE_REASONS.map((r) => tally.outOfScopeBy?.[r] ?? 0), JSON.stringify(samples)];
 }
 
 function isUuid(id: string): boolean {

@@ -30,6 +30,7 @@ import type { AdmitRequest, CrawlRecord, CrawlStore, FrontierCandidate } from '@
 import { readSitemaps, type SitemapFetch, type SitemapFileState, type SitemapLimits, type SitemapReport } from './sitemaps.js';
 import type { SeenCache } from './seen-cache.js';
 import { RouteJobAdder } from '../links/route-job-adder.js';
+import { OutOfScopeTally, refusalOf } from './out-of-scope-tally.js';
 
 /** What a crawl is asked to do (POST /crawls, `crawl crawl --follow`). */
 export interface CrawlSpec {
@@ -227,17 +228,20 @@ export class CrawlFrontier implements LinkDiscovery {
 
     // Seeds are admitted whatever include/exclude say (they were asked for by name); sitemap entries obey every rule.
     const candidates: FrontierCandidate[] = seeds.map((url) => candidateOf(url, 0));
-    const tally = { discovered: seeds.length, outOfScope: 0, overLimit: 0 };
+    let discovered = seeds.length;
+    const refused = new OutOfScopeTally();
     let sitemaps: SitemapReport | undefined;
     if (record.sitemaps) {
       if (!this.#deps.fetchSitemap) throw new CrawlSpecError('sitemaps', 'this process cannot read sitemaps');
       sitemaps = await readSitemaps(seeds, { fetch: this.#deps.fetchSitemap, limits: this.#deps.sitemapLimits, logger: this.#deps.logger, tracking });
       for (const url of sitemaps.urls) {
-        tally.discovered += 1;
-        if (matcher.check(url) !== null) tally.outOfScope += 1;
+        discovered += 1;
+        const reason = matcher.check(url);
+        if (reason !== null) refused.add(reason, url);
         else candidates.push(candidateOf(url, 0));
       }
     }
+    const tally = { discovered, overLimit: 0, ...refused.tally() };
     const { crawl, admitted } = await this.#deps.store.create(record, () => ({ candidates, tally }));
     this.#compiled.set(crawl.id, Promise.resolve({ record: crawl, scope: matcher, tracking }));
     // The crawl exists from here on: a Redis that cannot take the seeds' jobs now defers them, it does not fail the
@@ -343,17 +347,20 @@ export class CrawlFrontier implements LinkDiscovery {
     const { record, scope } = compiled;
     const depth = (page.link.depth ?? 0) + 1;
     const nofollowAll = robotsHeaderNofollow(page.headers?.['x-robots-tag']);
-    const tally = { discovered: extracted.links.length, outOfScope: 0, overLimit: 0, overDepth: 0 };
+    let overDepth = 0;
+    const refused = new OutOfScopeTally();
     const candidates: FrontierCandidate[] = [];
     for (const link of extracted.links) {
-      if (link.url === landing && scope.check(landing) !== 'scope') candidates.push(candidateOf(link.url, 0));
-      else if (((link.nofollow || nofollowAll) && !record.followNofollow) || scope.check(link.url) !== null) tally.outOfScope += 1;
-      else if (record.maxDepth !== null && depth > record.maxDepth) {
-        tally.overLimit += 1;
-        tally.overDepth += 1;
+      if (link.url === landing && scope.check(landing) !== 'scope') {
+        candidates.push(candidateOf(link.url, 0));
+        continue;
       }
+      const reason = refusalOf(scope, link.url, (link.nofollow || nofollowAll) && !record.followNofollow);
+      if (reason !== null) refused.add(reason, link.url);
+      else if (record.maxDepth !== null && depth > record.maxDepth) overDepth += 1;
       else candidates.push(candidateOf(link.url, depth));
     }
+    const tally = { discovered: extracted.links.length, overLimit: overDepth, overDepth, ...refused.tally() };
     // rel=canonical naming another in-scope page: this page's content is that page's, so the crawl counts it as seen.
     const alsoSeen: AdmitRequest['alsoSeen'] = [];
     if (extracted.canonical !== null && frontierKey(extracted.canonical) !== frontierKey(finalUrl) && scope.check(extracted.canonical) === null) {
