@@ -13,7 +13,7 @@ import { parseSinceFlag } from '../crawler/since-flag.js';
 import { UsageError, type Command, type CommandIO } from '../command.js';
 import { databaseUrlFrom } from '../env.js';
 
-const USAGE = 'usage: crawl export --format jsonl|warc [--since ISO-TIME] [--after CURSOR | --cursor-file FILE] [--status done] [--domain D] [--all-versions] [--out FILE]';
+const USAGE = 'usage: crawl export [--format jsonl|warc] [--since ISO-TIME] [--after CURSOR | --cursor-file FILE] [--status done] [--domain D] [--all-versions] [--out FILE]';
 const STATUSES = ['queued', 'routing', 'fetching', 'paused', 'done', 'failed'];
 
 /** Parsed `crawl export` arguments. */

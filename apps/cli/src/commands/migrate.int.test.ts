@@ -53,6 +53,20 @@ describe('crawl migrate', () => {
     }
   });
 
+  it('is what a command that runs workers says, once, before it starts them: `run --until-idle` ends instead of waiting', async () => {
+    for (const args of [['run', '--until-idle'], ['crawl', 'https://x.example/']]) {
+      const stderr = new PassThrough();
+      let err = '';
+      stderr.on('data', (d) => (err += String(d)));
+      const env = { DATABASE_URL: emptyUrl, QUEUE_PREFIX: `{crawler_test_cli_unmigrated_${process.pid}}`, REDIS_URL: process.env.REDIS_URL, FETCHERS: 'simple_http', LOG_LEVEL: 'warn' };
+      const code = await runCli(args, { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env });
+      expect(code, args[0]).toBe(1);
+      // No worker, reconciler or dispatcher warnings before it (`run` logs at info, hence LOG_LEVEL): they would have
+      // started on tables that are not there.
+      expect(err, args[0]).toMatch(new RegExp(`^crawl ${args[0]}: the database is not migrated \\(.*does not exist.*\\): run \`npx crawl migrate\` against DATABASE_URL first\n$`));
+    }
+  }, 60_000);
+
   it('applies every migration to an empty database, then finds nothing to do', async () => {
     const first = await run(migrate, [], { DATABASE_URL: emptyUrl });
     expect(first.code).toBe(0);

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { CRAWLER_ENV_SCHEMA, assertBrowserExecutable, createRuntime, onShutdownSignal, type CrawlerConfig, type CrawlerRuntime, type RuntimeOverrides } from '@crawler/pipeline';
 import { RedisSetupError, assertRedisDatabase } from '@crawler/queue';
+import { isSchemaMissingError } from '@crawler/db';
 // The logging entry alone: the package's index also loads prom-client (and OpenTelemetry's API), ~0.1 s a command.
 import { createLogger } from '@crawler/telemetry/logging';
 import { ConfigError, type Logger } from '@crawler/core';
@@ -94,7 +95,24 @@ export async function openRuntime(config: CrawlerConfig, overrides: RuntimeOverr
   // The PING waits for a Redis that is down (a worker connection retries forever): here, not in startWorkers, where
   // a signal would leave the workers' close waiting for it too.
   await waitForRedisUnlessSignalled(runtime.redis, () => runtime.close());
+  await failUnlessMigrated(runtime);
   return runtime;
+}
+
+/**
+ * Reject, after closing the runtime, when the database was never migrated: the command then ends with the CLI's one
+ * line that says to run `crawl migrate`, before its workers, reconciler and event dispatcher start on missing tables
+ * (each would log a warning a second, and `run --until-idle` would wait for ever). A Postgres that does not answer
+ * is left to the command, which waits for it.
+ */
+async function failUnlessMigrated(runtime: CrawlerRuntime): Promise<void> {
+  try {
+    await runtime.pingPostgres();
+  } catch (err) {
+    if (!isSchemaMissingError(err)) return;
+    await runtime.close();
+    throw err;
+  }
 }
 
 /**

@@ -72,6 +72,19 @@ describe('enqueueLinks on real Postgres and Redis', () => {
     expect(jobs.map((j) => j.data.linkId).sort()).toEqual([exits!.id, limited!.id, noTool!.id].sort());
   });
 
+  it('queues again a posted URL the SSRF guard refused, so a FETCH_ALLOW_HOSTS set since lets it through', async () => {
+    const links = new LinkStore(db.prisma);
+    const url = 'http://127.0.0.2:8080/page';
+    const [local] = await links.upsertMany([{ url, initialUrl: url, domain: '127.0.0.2' }]);
+    // What `crawl crawl` against a local site stores before the user follows its hint and sets FETCH_ALLOW_HOSTS.
+    await links.update(local!.id, { status: 'failed', lastErrorType: 'blocked_address', lastError: 'refused: the target is not a public address' });
+    await queues.obliterate([ROUTE_QUEUE]);
+    const res = await enqueueLinks([url], { links, queues });
+    expect(res.accepted.map((a) => a.queued)).toEqual([true]);
+    expect(await links.get(local!.id)).toMatchObject({ status: 'queued', lastErrorType: null });
+    expect((await queues.routeQueue().getJobs(['waiting'])).map((j) => j.data.linkId)).toEqual([local!.id]);
+  });
+
   it('stores the priority of a refresh and of a revived link, so a job rebuilt from Postgres keeps its place', async () => {
     const links = new LinkStore(db.prisma);
     const schedule = new ScheduleStore({ prisma: db.prisma });

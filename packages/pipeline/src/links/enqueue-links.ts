@@ -116,11 +116,13 @@ function hasCredentials(input: string): boolean {
  * Failures a re-post undoes: they said nothing about the page, and their messages tell the user to re-post. A site
  * that was down, a site that kept rate-limiting (robots.txt or the page answered 429 until the attempts ran out), a
  * tier whose proxies were all down, a fleet that ran no tool the router could choose (`unknown_fetcher`: FETCHERS
- * set wrong, mended since), or a crawl cancelled before it fetched the page (a producer posting that URL wants it,
- * whoever's crawl had admitted it). A wall that outlasted WALL_MAX_WAIT_MS (`blocked_*`) is not among them: its
- * message says "not retried", and a producer re-posting its URLs must not walk the crawler's address back into it.
+ * set wrong, mended since), an address the SSRF guard refused (`blocked_address`: a local or private site before
+ * FETCH_ALLOW_HOSTS named it; refused again at once, without a request, while it does not), or a crawl cancelled
+ * before it fetched the page (a producer posting that URL wants it, whoever's crawl had admitted it). A wall that
+ * outlasted WALL_MAX_WAIT_MS (`blocked_*`) is not among them: its message says "not retried", and a producer
+ * re-posting its URLs must not walk the crawler's address back into it.
  */
-export const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable, ERROR_TYPES.rateLimited, ERROR_TYPES.proxyUnavailable, ERROR_TYPES.unknownFetcher, ERROR_TYPES.crawlCancelled];
+export const REVIVED_ON_REPOST: readonly string[] = [ERROR_TYPES.siteUnreachable, ERROR_TYPES.rateLimited, ERROR_TYPES.proxyUnavailable, ERROR_TYPES.unknownFetcher, ERROR_TYPES.blockedAddress, ERROR_TYPES.crawlCancelled];
 
 /**
  * Put URLs into the crawl: normalize, reject invalid ones with a per-URL message (they are not stored), dedupe,
