@@ -2,6 +2,7 @@ import type { Page, Response } from 'playwright-core';
 import type { FetchResult, Fetcher } from '../contract.js';
 import { FetchError } from '../errors.js';
 import type { PreparedRequest } from '../base-fetcher.js';
+import type { ChallengeEncounter } from './challenge-wait.js';
 
 /**
  * The browser's navigation ended on a file, not a page: Chromium handed it to its download manager (an attachment, a
@@ -18,6 +19,8 @@ export interface FileAtUrl {
     cookie: string;
     /** The User-Agent the page's context sends (a clearance cookie is bound to it). */
     userAgent: string | null;
+    /** The wall the page met on its way to the file, when it met one. */
+    challenge?: ChallengeEncounter;
   };
 }
 
@@ -25,11 +28,38 @@ export interface FileAtUrl {
  * What the browser knows of a file its navigation ended on, read while the page is still open: the context's cookies
  * for it and its user agent, so the request that gets the bytes is the one the site just answered.
  */
-export async function fileAt(page: Page, response: Response, redirectChain: string[]): Promise<FileAtUrl> {
+export async function fileAt(page: Page, response: Response, redirectChain: string[], challenge?: ChallengeEncounter | null): Promise<FileAtUrl> {
   const url = response.url();
   const cookies = await page.context().cookies(url).catch(() => []);
   const userAgent = await page.evaluate(() => navigator.userAgent).catch(() => null);
-  return { file: { url, redirectChain, cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; '), userAgent: typeof userAgent === 'string' ? userAgent : null } };
+  return { file: { url, redirectChain, cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; '), userAgent: typeof userAgent === 'string' ? userAgent : null, ...(challenge ? { challenge } : {}) } };
+}
+
+/**
+ * The main-frame navigation responses Chromium turned into downloads, latest last: a wall's script that sets its
+ * cookie and reloads onto a file (an attachment behind the wall) leaves the challenge on screen, as a download never
+ * replaces the document.
+ */
+export function watchDownloads(page: Page): { readonly last: Response | null; stop(): void } {
+  const navigations = new Map<string, Response>();
+  let last: Response | null = null;
+  const onResponse = (r: Response) => {
+    if (r.request().isNavigationRequest() && r.frame() === page.mainFrame()) navigations.set(r.url(), r);
+  };
+  const onDownload = (d: { url(): string }) => {
+    last = navigations.get(d.url()) ?? last;
+  };
+  page.on('response', onResponse);
+  page.on('download', onDownload);
+  return {
+    get last() {
+      return last;
+    },
+    stop() {
+      page.off('response', onResponse);
+      page.off('download', onDownload);
+    },
+  };
 }
 
 /**
@@ -52,5 +82,5 @@ export async function requestFile(http: Fetcher, browser: string, req: PreparedR
     throw err;
   }
   // Assigned, not spread: plain HTTP's `text` is a getter that decodes on first read.
-  return Object.assign(result, { fetcher: browser, url: req.originalUrl, redirectChain: [...at.redirectChain, ...result.redirectChain] });
+  return Object.assign(result, { fetcher: browser, url: req.originalUrl, redirectChain: [...at.redirectChain, ...result.redirectChain] }, at.challenge ? { challenge: at.challenge } : {});
 }

@@ -85,9 +85,12 @@ describe('files in the browser', () => {
   }, 60_000);
 
   it('gets a file behind a wall the browser clears, with the clearance cookie and the user agent it earned it with', async () => {
-    for (const path of ['/walled/report.pdf', '/walled/archive.zip']) {
+    // The attachment first: the wall's script reloads onto a download, which leaves the challenge on screen.
+    for (const path of ['/walled/archive.zip', '/walled/report.pdf']) {
       const r = await fetcher.fetch({ url: server.url(path) });
-      expect({ path, status: r.status, fetcher: r.fetcher, bytes: r.body.length }).toEqual({ path, status: 200, fetcher: 'playwright', bytes: path.endsWith('.pdf') ? PDF.length : ZIP.length });
+      expect({ path, status: r.status, fetcher: r.fetcher, bytes: r.body.length, cleared: r.challenge?.cleared ?? null }).toEqual({
+        path, status: 200, fetcher: 'playwright', bytes: path.endsWith('.pdf') ? PDF.length : ZIP.length, cleared: path.endsWith('.zip') ? true : null,
+      });
     }
     // Every request that got a file carried the clearance and Chromium's user agent (never plain HTTP's own).
     expect(seen.length).toBeGreaterThanOrEqual(2);

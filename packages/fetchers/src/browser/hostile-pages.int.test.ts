@@ -119,7 +119,7 @@ describe('hostile pages in the browser', () => {
     }
   }, 60_000);
 
-  it('returns a PDF's bytes, not its viewer's page: the PDF viewer keeps them, so the fetcher asks for the file itself', async () => {
+  it('returns the bytes of a PDF, not the page of its viewer: the viewer keeps them, so the fetcher asks for the file itself', async () => {
     const pdf = await fetcher.fetch({ url: server.url('/report.pdf') });
     expect({ status: pdf.status, contentType: pdf.contentType, text: pdf.text, fetcher: pdf.fetcher, body: Buffer.from(pdf.body).toString() }).toEqual({
       status: 200, contentType: 'application/pdf', text: null, fetcher: 'playwright', body: '%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n',

@@ -9,7 +9,7 @@ import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
 import { HttpFetcher } from '../http/http-fetcher.js';
-import { fileAt, requestFile, type FileAtUrl } from './file-request.js';
+import { fileAt, requestFile, watchDownloads, type FileAtUrl } from './file-request.js';
 import { DomChanges } from './dom-changes.js';
 import { NavigationBudget } from './navigation-budget.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
@@ -317,6 +317,7 @@ export class PlaywrightFetcher extends BaseFetcher {
     const network = trackNetwork(page);
     const documents = new DocumentTracker(page);
     const noContent = watchNoContent(page);
+    const downloads = watchDownloads(page);
     const navigations = NavigationBudget.watch(page);
     try {
       if (Object.keys(req.headers).length > 0) await page.setExtraHTTPHeaders(req.headers);
@@ -334,7 +335,7 @@ export class PlaywrightFetcher extends BaseFetcher {
         if (refusal) throw refusal;
         // Chromium handed the navigation's response to its download manager (an attachment, a zip, a CSV): the file is
         // the result, asked for again with the page's cookies. (Downloads stay refused: Chromium keeps no bytes.)
-        const download = noContent.navigation;
+        const download = downloads.last ?? noContent.navigation;
         if (download && isDownloadStart(err)) return await fileAt(page, download, redirectChainOf(download.request()));
         // A 204 or 205 is the site's answer that there is no document: Chromium stays where it was and goto fails
         // with ERR_ABORTED. A 401 asking for a password fails with ERR_INVALID_AUTH_CREDENTIALS (headless Chromium has
@@ -379,7 +380,7 @@ export class PlaywrightFetcher extends BaseFetcher {
           return other;
         }
       }
-      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, navigations, challenge, first ?? challenge, current, deadline) : null;
+      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, navigations, challenge, first ?? challenge, current, deadline, () => downloads.last !== null) : null;
       if (!encounter && documents.documents.length === 1 && mayClearItself(current.status(), html, isEmpty)) {
         // A page with a script that no detector knows, answered with a wall's status or with nothing to read (a wall
         // family we have not met): give the script a moment to ask for the page again, then judge it by what it did
@@ -403,6 +404,13 @@ export class PlaywrightFetcher extends BaseFetcher {
         // Already through: the interstitial reloaded into content while the page settled. Record what it was.
         const earlier = await challengesBefore(documents);
         if (earlier) encounter = { ...earlier.last, firstVendor: earlier.first.vendor, firstKind: earlier.first.kind, cleared: true, waitedMs: 0, documents: documents.documents };
+      }
+      const download = downloads.last;
+      if (encounter && download) {
+        // The wall's script reloaded onto a file (a download never replaces the challenge on screen): through.
+        encounter.cleared = true;
+        await this.#endSolve(turn, await this.#shareClearance(page, turn));
+        return await fileAt(page, download, redirectChainOf(download.request()), encounter);
       }
       if (encounter) {
         current = documents.last ?? current;
@@ -432,7 +440,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       // HTML is the viewer's, so the result is the bytes the site sent. A PDF's viewer takes its bytes: the file is
       // asked for again with the page's cookies, as for a download.
       if (contentType !== null && !RENDERED_TYPES.has(contentType)) {
-        if (PDF_TYPES.has(contentType)) return await fileAt(page, current, redirectChain);
+        if (PDF_TYPES.has(contentType)) return await fileAt(page, current, redirectChain, encounter);
         html = null;
       }
       const body = html === null ? new Uint8Array(await current.body()) : new TextEncoder().encode(html);
@@ -469,6 +477,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       network.stop();
       documents.stop();
       noContent.stop();
+      downloads.stop();
       await navigations.stop();
       if (navigations.refused > 0 || navigations.framesRefused > 0) {
         this.log.warn({ url: req.url.href, navigations: navigations.sent, refused: navigations.refused, framesRefused: navigations.framesRefused }, 'page kept navigating by itself: stopped on the document it had');
@@ -486,7 +495,7 @@ export class PlaywrightFetcher extends BaseFetcher {
    * the result at once, as it would be after the wait, whether it is the first page, the one the interstitial led to,
    * or the one it turned into.
    */
-  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, navigations: NavigationBudget, challenge: RenderedChallenge, first: RenderedChallenge, shown: Response, fetchDeadline: number): Promise<ChallengeEncounter> {
+  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, navigations: NavigationBudget, challenge: RenderedChallenge, first: RenderedChallenge, shown: Response, fetchDeadline: number, downloaded: () => boolean): Promise<ChallengeEncounter> {
     const { vendor, kind } = challenge;
     const encounter: ChallengeEncounter = { vendor, kind, firstVendor: first.vendor, firstKind: first.kind, cleared: false, waitedMs: 0, documents: documents.documents };
     if (kind !== 'interstitial') {
@@ -507,7 +516,8 @@ export class PlaywrightFetcher extends BaseFetcher {
     let inPlaceReads = 0;
     try {
       // A page stopped from navigating further cannot reload into content: the rest of the wait would be for nothing.
-      while (Date.now() < deadline && navigations.refused === 0) {
+      // One whose script reloaded onto a file is through (the file is the result).
+      while (Date.now() < deadline && navigations.refused === 0 && !downloaded()) {
         if (!(await documents.next(seen, Math.min(deadline, Date.now() + DOM_LOOK_MS)))) {
           if (Date.now() - judgedAt < spacingMs || !(await dom.changed())) continue;
           judgedAt = Date.now();
