@@ -7,6 +7,7 @@ import { blockPage, cloudflareInteractivePage, radwareBlockPage, wordfenceBlockP
 import { FASTLY_COOKIE, FASTLY_POST_BACK_PATH, FASTLY_SCRIPT_PATH, checkFastlyAnswer, fastlyPage, fastlyScript, newFastlyChallenge, type FastlyChallenge } from './fastly.js';
 import { checkThenDenyInPlacePage, managedThenCaptchaPage } from './in-place.js';
 import { F5_TSPD_COOKIE, F5_TSPD_SCRIPT_PATH, SOLVED_PATH, clearanceOf, f5TspdPage, f5TspdScript, interstitialPage, newClearanceToken } from './interstitial.js';
+import { fileAnswer } from './files.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
 /** One site of the simulated web. */
@@ -77,6 +78,8 @@ export interface SiteSpec {
    * front door). @defaultValue 'upgrade'
    */
   plainHttp?: 'upgrade' | 'downgrade';
+  /** Bytes of the site's `/files/huge-N.bin` attachment (see files.ts). @defaultValue 1048576 */
+  hugeFileBytes?: number;
 }
 
 /** Name of the session cookie a `second_request` wall gives a visitor with its first page. */
@@ -295,7 +298,14 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
     // robots.txt is no page: it is answered by the wall but not logged or counted (robotsRequests counts it).
     if (walledRobots) robotsRequests.push({ client, cleared: false });
     else log.push(entry);
-    const n = Number(/(\d+)(?:\.pdf)?$/.exec(url.pathname)?.[1] ?? 0);
+    const n = Number(/(\d+)(?:\.[a-z]+)?$/.exec(url.pathname)?.[1] ?? 0);
+    // A file under /files/ (files.ts), served where the site serves its content: by a static or files site, and by a
+    // walled one to a visitor with clearance.
+    const file = url.pathname.startsWith('/files/') ? fileAnswer(url.pathname, n, { hugeBytes: spec.hugeFileBytes ?? 1024 * 1024 }) : null;
+    const serveContent = (fallback: () => void): void => {
+      if (file) res.writeHead(file.status, file.headers).end(file.body);
+      else fallback();
+    };
     const title = `${name} page ${n}`;
     if ((spec.blockedAddresses ?? []).some((prefix) => address.startsWith(prefix))) {
       entry.outcome = 'address_blocked';
@@ -315,10 +325,10 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
     switch (kind) {
       case 'static':
       case 'ratelimit':
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
+        serveContent(() => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) })));
         return;
       case 'files':
-        res.writeHead(200, { 'content-type': 'application/pdf' }).end(pdfBytes());
+        serveContent(() => res.writeHead(200, { 'content-type': 'application/pdf' }).end(pdfBytes()));
         return;
       case 'spa':
         // Only a client that runs the page's script renders it; the beacon marks the request served when it does.
@@ -335,7 +345,7 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
             res.writeHead(200, { 'content-type': 'text/plain' }).end(robotsBody);
             return;
           }
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) }));
+          serveContent(() => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(staticArticle({ title, links: relatedLinks(kind, n) })));
           return;
         }
         const session = clearanceOf(req.headers.cookie, SESSION_COOKIE);

@@ -1,13 +1,15 @@
 import type { Browser, Page, Request, Response } from 'playwright-core';
 import { CrawlerError, FETCHERS, registrableDomainOf } from '@crawler/core';
 import { BaseFetcher, type PreparedRequest } from '../base-fetcher.js';
-import type { FetchResult } from '../contract.js';
+import type { FetchResult, Fetcher } from '../contract.js';
 import { FetchError } from '../errors.js';
 import { resolveFetchersOptions, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
 import { decodeText, isTextualType, mimeTypeOf, sniffCharset } from '../http/decode.js';
 import { assertAllowedTarget, type AddressPolicy } from '../http/ssrf.js';
 import { BrowserPool, contextProxyOf, exitIdOf, samePolicy, type ContextExit, type ContextFactory } from './browser-pool.js';
 import { translatePlaywrightError } from './translate-error.js';
+import { HttpFetcher } from '../http/http-fetcher.js';
+import { fileAt, requestFile, watchDownloads, type FileAtUrl } from './file-request.js';
 import { DomChanges } from './dom-changes.js';
 import { NavigationBudget } from './navigation-budget.js';
 import { installRequestPolicy, policyKey, refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
@@ -32,6 +34,11 @@ export interface PlaywrightFetcherDeps {
   name?: string;
   /** Where earned clearance is shared with the fleet (Redis in a worker); kept only in this process's memory when absent. */
   clearance?: ClearanceStore;
+  /**
+   * Plain HTTP's fetcher, which gets a file the browser's navigation ended on (a download, a PDF) with the page's
+   * cookies and user agent. A private one is made on first use when absent (and closed with this fetcher).
+   */
+  files?: Fetcher;
 }
 
 /** Types Chromium renders as a page of their own: its DOM is the page. An untyped document is judged by what Chromium made of it. */
@@ -91,7 +98,8 @@ export function plainHooks(options: ResolvedFetchersOptions): BrowserHooks {
         locale: 'en-US',
         // Service workers would serve later pages from their own cache and hide real statuses.
         serviceWorkers: 'block',
-        // A download is a file for plain HTTP, outside the page's byte and time limits: refused.
+        // Chromium keeps no download: a navigation that turns into one is asked for again by the fetcher itself, with
+        // plain HTTP's byte cap and decoding (file-request.ts).
         acceptDownloads: false,
       }),
   };
@@ -111,6 +119,8 @@ export class PlaywrightFetcher extends BaseFetcher {
   readonly #policy: AddressPolicy;
   readonly #clearance: ClearanceStore | undefined;
   readonly #flights = new SolveFlights();
+  readonly #givenFiles: Fetcher | undefined;
+  #ownFiles: Fetcher | undefined;
   #closed: Promise<void> | undefined;
 
   constructor(options: ResolvedFetchersOptions, deps: PlaywrightFetcherDeps = {}) {
@@ -119,6 +129,7 @@ export class PlaywrightFetcher extends BaseFetcher {
     this.#ownsPool = deps.pool === undefined;
     this.#pool = deps.pool ?? new BrowserPool(options);
     this.#onClose = deps.onClose;
+    this.#givenFiles = deps.files;
     this.#policy = { allowPrivateNetworks: options.allowPrivateNetworks, allowHosts: options.allowHosts };
     // The pool's egress proxy is the guard that counts: a fetcher whose policy differs from it would be a lie.
     if (!samePolicy(this.#policy, this.#pool.policy)) {
@@ -185,6 +196,8 @@ export class PlaywrightFetcher extends BaseFetcher {
         },
         req.request.exit ?? null,
       );
+      // A file: its bytes are asked for again, as the page asked (cookies, user agent, exit), once the page is closed.
+      if ('file' in result) return await requestFile(this.#files(), this.name, req, result.file);
       return req.request.exit ? { ...result, exitTier: req.request.exit.tier } : result;
     } finally {
       await this.#endSolve(turn, null);
@@ -295,10 +308,16 @@ export class PlaywrightFetcher extends BaseFetcher {
     lead.settle(result);
   }
 
-  async #render(page: Page, req: PreparedRequest, turn: SolveTurn): Promise<FetchResult | SolveWait> {
+  /** Plain HTTP's fetcher for the files the browser meets. */
+  #files(): Fetcher {
+    return this.#givenFiles ?? (this.#ownFiles ??= new HttpFetcher(this.options));
+  }
+
+  async #render(page: Page, req: PreparedRequest, turn: SolveTurn): Promise<FetchResult | SolveWait | FileAtUrl> {
     const network = trackNetwork(page);
     const documents = new DocumentTracker(page);
     const noContent = watchNoContent(page);
+    const downloads = watchDownloads(page);
     const navigations = NavigationBudget.watch(page);
     try {
       if (Object.keys(req.headers).length > 0) await page.setExtraHTTPHeaders(req.headers);
@@ -314,6 +333,10 @@ export class PlaywrightFetcher extends BaseFetcher {
       } catch (err) {
         const refusal = refusalFor(page);
         if (refusal) throw refusal;
+        // Chromium handed the navigation's response to its download manager (an attachment, a zip, a CSV): the file is
+        // the result, asked for again with the page's cookies. (Downloads stay refused: Chromium keeps no bytes.)
+        const download = downloads.last ?? noContent.navigation;
+        if (download && isDownloadStart(err)) return await fileAt(page, download, redirectChainOf(download.request()));
         // A 204 or 205 is the site's answer that there is no document: Chromium stays where it was and goto fails
         // with ERR_ABORTED. A 401 asking for a password fails with ERR_INVALID_AUTH_CREDENTIALS (headless Chromium has
         // no dialog to cancel; its body is not kept). Each is a result, as for plain HTTP, not a browser fault to retry.
@@ -357,7 +380,7 @@ export class PlaywrightFetcher extends BaseFetcher {
           return other;
         }
       }
-      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, navigations, challenge, first ?? challenge, current, deadline) : null;
+      let encounter = challenge ? await this.#waitOutChallenge(page, documents, network, navigations, challenge, first ?? challenge, current, deadline, () => downloads.last !== null) : null;
       if (!encounter && documents.documents.length === 1 && mayClearItself(current.status(), html, isEmpty)) {
         // A page with a script that no detector knows, answered with a wall's status or with nothing to read (a wall
         // family we have not met): give the script a moment to ask for the page again, then judge it by what it did
@@ -381,6 +404,13 @@ export class PlaywrightFetcher extends BaseFetcher {
         // Already through: the interstitial reloaded into content while the page settled. Record what it was.
         const earlier = await challengesBefore(documents);
         if (earlier) encounter = { ...earlier.last, firstVendor: earlier.first.vendor, firstKind: earlier.first.kind, cleared: true, waitedMs: 0, documents: documents.documents };
+      }
+      const download = downloads.last;
+      if (encounter && download) {
+        // The wall's script reloaded onto a file (a download never replaces the challenge on screen): through.
+        encounter.cleared = true;
+        await this.#endSolve(turn, await this.#shareClearance(page, turn));
+        return await fileAt(page, download, redirectChainOf(download.request()), encounter);
       }
       if (encounter) {
         current = documents.last ?? current;
@@ -407,12 +437,10 @@ export class PlaywrightFetcher extends BaseFetcher {
       const redirectChain = redirectChainOf(current.request());
       const contentType = mimeTypeOf(headers['content-type']);
       // A document that is not HTML (JSON, plain text, XML, an image) is shown in a viewer of Chromium's own: the page's
-      // HTML is the viewer's, so the result is the bytes the site sent. A PDF's viewer takes its bytes too: plain HTTP
-      // is the tool for it, as for a download.
+      // HTML is the viewer's, so the result is the bytes the site sent. A PDF's viewer takes its bytes: the file is
+      // asked for again with the page's cookies, as for a download.
       if (contentType !== null && !RENDERED_TYPES.has(contentType)) {
-        if (PDF_TYPES.has(contentType)) {
-          throw new FetchError('wrong_tool', `Chromium shows ${contentType} in its PDF viewer`, { url: req.originalUrl, fetcher: this.name });
-        }
+        if (PDF_TYPES.has(contentType)) return await fileAt(page, current, redirectChain, encounter);
         html = null;
       }
       const body = html === null ? new Uint8Array(await current.body()) : new TextEncoder().encode(html);
@@ -449,6 +477,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       network.stop();
       documents.stop();
       noContent.stop();
+      downloads.stop();
       await navigations.stop();
       if (navigations.refused > 0 || navigations.framesRefused > 0) {
         this.log.warn({ url: req.url.href, navigations: navigations.sent, refused: navigations.refused, framesRefused: navigations.framesRefused }, 'page kept navigating by itself: stopped on the document it had');
@@ -466,7 +495,7 @@ export class PlaywrightFetcher extends BaseFetcher {
    * the result at once, as it would be after the wait, whether it is the first page, the one the interstitial led to,
    * or the one it turned into.
    */
-  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, navigations: NavigationBudget, challenge: RenderedChallenge, first: RenderedChallenge, shown: Response, fetchDeadline: number): Promise<ChallengeEncounter> {
+  async #waitOutChallenge(page: Page, documents: DocumentTracker, network: NetworkTracker, navigations: NavigationBudget, challenge: RenderedChallenge, first: RenderedChallenge, shown: Response, fetchDeadline: number, downloaded: () => boolean): Promise<ChallengeEncounter> {
     const { vendor, kind } = challenge;
     const encounter: ChallengeEncounter = { vendor, kind, firstVendor: first.vendor, firstKind: first.kind, cleared: false, waitedMs: 0, documents: documents.documents };
     if (kind !== 'interstitial') {
@@ -487,7 +516,8 @@ export class PlaywrightFetcher extends BaseFetcher {
     let inPlaceReads = 0;
     try {
       // A page stopped from navigating further cannot reload into content: the rest of the wait would be for nothing.
-      while (Date.now() < deadline && navigations.refused === 0) {
+      // One whose script reloaded onto a file is through (the file is the result).
+      while (Date.now() < deadline && navigations.refused === 0 && !downloaded()) {
         if (!(await documents.next(seen, Math.min(deadline, Date.now() + DOM_LOOK_MS)))) {
           if (Date.now() - judgedAt < spacingMs || !(await dom.changed())) continue;
           judgedAt = Date.now();
@@ -586,6 +616,7 @@ export class PlaywrightFetcher extends BaseFetcher {
 
   close(): Promise<void> {
     this.#closed ??= (async () => {
+      await this.#ownFiles?.close();
       if (this.#ownsPool) await this.#pool.close();
       await this.#onClose?.();
     })();
@@ -632,19 +663,33 @@ function withUtf8Charset(contentType: string): string {
   return [...params, ' charset=utf-8'].join(';');
 }
 
-/** The crawler's own navigation answered with a status Chromium shows no document for (204, 205, a 401 asking for a password), once it has. */
-function watchNoContent(page: Page): { readonly response: Response | null; stop(): void } {
+/**
+ * The crawler's own navigation answered with a status Chromium shows no document for (204, 205, a 401 asking for a
+ * password), once it has; and the latest response of that navigation (a download's, which never becomes a document).
+ */
+function watchNoContent(page: Page): { readonly response: Response | null; readonly navigation: Response | null; stop(): void } {
   let response: Response | null = null;
+  let navigation: Response | null = null;
   const onResponse = (r: Response) => {
-    if (NO_DOCUMENT_STATUSES.has(r.status()) && isCrawlerNavigation(page, r.request())) response = r;
+    if (!isCrawlerNavigation(page, r.request())) return;
+    navigation = r;
+    if (NO_DOCUMENT_STATUSES.has(r.status())) response = r;
   };
   page.on('response', onResponse);
   return {
     get response() {
       return response;
     },
+    get navigation() {
+      return navigation;
+    },
     stop: () => page.off('response', onResponse),
   };
+}
+
+/** Playwright's error for a navigation Chromium turned into a download. */
+function isDownloadStart(err: unknown): boolean {
+  return err instanceof Error && /Download is starting/.test(err.message);
 }
 
 interface NetworkTracker {
