@@ -85,6 +85,21 @@ describe('migrate', () => {
     ]);
   });
 
+  it('creates a database that does not exist, as prisma migrate deploy does, once even when several run at once', async () => {
+    const name = `crawler_test_db_migrate_new_${process.pid}_${randomBytes(3).toString('hex')}`;
+    created.push(name);
+    const runs = await Promise.all([migrate(urlOf(name)), migrate(urlOf(name)), migrate(urlOf(name))]);
+    const onDisk = readMigrations().map((m) => m.name);
+    expect(runs.flatMap((r) => r.applied).sort()).toEqual([...onDisk].sort());
+    expect(runs.filter((r) => r.createdDatabase !== undefined).map((r) => r.createdDatabase)).toEqual([name]);
+    expect(await migrate(urlOf(name))).toEqual({ applied: [], alreadyApplied: onDisk, frozen: 0 });
+    // Asked not to, it refuses with the server's answer instead.
+    const other = `crawler_test_db_migrate_none_${process.pid}_${randomBytes(3).toString('hex')}`;
+    await expect(migrate(urlOf(other), { createDatabase: false })).rejects.toThrow(/does not exist/);
+    const exists = await admin((c) => c.query('SELECT 1 FROM pg_database WHERE datname = $1', [other]));
+    expect(exists.rowCount).toBe(0);
+  });
+
   it('is safe to run from several processes at once', async () => {
     const fresh = await emptyDatabase();
     const results = await Promise.all([migrate(fresh), migrate(fresh), migrate(fresh)]);

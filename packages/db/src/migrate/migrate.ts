@@ -3,9 +3,10 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
-import { DB_ERROR_CODES, translateDbError } from '../errors.js';
+import { DB_ERROR_CODES, dbErrorCodeOf, translateDbError } from '../errors.js';
 import { FREEZE_FOREIGN_XACT_SQL } from '../content/export-cursor.js';
 import { locateMigrationsDir } from './locate.js';
+import { quoteIdent, withDatabase } from './databases.js';
 
 /**
  * The advisory lock key `prisma migrate` itself takes, so our runs and a `prisma migrate deploy` elsewhere
@@ -28,6 +29,11 @@ export interface MigrateOptions {
   lockTimeoutMs?: number;
   /** Tries of a migration that times out waiting for a lock before migrate gives up (nothing half-applied). @defaultValue 20 */
   lockTries?: number;
+  /**
+   * Create the database when it does not exist, as `prisma migrate deploy` does (through the server's `postgres`
+   * database, else `template1`; the role needs CREATEDB). @defaultValue true
+   */
+  createDatabase?: boolean;
 }
 
 /** What {@link migrate} did. */
@@ -38,6 +44,8 @@ export interface MigrateResult {
   alreadyApplied: string[];
   /** Stored rows restored from another cluster's dump that this run marked as committed before any export. */
   frozen: number;
+  /** The database's name when this run created it. */
+  createdDatabase?: string;
 }
 
 /** One migration on disk. */
@@ -90,18 +98,26 @@ function migrationError(message: string): CrawlerError {
 export async function migrate(databaseUrl: string, options: MigrateOptions = {}): Promise<MigrateResult> {
   const log = (options.logger ?? silentLogger).child({ component: 'migrate' });
   const migrations = readMigrations(options.migrationsDir ?? locateMigrationsDir());
-  const client = new pg.Client({ connectionString: databaseUrl });
+  let createdDatabase: string | undefined;
+  let client = new pg.Client({ connectionString: databaseUrl });
   try {
     await client.connect();
   } catch (err) {
-    throw translateDbError(err, 'connect for migrations');
+    if (dbErrorCodeOf(err) !== INVALID_CATALOG_NAME || options.createDatabase === false) throw translateDbError(err, 'connect for migrations');
+    createdDatabase = await createMissingDatabase(databaseUrl, log);
+    client = new pg.Client({ connectionString: databaseUrl });
+    try {
+      await client.connect();
+    } catch (err2) {
+      throw translateDbError(err2, 'connect for migrations');
+    }
   }
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       const result = await applyPending(client, migrations, log, { timeoutMs: options.lockTimeoutMs ?? 3_000, tries: options.lockTries ?? 20 });
       result.frozen = await freezeForeignTransactions(client, log);
-      return result;
+      return createdDatabase === undefined ? result : { ...result, createdDatabase };
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
     }
@@ -110,6 +126,46 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/** Postgres' invalid_catalog_name: the database named in the URL does not exist. */
+const INVALID_CATALOG_NAME = '3D000';
+/**
+ * Another process created it first: duplicate_database, or, when both CREATE DATABASE ran at the same moment, the
+ * unique violation on pg_database's name.
+ */
+const DATABASE_EXISTS = new Set(['42P04', '23505']);
+
+/**
+ * Create the database `databaseUrl` names, connected to the server's maintenance database (`postgres`, else
+ * `template1`, as Prisma does). Another migrate creating it at the same moment is not an error. Returns its name when
+ * this call created it.
+ */
+async function createMissingDatabase(databaseUrl: string, log: Logger): Promise<string | undefined> {
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  let lastErr: unknown;
+  for (const maintenance of ['postgres', 'template1']) {
+    const admin = new pg.Client({ connectionString: withDatabase(databaseUrl, maintenance) });
+    try {
+      await admin.connect();
+    } catch (err) {
+      lastErr = err;
+      await admin.end().catch(() => undefined);
+      if (dbErrorCodeOf(err) === INVALID_CATALOG_NAME) continue;
+      throw translateDbError(err, `connect to create database ${name}`);
+    }
+    try {
+      await admin.query(`CREATE DATABASE ${quoteIdent(name)}`);
+      log.info({ database: name }, 'created the database');
+      return name;
+    } catch (err) {
+      if (!DATABASE_EXISTS.has(dbErrorCodeOf(err) ?? '')) throw translateDbError(err, `create database ${name}`);
+      return undefined;
+    } finally {
+      await admin.end().catch(() => undefined);
+    }
+  }
+  throw translateDbError(lastErr, `create database ${name}`);
 }
 
 /** Postgres' lock_not_available: a statement waited past lock_timeout. */
