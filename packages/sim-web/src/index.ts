@@ -7,3 +7,4 @@ export * from './block-page.js';
 export * from './fastly.js';
 export * from './in-place.js';
 export * from './encodings.js';
+export * from './traps.js';
