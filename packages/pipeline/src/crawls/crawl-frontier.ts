@@ -13,6 +13,7 @@ import {
   extractJsonFeedLinks,
   extractXmlLinks,
   frontierKey,
+  isRepeatingPath,
   looksLikeFeed,
   robotsHeaderNofollow,
   mimeOf,
@@ -347,7 +348,8 @@ export class CrawlFrontier implements LinkDiscovery {
     const candidates: FrontierCandidate[] = [];
     for (const link of extracted.links) {
       if (link.url === landing && scope.check(landing) !== 'scope') candidates.push(candidateOf(link.url, 0));
-      else if (((link.nofollow || nofollowAll) && !record.followNofollow) || scope.check(link.url) !== null) tally.outOfScope += 1;
+      // A path that repeats itself (`/deep/a/a/a/`) only goes deeper into one page: a trap, refused as out of scope.
+      else if (((link.nofollow || nofollowAll) && !record.followNofollow) || scope.check(link.url) !== null || isRepeatingPath(link.url)) tally.outOfScope += 1;
       else if (record.maxDepth !== null && depth > record.maxDepth) {
         tally.overLimit += 1;
         tally.overDepth += 1;
