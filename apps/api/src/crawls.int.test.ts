@@ -52,7 +52,7 @@ describe('/crawls', () => {
     expect(got.statusCode).toBe(200);
     expect(got.json()).toMatchObject({
       id: body.id, status: 'running', seeds: ['https://www.example.co.uk/'], scope: 'same-site', maxPages: 10, maxDepth: 2, exclude: ['**/private/**'],
-      counters: { discovered: 1, admitted: 1, queued: 1, done: 0, failed: 0, duplicate: 0, outOfScope: 0, overLimit: 0, outOfScopeByReason: { scope: 0, include: 0, exclude: 0, nofollow: 0 } },
+      counters: { discovered: 1, admitted: 1, queued: 1, done: 0, failed: 0, duplicate: 0, outOfScope: 0, overLimit: 0, outOfScopeByReason: { scope: 0, include: 0, exclude: 0, trap: 0, nofollow: 0 } },
       outOfScopeSamples: {},
     });
 

@@ -101,6 +101,7 @@ export {
   frontierKey,
   type TrackingParamFilter,
 } from './crawl/crawl-url.js';
+export { MAX_SEGMENT_REPEATS, isRepeatingPath } from './crawl/crawl-traps.js';
 export { encodeQueryIn } from './crawl/query-encoding.js';
 export { extractLinks, robotsHeaderNofollow, type ExtractedLink, type ExtractLinksOptions, type PageLinks } from './crawl/extract-links.js';
 export { limitHtmlNesting, MAX_READABLE_DEPTH } from './crawl/limit-nesting.js';

@@ -8,3 +8,4 @@ export * from './fastly.js';
 export * from './in-place.js';
 export * from './encodings.js';
 export * from './files.js';
+export * from './traps.js';

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from '@crawler/core';
 import { challengePage, jsRenderedPage, pdfBytes, startTestServer, staticArticle, type TestCa, type TestServer } from '@crawler/testkit';
 import { ANUBIS_COOKIE, ANUBIS_PASS_PATH, ANUBIS_SCRIPT_PATH, anubisPage, anubisRejectPage, anubisScript, checkAnubisWork, newAnubisChallenge, type AnubisChallenge } from './anubis.js';
@@ -8,6 +9,7 @@ import { FASTLY_COOKIE, FASTLY_POST_BACK_PATH, FASTLY_SCRIPT_PATH, checkFastlyAn
 import { checkThenDenyInPlacePage, managedThenCaptchaPage } from './in-place.js';
 import { F5_TSPD_COOKIE, F5_TSPD_SCRIPT_PATH, SOLVED_PATH, clearanceOf, f5TspdPage, f5TspdScript, interstitialPage, newClearanceToken } from './interstitial.js';
 import { fileAnswer } from './files.js';
+import { trapAnswer } from './traps.js';
 import { RateLimiter, classifyClient, kindAt, type ClientClass, type KindChange, type RateLimit, type SiteKind } from './site-kinds.js';
 
 /** One site of the simulated web. */
@@ -92,6 +94,7 @@ export type RequestOutcome = 'served' | 'shell' | 'challenge' | 'rate_limited' |
 export interface SiteRequest {
   /** Sequence number within the site, from 1. */
   seq: number;
+  /** The request's path; a `traps` site's log has the query too (`/cal?month=3`). */
   path: string;
   client: ClientClass;
   /** Simulated epoch ms at arrival. */
@@ -159,8 +162,11 @@ export interface SimSite {
 }
 
 const BEACON = '/__sim/beacon';
+/** Every site's open redirector: `/__sim/redirect?to=URL` answers 302 to URL. */
+export const REDIRECT_PATH = '/__sim/redirect';
 
 function pagePath(kind: SiteKind, n: number): string {
+  if (kind === 'traps') return n <= 1 ? '/' : `/article/${n}`;
   return kind === 'files' ? `/files/doc-${n}.pdf` : `/page/${n}`;
 }
 
@@ -174,7 +180,7 @@ function relatedLinks(kind: SiteKind, n: number): string[] {
 }
 
 /** Start one site on `host` (a loopback address of its own), its clock giving the simulated time. */
-export async function startSimSite(spec: SiteSpec, opts: { host: string; index: number; clock?: Clock; port?: number; tls?: { ca: TestCa } }): Promise<SimSite> {
+export async function startSimSite(spec: SiteSpec, opts: { host: string; index: number; clock?: Clock; port?: number; tls?: { ca: TestCa }; peers?: () => readonly SimSite[] }): Promise<SimSite> {
   const clock = opts.clock ?? systemClock;
   const name = spec.name ?? `${spec.kind}-${opts.index}`;
   const changes = spec.changes ?? [];
@@ -218,6 +224,15 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
       const entry = log[Number(url.searchParams.get('seq')) - 1];
       if (entry && (entry.outcome === 'shell' || entry.outcome === 'challenge')) entry.outcome = 'served';
       res.writeHead(204).end();
+      return;
+    }
+    // An open redirector, as many sites have (`/out?url=`): where a redirect chain leaves a site and comes back.
+    if (url.pathname === REDIRECT_PATH) {
+      res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
+      return;
+    }
+    if (spec.kind === 'traps' && url.pathname !== '/robots.txt') {
+      serveTrap(req, res);
       return;
     }
     if (url.pathname === SOLVED_PATH) {
@@ -415,6 +430,21 @@ export async function startSimSite(spec: SiteSpec, opts: { host: string; index: 
         return;
       }
     }
+  };
+
+  const serveTrap = (req: IncomingMessage, res: ServerResponse): void => {
+    const target = req.url ?? '/';
+    const nowMs = clock.now().getTime();
+    const entry: SiteRequest = { seq: log.length + 1, path: target, client: classifyClient(req.rawHeaders), atMs: nowMs, kind: 'traps', address: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''), outcome: 'served' };
+    log.push(entry);
+    const self = listeners.main.origin;
+    const answer = trapAnswer(target, { origin: self, offsite: opts.peers?.().find((s) => s.origin !== self)?.origin, sessionId: () => randomBytes(16).toString('hex') });
+    if (answer === null) {
+      entry.outcome = 'not_found';
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    res.writeHead(answer.status, answer.headers).end(answer.body);
   };
 
   const listeners = await listen(spec, opts, handle);

@@ -71,8 +71,11 @@ export function loopbackAddress(first: string, n: number): string {
 export async function startSimWeb(spec: SimWebSpec): Promise<SimWeb> {
   const first = spec.firstHost ?? '127.0.0.2';
   const ca = spec.https ? (spec.ca ?? createTestCa('sim-web test CA')) : undefined;
+  // Sites know each other once all are up: a `traps` site redirects off itself to another.
+  let all: SimSite[] = [];
+  const peers = () => all;
   const settled = await Promise.allSettled(
-    spec.sites.map((s, i) => startSimSite(s, { host: loopbackAddress(first, i), index: i, clock: spec.clock, port: spec.port, ...(ca ? { tls: { ca } } : {}) })),
+    spec.sites.map((s, i) => startSimSite(s, { host: loopbackAddress(first, i), index: i, clock: spec.clock, port: spec.port, peers, ...(ca ? { tls: { ca } } : {}) })),
   );
   const sites = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -80,6 +83,7 @@ export async function startSimWeb(spec: SimWebSpec): Promise<SimWeb> {
     await Promise.all(sites.map((s) => s.close()));
     throw failed.reason;
   }
+  all = sites;
   const byDomain = new Map(sites.map((s) => [s.domain, s]));
   let closing: Promise<void> | undefined;
   return {

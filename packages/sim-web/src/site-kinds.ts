@@ -7,8 +7,9 @@
  * The kinds of site the simulated web has. Both walls answer every visitor without a clearance cookie with an
  * interstitial whose script sets the cookie and reloads, as real "Just a moment…" pages do: `interstitial` (503) lets
  * any real browser through, `botwall` (403) refuses a browser that exposes `navigator.webdriver` (only stealth passes).
+ * `traps` is a small plain site among crawler traps (traps.ts).
  */
-export const SITE_KINDS = ['static', 'spa', 'botwall', 'interstitial', 'ratelimit', 'files'] as const;
+export const SITE_KINDS = ['static', 'spa', 'botwall', 'interstitial', 'ratelimit', 'files', 'traps'] as const;
 export type SiteKind = (typeof SITE_KINDS)[number];
 
 /** Who sent a request, judged from its headers (see classifyClient). */
@@ -22,6 +23,7 @@ export const IDEAL_FETCHER: Readonly<Record<SiteKind, string>> = {
   interstitial: 'playwright',
   ratelimit: 'simple_http',
   files: 'simple_http',
+  traps: 'simple_http',
 };
 
 /** Fetchers that can get a page of each kind at all (a browser renders static pages too, just dearer). */
@@ -32,6 +34,7 @@ export const CAPABLE_FETCHERS: Readonly<Record<SiteKind, readonly string[]>> = {
   interstitial: ['playwright', 'playwright_stealth'],
   ratelimit: ['simple_http', 'playwright', 'playwright_stealth'],
   files: ['simple_http'],
+  traps: ['simple_http', 'playwright', 'playwright_stealth'],
 };
 
 /** A change of kind: from `atMs` of simulated time, or from the site's `afterRequests`-th page request on. */

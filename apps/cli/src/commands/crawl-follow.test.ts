@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { outOfScopeBreakdown, outOfScopeSampleLines } from './crawl-follow.js';
 
-const counters = (by: Partial<Record<'scope' | 'include' | 'exclude' | 'nofollow', number>>) => ({ outOfScopeByReason: { scope: 0, include: 0, exclude: 0, nofollow: 0, ...by } }) as never;
+const counters = (by: Partial<Record<'scope' | 'include' | 'exclude' | 'trap' | 'nofollow', number>>) => ({ outOfScopeByReason: { scope: 0, include: 0, exclude: 0, trap: 0, nofollow: 0, ...by } }) as never;
 
 describe('crawl --follow\'s out-of-scope lines', () => {
   it('say how many each rule refused, in the words of the crawl\'s scope, the rules that refused none left out', () => {

@@ -121,6 +121,8 @@ function reasonWords(reason: OutOfScopeReason, scope: CrawlView['scope']): strin
       return 'no include matched';
     case 'exclude':
       return 'excluded';
+    case 'trap':
+      return 'a path repeating itself';
     case 'nofollow':
       return 'nofollow';
   }

@@ -21,6 +21,20 @@ describe('stripTrackingParams', () => {
     expect(stripTrackingParams('https://a.com/m;v=2/x;a=1')).toBe('https://a.com/m;v=2/x;a=1');
   });
 
+  it('removes a session id written into every link (`sid=<token>` and the like), but not a short or word value', () => {
+    expect(stripTrackingParams('https://a.com/shop?sid=65fa752c324e51ea8f6b772165309770&p=2')).toBe('https://a.com/shop?p=2');
+    expect(stripTrackingParams('https://a.com/f/t.php?t=12&s=0a1b2c3d4e5f60718293a4b5c6d7e8f9')).toBe('https://a.com/f/t.php?t=12');
+    expect(stripTrackingParams('https://a.com/p?osCsid=k2m4n6p8q0r2s4t6v8w0x2y4z6&x=1')).toBe('https://a.com/p?x=1');
+    expect(stripTrackingParams('https://a.com/p?ASPSESSIONIDQQGGQGPG=LBBMNNLCHMHBJHFLNHPPAJGI&CFID=12345&CFTOKEN=87654321')).toBe('https://a.com/p');
+    // Story ids, search words, dates and slugs are not tokens.
+    for (const url of ['https://a.com/article.pl?sid=05/03/01/1234', 'https://a.com/p?sid=5', 'https://a.com/search?s=lighthouse+keepers+cottage',
+      'https://a.com/p?s=2024-05-01', 'https://a.com/p?sid=abcdefghijklmnopqrstuvwxyz']) {
+      expect(stripTrackingParams(url)).toBe(url);
+    }
+    // A custom list without the entries keeps them.
+    expect(stripTrackingParams('https://a.com/p?sid=65fa752c324e51ea8f6b772165309770', compileTrackingParams(['utm_*']))).toBe('https://a.com/p?sid=65fa752c324e51ea8f6b772165309770');
+  });
+
   it('keeps a malformed escape as written', () => {
     expect(stripTrackingParams('https://a.com/p?%E0%A4%A=1')).toBe('https://a.com/p?%E0%A4%A=1');
   });
@@ -55,6 +69,10 @@ describe('frontierKey', () => {
     ['https://a.com/d/?x=1', 'https://a.com/d?x=1'],
     ['https://a.com:8080/', 'https://a.com:8080/'],
     ['https://a.com/p?next=/x/', 'https://a.com/p?next=/x/'],
+    // Parameter order is no part of a page's identity; the order of one name's values is.
+    ['https://a.com/list?b=2&a=1', 'https://a.com/list?a=1&b=2'],
+    ['https://a.com/d/?z=&b=2&a=1&a=0', 'https://a.com/d?a=1&a=0&b=2&z='],
+    ['https://a.com/p?b&a=1', 'https://a.com/p?a=1&b'],
   ])('%s → %s', (url, key) => {
     expect(frontierKey(url)).toBe(key);
   });

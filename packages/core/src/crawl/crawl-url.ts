@@ -9,27 +9,46 @@ export const DEFAULT_TRACKING_PARAMS: readonly string[] = [
   'utm_*', 'fbclid', 'gclid', 'gclsrc', 'dclid', 'gbraid', 'wbraid', 'msclkid', 'yclid', 'twclid', 'ttclid', 'igshid',
   'li_fat_id', 'mc_cid', 'mc_eid', '_ga', '_gl', '_hsenc', '_hsmi', 'hsctatracking', 'mkt_tok', 'oly_anon_id', 'oly_enc_id',
   'vero_id', 'wickedid', 'rb_clickid', 's_cid', 'ncid', 'spm', 'scm', 'jsessionid', 'phpsessid',
+  // Names that are a session id only when the value is a token: `sid=5` is Slashdot's story, `sid=9f3a…` a session.
+  'sid=<token>', 'sessionid=<token>', 'session_id=<token>', 'sessid=<token>', 's=<token>', 'oscsid=<token>', 'zenid=<token>',
+  'cfid', 'cftoken', 'aspsessionid*',
 ];
 
-/** A compiled tracking-parameter list: `matches(name)` for one decoded parameter name. */
+/**
+ * A session token as servers write one into links for cookieless clients: 16 or more letters and digits with at least
+ * one of each (PHP's 26–32, a servlet's 32 hex digits, osCommerce's), optionally with `-`. A word, a number or
+ * a date is none.
+ */
+const SESSION_TOKEN = /^(?=[-\w]*\d)(?=[-\w]*[a-z])[a-z0-9][-a-z0-9]{15,}$/i;
+
+/** A compiled tracking-parameter list: `matches(name, value)` for one decoded parameter name and its raw value. */
 export interface TrackingParamFilter {
-  matches(name: string): boolean;
+  matches(name: string, value?: string): boolean;
 }
 
-/** Compile a list such as {@link DEFAULT_TRACKING_PARAMS} (exact names, or prefixes ending in `*`). */
+/**
+ * Compile a list such as {@link DEFAULT_TRACKING_PARAMS}: exact names, or prefixes ending in `*`; either followed by
+ * `=<token>` matches only when the value is a session token (16+ letters and digits, both present), so `sid=<token>`
+ * strips `sid=9f3a…` but keeps `sid=5`.
+ */
 export function compileTrackingParams(patterns: readonly string[]): TrackingParamFilter {
   const exact = new Set<string>();
   const prefixes: string[] = [];
+  const tokenExact = new Set<string>();
+  const tokenPrefixes: string[] = [];
   for (const p of patterns) {
-    const lower = p.trim().toLowerCase();
+    let lower = p.trim().toLowerCase();
+    const token = lower.endsWith('=<token>');
+    if (token) lower = lower.slice(0, -'=<token>'.length);
     if (lower === '' || lower === '*') continue;
-    if (lower.endsWith('*')) prefixes.push(lower.slice(0, -1));
-    else exact.add(lower);
+    if (lower.endsWith('*')) (token ? tokenPrefixes : prefixes).push(lower.slice(0, -1));
+    else (token ? tokenExact : exact).add(lower);
   }
   return {
-    matches(name) {
+    matches(name, value) {
       const lower = name.toLowerCase();
-      return exact.has(lower) || prefixes.some((p) => lower.startsWith(p));
+      if (exact.has(lower) || prefixes.some((p) => lower.startsWith(p))) return true;
+      return value !== undefined && (tokenExact.has(lower) || tokenPrefixes.some((p) => lower.startsWith(p))) && SESSION_TOKEN.test(value);
     },
   };
 }
@@ -53,7 +72,7 @@ function decodedName(rawName: string): string {
 export function stripTrackingParams(url: string, filter: TrackingParamFilter = DEFAULT_FILTER): string {
   const q = url.indexOf('?');
   let path = q === -1 ? url : url.slice(0, q);
-  if (path.includes(';')) path = path.replace(/;([^/;=]+)=[^/;]*/g, (param, name: string) => (filter.matches(decodedName(name)) ? '' : param));
+  if (path.includes(';')) path = path.replace(/;([^/;=]+)=([^/;]*)/g, (param, name: string, value: string) => (filter.matches(decodedName(name), value) ? '' : param));
   if (q === -1) return path;
   const kept = url
     .slice(q + 1)
@@ -61,7 +80,7 @@ export function stripTrackingParams(url: string, filter: TrackingParamFilter = D
     .filter((pair) => {
       if (pair === '') return false;
       const eq = pair.indexOf('=');
-      return !filter.matches(decodedName(eq === -1 ? pair : pair.slice(0, eq)));
+      return eq === -1 ? !filter.matches(decodedName(pair)) : !filter.matches(decodedName(pair.slice(0, eq)), pair.slice(eq + 1));
     });
   return kept.length > 0 ? `${path}?${kept.join('&')}` : path;
 }
@@ -88,14 +107,31 @@ export function canonicalCrawlUrl(raw: string, base?: string, filter: TrackingPa
 
 /**
  * The key a crawl deduplicates on: the canonical URL with a trailing slash dropped from a non-root path, so `/docs`
- * and `/docs/` are one page to the frontier (the first one discovered is the one fetched). Servers that tell the two
- * apart exist, but a crawl that fetches both nearly always fetches one page twice.
+ * and `/docs/` are one page to the frontier (the first one discovered is the one fetched), and its query parameters
+ * sorted by name (`?b=2&a=1` = `?a=1&b=2`, as Scrapy's and Crawlee's dedup read them; the values of one name keep
+ * their order). Servers that tell such spellings apart exist, but a crawl that fetches both nearly always fetches
+ * one page twice.
  */
 export function frontierKey(canonicalUrl: string): string {
   const q = canonicalUrl.search(/[?#]/);
-  const path = q === -1 ? canonicalUrl : canonicalUrl.slice(0, q);
-  const rest = q === -1 ? '' : canonicalUrl.slice(q);
+  let path = q === -1 ? canonicalUrl : canonicalUrl.slice(0, q);
+  let rest = q === -1 ? '' : canonicalUrl.slice(q);
   // "scheme://host/" keeps its slash: the root path is never empty.
-  if (path.endsWith('/') && path.indexOf('/', path.indexOf('//') + 2) < path.length - 1) return path.slice(0, -1) + rest;
-  return canonicalUrl;
+  if (path.endsWith('/') && path.indexOf('/', path.indexOf('//') + 2) < path.length - 1) path = path.slice(0, -1);
+  if (rest.startsWith('?') && rest.includes('&')) {
+    const hash = rest.indexOf('#');
+    const query = hash === -1 ? rest.slice(1) : rest.slice(1, hash);
+    const nameOf = (pair: string) => {
+      const eq = pair.indexOf('=');
+      return eq === -1 ? pair : pair.slice(0, eq);
+    };
+    // Array.prototype.sort is stable: `a=2&a=1` stays as written.
+    const sorted = query.split('&').sort((x, y) => {
+      const a = nameOf(x);
+      const b = nameOf(y);
+      return a < b ? -1 : a > b ? 1 : 0;
+    });
+    rest = `?${sorted.join('&')}${hash === -1 ? '' : rest.slice(hash)}`;
+  }
+  return path + rest;
 }

@@ -107,7 +107,7 @@ describe('CrawlStore admission', () => {
     })));
     const view = (await store.view(crawl.id))!;
     expect(view.counters.outOfScope).toBe(36);
-    expect(view.counters.outOfScopeByReason).toEqual({ scope: 24, include: 0, exclude: 12, nofollow: 0 });
+    expect(view.counters.outOfScopeByReason).toEqual({ scope: 24, include: 0, exclude: 12, trap: 0, nofollow: 0 });
     expect(view.outOfScopeSamples.scope).toHaveLength(5);
     expect(new Set(view.outOfScopeSamples.scope).size).toBe(5);
     expect(view.outOfScopeSamples.scope).toContain(off(0));

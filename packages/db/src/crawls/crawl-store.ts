@@ -30,10 +30,10 @@ export interface CrawlRecord {
 /**
  * The rule that refused a discovered link, as `outOfScope` counts it: `scope`, another site, host or origin than the
  * seeds' (by the crawl's scope); `include`, no include pattern matched; `exclude`, an exclude pattern matched;
- * `nofollow`, rel=nofollow or `X-Robots-Tag: nofollow` on a crawl that does not follow them. The first that applies,
+ * `trap`, a path that repeats itself (`/a/b/a/b/a/b/`); `nofollow`, rel=nofollow or `X-Robots-Tag: nofollow` on a crawl that does not follow them. The first that applies,
  * in this order.
  */
-export const OUT_OF_SCOPE_REASONS = ['scope', 'include', 'exclude', 'nofollow'] as const;
+export const OUT_OF_SCOPE_REASONS = ['scope', 'include', 'exclude', 'trap', 'nofollow'] as const;
 export type OutOfScopeReason = (typeof OUT_OF_SCOPE_REASONS)[number];
 
 /** Distinct refused URLs kept per reason with the crawl's counters. */
@@ -191,7 +191,7 @@ export class CrawlStore {
     >(
       `SELECT ${CRAWL_COLUMNS}, admitted::text, discovered::text, duplicate::text, out_of_scope::text AS "outOfScope", over_limit::text AS "overLimit",
          over_depth::text AS "overDepth", refreshed::text, fresh::text, handed_over_done::text AS "handedDone", handed_over_failed::text AS "handedFailed",
-         json_build_object('scope', out_of_scope_by_scope::text, 'include', out_of_scope_by_include::text, 'exclude', out_of_scope_by_exclude::text,
+         json_build_object('scope', out_of_scope_by_scope::text, 'include', out_of_scope_by_include::text, 'exclude', out_of_scope_by_exclude::text, 'trap', out_of_scope_by_trap::text,
            'nofollow', out_of_scope_by_nofollow::text) AS "outOfScopeBy", out_of_scope_samples AS "outOfScopeSamples"
        FROM crawls WHERE id = $1::uuid`,
       [id],

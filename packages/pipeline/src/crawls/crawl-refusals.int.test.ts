@@ -44,7 +44,7 @@ describe('a crawl\'s refusals by reason', () => {
       await waitFor(async () => (await c.runtime.crawlStore.view(created.crawl.id))?.state !== 'running', 'the crawl to settle', 120_000);
       const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
       expect(view.counters).toMatchObject({ admitted: 2, done: 2, outOfScope: 7 });
-      expect(view.counters.outOfScopeByReason).toEqual({ scope: 3, include: 1, exclude: 2, nofollow: 1 });
+      expect(view.counters.outOfScopeByReason).toEqual({ scope: 3, include: 1, exclude: 2, trap: 0, nofollow: 1 });
       expect(view.outOfScopeSamples).toEqual({
         scope: ['https://elsewhere.example/z', 'https://ads.example/click', 'https://another.example/w'],
         include: [site.url('/blog/x')],
