@@ -36,7 +36,10 @@ async function simWeb(): Promise<SimWeb> {
 
 function registry(allowHosts: string[], maxPages: number): FetcherRegistry {
   const r = createDefaultRegistry(
-    { allowHosts, browser: { maxPages, challengeWaitMs: 15_000 }, timeoutMs: 40_000 },
+    // Pages that wait for another's solve give up after challengeWaitMs and solve the wall themselves: the product's
+    // way out of a solver that hangs. On a loaded 2-core machine a 3 s challenge has taken past 15 s to clear (7 solves
+    // instead of 1), so the waits here have room for that; the one-solve claim is what is tested, not its speed.
+    { allowHosts, browser: { maxPages, challengeWaitMs: 40_000 }, timeoutMs: 60_000 },
     { clearance: new RedisClearanceStore({ redis, prefix }) },
   );
   registries.push(r);
@@ -52,7 +55,7 @@ describe('concurrent first pages of a walled site', () => {
     expect(results.map((x) => x.status)).toEqual(results.map(() => 200));
     for (const x of results) expect(x.text).toContain('walled-one-pool page');
     expect(site.stats().solves).toBe(1);
-  }, 90_000);
+  }, 150_000);
 
   it('across two browser pools sharing Redis: 4 + 4 pages at once, one solve', async () => {
     const w = await simWeb();
@@ -67,5 +70,5 @@ describe('concurrent first pages of a walled site', () => {
     expect(results.map((x) => x.status)).toEqual(results.map(() => 200));
     for (const x of results) expect(x.text).toContain('walled-fleet page');
     expect(site!.stats().solves).toBe(1);
-  }, 90_000);
+  }, 150_000);
 });
