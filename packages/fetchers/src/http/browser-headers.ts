@@ -24,3 +24,18 @@ export function browserLikeHeaders(userAgent: string): Record<string, string> {
     'upgrade-insecure-requests': '1',
   };
 }
+
+/** What Chrome offers where the connection is not encrypted: no brotli, no zstd (a middlebox may mangle them). */
+const PLAIN_TEXT_ENCODINGS = 'gzip, deflate';
+
+/**
+ * The accept-encoding Chrome sends to `url`: the full list (`offered`, from {@link browserLikeHeaders}) over https and
+ * to localhost, which it trusts as it trusts https, and only gzip and deflate to any other http:// origin. A plain
+ * HTTP fetch that offered brotli to an http:// site would be a Chrome that is not one.
+ */
+export function acceptEncodingFor(url: URL, offered: string): string {
+  if (url.protocol === 'https:') return offered;
+  const host = url.hostname.toLowerCase();
+  const local = host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return local ? offered : PLAIN_TEXT_ENCODINGS;
+}

@@ -7,7 +7,7 @@ import { BaseFetcher, parseFetchUrl, type PreparedRequest } from '../base-fetche
 import type { FetchRequest, FetchResult } from '../contract.js';
 import { FetchError } from '../errors.js';
 import { MAX_RESPONSE_HEADER_BYTES, resolveFetchersOptions, withoutNodeRoots, type FetchersOptions, type ResolvedFetchersOptions } from '../options.js';
-import { browserLikeHeaders } from './browser-headers.js';
+import { acceptEncodingFor, browserLikeHeaders } from './browser-headers.js';
 import { createDecoder, decodeText, decodingFailure, inflateStrayGzip, isTextualType, looksEncoded, mimeTypeOf, sniffCharset, unknownCodings } from './decode.js';
 import { assertAllowedTarget, createGuardedLookup, type AddressPolicy } from './ssrf.js';
 import { refusedHead, refusedHttp1, translateUndiciError } from './translate-error.js';
@@ -100,7 +100,10 @@ export class HttpFetcher extends BaseFetcher {
   protected async fetchPrepared(req: PreparedRequest): Promise<FetchResult> {
     const phases = req.request as HttpFetchRequest;
     let url: URL = req.url;
-    let headers = { ...this.#defaultHeaders, ...lowerCaseKeys(req.headers) };
+    const callerHeaders = lowerCaseKeys(req.headers);
+    let headers = { ...this.#defaultHeaders, ...callerHeaders };
+    // The caller's own accept-encoding is sent as it is; the default one is Chrome's for each hop's scheme and host.
+    const offered = callerHeaders['accept-encoding'] === undefined ? (this.#defaultHeaders['accept-encoding'] ?? null) : null;
     const proxyUrl = req.request.exit?.proxyUrl ?? null;
     const chain: string[] = [];
     // Cookies set along the redirect chain, per host, sent on its next hops as a browser does: a page that sets a
@@ -113,6 +116,7 @@ export class HttpFetcher extends BaseFetcher {
       // resolved here and refused if any answer is not public (a rebinding between this and the proxy's own lookup
       // is the residual risk of any forward proxy).
       await assertAllowedTarget(url, this.#policy, { resolve: proxyUrl !== null });
+      if (offered !== null) headers = { ...headers, 'accept-encoding': acceptEncodingFor(url, offered) };
       const request = (h2: boolean) => {
         // Asked per hop: a pool closed for being the least recently used between two hops takes no new request.
         const agent = proxyUrl ? this.#proxyAgent(proxyUrl, req.request.exit?.tier ?? '', h2) : h2 ? (this.#h2Agent ??= this.#directAgent(true)) : this.#agent;
