@@ -205,7 +205,8 @@ describe('the fleet: router + two fetcher processes', () => {
       [false, true, 429],
       [true, false, 200],
     ]);
-  });
+    // Room for its own 60 s wait for the links to finish: under CI's load the default 30 s ran out first.
+  }, 120_000);
 
   it('respects robots.txt: a disallowed link fails with a clear reason and its page is never requested', async () => {
     const site = await startTestServer(

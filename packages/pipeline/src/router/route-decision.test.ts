@@ -67,8 +67,12 @@ const cases: Array<[string, Partial<RouteFacts>, RouteStep | ((s: RouteStep) => 
   // cheapest browser it runs instead of failing the link; a choice above every tool it runs still fails.
   ['a choice of a cheaper tool than the fleet runs climbs to its cheapest one above', { settings: { ...SETTINGS, known: new Set(['playwright', 'playwright_stealth']) }, cached: { fetcher: 'simple_http', source: 'learned', confidence: 0.9 } },
     { kind: 'route', decision: { fetcher: 'playwright', source: 'learned', confidence: 0.9 }, effects: [] }],
-  ['a choice above every tool the fleet runs fails unknown_fetcher', { settings: { ...SETTINGS, known: new Set(['simple_http']) }, cached: { fetcher: 'playwright_stealth', source: 'learned', confidence: 0.9 } },
+  ['a choice of a browser above every tool the fleet runs fails unknown_fetcher when it runs no browser', { settings: { ...SETTINGS, known: new Set(['simple_http']) }, cached: { fetcher: 'playwright_stealth', source: 'learned', confidence: 0.9 } },
     (s) => expect(s).toMatchObject({ kind: 'fail', errorType: 'unknown_fetcher' })],
+  // FETCHERS=simple_http,playwright: a wall the probe met asks for the stealth browser; the browser the fleet runs may
+  // clear it (and if it cannot, its own block says so), where failing the link would give up without a try.
+  ['a choice of the stealth browser on a fleet without one goes to the strongest browser it runs', { settings: { ...SETTINGS, known: new Set(['simple_http', 'playwright']) }, cached: { fetcher: 'playwright_stealth', source: 'learned', confidence: 0.9 } },
+    { kind: 'route', decision: { fetcher: 'playwright', source: 'learned', confidence: 0.9 }, effects: [] }],
   // Learning on: escalation, the decision cache, the learned step.
   ['a blocked link re-routes to the tool the retry policy chose', { escalateTo: 'playwright_stealth' },
     { kind: 'route', decision: { fetcher: 'playwright_stealth', source: 'retry' }, effects: [] }],

@@ -348,6 +348,12 @@ function pastWall(f: RouteFacts, decision: Decision, avoid: string | null): Rout
   return checked(f, armDecision(wall.fetcher, wall.tier, DOMAIN_MEMORY_SOURCE));
 }
 
+/** The strongest browser of `known` below the ladder's rung `rung` (itself a browser's), if any. */
+function strongestBrowserBelow(rung: number, known: ReadonlySet<string>): KnownFetcherName | undefined {
+  if (rung < 2) return undefined;
+  return FETCHER_LADDER.slice(1, rung).filter((tool) => known.has(tool)).at(-1);
+}
+
 /** A decision for an arm: the exit tier is named only when it is not `direct` (the payloads stay as they were). */
 function armDecision(fetcher: string, tier: string, source: string): Decision {
   return tier === 'direct' ? { fetcher, source } : { fetcher, exitTier: tier, source };
@@ -356,15 +362,17 @@ function armDecision(fetcher: string, tier: string, source: string): Decision {
 /**
  * A decision naming a tool the fleet does not run climbs to the cheapest one it runs above it on the ladder (a fleet of
  * browsers only, FETCHERS=playwright,playwright_stealth, fetches with a browser what plain HTTP would have: a browser
- * gets what plain HTTP gets), without the probe's stored body, which only plain HTTP reuses. One with no such tool
- * (above the strongest the fleet runs, or a name off the ladder) fails the link with `unknown_fetcher`. A route
- * carries the job's priority.
+ * gets what plain HTTP gets), without the probe's stored body, which only plain HTTP reuses. A browser above every tool
+ * the fleet runs goes to the strongest browser it runs (FETCHERS=simple_http,playwright, and a wall asking for the
+ * stealth browser: the browser may clear it, and its own block says so if not). Any other (a browser on a fleet of
+ * plain HTTP only, or a name off the ladder) fails the link with `unknown_fetcher`. A route carries the job's priority.
  */
 function checked(f: RouteFacts, decision: Decision, effects: RouteEffect[] = [], probe?: 'failed' | 'discarded' | 'stored'): RouteStep {
   const { known } = f.settings;
   const wanted = canonicalFetcherName(decision.fetcher);
   if (!known.has(wanted)) {
-    const above = FETCHER_LADDER.includes(wanted as KnownFetcherName) ? fetchersAbove(wanted, known)[0] : undefined;
+    const rung = FETCHER_LADDER.indexOf(wanted as KnownFetcherName);
+    const above = rung === -1 ? undefined : (fetchersAbove(wanted, known)[0] ?? strongestBrowserBelow(rung, known));
     if (!above) return { kind: 'fail', errorType: ERROR_TYPES.unknownFetcher, message: `fetcher '${decision.fetcher}' is not configured (FETCHERS=${[...known].join(',')})` };
     decision = { ...decision, fetcher: above };
     effects = effects.filter((e) => e.kind !== 'saveProbe');
