@@ -53,38 +53,6 @@ describe('decideOutcome', () => {
     expect(decide({ validation: v, fetcher: 'playwright_stealth' }).nextFetcher).toBeUndefined();
   });
 
-  describe('plain HTTP meeting a challenge, in a fleet that runs browsers', () => {
-    const MIXED = new Set(['simple_http', 'playwright', 'playwright_stealth']);
-    const wall = (challengeKind: ValidationResult['challengeKind']) => ({ ...ok, isBlocked: true, blockType: 'blocked_captcha' as const, blockVendor: 'cloudflare', challengeKind });
-
-    it('an interstitial (its script clears it in a browser) climbs to the stealth browser now: no pause, no ban, risk level kept', () => {
-      const d = decide({ validation: wall('interstitial'), status: 503, riskLevel: 2, fleet: MIXED });
-      expect(d).toEqual({ kind: 'climb', success: false, isBanned: false, errorType: 'blocked_captcha', nextFetcher: 'playwright_stealth', riskLevel: 2, reason: 'blocked_captcha:cloudflare' });
-      expect(d).not.toHaveProperty('pausedUntil');
-    });
-
-    it('without the stealth browser it climbs to the cheapest browser the fleet runs', () => {
-      expect(decide({ validation: wall('interstitial'), status: 503, fleet: new Set(['simple_http', 'playwright']) })).toMatchObject({ kind: 'climb', nextFetcher: 'playwright' });
-    });
-
-    it('a fleet without a browser, a refusal, a captcha, a waiting room, a bare 403 or an unknown kind pause as before', () => {
-      expect(decide({ validation: wall('interstitial'), status: 503, fleet: new Set(['simple_http']) })).toMatchObject({ kind: 'pause', isBanned: true });
-      expect(decide({ validation: wall('interstitial'), status: 503 })).toMatchObject({ kind: 'pause', isBanned: true });
-      for (const kind of ['refusal', 'captcha', 'waiting_room', null, undefined] as const) {
-        expect(decide({ validation: wall(kind), status: 403, fleet: MIXED })).toMatchObject({ kind: 'pause', isBanned: true, nextFetcher: 'playwright_stealth' });
-      }
-      expect(decide({ validation: null, status: 403, fleet: MIXED })).toMatchObject({ kind: 'pause', errorType: 'blocked_403' });
-    });
-
-    it('a browser that met an interstitial it could not clear in its wait is blocked: it pauses', () => {
-      expect(decide({ validation: wall('interstitial'), status: 503, fetcher: 'playwright', fleet: MIXED })).toMatchObject({ kind: 'pause', isBanned: true, nextFetcher: 'playwright_stealth' });
-    });
-
-    it('the attempt budget still ends the link', () => {
-      expect(decide({ validation: wall('interstitial'), status: 503, fleet: MIXED, attemptCount: 6 })).toMatchObject({ kind: 'fail', reason: 'max_attempts:blocked_captcha:cloudflare' });
-    });
-  });
-
   it('a 429 is rate_limited: it pauses, bans, keeps the fetcher and waits what Retry-After names (with a floor)', () => {
     const v = { ...ok, isBlocked: true, blockType: 'rate_limited' as const };
     const d = decide({ validation: v, status: 429, retryAfterMs: 3 * 60 * MIN, fetcher: 'playwright' });

@@ -1,4 +1,4 @@
-import { FETCHERS, canonicalFetcherName, fetchersAbove } from '../contracts/names.js';
+import { canonicalFetcherName } from '../contracts/names.js';
 import { ERROR_TYPES, errorPolicyOf, type ErrorCode } from '../contracts/error-codes.js';
 import type { PauseOptions } from '../backoff/pause-duration.js';
 import type { ValidationResult } from '../validation/types.js';
@@ -34,18 +34,9 @@ export interface OutcomeInput {
   maxPauseMs?: number;
   /** The pause table's bases and the Retry-After floor (core PauseOptions); defaults as documented there. */
   pause?: Omit<PauseOptions, 'maxPauseMs'>;
-  /**
-   * Canonical names of the fetchers the fleet runs: plain HTTP that meets an interstitial climbs to a browser of the
-   * fleet at once. @defaultValue none (a challenge pauses, as when the fleet runs no browser)
-   */
-  fleet?: ReadonlySet<string>;
 }
 
-/**
- * `climb`: plain HTTP met a challenge a browser clears by itself; the link goes to `nextFetcher` now (through the
- * router, as after a pause), and neither it nor its site pauses.
- */
-export type OutcomeKind = 'success' | 'retry_now' | 'switch_fetcher' | 'climb' | 'pause' | 'fail';
+export type OutcomeKind = 'success' | 'retry_now' | 'switch_fetcher' | 'pause' | 'fail';
 
 /** What to record and do next. */
 export interface OutcomeDecision {
@@ -76,8 +67,7 @@ export interface OutcomeDecision {
  * attempt, stores `riskLevel`, and then retries, switches, pauses (a delayed job) or fails the link.
  * Rules, in order: a blocked response (challenge, 403) is a ban that escalates to stealth after the pause; a rate limit
  * (429, or 503 with Retry-After) is a ban that keeps the fetcher; other 5xx is transient; any other status is the
- * page's answer (404/410, a 3xx left without a Location, are successes of the fetcher); an interstitial met by plain
- * HTTP climbs to a browser of the fleet at once, without a pause; an HTML shell or empty page is the wrong tool from plain
+ * page's answer (404/410, a 3xx left without a Location, are successes of the fetcher); an HTML shell or empty page is the wrong tool from plain
  * HTTP and `empty_content` from a browser; a browser handed a file (a download) switches to plain HTTP; non-HTML
  * content is never empty. Success resets the risk level.
  */
@@ -106,8 +96,6 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
     // Already in a browser (or already switched) and still nothing to read: the page is empty for good.
     return { ...base, errorType: ERROR_TYPES.emptyContent, kind: 'fail', riskLevel, reason: `${ERROR_TYPES.emptyContent}:${fetcher}` };
   }
-  const climbTo = browserPastInterstitial(input, fetcher, errorType);
-  if (climbTo) return { ...base, isBanned: false, kind: 'climb', nextFetcher: climbTo, riskLevel, reason: why };
   if (action === 'retry_now' && !input.retriedThisJob?.retryNow) {
     return { ...base, kind: 'retry_now', nextFetcher: fetcher, riskLevel, reason: why };
   }
@@ -123,26 +111,6 @@ export function decideOutcome(input: OutcomeInput): OutcomeDecision {
     ...(nextFetcher ? { nextFetcher } : {}),
     reason: why,
   };
-}
-
-/** Fetchers that run no script: a challenge page whose script lets visitors through cannot clear for them. */
-const SCRIPTLESS: ReadonlySet<string> = new Set([FETCHERS.simpleHttp]);
-
-/**
- * The browser a challenge met by plain HTTP goes to at once, or null when the block pauses as the table says. An
- * interstitial (a JS check, a proof of work, a cookie and a reload: ChallengeKind `interstitial`) is what every new
- * visitor of the site gets, browsers included, and its script takes a browser through; to a client that runs no
- * script it is the expected answer, not a sign that the site is banning the address. So it is not a ban: no pause of
- * the link or the site, no risk level, and the retry policy's next tool for a block (the stealth browser, else the
- * cheapest browser the fleet runs) fetches the page now. A refusal, a captcha a person solves, a waiting room, a bare
- * 403, or a fleet without a browser keep the pause.
- */
-function browserPastInterstitial(input: OutcomeInput, fetcher: string, errorType: ErrorCode): string | null {
-  if (!input.fleet || !SCRIPTLESS.has(fetcher) || errorType !== ERROR_TYPES.blockedCaptcha) return null;
-  if (input.validation?.challengeKind !== 'interstitial') return null;
-  const preferred = ESCALATION.blocked[fetcher];
-  if (preferred && input.fleet.has(preferred)) return preferred;
-  return fetchersAbove(fetcher, input.fleet)[0] ?? null;
 }
 
 /** The error type a response implies, or null when it is a success of the fetcher. */

@@ -1,5 +1,3 @@
-import type { ChallengeKind } from './challenge-signatures.js';
-
 /** A fetched response as the pure core sees it. Header names are lower-case. */
 export interface ResponseSnapshot {
   status: number;
@@ -24,12 +22,6 @@ export interface ValidationResult {
   blockType: BlockType | null;
   /** The bot-protection vendor whose challenge this is (cloudflare, datadome, …), when recognised. */
   blockVendor: string | null;
-  /**
-   * What the challenge page waits for (core ChallengeKind): an `interstitial` is cleared by its own script in a real
-   * browser; null when the response is no challenge page (a bare 403 or 429 included). Absent in results built
-   * before it existed: read as null.
-   */
-  challengeKind?: ChallengeKind | null;
   /** An HTML shell that needs JavaScript to show content (framework marker and < 200 chars visible text). */
   hasSpa: boolean;
   /** The framework of the shell (react, vue, next, nuxt, angular, svelte, generic), when hasSpa. */

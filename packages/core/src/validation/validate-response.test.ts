@@ -61,18 +61,6 @@ describe('validateResponse', () => {
     expect(v).toMatchObject({ isBlocked: true, blockType: 'blocked_captcha', blockVendor: 'cloudflare', hasSpa: false });
   });
 
-  it("says what a challenge waits for (a browser clears an interstitial), and nothing for a bare refusal or a page", () => {
-    const managed = html('<div id="challenge-stage"></div><script>window._cf_chl_opt={cType:"managed"}</script>', '');
-    expect(validateResponse({ status: 403, headers: { ...H, server: 'cloudflare' }, body: managed }).challengeKind).toBe('interstitial');
-    const interactive = html('<div id="challenge-stage"></div><script>window._cf_chl_opt={cType:"interactive"}</script>', '');
-    expect(validateResponse({ status: 403, headers: { ...H, server: 'cloudflare' }, body: interactive }).challengeKind).toBe('captcha');
-    // A 503 that is all script, of a family no signature knows: its script is the check.
-    const allScript = html('<p>Hold on.</p><script>setTimeout(function () { var w = window; w.document["coo" + "kie"] = "t=1; path=/"; w["loc" + "ation"]["rel" + "oad"](); }, 300);</script>');
-    expect(validateResponse({ status: 503, headers: H, body: allScript }).challengeKind).toBe('interstitial');
-    expect(validateResponse({ status: 403, headers: H, body: html(`<p>${text(400)}</p>`) }).challengeKind).toBeNull();
-    expect(validateResponse({ status: 200, headers: H, body: html(`<p>${text(400)}</p>`) }).challengeKind).toBeNull();
-  });
-
   it('calls a 503 that is all script a wall even when no signature knows it, and an outage page an outage', () => {
     // Obfuscated so that no signature matches: a wall family we have not met.
     const wall = html('<p>Hold on.</p><script>setTimeout(function () { var w = window; w.document["coo" + "kie"] = "t=1; path=/"; w["loc" + "ation"]["rel" + "oad"](); }, 300);</script>');

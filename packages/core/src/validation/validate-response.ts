@@ -77,8 +77,6 @@ export function validateResponseDetailed(r: ResponseSnapshot, opts: ValidateOpti
     blockType: isChallenge && !rateLimitPage ? 'blocked_captcha' : r.status === 429 ? 'rate_limited' : statusBlock ? 'blocked_403' : null,
     // A wall no signature knows has no vendor.
     blockVendor: isBlocked && !scriptWall ? challenge.vendor : null,
-    // A 503 that is all script is a check its script runs, as the generic cookie-and-reload one is.
-    challengeKind: challenge.isChallenge ? challenge.kind : scriptWall ? 'interstitial' : null,
     hasSpa: spa.hasSpa,
     framework: spa.framework,
     isEmpty,

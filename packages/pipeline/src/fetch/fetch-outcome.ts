@@ -128,18 +128,6 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       await dropProbe(deps, ctx);
       return { outcome: 'switched', fetcher, attempts, errorType, httpStatus };
     }
-    case 'climb': {
-      // Plain HTTP met a challenge a browser clears: the link goes up now, through the router with the escalation a
-      // pause would carry, and neither it nor its site waits (no domain pause was written for it).
-      const generation = Math.max(data.generation, ctx.link.generation) + 1;
-      const applied = await write(deps, ctx, { status: LINK_STATUSES.queued, riskLevel: decision.riskLevel, lastErrorType: decision.errorType, lastError: reason, generation });
-      if (applied.linkUpdated) {
-        await deps.enqueueRoute({ linkId: ctx.link.id, url: data.url, generation, reason: 'resume', priority: data.priority, ...escalationOf(deps, known, ctx, decision) }, { delayMs: 0 });
-      }
-      await dropProbe(deps, ctx);
-      ctx.log.info({ errorType, nextFetcher: decision.nextFetcher, reason: decision.reason }, 'a challenge a browser clears: climbing now, without a pause');
-      return { outcome: 'switched', fetcher, attempts, errorType, httpStatus };
-    }
     case 'pause': {
       const now = deps.clock.now();
       const pausedUntil = decision.pausedUntil ?? new Date(now.getTime() + (decision.pauseMs ?? 0));
@@ -167,14 +155,11 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
 }
 
 /**
- * A refusal (a block, not a pace, or a challenge plain HTTP climbs past): the jobs the fleet already routed to this arm of the site climb the same way without
+ * A refusal (a block, not a pace): the jobs the fleet already routed to this arm of the site climb the same way without
  * a request (blocked-arms.ts). Written while the refused request's permit is held, so the next job let through finds it.
  */
 export async function recordRefusal(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, decision: Decision): Promise<void> {
-  if (!deps.blockedArms) return;
-  // A challenge that sent plain HTTP up to a browser is no ban, but the jobs routed to plain HTTP would meet it too.
-  const refused = decision.kind === 'climb' || (decision.kind === 'pause' && decision.isBanned && decision.errorType !== ERROR_TYPES.rateLimited);
-  if (!refused) return;
+  if (!deps.blockedArms || decision.kind !== 'pause' || !decision.isBanned || decision.errorType === ERROR_TYPES.rateLimited) return;
   // The site refused one exit, not the arm: the jobs routed to the arm leave through the tier's other exits.
   if (ctx.rotateExit) return;
   await deps.blockedArms.record(ctx.domain, armKey({ fetcher: ctx.fetcher, tier: ctx.exitTier }), {

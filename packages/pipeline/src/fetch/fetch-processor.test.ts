@@ -304,24 +304,6 @@ describe('fetch processor', () => {
     expect(h.fetchCalls).toHaveLength(3);
   });
 
-  it('sends a link whose plain HTTP met an interstitial to the stealth browser now: no pause of the link or the site', async () => {
-    const h = makeHarness();
-    const link = h.links.add('https://walled.example/files/doc-1.pdf', { status: 'fetching' });
-    const memory = new Map<string, ArmBlock>();
-    const blockedArms = { record: async (d: string, arm: string, b: ArmBlock) => void memory.set(`${d} ${arm}`, b), latest: async (d: string, arm: string) => memory.get(`${d} ${arm}`) ?? null };
-    // Cloudflare's "Just a moment…": its script sets the clearance cookie and reloads, in a browser.
-    h.script(response(link.url, { status: 503, html: '<html><head><title>Just a moment...</title></head><body><div id="challenge-stage"></div><script>window._cf_chl_opt={cType:"managed"}</script></body></html>' }));
-    const out = await fetchProc(h, { blockedArms })(job(link.id, link.url, { selectionSource: 'learned' }));
-    expect(out).toMatchObject({ outcome: 'switched', errorType: 'blocked_captcha' });
-    expect(h.pausedDomains).toEqual([]);
-    expect(h.routeJobs).toEqual([{ input: expect.objectContaining({ linkId: link.id, reason: 'resume', nextFetcher: 'playwright_stealth', blockedFetcher: 'simple_http' }), delayMs: 0 }]);
-    expect(h.links.rows.get(link.id)).toMatchObject({ status: 'queued', pausedUntil: null, riskLevel: 0, lastErrorType: 'blocked_captcha' });
-    // Logged as plain HTTP's failure on the domain (its memory keeps plain HTTP off the site), not as a ban.
-    expect(h.attempts.map((a) => [a.fetcher, a.success, a.isBanned, a.errorType])).toEqual([['simple_http', false, false, 'blocked_captcha']]);
-    // The jobs already routed to plain HTTP on the site climb the same way without a request.
-    expect(memory.get('walled.example simple_http')).toMatchObject({ errorType: 'blocked_captcha', nextFetcher: 'playwright_stealth' });
-  });
-
   it('re-routes a challenged browser link with the escalation to the stealth browser', async () => {
     const h = makeHarness();
     const link = h.links.add('https://walled.example/p', { status: 'fetching' });

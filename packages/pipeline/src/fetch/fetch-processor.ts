@@ -247,7 +247,7 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
     const attempt: Try = { response, errorType: null, durationMs: 0 };
     // The proxy the probe left through carried this page: the attempt names it, and a block retires it for the site.
     if (stored.exit && deps.exits) ctx.exitUsed = deps.exits.byId(stored.exit.tier, stored.exit.id);
-    const decided = await analyseAndDecide(deps, known, ctx, attempt);
+    const decided = await analyseAndDecide(deps, ctx, attempt);
     await retireBlockedSession(deps, ctx, decided);
     const decision = await pauseDomainOnPushback(deps, known, ctx, decided);
     return { attempt, decision };
@@ -261,7 +261,7 @@ async function fetchOrReuseProbe(deps: FetchDeps, known: ReadonlySet<string>, ct
   try {
     const attempt = await fetchThroughExit(deps, ctx, conditional);
     if ('wait' in attempt) return attempt;
-    const decided = await analyseAndDecide(deps, known, ctx, attempt);
+    const decided = await analyseAndDecide(deps, ctx, attempt);
     await retireBlockedSession(deps, ctx, decided);
     const decision = await pauseDomainOnPushback(deps, known, ctx, decided);
     await recordRefusal(deps, known, ctx, decided);
@@ -333,7 +333,7 @@ function encounterHeuristics(res: FetchResult | null | undefined): Heuristic[] {
 }
 
 /** Steps 3 and 4: validate the response, take the policy's decision, and keep the attempt row for the apply step. */
-async function analyseAndDecide(deps: FetchDeps, known: ReadonlySet<string>, ctx: FetchJobContext, attempt: Try): Promise<Decision> {
+async function analyseAndDecide(deps: FetchDeps, ctx: FetchJobContext, attempt: Try): Promise<Decision> {
   // A 304 to our conditional request has no body to validate: the stored page is still the page.
   const notModified = notModifiedDecision(ctx, attempt);
   const { validation, heuristics, textSha256 } = attempt.response && !notModified
@@ -354,7 +354,6 @@ async function analyseAndDecide(deps: FetchDeps, known: ReadonlySet<string>, ctx
     maxAttempts: deps.settings.maxAttempts,
     maxPauseMs: deps.settings.pauseMaxMs,
     pause: deps.settings.pause,
-    fleet: known,
   });
   ctx.attempts.push({
     linkId: ctx.link.id,
@@ -383,7 +382,7 @@ async function analyseAndDecide(deps: FetchDeps, known: ReadonlySet<string>, ctx
     ...(ctx.exitUsed?.proxyUrl ? { proxy: maskProxyUrl(ctx.exitUsed.proxyUrl) } : {}),
   });
   // The tool the router chose did not do (wrong tool, block, rate limit): its cached choice for the domain goes.
-  if (decision.kind === 'switch_fetcher' || decision.kind === 'climb' || decision.kind === 'pause' || decision.isBanned) deps.setbacks?.record(ctx.domain);
+  if (decision.kind === 'switch_fetcher' || decision.kind === 'pause' || decision.isBanned) deps.setbacks?.record(ctx.domain);
   ctx.log.info({ kind: decision.kind, errorType: decision.errorType, status: attempt.response?.status, reason: decision.reason }, 'attempt');
   return decision;
 }

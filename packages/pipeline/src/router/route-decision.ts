@@ -168,7 +168,7 @@ export function decideRoute(f: RouteFacts): RouteStep {
   const avoid = f.avoid ? armKey(runnableArm(settings, f.avoid) ?? { fetcher: canonicalFetcherName(f.avoid), tier: 'direct' }) : null;
 
   if (f.cached === undefined) return { kind: 'need', what: 'cached' };
-  if (f.cached) return pastWall(f, f.cached, avoid) ?? checked(f, f.cached);
+  if (f.cached) return checked(f, f.cached);
   if (f.learned === undefined) return { kind: 'need', what: 'learned' };
   const own = f.learned.section ? { ...f.learned.section, result: armView(f.learned.section.result, settings, avoid).learned } : null;
   // A section with enough attempts of its own is judged on them, and remembered by them (core scopeLearned).
@@ -191,7 +191,7 @@ export function decideRoute(f: RouteFacts): RouteStep {
   if (choice.kind !== 'probe') {
     const arm = runnableArm(settings, choice.fetcher) ?? { fetcher: choice.fetcher, tier: 'direct' };
     const decided: Decision = choice.kind === 'learned' ? { ...armDecision(arm.fetcher, arm.tier, choice.source), confidence: choice.confidence } : armDecision(arm.fetcher, arm.tier, choice.source);
-    return pastWall(f, decided, avoid) ?? checked(f, decided, [{ kind: 'cacheDecision', decision: decided }]);
+    return checked(f, decided, [{ kind: 'cacheDecision', decision: decided }]);
   }
   // A probe of this domain just met a bot wall: another probe would only be refused too (one more block in the site's
   // log). The domain's pages go to the tool that probe chose until a browser result is learned.
@@ -328,24 +328,6 @@ function decideAfterProbe(f: RouteFacts, probe: NonNullable<RouteFacts['probe']>
   }
   if (verdict.reuse && next.tier === probedTier) effects.push({ kind: 'saveProbe' });
   return checked(f, armDecision(next.fetcher, next.tier, SELECTION_SOURCES.probe), effects, verdict.reuse && next.tier === probedTier ? 'stored' : 'discarded');
-}
-
-/**
- * A learned or cached choice of plain HTTP from the probe's tier (a `.pdf`'s evidence
- * from other sites, the seed priors, a decision cached before the wall was seen) on a domain whose probe just met a
- * bot wall: plain HTTP would meet the same wall, whatever the URL's suffix, so the link goes to the tool the probe
- * chose, as the domain's pages do. Null when the choice is another arm, no wall was seen, or the wall's tool is the
- * one this link avoids; a `need` until the wall memory is read.
- */
-function pastWall(f: RouteFacts, decision: Decision, avoid: string | null): RouteStep | null {
-  const { settings } = f;
-  if (!settings.known.has(FETCHERS.simpleHttp)) return null;
-  const probed = { fetcher: FETCHERS.simpleHttp, tier: tiersOf(settings)[0]!.name };
-  if (armKey({ fetcher: canonicalFetcherName(decision.fetcher), tier: decision.exitTier ?? 'direct' }) !== armKey(probed)) return null;
-  if (f.wall === undefined) return { kind: 'need', what: 'wall' };
-  const wall = f.wall ? runnableArm(settings, f.wall.fetcher) : null;
-  if (!wall || armKey(wall) === avoid || armKey(wall) === armKey(probed)) return null;
-  return checked(f, armDecision(wall.fetcher, wall.tier, DOMAIN_MEMORY_SOURCE));
 }
 
 /** The strongest browser of `known` below the ladder's rung `rung` (itself a browser's), if any. */
