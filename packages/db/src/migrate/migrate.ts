@@ -6,7 +6,7 @@ import { CrawlerError, silentLogger, type Logger } from '@crawler/core';
 import { DB_ERROR_CODES, dbErrorCodeOf, translateDbError } from '../errors.js';
 import { FREEZE_FOREIGN_XACT_SQL } from '../content/export-cursor.js';
 import { locateMigrationsDir } from './locate.js';
-import { quoteIdent, withDatabase } from './databases.js';
+import { quoteIdent, withAdminConnection, withDatabase } from './databases.js';
 
 /**
  * The advisory lock key `prisma migrate` itself takes, so our runs and a `prisma migrate deploy` elsewhere
@@ -143,29 +143,27 @@ const DATABASE_EXISTS = new Set(['42P04', '23505']);
  */
 async function createMissingDatabase(databaseUrl: string, log: Logger): Promise<string | undefined> {
   const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
-  let lastErr: unknown;
-  for (const maintenance of ['postgres', 'template1']) {
-    const admin = new pg.Client({ connectionString: withDatabase(databaseUrl, maintenance) });
-    try {
-      await admin.connect();
-    } catch (err) {
-      lastErr = err;
-      await admin.end().catch(() => undefined);
-      if (dbErrorCodeOf(err) === INVALID_CATALOG_NAME) continue;
-      throw translateDbError(err, `connect to create database ${name}`);
-    }
+  const create = async (admin: pg.Client): Promise<string | undefined> => {
     try {
       await admin.query(`CREATE DATABASE ${quoteIdent(name)}`);
-      log.info({ database: name }, 'created the database');
-      return name;
     } catch (err) {
-      if (!DATABASE_EXISTS.has(dbErrorCodeOf(err) ?? '')) throw translateDbError(err, `create database ${name}`);
-      return undefined;
-    } finally {
-      await admin.end().catch(() => undefined);
+      if (DATABASE_EXISTS.has(dbErrorCodeOf(err) ?? '')) return undefined;
+      throw translateDbError(err, `create database ${name}`);
     }
+    log.info({ database: name }, 'created the database');
+    return name;
+  };
+  try {
+    return await withAdminConnection(withDatabase(databaseUrl, 'postgres'), create);
+  } catch (err) {
+    // A server without a `postgres` database: Prisma falls back to template1, and so do we.
+    if (dbErrorCodeOf(err) !== INVALID_CATALOG_NAME) throw translateDbError(err, `connect to create database ${name}`);
   }
-  throw translateDbError(lastErr, `create database ${name}`);
+  try {
+    return await withAdminConnection(withDatabase(databaseUrl, 'template1'), create);
+  } catch (err) {
+    throw translateDbError(err, `create database ${name}`);
+  }
 }
 
 /** Postgres' lock_not_available: a statement waited past lock_timeout. */

@@ -333,7 +333,7 @@ function decideAfterProbe(f: RouteFacts, probe: NonNullable<RouteFacts['probe']>
 /** The strongest browser of `known` below the ladder's rung `rung` (itself a browser's), if any. */
 function strongestBrowserBelow(rung: number, known: ReadonlySet<string>): KnownFetcherName | undefined {
   if (rung < 2) return undefined;
-  return FETCHER_LADDER.slice(1, rung).filter((tool) => known.has(tool)).at(-1);
+  return fetchersAbove(FETCHERS.simpleHttp, known).filter((tool) => FETCHER_LADDER.indexOf(tool) < rung).at(-1);
 }
 
 /** A decision for an arm: the exit tier is named only when it is not `direct` (the payloads stay as they were). */
