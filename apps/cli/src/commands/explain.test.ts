@@ -73,6 +73,16 @@ describe('explainUrl', () => {
     expect((await explainUrl('https://walled.example/a', noStealth, stores)).decision.action).toBe('probe');
   });
 
+  it('shows a file plain HTTP was learned for (a .pdf) going to the wall\'s tool on a walled domain, as the router does', async () => {
+    const plain = score('simple_http', 10, 1);
+    const walls = { recent: async (d: string) => (d === 'walled.example' ? { fetcher: 'playwright_stealth', reason: 'blocked_captcha' } : null) };
+    const stores = { attempts: { findBestFetcher: async () => ({ best: plain, scores: [plain] }) }, routes: { get: async () => null }, walls };
+    const e = await explainUrl('https://walled.example/files/doc-1.pdf', config, stores);
+    expect(e.decision).toMatchObject({ action: 'domain_memory', fetcher: 'playwright_stealth' });
+    expect(formatExplanation(e)).toMatch(/plain HTTP would meet it too/);
+    expect((await explainUrl('https://open.example/files/doc-1.pdf', config, stores)).decision).toMatchObject({ action: 'learned', fetcher: 'simple_http' });
+  });
+
   it('shows the domain pause before the decision, with its reason and end', async () => {
     const weak = score('playwright', 5, 0.5);
     const pauses = { pauseOf: async (d: string) => (d === 'limited.example' ? { reason: 'rate_limited', until: '2026-11-30T12:10:00.000Z' } : null) };

@@ -123,6 +123,17 @@ async function explainDecision(
       confidenceThreshold: config.confidenceThreshold,
     });
     const choice = chooseLearned({ learned: scoped.learned, recent: scoped.recent, now, confidenceThreshold: config.confidenceThreshold, domainMemory, plainHttpMemoryMs: config.plainHttpMemoryMs });
+    // The router's wall check on a plain-HTTP choice (route-decision pastWall): a file plain HTTP was learned for, on
+    // a domain whose probe just met a bot wall, goes to the probe's tool.
+    const probedPlain = armKey({ fetcher: FETCHERS.simpleHttp, tier: tiersOf(arms)[0]!.name });
+    const chosenArm = choice.kind !== 'probe' ? runnableArm(arms, choice.fetcher) : null;
+    if (chosenArm && armKey(chosenArm) === probedPlain && stores.walls) {
+      const wall = await stores.walls.recent(domain);
+      const wallArm = wall ? runnableArm(arms, wall.fetcher) : null;
+      if (wall && wallArm && armKey(wallArm) !== probedPlain) {
+        return { ...base, decision: { action: 'domain_memory', fetcher: armKey(wallArm), reason: `${armKey(chosenArm)} was chosen for this URL, but a probe of ${domain} met a bot wall (${wall.reason}) in the last ${config.probeWallMemoryMs} ms: plain HTTP would meet it too, so it goes to ${armKey(wallArm)}` } };
+      }
+    }
     if (choice.kind === 'learned') {
       return { ...base, decision: { action: 'learned', fetcher: choice.fetcher, reason: `confidence ${choice.confidence.toFixed(3)} > ${config.confidenceThreshold}` } };
     }

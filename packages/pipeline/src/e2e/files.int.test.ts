@@ -7,7 +7,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimWeb, type SimWeb } from '@crawler/sim-web';
-import { startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
+import { Redis } from 'ioredis';
+import { DomainPauses } from '../pauses/domain-pauses.js';
+import { REDIS_URL, startE2e, waitFor, type E2eCrawler } from '../__fixtures__/e2e.js';
 
 let crawler: E2eCrawler | undefined;
 let web: SimWeb | undefined;
@@ -106,5 +108,30 @@ describe('end to end: files a browser gets', () => {
     // one a link at most; every other one met the wall.
     const served = site.requestLog().filter((r) => r.client === 'plain' && r.outcome !== 'challenge');
     expect(served.length).toBeLessThanOrEqual(paths.length);
+  }, 300_000);
+
+  it('a mixed fleet that met a site\'s wall sends the site\'s PDFs to the wall\'s browser: plain HTTP never meets it, the site never pauses', async () => {
+    web = await startSimWeb({ sites: [{ kind: 'interstitial', challengeDelayMs: 300, name: 'walled' }], firstHost: '127.0.12.30' });
+    const site = web.sites[0]!;
+    // The default pause (PAUSE_BLOCK_BASE_MS, 10 min): a PDF sent to plain HTTP would meet the wall and hold the site.
+    crawler = await startE2e('files_walled_mix', { ...ENV, FETCHERS: 'simple_http:2,playwright:1,playwright_stealth:1' });
+    // The site's pages first: the router's probe meets the wall and sends the domain to the stealth browser.
+    const pages = await settle(crawler, site.urls(3));
+    expect(pages.map((r) => r.link.status)).toEqual(['done', 'done', 'done']);
+    const challengedBefore = site.requestLog().filter((r) => r.client === 'plain' && r.outcome === 'challenge').length;
+    // Then its PDFs: the seed priors (and every other site's .pdf successes) say plain HTTP, but the domain's wall wins.
+    const pdfs = [1, 2, 3, 4, 5].map((n) => `${site.origin}/files/doc-${n}.pdf`);
+    const rows = await settle(crawler, pdfs);
+    expect(rows.map((r) => [r.path, r.link.status, r.stored?.contentType.split(';')[0] ?? null]).sort()).toEqual(pdfs.map((u) => [new URL(u).pathname, 'done', 'application/pdf']).sort());
+    for (const r of rows) expect(r.link.attempts.map((a) => [a.fetcher, a.success])).toEqual([['playwright_stealth', true]]);
+    // Plain HTTP met the wall no more after the probe, and nothing paused the site or a link.
+    expect(site.requestLog().filter((r) => r.client === 'plain' && r.outcome === 'challenge').length).toBe(challengedBefore);
+    expect(rows.filter((r) => r.link.riskLevel !== 0 || r.link.pausedUntil !== null).map((r) => r.path)).toEqual([]);
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await new DomainPauses({ redis, prisma: crawler.db.prisma, config: crawler.config }).pauseOf(site.domain)).toBeNull();
+    } finally {
+      redis.disconnect();
+    }
   }, 300_000);
 });

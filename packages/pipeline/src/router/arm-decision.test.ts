@@ -40,7 +40,7 @@ describe('decideRoute over arms', () => {
   });
 
   it('keeps a site that works direct on direct, and moves one back down once the direct arm is confident again', () => {
-    const open = decideRoute(facts({ learned: { learned: learned(score('simple_http', 0.9), score('simple_http@residential', 1)), recent: [] } }));
+    const open = decideRoute(facts({ learned: { learned: learned(score('simple_http', 0.9), score('simple_http@residential', 1)), recent: [] }, wall: null }));
     expect(open).toMatchObject({ kind: 'route', decision: { fetcher: 'simple_http', source: 'learned' } });
     expect((open as { decision: object }).decision).not.toHaveProperty('exitTier');
   });

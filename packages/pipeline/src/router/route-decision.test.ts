@@ -25,6 +25,10 @@ function score(fetcher: string, confidence: number): FetcherScore {
 }
 const NOTHING_LEARNED: BestFetcherResult = { best: null, scores: [] };
 const CONFIDENT: BestFetcherResult = { best: score('playwright', 0.95), scores: [score('playwright', 0.95)] };
+/** A .pdf: its suffix's pooled evidence (other sites, the seed priors) says plain HTTP. */
+const PDF_PLAIN: BestFetcherResult = { best: score('simple_http', 0.95), scores: [score('simple_http', 0.95)] };
+/** A probe of the domain met a challenge and chose the stealth browser. */
+const STEALTH_WALL = { fetcher: 'playwright_stealth', reason: 'blocked_captcha' };
 /** A section whose own pages all worked with plain HTTP. */
 const STATIC_SECTION: BestFetcherResult = { best: score('simple_http', 0.9), scores: [score('simple_http', 0.9)] };
 /** A blog page the domain's learned score sent to the browser, and an app page a probe showed needs one. */
@@ -88,7 +92,7 @@ const cases: Array<[string, Partial<RouteFacts>, RouteStep | ((s: RouteStep) => 
     cached: null, learned: { learned: CONFIDENT, recent: [], section: { section: 'shop.example/blog', attempts: 4, result: STATIC_SECTION } },
   }, (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'playwright', source: 'learned' } })],
   ["a section's own confident score wins over the domain's", {
-    cached: null, learned: { learned: CONFIDENT, recent: [], section: { section: 'shop.example/blog', attempts: 20, result: STATIC_SECTION } },
+    cached: null, learned: { learned: CONFIDENT, recent: [], section: { section: 'shop.example/blog', attempts: 20, result: STATIC_SECTION } }, wall: null,
   }, (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'simple_http', source: 'learned' } })],
   ['a browser the section got only from the domain\'s score was never shown to be needed there: it is probed', {
     cached: null, learned: { learned: CONFIDENT, recent: [BLOG_BY_DOMAIN, APP_PROBED], section: { section: 'shop.example/blog', attempts: 5, result: { best: null, scores: [] } } },
@@ -100,6 +104,18 @@ const cases: Array<[string, Partial<RouteFacts>, RouteStep | ((s: RouteStep) => 
     cached: null, learned: { learned: NOTHING_LEARNED, recent: [APP_PROBED], section: { section: 'shop.example/blog', attempts: 4, result: { best: null, scores: [] } } },
   }, (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'playwright', source: 'domain_memory' } })],
   ['the learned choice avoids the fetcher the link was just blocked with', { cached: null, avoid: 'playwright', learned: { learned: CONFIDENT, recent: [] } }, { kind: 'need', what: 'wall' }],
+  // A file-like URL (a .pdf) the pooled evidence sends to plain HTTP (its suffix's successes on other sites, the seed
+  // priors) on a domain whose probe just met a bot wall: plain HTTP would meet the same wall.
+  ['a confident plain-HTTP choice asks the wall memory before it is taken', { cached: null, learned: { learned: PDF_PLAIN, recent: [] } }, { kind: 'need', what: 'wall' }],
+  ['a wall a probe of the domain met sends a file plain HTTP was learned for to the probe\'s tool, uncached', { cached: null, learned: { learned: PDF_PLAIN, recent: [] }, wall: STEALTH_WALL },
+    { kind: 'route', decision: { fetcher: 'playwright_stealth', source: 'domain_memory' }, effects: [] }],
+  ['no wall seen: the learned plain-HTTP choice stands, and is cached', { cached: null, learned: { learned: PDF_PLAIN, recent: [] }, wall: null },
+    { kind: 'route', decision: { fetcher: 'simple_http', source: 'learned', confidence: 0.95 }, effects: [{ kind: 'cacheDecision', decision: { fetcher: 'simple_http', source: 'learned', confidence: 0.95 } }] }],
+  ['a plain-HTTP decision cached before the wall was seen goes to the probe\'s tool too', { cached: { fetcher: 'simple_http', source: 'learned', confidence: 0.95 }, wall: STEALTH_WALL },
+    { kind: 'route', decision: { fetcher: 'playwright_stealth', source: 'domain_memory' }, effects: [] }],
+  ['a wall naming the tool this link was just refused on leaves the learned choice', { cached: null, avoid: 'playwright_stealth', learned: { learned: PDF_PLAIN, recent: [] }, wall: STEALTH_WALL },
+    (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'simple_http', source: 'learned' } })],
+  ['a learned browser choice does not read the wall memory', { cached: null, learned: { learned: CONFIDENT, recent: [] } }, (s) => expect(s).toMatchObject({ kind: 'route', decision: { fetcher: 'playwright' } })],
   // No learned answer: the wall memory, then robots and the gate before a probe.
   ['a wall a probe of the domain met sends the page to that tool, without a probe', { ...TO_PROBE, wall: { fetcher: 'playwright_stealth', reason: 'blocked_captcha' }, robots: undefined, gate: undefined },
     { kind: 'route', decision: { fetcher: 'playwright_stealth', source: 'domain_memory' }, effects: [] }],

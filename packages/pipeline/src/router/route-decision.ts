@@ -168,7 +168,7 @@ export function decideRoute(f: RouteFacts): RouteStep {
   const avoid = f.avoid ? armKey(runnableArm(settings, f.avoid) ?? { fetcher: canonicalFetcherName(f.avoid), tier: 'direct' }) : null;
 
   if (f.cached === undefined) return { kind: 'need', what: 'cached' };
-  if (f.cached) return checked(f, f.cached);
+  if (f.cached) return pastWall(f, f.cached, avoid) ?? checked(f, f.cached);
   if (f.learned === undefined) return { kind: 'need', what: 'learned' };
   const own = f.learned.section ? { ...f.learned.section, result: armView(f.learned.section.result, settings, avoid).learned } : null;
   // A section with enough attempts of its own is judged on them, and remembered by them (core scopeLearned).
@@ -191,7 +191,7 @@ export function decideRoute(f: RouteFacts): RouteStep {
   if (choice.kind !== 'probe') {
     const arm = runnableArm(settings, choice.fetcher) ?? { fetcher: choice.fetcher, tier: 'direct' };
     const decided: Decision = choice.kind === 'learned' ? { ...armDecision(arm.fetcher, arm.tier, choice.source), confidence: choice.confidence } : armDecision(arm.fetcher, arm.tier, choice.source);
-    return checked(f, decided, [{ kind: 'cacheDecision', decision: decided }]);
+    return pastWall(f, decided, avoid) ?? checked(f, decided, [{ kind: 'cacheDecision', decision: decided }]);
   }
   // A probe of this domain just met a bot wall: another probe would only be refused too (one more block in the site's
   // log). The domain's pages go to the tool that probe chose until a browser result is learned.
@@ -334,6 +334,24 @@ function decideAfterProbe(f: RouteFacts, probe: NonNullable<RouteFacts['probe']>
 function strongestBrowserBelow(rung: number, known: ReadonlySet<string>): KnownFetcherName | undefined {
   if (rung < 2) return undefined;
   return fetchersAbove(FETCHERS.simpleHttp, known).filter((tool) => FETCHER_LADDER.indexOf(tool) < rung).at(-1);
+}
+
+/**
+ * A learned or cached choice of plain HTTP from the probe's tier (a `.pdf`'s evidence
+ * from other sites, the seed priors, a decision cached before the wall was seen) on a domain whose probe just met a
+ * bot wall: plain HTTP would meet the same wall, whatever the URL's suffix, so the link goes to the tool the probe
+ * chose, as the domain's pages do. Null when the choice is another arm, no wall was seen, or the wall's tool is the
+ * one this link avoids; a `need` until the wall memory is read.
+ */
+function pastWall(f: RouteFacts, decision: Decision, avoid: string | null): RouteStep | null {
+  const { settings } = f;
+  if (!settings.known.has(FETCHERS.simpleHttp)) return null;
+  const probed = { fetcher: FETCHERS.simpleHttp, tier: tiersOf(settings)[0]!.name };
+  if (armKey({ fetcher: canonicalFetcherName(decision.fetcher), tier: decision.exitTier ?? 'direct' }) !== armKey(probed)) return null;
+  if (f.wall === undefined) return { kind: 'need', what: 'wall' };
+  const wall = f.wall ? runnableArm(settings, f.wall.fetcher) : null;
+  if (!wall || armKey(wall) === avoid || armKey(wall) === armKey(probed)) return null;
+  return checked(f, armDecision(wall.fetcher, wall.tier, DOMAIN_MEMORY_SOURCE));
 }
 
 /** A decision for an arm: the exit tier is named only when it is not `direct` (the payloads stay as they were). */
