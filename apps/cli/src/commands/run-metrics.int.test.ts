@@ -4,6 +4,7 @@
  * Postgres, a local site.
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
@@ -94,4 +95,29 @@ describe('crawl run', () => {
     expect(await run.exited).toBe(2);
     expect(run.stderr()).toMatch(/METRICS_PORT="?ninety"?: expected a port from 0 to 65535, or "off"/);
   }, 60_000);
+
+  it('answers /healthz while its Redis is down, with /readyz saying Redis is what it waits for; a SIGTERM ends the wait', async () => {
+    // A port nothing listens on: the Redis of a fleet started before its Redis is up (a compose file, a failover).
+    const deadPort = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as { port: number };
+        s.close(() => resolve(port));
+      });
+    });
+    const run = cli(['run'], { METRICS_PORT: '0', REDIS_URL: `redis://127.0.0.1:${deadPort}/0` });
+    try {
+      const port = await waitFor(async () => {
+        const m = /"port":(\d+)[^\n]*"msg":"metrics listening on \/metrics"/.exec(run.stderr());
+        return m ? Number(m[1]) : null;
+      }, `crawl run to serve /healthz while waiting for Redis; stderr: ${run.stderr()}`, 60_000);
+      // Alive: a restart policy must not kill a worker for its Redis being away. Not ready: no work goes to it.
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 503, body: { status: 'unavailable', checks: { redis: 'fail', postgres: 'ok' } } });
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    expect(await run.exited, run.stderr()).toBe(0);
+    expect(run.stderr()).toContain('stopped before starting');
+  }, 120_000);
 });

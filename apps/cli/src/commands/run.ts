@@ -39,9 +39,23 @@ const command: Command = {
     const host = await import('@crawler/worker-host');
     const metricsSettings = cliEnv(host.METRICS_ENV_SCHEMA, io.env);
     const metrics = host.createWorkerMetrics();
+    const router = !parsed.values['no-router'];
+    const workers = { router, fetchers };
+    let shuttingDown = false;
+    let server: Awaited<ReturnType<typeof host.serveWorkerMetrics>> = null;
+    // Served before the wait for Redis, as the apps serve it: /healthz answers (the process is alive) and /readyz
+    // says which dependency is missing while Redis is down, instead of a probe seeing no port at all.
+    const serve = async (rt: CrawlerRuntime) => {
+      try {
+        server = await host.serveWorkerMetrics({ runtime: rt, metrics, workers, settings: metricsSettings, logger, shuttingDown: () => shuttingDown });
+      } catch (err) {
+        throw err instanceof host.MetricsPortInUseError ? new UsageError(err.message) : err;
+      }
+      return server;
+    };
     let runtime: CrawlerRuntime;
     try {
-      runtime = await openRuntime(config, { logger, metrics });
+      runtime = await openRuntime(config, { logger, metrics }, { beforeRedis: serve });
     } catch (err) {
       // Stopped while waiting for Redis: without --until-idle a signal is how this command ends, work or none.
       if (err instanceof InterruptedError && !parsed.values['until-idle']) {
@@ -49,16 +63,6 @@ const command: Command = {
         return 0;
       }
       throw err;
-    }
-    const router = !parsed.values['no-router'];
-    const workers = { router, fetchers };
-    let shuttingDown = false;
-    let server: Awaited<ReturnType<typeof host.serveWorkerMetrics>>;
-    try {
-      server = await host.serveWorkerMetrics({ runtime, metrics, workers, settings: metricsSettings, logger, shuttingDown: () => shuttingDown });
-    } catch (err) {
-      await runtime.close();
-      throw err instanceof host.MetricsPortInUseError ? new UsageError(err.message) : err;
     }
     runtime.startWorkers(workers);
     const events = startCliEvents(runtime, config, logger, router);

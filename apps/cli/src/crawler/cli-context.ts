@@ -89,14 +89,36 @@ export async function collectUrls(io: CommandIO, opts: { urls: string[]; files: 
  * silently use database 0 when the server has no such database): a usage error naming REDIS_URL otherwise. It
  * waits for Redis while it is down; a SIGTERM or SIGINT meanwhile closes the runtime and rejects with an
  * InterruptedError (the command has started nothing yet), instead of the signal killing the process.
+ * `beforeRedis` runs once the runtime exists, before that wait (`crawl run`'s /healthz answers while Redis is down);
+ * what it returns is closed with the runtime when opening fails or is interrupted.
  */
-export async function openRuntime(config: CrawlerConfig, overrides: RuntimeOverrides = {}): Promise<CrawlerRuntime> {
+export async function openRuntime(config: CrawlerConfig, overrides: RuntimeOverrides = {}, hooks: OpenRuntimeHooks = {}): Promise<CrawlerRuntime> {
   const runtime = createRuntime(config, overrides);
+  let opened: Closable | null = null;
+  try {
+    opened = (await hooks.beforeRedis?.(runtime)) ?? null;
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  const close = async () => {
+    await opened?.close();
+    await runtime.close();
+  };
   // The PING waits for a Redis that is down (a worker connection retries forever): here, not in startWorkers, where
   // a signal would leave the workers' close waiting for it too.
-  await waitForRedisUnlessSignalled(runtime.redis, () => runtime.close());
-  await failUnlessMigrated(runtime);
+  await waitForRedisUnlessSignalled(runtime.redis, close);
+  await failUnlessMigrated(runtime, close);
   return runtime;
+}
+
+interface Closable {
+  close(): Promise<void>;
+}
+
+export interface OpenRuntimeHooks {
+  /** Started before the wait for Redis; closed with the runtime if the command does not get past it. */
+  beforeRedis?: (runtime: CrawlerRuntime) => Promise<Closable | null>;
 }
 
 /**
@@ -105,12 +127,12 @@ export async function openRuntime(config: CrawlerConfig, overrides: RuntimeOverr
  * (each would log a warning a second, and `run --until-idle` would wait for ever). A Postgres that does not answer
  * is left to the command, which waits for it.
  */
-async function failUnlessMigrated(runtime: CrawlerRuntime): Promise<void> {
+async function failUnlessMigrated(runtime: CrawlerRuntime, close: () => Promise<void>): Promise<void> {
   try {
     await runtime.pingPostgres();
   } catch (err) {
     if (!isSchemaMissingError(err)) return;
-    await runtime.close();
+    await close();
     throw err;
   }
 }
