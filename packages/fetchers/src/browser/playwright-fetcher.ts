@@ -18,7 +18,7 @@ import { renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, challengesBefore, earlierChallenge, mayClearItself, renderedVerdict, settledContent } from './challenge-wait.js';
 import { fetcherContexts, plainHooks, type BrowserHooks } from './browser-contexts.js';
 import { isDownloadStart, trackNetwork, watchNoContent } from './page-watchers.js';
-import { RENDERED_TYPES, noDocumentResult, redirectChainOf, renderedResult, renderedTooLarge } from './rendered-result.js';
+import { RENDERED_TYPES, noDocumentResult, redirectChainOf, renderedResult, servedInstead } from './rendered-result.js';
 import { waitOutChallenge } from './wait-out-challenge.js';
 import { WallSolves, type SolveTurn, type SolveWait } from './wall-solves.js';
 
@@ -165,7 +165,7 @@ export class PlaywrightFetcher extends BaseFetcher {
       // A rendered page past the cap ends here, before its HTML is judged and waited on: its UTF-8 is at least as many
       // bytes as its UTF-16 code units. (A viewer's page is not the result: its document's bytes are.)
       const shownType = mimeTypeOf(headers['content-type']);
-      if (html.length > req.maxBytes && (shownType === null || RENDERED_TYPES.has(shownType))) throw await renderedTooLarge(current, req, this.name);
+      if (html.length > req.maxBytes && (shownType === null || RENDERED_TYPES.has(shownType))) return await servedInstead(current, req, this.name);
       const { challenge, isEmpty } = renderedVerdict(current.status(), headers, html);
       // A check may already have reloaded into this challenge (a refusal after a JS check) before the first look: the
       // encounter started on that check.

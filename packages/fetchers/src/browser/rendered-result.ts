@@ -48,7 +48,7 @@ export async function renderedResult(page: Page, req: PreparedRequest, fetcher: 
   // its decoding, in UTF-8, not the bytes sent. Bytes that are not UTF-8 were handed over as they came.
   else if (html === null && headers['content-type'] && isTextualType(contentType, body) && isUtf8(body)) headers = { ...headers, 'content-type': withUtf8Charset(headers['content-type']) };
   if (body.length > req.maxBytes) {
-    if (html !== null) throw await renderedTooLarge(current, req, fetcher);
+    if (html !== null) return await servedInstead(current, req, fetcher);
     throw new FetchError('too_large', `body exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher });
   }
   const text = !isTextualType(contentType, body) ? null : (html ?? decodeText(body, sniffCharset(body, headers['content-type'])));
@@ -90,21 +90,35 @@ export async function noDocumentResult(fetcher: string, req: PreparedRequest, em
 
 /**
  * The rendered page outgrew the byte cap. When the page as served fits and reads as a page (neither empty nor a
- * challenge), it is plain HTTP's to store, as served: Chromium's serialisation quotes every attribute and closes
- * every element, so a page of bare links grows by half. Otherwise it is too large for any tool.
+ * challenge), it is the result, as served: Chromium's serialisation quotes every attribute and closes every element,
+ * so a page of bare links grows by half, while the bytes the site sent are what plain HTTP would have stored, and the
+ * browser already holds them (no second request, and a fleet of browsers only keeps the page too). Otherwise it is
+ * too large for any tool.
  */
-export async function renderedTooLarge(served: Response, req: PreparedRequest, fetcher: string): Promise<FetchError> {
+export async function servedInstead(served: Response, req: PreparedRequest, fetcher: string): Promise<FetchResult> {
   const what = `rendered HTML exceeds ${req.maxBytes} bytes`;
   const context = { url: req.originalUrl, fetcher };
   const body = await served.body().catch(() => null);
   if (body !== null && body.length > 0 && body.length <= req.maxBytes) {
     const headers = await served.allHeaders().catch(() => ({}) as Record<string, string>);
-    const verdict = renderedVerdict(served.status(), headers, decodeText(body, sniffCharset(body, headers['content-type'])));
+    const text = decodeText(body, sniffCharset(body, headers['content-type']));
+    const verdict = renderedVerdict(served.status(), headers, text);
     if (!verdict.isEmpty && verdict.challenge === undefined) {
-      return new FetchError('wrong_tool', `${what}; the page as served (${body.length} bytes) is readable: plain HTTP stores it`, context);
+      return {
+        fetcher,
+        url: req.originalUrl,
+        finalUrl: served.url(),
+        status: served.status(),
+        headers,
+        body: new Uint8Array(body),
+        contentType: mimeTypeOf(headers['content-type']),
+        text,
+        redirectChain: redirectChainOf(served.request()),
+        timings: { startedAt: req.startedAt, headersMs: null, totalMs: Date.now() - req.startedAt },
+      };
     }
   }
-  return new FetchError('too_large', what, context);
+  throw new FetchError('too_large', what, context);
 }
 
 /** The URLs the request was redirected from, the first request's first. */
