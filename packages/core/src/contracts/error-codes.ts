@@ -49,6 +49,12 @@ export const ERROR_TYPES = {
   /** The link's crawl was cancelled (written by the cancel statement). */
   crawlCancelled: 'crawl_cancelled',
   /**
+   * A page a crawl found redirected off the crawl's scope (a link on example.com answering 301 to another site): its
+   * page is not the crawl's to keep, nor its links to follow. Written on a `done` link with no page (the link is
+   * settled, not failed); the fetch itself succeeded, and its attempt says so.
+   */
+  redirectedOffScope: 'redirected_off_scope',
+  /**
    * The jobs carrying the link kept dying with their worker (a crash, an out-of-memory kill) or stalling, more often
    * than RECONCILE_MAX_RESCUES: the page is taken to be what kills them, and the link fails instead of looping.
    */
@@ -158,6 +164,8 @@ export const ERROR_POLICY: { readonly [C in ErrorCode]: ErrorCodePolicy } = {
   no_route: FAIL,
   unknown_fetcher: FAIL,
   crawl_cancelled: FAIL,
+  // Written on the link only: the attempt that landed off scope is its fetcher's success.
+  redirected_off_scope: policy('fail', { loggedAsAttempt: false }),
   job_lost: FAIL,
   // Unexpected trouble is treated as transient, so a bug in one job never loses a link.
   internal_error: RETRY,

@@ -55,6 +55,7 @@ export async function noContentReason(prisma: PrismaClient, linkId: string): Pro
     const why = text ? (type && !text.includes(type) ? `${type}: ${text}` : text) : (type ?? 'unknown error');
     return `link ${linkId} failed (${why}); no page was stored`;
   }
-  if (link.status === 'done') return `link ${linkId} is done but has no stored page`;
+  // A crawl's link that landed off the crawl's scope is settled without a page; its lastError says where it went.
+  if (link.status === 'done') return link.lastError ? `link ${linkId} is done but has no stored page: ${link.lastError}` : `link ${linkId} is done but has no stored page`;
   return `no stored page for link ${linkId} yet: it is ${link.status}`;
 }

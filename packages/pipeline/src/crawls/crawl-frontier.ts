@@ -118,8 +118,18 @@ export interface DiscoveredPage {
 
 /** Where discovered pages go after a stored page: the fetch worker's hook. */
 export interface LinkDiscovery {
-  discover(page: DiscoveredPage): Promise<void>;
+  /**
+   * Admit the page's links to its crawl. `offScope` (the URL it landed on) when a page the crawl found was redirected
+   * off the crawl's scope: not the crawl's page (it is counted out of scope, `scope`), and none of its links followed.
+   */
+  discover(page: DiscoveredPage): Promise<DiscoveryVerdict>;
 }
+
+export interface DiscoveryVerdict {
+  offScope: string | null;
+}
+
+const IN_SCOPE: DiscoveryVerdict = { offScope: null };
 
 interface CompiledCrawl {
   record: CrawlRecord;
@@ -297,9 +307,9 @@ export class CrawlFrontier implements LinkDiscovery {
     return { admitted: result.admitted.length, offered: candidates.length, outOfScope, more };
   }
 
-  async discover(page: DiscoveredPage): Promise<void> {
+  async discover(page: DiscoveredPage): Promise<DiscoveryVerdict> {
     const crawlId = page.link.crawlId;
-    if (!crawlId) return;
+    if (!crawlId) return IN_SCOPE;
     // A 3xx that reached here was not followed by the fetcher (a 300 Multiple Choices, a 305): its Location is where
     // the server sends a client, so it is a link of the page, as a Refresh header's URL is.
     const location = page.httpStatus >= 300 && page.httpStatus < 400 ? page.headers?.['location'] : undefined;
@@ -309,14 +319,21 @@ export class CrawlFrontier implements LinkDiscovery {
     // element: a feed, or a page labelled XML; so is "HTML" that starts as a feed (a script that never set its type).
     const mime = mimeOf(page.contentType ?? undefined);
     const reading = body === null ? null : mime === '' || HTML_TYPES.has(mime) ? (looksLikeFeed(body) ? 'xml' : 'html') : isXmlType(mime) ? 'xml' : isJsonType(mime) ? 'json' : null;
-    if (reading === null && location === undefined) return;
+    const redirected = page.finalUrl !== page.link.url;
+    if (reading === null && location === undefined && !redirected) return IN_SCOPE;
     const compiled = await this.#compile(crawlId);
-    if (!compiled || compiled.record.status !== 'running') return;
-    // A page that redirected off the crawl's scope was fetched, but its links are not the crawl's to follow, unless
-    // it was a seed's redirect (see #widen).
+    if (!compiled || compiled.record.status !== 'running') return IN_SCOPE;
     const finalUrl = canonicalCrawlUrl(page.finalUrl, undefined, compiled.tracking);
-    if (finalUrl === null) return;
-    if (compiled.scope.check(finalUrl) === 'scope' && !(await this.#widen(compiled, page.link.url, finalUrl))) return;
+    if (finalUrl === null) return IN_SCOPE;
+    // A page that redirected off the crawl's scope is not the crawl's (Crawlee and Scrapy drop it too), unless it was a
+    // seed's redirect (see #widen): counted out of scope, with the URL it landed on among the samples.
+    if (compiled.scope.check(finalUrl) === 'scope' && !(await this.#widen(compiled, page.link.url, finalUrl))) {
+      const refused = new OutOfScopeTally();
+      refused.add('scope', finalUrl);
+      await this.#deps.store.admit({ crawlId, discoveredFrom: page.link.id, candidates: [], alsoSeen: [], tally: { discovered: 0, overLimit: 0, overDepth: 0, duplicate: 0, ...refused.tally() } });
+      return { offScope: finalUrl };
+    }
+    if (reading === null && location === undefined) return IN_SCOPE;
     const { tracking } = compiled;
     const refresh = page.headers?.['refresh'];
     // A seed is the page it lands on: an HTTP redirect the fetcher followed is this page already, while a refresh (meta
@@ -370,7 +387,7 @@ export class CrawlFrontier implements LinkDiscovery {
     if (frontierKey(finalUrl) !== frontierKey(page.link.url) && scope.check(finalUrl) === null) {
       alsoSeen.push({ key: frontierKey(finalUrl), host: new URL(finalUrl).hostname });
     }
-    if (candidates.length === 0 && alsoSeen.length === 0 && tally.discovered === 0) return;
+    if (candidates.length === 0 && alsoSeen.length === 0 && tally.discovered === 0) return IN_SCOPE;
     let offered = candidates;
     let duplicate = 0;
     const cache = this.#deps.seenCache;
@@ -387,6 +404,7 @@ export class CrawlFrontier implements LinkDiscovery {
     await this.#route(result.admitted);
     // Committed: every key offered is now decided in Postgres.
     if (cache && !result.closed) await cache.remember(crawlId, [...offered.map((c) => c.key), ...alsoSeen.map((s) => s.key)]).catch(() => undefined);
+    return IN_SCOPE;
   }
 
   /**

@@ -254,3 +254,44 @@ describe('a 300 Multiple Choices with a Location', () => {
     }
   }, 120_000);
 });
+
+describe('a page found by a crawl that redirects off its scope', () => {
+  it('is settled without being stored, its links are not followed, and the link and the crawl say where it went', async () => {
+    const elsewhere = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.4' });
+    elsewhere.route('/landing', html(staticArticle({ links: ['/deeper'] })));
+    elsewhere.route('/deeper', html(staticArticle()));
+    elsewhere.route('/report.pdf', { body: '%PDF-1.4 not the crawl\'s', headers: { 'content-type': 'application/pdf' } });
+    const site = await startTestServer({ '/robots.txt': { status: 404 } }, { host: '127.0.0.2' });
+    // A link shortener, an old URL moved to a partner: found on the site, answered with another site's page.
+    site.route('/', html(staticArticle({ links: ['/a', '/go/partner', '/files/report.pdf'] })));
+    site.route('/a', html(staticArticle()));
+    site.route('/go/partner', { status: 302, headers: { location: elsewhere.url('/landing') } });
+    site.route('/files/report.pdf', { status: 301, headers: { location: elsewhere.url('/report.pdf') } });
+    const c = await startE2e('crawl_redirect_off_scope', ENV);
+    try {
+      const created = await c.runtime.crawls.create({ seeds: [site.url('/')] });
+      c.runtime.startWorkers();
+      await crawlToEnd(c, created.crawl.id);
+      const links = await c.db.prisma.link.findMany({ where: { crawlId: created.crawl.id }, orderBy: { url: 'asc' } });
+      const stored = await Promise.all(links.map(async (l) => (await c.content.latestForLink(l.id)) !== null));
+      expect(links.map((l, i) => [new URL(l.url).pathname, l.status, l.lastErrorType, stored[i]])).toEqual([
+        ['/', 'done', null, true],
+        ['/a', 'done', null, true],
+        ['/files/report.pdf', 'done', 'redirected_off_scope', false],
+        ['/go/partner', 'done', 'redirected_off_scope', false],
+      ]);
+      expect(links.find((l) => l.url.endsWith('/go/partner'))!.lastError).toBe(`redirected to ${elsewhere.url('/landing')}, outside the crawl's scope: not stored, its links not followed`);
+      // The fetch worked: its attempt is a success of its fetcher, not evidence against it.
+      const attempts = await c.db.prisma.fetcherAttempt.findMany({ where: { linkId: { in: links.map((l) => l.id) } } });
+      expect(attempts.every((a) => a.success)).toBe(true);
+      expect(elsewhere.hits('/deeper')).toBe(0);
+      const view = (await c.runtime.crawlStore.view(created.crawl.id))!;
+      // Settled, not failed (`crawl crawl` exits 0): a login link answering with the SSO's page is no failure of the crawl.
+      expect(view.counters).toMatchObject({ admitted: 4, done: 4, failed: 0, outOfScope: 2 });
+      expect(view.outOfScopeSamples).toEqual({ scope: expect.arrayContaining([elsewhere.url('/landing'), elsewhere.url('/report.pdf')]) });
+    } finally {
+      await c.cleanup();
+      await Promise.all([site.close(), elsewhere.close()]);
+    }
+  }, 120_000);
+});

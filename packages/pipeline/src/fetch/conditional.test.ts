@@ -29,7 +29,7 @@ function setup(validators: { fetcher: string; etag: string | null; lastModified:
         },
       }),
     },
-    discovery: { discover: async (page) => void discovered.push({ text: page.text }) },
+    discovery: { discover: async (page) => (discovered.push({ text: page.text }), { offScope: null }) },
   });
   return { h, link, process, sent, writes, discovered };
 }

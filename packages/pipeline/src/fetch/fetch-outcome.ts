@@ -103,7 +103,19 @@ export async function applyDecision(deps: FetchDeps, known: ReadonlySet<string>,
       // already admitted duplicates on the second pass.
       // Links' queries are encoded in the document's encoding: a browser's, whose text is its UTF-8 DOM, is handed on apart.
       const documentCharset = res.documentCharset ?? res.charset;
-      if (ctx.link.crawlId && deps.discovery) await deps.discovery.discover({ link: ctx.link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text, headers: res.headers, ...(documentCharset === undefined ? {} : { charset: documentCharset }) });
+      if (ctx.link.crawlId && deps.discovery) {
+        const { offScope } = await deps.discovery.discover({ link: ctx.link, finalUrl: res.finalUrl, contentType: res.contentType, httpStatus: res.status, text: res.text, headers: res.headers, ...(documentCharset === undefined ? {} : { charset: documentCharset }) });
+        // Found by the crawl, landed on another site: not the crawl's page to keep. The fetch worked (its attempt says
+        // so) and the link is settled, not failed (a login link answering with the SSO's page is no failure of the
+        // crawl); it says where it went, and no page is stored.
+        if (offScope !== null) {
+          const lastError = `redirected to ${offScope}, outside the crawl's scope: not stored, its links not followed`;
+          await write(deps, ctx, { ...done, lastErrorType: ERROR_TYPES.redirectedOffScope, lastError });
+          await dropProbe(deps, ctx);
+          ctx.log.info({ finalUrl: offScope }, 'redirected off the crawl\'s scope: not stored');
+          return { outcome: 'done', fetcher, attempts, httpStatus: res.status };
+        }
+      }
       await write(deps, ctx, done, {
         linkId: ctx.link.id, body: res.body, contentType: res.contentType, httpStatus: res.status, finalUrl: res.finalUrl, fetcher, headers: res.headers,
         textSha256: attempt.textSha256 ?? null,

@@ -46,7 +46,7 @@ describe('fetch processor', () => {
     const h = makeHarness();
     const crawlId = '00000000-0000-4000-8000-0000000000c5';
     const seen: Array<string | undefined> = [];
-    const proc = fetchProc(h, { discovery: { discover: async (page) => void seen.push(page.charset) } });
+    const proc = fetchProc(h, { discovery: { discover: async (page) => (seen.push(page.charset), { offScope: null }) } });
     // A browser's page: its DOM is UTF-8 (no `charset`), the document was windows-1251.
     const rendered = h.links.add('https://cp1251.example/rendered', { status: 'fetching', crawlId });
     h.script(response(rendered.url, { html: STATIC_HTML, documentCharset: 'windows-1251' }));
