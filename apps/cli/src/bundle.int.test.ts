@@ -2,19 +2,16 @@
  * What `npx crawl` runs: bin/crawl.js loads the build's bundle (dist/bundle/, scripts/bundle.mjs), not the ~400 modules
  * of dist/. These run the built files as a user does, so they need `npm run build` first (CI builds before testing).
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { dropDatabase } from '@crawler/db';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { startTestServer, staticArticle, type TestServer, REDIS_URL } from '@crawler/testkit';
+import { assertBundleFresh, runCrawl, type CrawlResult } from './__fixtures__/crawl-process.js';
 
-const BIN = fileURLToPath(new URL('../bin/crawl.js', import.meta.url));
-const BUNDLE = fileURLToPath(new URL('../dist/bundle/main.js', import.meta.url));
 const PREFIX = `{crawler_test_cli_bundle_${process.pid}}`;
 
 let db: TestDatabase;
@@ -22,30 +19,26 @@ let server: TestServer;
 let tmp: string;
 let hook: string;
 
-function run(args: string[], extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = {
-    ...process.env,
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    QUEUE_PREFIX: PREFIX,
-    FETCH_ALLOW_HOSTS: '127.0.0.1',
-    FETCHERS: 'simple_http:4',
-    DOMAIN_MIN_DELAY_MS: '0',
-    // The response analysis on its thread, whose entry the bundle must hold beside the pool's chunk.
-    ANALYSIS_THREADS: '1',
-    LOG_LEVEL: 'warn',
-    ...extraEnv,
-  };
-  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += String(d)));
-  child.stderr.on('data', (d) => (stderr += String(d)));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+function run(args: string[], extraEnv: Record<string, string> = {}, nodeArgs: string[] = []): Promise<CrawlResult> {
+  return runCrawl(args, {
+    nodeArgs,
+    env: {
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      QUEUE_PREFIX: PREFIX,
+      FETCH_ALLOW_HOSTS: '127.0.0.1',
+      FETCHERS: 'simple_http:4',
+      DOMAIN_MIN_DELAY_MS: '0',
+      // The response analysis on its thread, whose entry the bundle must hold beside the pool's chunk.
+      ANALYSIS_THREADS: '1',
+      LOG_LEVEL: 'warn',
+      ...extraEnv,
+    },
+  });
 }
 
 beforeAll(async () => {
-  if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run \`npm run build\` at the repository's root first`);
+  assertBundleFresh();
   db = await createTestDatabase('cli_bundle');
   server = await startTestServer({
     '/a': { body: staticArticle({ title: 'A' }) },
@@ -88,7 +81,9 @@ describe('the bundled CLI', () => {
     expect(heuristics[0]!.n).toBeGreaterThan(0);
   }, 60_000);
 
-  it("runs the README's main job, `crawl demo`, with every fetcher: the stealth browser's data files load beside the bundle", async () => {
+  // The one run of the demo in the tests: what demo.int.test.ts checked in-process (the second crawl learns and probes
+  // less), checked here on the command a user runs, beside what only the bundle can get wrong.
+  it("runs the README's main job, `crawl demo`, with every fetcher: the second crawl routes by learned decisions and probes less; the stealth browser's data files load beside the bundle", async () => {
     const database = `crawler_test_cli_bundle_demo_${process.pid}`;
     try {
       const res = await run(['demo', '--json'], {
@@ -96,11 +91,19 @@ describe('the bundled CLI', () => {
         DEMO_QUEUE_PREFIX: `{crawler_test_cli_bundle_demo_${process.pid}}`, DEMO_FIRST_HOST: '127.0.12.2', LOG_LEVEL: 'silent',
       });
       expect(res.code, res.stderr).toBe(0);
-      const summary = JSON.parse(res.stdout.trim()) as { crawls: Array<{ links: Array<{ site: string; fetcher: string | null; outcome: string; tried: string[] }> }> };
+      const summary = JSON.parse(res.stdout.trim()) as { crawls: Array<{ learned: number; probes: number; links: Array<{ site: string; fetcher: string | null; outcome: string; tried: string[] }> }> };
+      const [first, second] = summary.crawls;
+      expect(first!.links).toHaveLength(42);
+      expect(second!.links).toHaveLength(24);
+      expect(second!.learned).toBeGreaterThan(0);
+      expect(second!.probes).toBeLessThan(first!.probes);
+      // The human report went to stderr in --json mode and names both crawls and the totals.
+      expect(res.stderr).toMatch(/== crawl 2: .*\n[\s\S]*decisions: .*learned=\d+/);
+      expect(res.stderr).toMatch(/summary: probes \d+ → \d+/);
       const links = summary.crawls.flatMap((c) => c.links);
       // The walls only the stealth browser passes are passed (a browser_error here was a file missing from the
       // bundle). The rate-limited site may leave a link paused: that is the demo's point, not the bundle's.
-      const walls = summary.crawls[1]!.links.filter((l) => l.fetcher === 'playwright_stealth');
+      const walls = second!.links.filter((l) => l.fetcher === 'playwright_stealth');
       expect(walls.length).toBeGreaterThan(0);
       expect(walls.filter((l) => l.outcome !== 'done')).toEqual([]);
       expect(links.filter((l) => l.tried.some((t) => t.includes('browser_error')))).toEqual([]);

@@ -2,39 +2,32 @@
  * `crawl crawl --follow` and a second `crawl run` sharing its crawl: real CLI processes, real Redis and Postgres, a
  * generated loopback site graph bigger than the page budget.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { startSiteGraph, type SiteGraph, REDIS_URL } from '@crawler/testkit';
+import { startCrawl, type CrawlProcess } from '../__fixtures__/crawl-process.js';
 
-const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 const PREFIX = `{crawler_test_cli_follow_${process.pid}}`;
 
 let db: TestDatabase;
 let graph: SiteGraph;
 
-function start(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-  const env = {
-    ...process.env,
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    QUEUE_PREFIX: PREFIX,
-    ALLOW_PRIVATE_NETWORKS: 'true',
-    FETCHERS: 'simple_http:4',
-    DOMAIN_MIN_DELAY_MS: '0',
-    DOMAIN_MAX_CONCURRENCY: '8',
-    // A probe timed out on a starved machine still reached the server: see crawl.int.test.ts.
-    PROBE_TIMEOUT_MS: '30000',
-    LOG_LEVEL: 'warn',
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += String(d)));
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  return { child, done: new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr }))) };
+function start(args: string[]): CrawlProcess {
+  return startCrawl(args, {
+    env: {
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      QUEUE_PREFIX: PREFIX,
+      ALLOW_PRIVATE_NETWORKS: 'true',
+      FETCHERS: 'simple_http:4',
+      DOMAIN_MIN_DELAY_MS: '0',
+      DOMAIN_MAX_CONCURRENCY: '8',
+      // A probe timed out on a starved machine still reached the server: see crawl.int.test.ts.
+      PROBE_TIMEOUT_MS: '30000',
+      LOG_LEVEL: 'warn',
+    },
+  });
 }
 
 beforeAll(async () => {

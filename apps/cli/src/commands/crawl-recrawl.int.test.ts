@@ -2,31 +2,25 @@
  * `crawl crawl --follow --max-age` on a site crawled before: real CLI processes, real Redis and Postgres, a loopback
  * site whose pages change and grow between the crawls.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { startRevisitSite, type RevisitSite } from '@crawler/testkit';
+import { runCrawl, type CrawlResult } from '../__fixtures__/crawl-process.js';
 
-const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `{crawler_test_cli_recrawl_${process.pid}}`;
 
 let db: TestDatabase;
 let site: RevisitSite;
 
-function crawl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = {
-    ...process.env, DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, ALLOW_PRIVATE_NETWORKS: 'true', FETCHERS: 'simple_http:4',
-    DOMAIN_MIN_DELAY_MS: '0', PROBE_TIMEOUT_MS: '30000', LOG_LEVEL: 'warn',
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'crawl', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += String(d)));
-  child.stderr.on('data', (d) => (stderr += String(d)));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+function crawl(args: string[]): Promise<CrawlResult> {
+  return runCrawl(['crawl', ...args], {
+    env: {
+      DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, ALLOW_PRIVATE_NETWORKS: 'true', FETCHERS: 'simple_http:4',
+      DOMAIN_MIN_DELAY_MS: '0', PROBE_TIMEOUT_MS: '30000', LOG_LEVEL: 'warn',
+    },
+  });
 }
 
 type Report = { crawl: { id: string; counters: Record<string, number> } };

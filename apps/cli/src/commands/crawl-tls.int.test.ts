@@ -2,19 +2,17 @@
  * `crawl crawl https://…` end to end, as a user runs it: the CLI in a child process, real Redis and Postgres, local
  * HTTPS sites signed by a CA made for this file and trusted through NODE_EXTRA_CA_CERTS.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { createTestCa, startTestServer, staticArticle, type TestServer, REDIS_URL } from '@crawler/testkit';
+import { runCrawl } from '../__fixtures__/crawl-process.js';
 
-const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 const PREFIX = `{crawler_test_cli_tls_${process.pid}}`;
 const DAY_MS = 86_400_000;
 
@@ -32,9 +30,8 @@ let h2Origin: string;
 interface ReportLink { url: string; status: string; fetcher: string | null; attemptCount: number; errorType: string | null; error: string | null }
 
 async function crawl(urls: string[], env: Record<string, string>): Promise<{ code: number | null; links: ReportLink[]; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'crawl', '--json', ...urls], {
+  const { code, stdout, stderr } = await runCrawl(['crawl', '--json', ...urls], {
     env: {
-      ...process.env,
       DATABASE_URL: db.url,
       REDIS_URL,
       QUEUE_PREFIX: PREFIX,
@@ -44,13 +41,7 @@ async function crawl(urls: string[], env: Record<string, string>): Promise<{ cod
       LOG_LEVEL: 'warn',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += String(d)));
-  child.stderr.on('data', (d) => (stderr += String(d)));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   let links: ReportLink[] = [];
   try {
     links = (JSON.parse(stdout) as { links: ReportLink[] }).links;

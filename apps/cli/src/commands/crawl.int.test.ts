@@ -1,42 +1,36 @@
 /**
- * The `crawl` command line end to end: the real CLI entry point in a child process, real Redis and Postgres,
- * a local site.
+ * The `crawl` command line end to end: the CLI as `npx crawl` runs it (bin/crawl.js) in a child process, real Redis
+ * and Postgres, a local site.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { slowHeaders, startTestServer, staticArticle, type TestServer, REDIS_URL } from '@crawler/testkit';
+import { runCrawl, startCrawl, type CrawlResult } from '../__fixtures__/crawl-process.js';
 
-const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 const PREFIX = `{crawler_test_cli_${process.pid}}`;
 
 let db: TestDatabase;
 let server: TestServer;
 
-function crawl(args: string[], stdin = '', extraEnv: Record<string, string | undefined> = {}, onChild?: (child: ChildProcess) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    QUEUE_PREFIX: PREFIX,
-    // The SSRF guard stays on; FETCH_ALLOW_HOSTS lets the local site (and nothing else private) through.
-    FETCH_ALLOW_HOSTS: '127.0.0.1',
-    FETCHERS: 'simple_http:4',
-    DOMAIN_MIN_DELAY_MS: '0',
-    LOG_LEVEL: 'warn',
-    ...extraEnv,
-  };
-  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += String(d)));
-  child.stderr.on('data', (d) => (stderr += String(d)));
-  child.stdin.end(stdin);
-  onChild?.(child);
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+function crawl(args: string[], stdin = '', extraEnv: Record<string, string | undefined> = {}, onChild?: (child: ChildProcess) => void): Promise<CrawlResult> {
+  const run = startCrawl(args, {
+    stdin,
+    env: {
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      QUEUE_PREFIX: PREFIX,
+      // The SSRF guard stays on; FETCH_ALLOW_HOSTS lets the local site (and nothing else private) through.
+      FETCH_ALLOW_HOSTS: '127.0.0.1',
+      FETCHERS: 'simple_http:4',
+      DOMAIN_MIN_DELAY_MS: '0',
+      LOG_LEVEL: 'warn',
+      ...extraEnv,
+    },
+  });
+  onChild?.(run.child);
+  return run.done;
 }
 
 beforeAll(async () => {
@@ -133,12 +127,7 @@ describe('crawl CLI', () => {
     expect(e.scores).toContainEqual(expect.objectContaining({ fetcher: 'simple_http', sampleSize: 2 }));
     expect(e.decision).toMatchObject({ action: 'domain_memory', fetcher: 'simple_http' });
 
-    const broken = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'explain', server.url('/c')], { env: { ...process.env, DATABASE_URL: db.url, LEARNING_MODE_ENABLED: 'perhaps' } });
-      let stderr = '';
-      child.stderr.on('data', (d) => (stderr += String(d)));
-      child.on('close', (code) => resolve({ code, stderr }));
-    });
+    const broken = await runCrawl(['explain', server.url('/c')], { env: { DATABASE_URL: db.url, LEARNING_MODE_ENABLED: 'perhaps' } });
     expect(broken.code).toBe(2);
     expect(broken.stderr).toContain('LEARNING_MODE_ENABLED="perhaps"');
   });

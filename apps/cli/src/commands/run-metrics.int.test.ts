@@ -3,15 +3,13 @@
  * the CLI and points Prometheus at it sees its fetches. The real CLI entry point in a child process, real Redis and
  * Postgres, a local site.
  */
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisConnection, deleteRedisPrefix } from '@crawler/queue';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
 import { REDIS_URL, startTestServer, staticArticle, waitFor, type TestServer } from '@crawler/testkit';
+import { startCrawl } from '../__fixtures__/crawl-process.js';
 
-const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 const PREFIX = `{crawler_test_cli_run_metrics_${process.pid}}`;
 const TOKEN = 'run-metrics-test-token-0123456789';
 
@@ -32,18 +30,14 @@ afterAll(async () => {
 });
 
 function cli(args: string[], extraEnv: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  const run = startCrawl(args, {
+    cleanEnv: true,
     env: {
-      PATH: process.env.PATH, DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, FETCH_ALLOW_HOSTS: '127.0.0.1', FETCHERS: 'simple_http:4',
+      DATABASE_URL: db.url, REDIS_URL, QUEUE_PREFIX: PREFIX, FETCH_ALLOW_HOSTS: '127.0.0.1', FETCHERS: 'simple_http:4',
       DOMAIN_MIN_DELAY_MS: '0', ROBOTS_ENABLED: 'false', LOG_LEVEL: 'info', ...extraEnv,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-  child.stdout.resume();
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return { child, exited, stderr: () => stderr };
+  return { child: run.child, exited: run.done.then((r) => r.code), stderr: run.stderr };
 }
 
 /** The value of one series in a scrape, 0 when absent. */

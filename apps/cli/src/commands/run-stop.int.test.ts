@@ -3,13 +3,11 @@
  * exit code the README gives, instead of the signal's default (killed, 143) with nothing closed. The built CLI in a
  * child process: the signal is real.
  */
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@crawler/db/testing';
+import { freePort } from '@crawler/testkit';
+import { startCrawl } from '../__fixtures__/crawl-process.js';
 
-const BIN = fileURLToPath(new URL('../../bin/crawl.js', import.meta.url));
 let db: TestDatabase;
 
 beforeAll(async () => {
@@ -20,39 +18,28 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** A port nothing listens on (taken from the OS, then given back). */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 /** Run the CLI against a Redis that is not there; once it says it waits for it, send `signal`. */
 async function stopWhileWaiting(argv: string[], signal: NodeJS.Signals, redisDb: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, ...argv], {
-    env: { PATH: process.env.PATH, DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${port}/${redisDb}`, QUEUE_PREFIX: '{cliux_run_stop}', FETCHERS: 'simple_http', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const run = startCrawl(argv, {
+    cleanEnv: true,
+    env: { DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${port}/${redisDb}`, QUEUE_PREFIX: '{cliux_run_stop}', FETCHERS: 'simple_http', LOG_LEVEL: 'info' },
   });
-  let stderr = '';
   let sent = false;
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString('utf8');
+  run.child.stderr!.on('data', () => {
     // Its first failed connection: the command is waiting for Redis now.
-    if (!sent && /ECONNREFUSED/.test(stderr)) {
+    if (!sent && /ECONNREFUSED/.test(run.stderr())) {
       sent = true;
-      child.kill(signal);
+      run.child.kill(signal);
     }
   });
-  child.stdout.resume();
-  const [code, sig] = await new Promise<[number | null, NodeJS.Signals | null]>((r) => child.on('exit', (c, s) => r([c, s])));
+  const { code, signal: sig, stderr } = await run.done;
   expect(sent, stderr).toBe(true);
   return { code, signal: sig, stderr };
 }
 
-describe('a signal while waiting for Redis', () => {
+// Each test is its own process on its own dead port, waiting: run side by side, they wait at once.
+describe.concurrent('a signal while waiting for Redis', () => {
   // Database 11 waits in the SELECT of the database check, database 0 (no SELECT) in the wait for Redis itself.
   for (const redisDb of [11, 0]) {
     it(`stops crawl run with 0, as its SIGTERM does once running (database ${redisDb})`, async () => {
