@@ -27,6 +27,13 @@ export class DeadlineExceeded extends Error {
 }
 
 /**
+ * How long a fetcher has, once the deadline has passed or the caller aborted, to wind down on its own (a browser closing
+ * its page, a socket being destroyed) before the fetch settles without it: a library call with no timeout of its own
+ * must not hold a worker's job past its deadline.
+ */
+export const SETTLE_GRACE_MS = 2_000;
+
+/**
  * Parse a URL and refuse anything but http: and https:. `file:`, `data:`, `javascript:`, `ftp:` and friends
  * read local files or run code; a crawler never wants them.
  */
@@ -73,15 +80,31 @@ export abstract class BaseFetcher implements Fetcher {
       startedAt: Date.now(),
       request: req,
     };
+    let grace: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     try {
       if (signal.aborted) throw signal.reason;
-      return await this.fetchPrepared(prepared);
+      const work = this.fetchPrepared(prepared);
+      const given = new Promise<never>((_resolve, reject) => {
+        onAbort = () => {
+          grace = setTimeout(() => {
+            this.log.warn({ url: req.url, graceMs: SETTLE_GRACE_MS }, 'fetch still running after its deadline and grace: settled without it');
+            reject(signal.reason);
+          }, SETTLE_GRACE_MS);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+      // What it ends with after the fetch has settled is nobody's to read.
+      work.catch(() => undefined);
+      return await Promise.race([work, given]);
     } catch (err) {
       const translated = this.translateError(err, prepared);
       this.log.debug({ url: req.url, code: translated.code, err: translated }, 'fetch failed');
       throw translated;
     } finally {
       clearTimeout(timer);
+      clearTimeout(grace);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
     }
   }
 

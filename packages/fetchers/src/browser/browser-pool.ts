@@ -8,6 +8,7 @@ import { CHROMIUM_ARGS, chromiumCaArgs, chromiumEncodingFlags, type ResolvedFetc
 import type { AddressPolicy } from '../http/ssrf.js';
 import { EgressProxy, type EgressStats } from './egress-proxy.js';
 import { watchEgress } from './request-policy.js';
+import { closePage } from './close-page.js';
 
 /** How a fetcher flavour makes a context: plain, or with a fingerprint (stealth). */
 export interface ContextFactory {
@@ -156,14 +157,18 @@ export class BrowserPool {
     await this.#slots.acquire(signal);
     let browserEntry: BrowserEntry | undefined;
     let ctxEntry: ContextEntry | undefined;
+    let browser: Browser | undefined;
     let page: Page | undefined;
-    const onAbort = () => void page?.close().catch(() => undefined);
+    let closing: Promise<boolean> | undefined;
+    // Once for the abort and the cleanup alike: the abort's close makes the page's pending calls reject, so `fn` ends.
+    const close = (p: Page, b: Browser) => (closing ??= closePage(p, b));
+    const onAbort = () => void (page && browser ? close(page, browser) : undefined);
     try {
       browserEntry = this.#browserEntry();
       browserEntry.inFlight++;
       browserEntry.pages++;
       if (browserEntry.pages >= this.#opts.browser.maxPagesPerBrowser) browserEntry.retired = true;
-      const browser = await browserEntry.browser;
+      browser = await browserEntry.browser;
       // A proxied exit gets contexts of its own (cookies a site gave one address stay with it), leaving through the
       // egress proxy's listener for that upstream.
       const server = proxyUrl ? await (await this.#egressProxy()).exitUrl(proxyUrl, exit?.tier) : null;
@@ -180,7 +185,11 @@ export class BrowserPool {
       return await fn(page);
     } finally {
       signal.removeEventListener('abort', onAbort);
-      if (page) await page.close().catch(() => undefined);
+      if (page && browser && !(await close(page, browser)) && ctxEntry) {
+        // Chromium kept the page open through every close: closing its context takes it along.
+        ctxEntry.retired = true;
+        this.#log.warn({ site }, 'a page stayed open after every close: its context is closed instead');
+      }
       if (ctxEntry) {
         ctxEntry.inFlight--;
         ctxEntry.lastUsedAt = Date.now();

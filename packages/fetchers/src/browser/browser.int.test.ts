@@ -14,7 +14,8 @@ import {
 } from '@crawler/testkit';
 import { validateResponse } from '@crawler/core';
 import { createDefaultRegistry, type FetcherRegistry } from '../registry.js';
-import { createPlaywrightFetcher, type PlaywrightFetcher } from './playwright-fetcher.js';
+import type { Page } from 'playwright-core';
+import { createPlaywrightFetcher, type BrowserHooks, type PlaywrightFetcher } from './playwright-fetcher.js';
 import { FetchError } from '../errors.js';
 
 /** SIGKILL the Chromium processes this test process launched: a real crash, not a polite close. */
@@ -293,6 +294,36 @@ describe('browser pool lifecycle', () => {
     expect(r.status).toBe(200);
     expect(fetcher.pool.stats().launches).toBe(before + 1);
   });
+
+  it('returns the result of a page whose close Chromium acknowledged and dropped, and closes that page', async () => {
+    let dropped: Page | undefined;
+    // As Chromium does with a close that races a navigation's commit (a meta refresh, a script setting `location`): the
+    // close is acknowledged, the page stays open, and Playwright's page.close() never settles.
+    const hooks: BrowserHooks = {
+      profile: 'drops-a-close',
+      async newContext(browser) {
+        const context = await browser.newContext();
+        const newPage = context.newPage.bind(context);
+        context.newPage = async () => {
+          const page = await newPage();
+          if (!dropped) {
+            dropped = page;
+            page.close = () => new Promise<void>(() => undefined);
+          }
+          return page;
+        };
+        return context;
+      },
+    };
+    const dropping = createPlaywrightFetcher({ allowPrivateNetworks: true, browser: { maxPages: 2, maxPagesPerBrowser: 3, maxPagesPerContext: 2 } }, { pool: fetcher.pool, hooks, onClose: async () => undefined });
+    try {
+      const r = await dropping.fetch({ url: server.url('/close-dropped'), timeoutMs: 20_000 });
+      expect({ status: r.status, closed: dropped?.isClosed(), inFlight: fetcher.pool.stats().inFlight }).toEqual({ status: 200, closed: true, inFlight: 0 });
+      expect((await dropping.fetch({ url: server.url('/after-dropped-close') })).status).toBe(200);
+    } finally {
+      await dropping.close();
+    }
+  }, 60_000);
 });
 
 describe('idle contexts', () => {
