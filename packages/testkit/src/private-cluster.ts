@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, isRunning, trackProcesses } from './private-services.js';
+import { REPLICA_SYNC_AT_ONCE, freePort, isRunning, trackProcesses } from './private-services.js';
 
 const run = promisify(execFile);
 
@@ -135,6 +135,7 @@ export async function startPrivateRedisCluster(o: PrivateRedisClusterOptions = {
         '--save', '',
         '--appendonly', 'no',
         '--dir', nodeDir,
+        ...REPLICA_SYNC_AT_ONCE,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

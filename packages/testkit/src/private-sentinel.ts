@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, isRunning, trackProcesses } from './private-services.js';
+import { REPLICA_SYNC_AT_ONCE, freePort, isRunning, trackProcesses } from './private-services.js';
 
 const run = promisify(execFile);
 
@@ -87,7 +87,7 @@ export async function startPrivateSentinel(o: PrivateSentinelOptions = {}): Prom
 
   try {
     const [master, replica] = dataPorts as [number, number];
-    const base = (port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', `dump-${port}.rdb`, ...auth];
+    const base = (port: number) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', `dump-${port}.rdb`, ...REPLICA_SYNC_AT_ONCE, ...auth];
     procs.set(master, await spawnReady(base(master), `redis-server :${master}`));
     procs.set(replica, await spawnReady([...base(replica), '--replicaof', '127.0.0.1', String(master)], `redis-server :${replica}`));
     const conf = join(dir, 'sentinel.conf');

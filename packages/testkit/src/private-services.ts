@@ -24,6 +24,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Arguments for a private redis-server that serves a replica's full sync at once. Redis waits 5 s by default
+ * (`repl-diskless-sync-delay`) before streaming a diskless sync, for more replicas to join it: every replica a test
+ * attaches (a sentinel's, one made by REPLICAOF) then stands 5 s in sync, which the tests only wait out.
+ */
+export const REPLICA_SYNC_AT_ONCE = ['--repl-diskless-sync-delay', '0'] as const;
+
 /** A redis-server of our own, without persistence: a restart loses every key, as a failover to a stale replica would. */
 /** Whether a child process is still running. */
 export const isRunning = (p: ChildProcess | undefined): boolean => p !== undefined && p.exitCode === null && p.signalCode === null;
@@ -72,7 +79,9 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'crawler-redis-'));
   let proc: ChildProcess | null = null;
   const start = async (): Promise<void> => {
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...REPLICA_SYNC_AT_ONCE], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     proc = child;
     await new Promise<void>((resolve, reject) => {
       let out = '';
