@@ -17,6 +17,8 @@ export const MAX_NAVIGATIONS = 8;
  * navigation a frame starts by itself on: an ordinary page costs nothing but the count.
  */
 export class NavigationBudget {
+  /** The budget in force on each page: a page rendered again (after a wall's solve) gets a fresh one. */
+  static readonly #current = new WeakMap<Page, NavigationBudget>();
   readonly #sent = new Map<Frame, number>();
   #refused = 0;
   #framesRefused = 0;
@@ -31,6 +33,9 @@ export class NavigationBudget {
   };
 
   private constructor(readonly page: Page) {
+    const previous = NavigationBudget.#current.get(page);
+    if (previous) void previous.#detach();
+    NavigationBudget.#current.set(page, this);
     page.on('request', this.#onRequest);
   }
 
@@ -63,6 +68,7 @@ export class NavigationBudget {
   async #intercept(): Promise<void> {
     // Requests seen by the listener until the route is in place were sent; after it, the route counts them.
     const route = async (route: Route) => {
+      if (NavigationBudget.#current.get(this.page) !== this) return route.fallback().catch(() => undefined);
       const frame = this.#navigatingFrame(route.request());
       if (!frame) return route.fallback().catch(() => undefined);
       if ((this.#sent.get(frame) ?? 0) >= MAX_NAVIGATIONS) {
@@ -90,8 +96,15 @@ export class NavigationBudget {
     }
   }
 
-  /** Stop counting and intercepting (the page may already be closed). */
+  /**
+   * The render is over. The bound stays in force until the page closes (or renders again under a fresh budget): the
+   * fetch closes its page after it returns, and a refresh the page starts in between is a request to the site too.
+   */
   async stop(): Promise<void> {
+    await this.#installing;
+  }
+
+  async #detach(): Promise<void> {
     this.page.off('request', this.#onRequest);
     await this.#installing;
     if (this.#route) await this.page.unroute('**/*', this.#route).catch(() => undefined);
