@@ -12,13 +12,8 @@ import type { EgressProxy } from './egress-proxy.js';
  * navigation (and its redirect chain) decides the fetch's fate.
  */
 
-// Reading the DOM takes milliseconds; a page whose main thread is busy must not hold its navigation for long.
-const SNAPSHOT_TIMEOUT_MS = 1_000;
-
 /** The crawler's navigation of a page: the first main-frame request the page made (its redirect hops follow it). */
 const ours = new WeakMap<Page, Request>();
-/** The page as rendered just before a navigation it started itself, in case that navigation ends on an error page. */
-const snapshots = new WeakMap<Page, string>();
 
 /** Whether `r` is the crawler's own navigation of its page, or one of that navigation's redirect hops. */
 export function isCrawlerNavigation(page: Page, r: Request): boolean {
@@ -32,14 +27,6 @@ export function isCrawlerNavigation(page: Page, r: Request): boolean {
 /** The URL the crawler navigated the page to (before redirects), once it has. */
 export function crawlerUrlOf(page: Page): string | undefined {
   return ours.get(page)?.url();
-}
-
-/**
- * The page's HTML as it was rendered before a navigation it started itself failed (an error page replaced it), or
- * undefined when the page shows what the crawler navigated to (or what a successful navigation of its own led to).
- */
-export function renderedBeforeFailedNavigation(page: Page): string | undefined {
-  return page.url().startsWith('chrome-error://') ? snapshots.get(page) : undefined;
 }
 
 function describeRequest(r: Request): Record<string, unknown> {
@@ -80,9 +67,10 @@ export function watchBackgroundRequests(page: Page, egress: EgressProxy, log: Lo
 }
 
 /**
- * Guard the main-frame navigations a page starts itself (guard on only): the page as rendered is kept first, so a
- * navigation that ends on Chromium's error page (a refused HTTPS tunnel on a redirect hop) does not cost its content;
- * a navigation whose target is itself refused is aborted, which leaves the document in place.
+ * Guard the main-frame navigations a page starts itself (guard on only): a navigation whose target is itself refused
+ * is aborted, which leaves the document in place. Nothing else holds the navigation: the page as rendered cannot be
+ * read while its navigation is held (neither frame.evaluate nor CDP's Runtime.evaluate answers then; a snapshot tried
+ * here timed out every time and delayed each such navigation, a wall's reload included, by its full second).
  */
 export async function installBackgroundNavigationGuard(context: BrowserContext, policy: AddressPolicy, log: Logger): Promise<void> {
   await context.route('**/*', async (route: Route) => {
@@ -94,12 +82,6 @@ export async function installBackgroundNavigationGuard(context: BrowserContext, 
       return route.fallback().catch(() => undefined);
     }
     if (!r.isNavigationRequest() || r.frame() !== page.mainFrame() || isCrawlerNavigation(page, r)) return route.fallback().catch(() => undefined);
-    // Not page.content(): that waits for the very navigation this handler holds.
-    const html = await Promise.race([
-      r.frame().evaluate(() => (document.doctype ? '<!DOCTYPE html>' : '') + document.documentElement.outerHTML).catch(() => undefined),
-      new Promise<undefined>((resolve) => setTimeout(resolve, SNAPSHOT_TIMEOUT_MS)),
-    ]);
-    if (html !== undefined) snapshots.set(page, html);
     try {
       await assertAllowedTarget(new URL(r.url()), policy, { resolve: true });
     } catch (err) {
@@ -107,7 +89,7 @@ export async function installBackgroundNavigationGuard(context: BrowserContext, 
         log.warn({ pageUrl: crawlerUrlOf(page) ?? page.url(), ...describeRequest(r) }, 'page tried to navigate to a non-public address: refused');
         return route.abort('aborted').catch(() => undefined);
       }
-      // A name that does not resolve: Chromium meets the same failure through the proxy and the snapshot covers it.
+      // A name that does not resolve: Chromium meets the same failure through the proxy.
     }
     return route.fallback().catch(() => undefined);
   });

@@ -14,7 +14,6 @@ import { NavigationBudget } from './navigation-budget.js';
 import { refusalFor, whenRefused, type RequestPolicy } from './request-policy.js';
 import type { ClearanceStore } from './clearance-store.js';
 import { solveScopeOf } from './solve-flights.js';
-import { renderedBeforeFailedNavigation } from './background-requests.js';
 import { DocumentTracker, UNKNOWN_WALL_WAIT_MS, WALL_STATUSES, challengeOf, documentLoaded, challengesBefore, earlierChallenge, mayClearItself, renderedVerdict, settledContent } from './challenge-wait.js';
 import { fetcherContexts, plainHooks, type BrowserHooks } from './browser-contexts.js';
 import { isDownloadStart, trackNetwork, watchNoContent } from './page-watchers.js';
@@ -224,15 +223,11 @@ export class PlaywrightFetcher extends BaseFetcher {
         }
         await this.#solves.endSolve(turn, encounter.cleared ? await this.#solves.shareClearance(page, turn) : null);
       }
-      // A navigation the page started itself that ended on Chromium's error page (a refused tunnel on a redirect hop)
-      // does not cost the page: what it had rendered before is the result, with the document it came from.
-      const before = renderedBeforeFailedNavigation(page);
-      if (before !== undefined) html = before;
       // Every hop, and every reload, went through the egress proxy, which checked its address before connecting and
       // answers a refusal with a 204 that never becomes a document; a marked document here is the proxy failing.
       const refusedLater = this.#pool.egressErrorOf(headers, current.url()) ?? refusalFor(page);
       if (refusedLater) throw refusedLater;
-      return await renderedResult(page, req, this.name, { current, html, headers, encounter, before });
+      return await renderedResult(page, req, this.name, { current, html, headers, encounter });
     } finally {
       network.stop();
       documents.stop();

@@ -19,8 +19,6 @@ export interface RenderedPage {
   html: string | null;
   headers: Record<string, string>;
   encounter: ChallengeEncounter | null;
-  /** What the page had rendered before a navigation it started itself failed, when one did. */
-  before: string | undefined;
 }
 
 /**
@@ -28,7 +26,7 @@ export interface RenderedPage {
  * viewer, or the file a PDF's viewer took over.
  */
 export async function renderedResult(page: Page, req: PreparedRequest, fetcher: string, rendered: RenderedPage): Promise<FetchResult | FileAtUrl> {
-  const { current, encounter, before } = rendered;
+  const { current, encounter } = rendered;
   let { html, headers } = rendered;
   const redirectChain = redirectChainOf(current.request());
   const contentType = mimeTypeOf(headers['content-type']);
@@ -54,11 +52,11 @@ export async function renderedResult(page: Page, req: PreparedRequest, fetcher: 
   const text = !isTextualType(contentType, body) ? null : (html ?? decodeText(body, sniffCharset(body, headers['content-type'])));
   // What the document was read in, handed on beside its UTF-8: its links' queries are written in it, as the browser
   // writes them. Not for a page a failed navigation left behind (what is on screen is Chromium's error page).
-  const documentCharset = text !== null && before === undefined ? await documentCharsetOf(page) : undefined;
+  const documentCharset = text !== null ? await documentCharsetOf(page) : undefined;
   return {
     fetcher,
     url: req.originalUrl,
-    finalUrl: before !== undefined ? current.url() : page.url(),
+    finalUrl: page.url(),
     status: current.status(),
     headers,
     body,
