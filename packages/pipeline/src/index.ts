@@ -139,5 +139,5 @@ export { CrawlerStoppedError, IdleCheck, IDLE_DELAY_HORIZON_MS, type IdleCheckDe
 export * from './schedule/revisit-scheduler.js';
 export * from './pauses/domain-pauses.js';
 export { ExitPool, proxyId, type ExitPoolShared } from './exits/exit-pool.js';
-export { armView, escalatedArm, hasProxiedTiers, runnableArm, tiersOf, wallArm, type ArmSettings } from './router/arm-choice.js';
+export { armPastWall, armView, escalatedArm, hasProxiedTiers, isProbedPlainArm, runnableArm, tiersOf, wallArm, type ArmSettings } from './router/arm-choice.js';
 export { SessionJars, type SessionJarsShared } from './exits/session-jars.js';

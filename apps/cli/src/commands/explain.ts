@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { CrawlerError, FETCHERS, systemClock, armCost, armKey, canonicalFetcherName, expectedCostPerSuccess, isConfident, parseArmKey, domainOf, extractUrlHeuristics, normalizeUrl, selectRoutingHeuristics, scopeLearned, SECTION_HEURISTIC, type BestFetcherResult, type DomainAttempt, type Heuristic } from '@crawler/core';
 import { AttemptStore, DomainStateStore, RouteStore, VersionStore, createPrismaClient, type RevisitValidators } from '@crawler/db';
-import { DomainPauses, ProbeWalls, armView, chooseLearned, runnableArm, tiersOf, type CrawlerConfig, type WallSighting } from '@crawler/pipeline';
+import { DomainPauses, ProbeWalls, armPastWall, armView, chooseLearned, isProbedPlainArm, runnableArm, tiersOf, type CrawlerConfig, type WallSighting } from '@crawler/pipeline';
 import { closeRedisConnection, createRedisConnection } from '@crawler/queue';
 import { UsageError, type Command } from '../command.js';
 import { checkRedisDatabase, reportingConfigFrom } from '../crawler/cli-context.js';
@@ -123,14 +123,13 @@ async function explainDecision(
       confidenceThreshold: config.confidenceThreshold,
     });
     const choice = chooseLearned({ learned: scoped.learned, recent: scoped.recent, now, confidenceThreshold: config.confidenceThreshold, domainMemory, plainHttpMemoryMs: config.plainHttpMemoryMs });
-    // The router's wall check on a plain-HTTP choice (route-decision pastWall): a file plain HTTP was learned for, on
-    // a domain whose probe just met a bot wall, goes to the probe's tool.
-    const probedPlain = armKey({ fetcher: FETCHERS.simpleHttp, tier: tiersOf(arms)[0]!.name });
+    // The router's wall check on a plain-HTTP choice (armPastWall): a file plain HTTP was learned for, on a domain
+    // whose probe just met a bot wall, goes to the probe's tool.
     const chosenArm = choice.kind !== 'probe' ? runnableArm(arms, choice.fetcher) : null;
-    if (chosenArm && armKey(chosenArm) === probedPlain && stores.walls) {
+    if (chosenArm && isProbedPlainArm(arms, chosenArm) && stores.walls) {
       const wall = await stores.walls.recent(domain);
-      const wallArm = wall ? runnableArm(arms, wall.fetcher) : null;
-      if (wall && wallArm && armKey(wallArm) !== probedPlain) {
+      const wallArm = wall ? armPastWall(arms, chosenArm, wall.fetcher) : null;
+      if (wall && wallArm) {
         return { ...base, decision: { action: 'domain_memory', fetcher: armKey(wallArm), reason: `${armKey(chosenArm)} was chosen for this URL, but a probe of ${domain} met a bot wall (${wall.reason}) in the last ${config.probeWallMemoryMs} ms: plain HTTP would meet it too, so it goes to ${armKey(wallArm)}` } };
       }
     }

@@ -71,17 +71,21 @@ export async function renderedResult(page: Page, req: PreparedRequest, fetcher: 
 
 /** The result of the crawler's navigation answered with a status Chromium shows no document for: no body. */
 export async function noDocumentResult(fetcher: string, req: PreparedRequest, empty: Response): Promise<FetchResult> {
-  const headers = await empty.allHeaders();
+  return responseResult(fetcher, req, empty, await empty.allHeaders(), new Uint8Array(0), null);
+}
+
+/** A result made of one response of the navigation, as the site sent it: its URL, status, headers and redirect chain. */
+function responseResult(fetcher: string, req: PreparedRequest, response: Response, headers: Record<string, string>, body: Uint8Array, text: string | null): FetchResult {
   return {
     fetcher,
     url: req.originalUrl,
-    finalUrl: empty.url(),
-    status: empty.status(),
+    finalUrl: response.url(),
+    status: response.status(),
     headers,
-    body: new Uint8Array(0),
+    body,
     contentType: mimeTypeOf(headers['content-type']),
-    text: null,
-    redirectChain: redirectChainOf(empty.request()),
+    text,
+    redirectChain: redirectChainOf(response.request()),
     timings: { startedAt: req.startedAt, headersMs: null, totalMs: Date.now() - req.startedAt },
   };
 }
@@ -94,29 +98,14 @@ export async function noDocumentResult(fetcher: string, req: PreparedRequest, em
  * too large for any tool.
  */
 export async function servedInstead(served: Response, req: PreparedRequest, fetcher: string): Promise<FetchResult> {
-  const what = `rendered HTML exceeds ${req.maxBytes} bytes`;
-  const context = { url: req.originalUrl, fetcher };
   const body = await served.body().catch(() => null);
   if (body !== null && body.length > 0 && body.length <= req.maxBytes) {
     const headers = await served.allHeaders().catch(() => ({}) as Record<string, string>);
     const text = decodeText(body, sniffCharset(body, headers['content-type']));
     const verdict = renderedVerdict(served.status(), headers, text);
-    if (!verdict.isEmpty && verdict.challenge === undefined) {
-      return {
-        fetcher,
-        url: req.originalUrl,
-        finalUrl: served.url(),
-        status: served.status(),
-        headers,
-        body: new Uint8Array(body),
-        contentType: mimeTypeOf(headers['content-type']),
-        text,
-        redirectChain: redirectChainOf(served.request()),
-        timings: { startedAt: req.startedAt, headersMs: null, totalMs: Date.now() - req.startedAt },
-      };
-    }
+    if (!verdict.isEmpty && verdict.challenge === undefined) return responseResult(fetcher, req, served, headers, new Uint8Array(body), text);
   }
-  throw new FetchError('too_large', what, context);
+  throw new FetchError('too_large', `rendered HTML exceeds ${req.maxBytes} bytes`, { url: req.originalUrl, fetcher });
 }
 
 /** The URLs the request was redirected from, the first request's first. */

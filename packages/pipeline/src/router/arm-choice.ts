@@ -78,6 +78,24 @@ export function escalatedArm(s: ArmSettings, blocked: Arm): Arm | null {
   return nextArm(ladder, blocked, tiersOf(s));
 }
 
+/** Whether `arm` is plain HTTP from the probe's (cheapest) tier: the arm a probe's bot wall speaks for. */
+export function isProbedPlainArm(s: ArmSettings, arm: Arm): boolean {
+  return s.known.has(FETCHERS.simpleHttp) && armKey({ fetcher: canonicalFetcherName(arm.fetcher), tier: arm.tier }) === armKey({ fetcher: FETCHERS.simpleHttp, tier: tiersOf(s)[0]!.name });
+}
+
+/**
+ * Where a choice of plain HTTP from the probe's tier goes on a domain whose probe just met a bot wall (a `.pdf`'s
+ * evidence from other sites, the seed priors, a decision cached before the wall was seen): plain HTTP would meet the
+ * same wall whatever the URL's suffix, so to the wall's tool (`wallFetcher`, an arm key). Null when `chosen` is another
+ * arm, or the wall's tool is not runnable, is that same arm, or is the one the link avoids.
+ */
+export function armPastWall(s: ArmSettings, chosen: Arm, wallFetcher: string, avoid: string | null = null): Arm | null {
+  if (!isProbedPlainArm(s, chosen)) return null;
+  const wall = runnableArm(s, wallFetcher);
+  if (!wall || armKey(wall) === avoid || isProbedPlainArm(s, wall)) return null;
+  return wall;
+}
+
 /** The arm a probe that met a wall sends the domain to: one rung above plain HTTP on the probe's (cheapest) tier. */
 export function wallArm(s: ArmSettings, probeChoice: string): Arm {
   const probed = tiersOf(s)[0]!.name;

@@ -1,5 +1,6 @@
 import {
   CrawlerError,
+  DIRECT_TIER,
   DOMAIN_MEMORY_SOURCE,
   ERROR_TYPES,
   FETCHERS,
@@ -29,7 +30,7 @@ import type { LinkChange, LinkRecord, ProbeFn } from '../ports.js';
 import { judgeProbe } from '../fetch/response-analysis.js';
 import { robotsRateLimitDecision, unreachableDecision, unreachableFailure, type PauseSettings } from '../fetch/site-pause.js';
 import { chooseLearned } from './learned-choice.js';
-import { armKey, armView, runnableArm, tiersOf, wallArm, type ArmSettings } from './arm-choice.js';
+import { armKey, armPastWall, armView, isProbedPlainArm, runnableArm, tiersOf, wallArm, type ArmSettings } from './arm-choice.js';
 import type { WallSighting } from './probe-walls.js';
 
 /** A routing decision: the fetcher, why, and the stored probe body the fetch may reuse. */
@@ -337,21 +338,16 @@ function strongestBrowserBelow(rung: number, known: ReadonlySet<string>): KnownF
 }
 
 /**
- * A learned or cached choice of plain HTTP from the probe's tier (a `.pdf`'s evidence
- * from other sites, the seed priors, a decision cached before the wall was seen) on a domain whose probe just met a
- * bot wall: plain HTTP would meet the same wall, whatever the URL's suffix, so the link goes to the tool the probe
- * chose, as the domain's pages do. Null when the choice is another arm, no wall was seen, or the wall's tool is the
- * one this link avoids; a `need` until the wall memory is read.
+ * A learned or cached choice of plain HTTP from the probe's tier on a domain whose probe just met a bot wall goes to
+ * the tool the probe chose, as the domain's pages do (arm-choice armPastWall). Null when it stays as it is; a `need`
+ * until the wall memory is read.
  */
 function pastWall(f: RouteFacts, decision: Decision, avoid: string | null): RouteStep | null {
-  const { settings } = f;
-  if (!settings.known.has(FETCHERS.simpleHttp)) return null;
-  const probed = { fetcher: FETCHERS.simpleHttp, tier: tiersOf(settings)[0]!.name };
-  if (armKey({ fetcher: canonicalFetcherName(decision.fetcher), tier: decision.exitTier ?? 'direct' }) !== armKey(probed)) return null;
+  const chosen = { fetcher: decision.fetcher, tier: decision.exitTier ?? DIRECT_TIER };
+  if (!isProbedPlainArm(f.settings, chosen)) return null;
   if (f.wall === undefined) return { kind: 'need', what: 'wall' };
-  const wall = f.wall ? runnableArm(settings, f.wall.fetcher) : null;
-  if (!wall || armKey(wall) === avoid || armKey(wall) === armKey(probed)) return null;
-  return checked(f, armDecision(wall.fetcher, wall.tier, DOMAIN_MEMORY_SOURCE));
+  const wall = f.wall ? armPastWall(f.settings, chosen, f.wall.fetcher, avoid) : null;
+  return wall ? checked(f, armDecision(wall.fetcher, wall.tier, DOMAIN_MEMORY_SOURCE)) : null;
 }
 
 /** A decision for an arm: the exit tier is named only when it is not `direct` (the payloads stay as they were). */
