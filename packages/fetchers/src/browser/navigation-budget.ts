@@ -24,9 +24,12 @@ export class NavigationBudget {
   #framesRefused = 0;
   #route: ((route: Route) => Promise<void>) | null = null;
   #installing: Promise<void> | null = null;
+  /** Navigations counted, by the listener or the route, whichever saw them first: each is counted once. */
+  readonly #counted = new WeakSet<Request>();
   readonly #onRequest = (r: Request) => {
     const frame = this.#navigatingFrame(r);
-    if (!frame) return;
+    if (!frame || this.#counted.has(r)) return;
+    this.#counted.add(r);
     const sent = this.#count(frame);
     // A frame navigates by itself: from now on each navigation is let through or refused before it is sent.
     if (sent >= 2 && !this.#installing) this.#installing = this.#intercept();
@@ -66,23 +69,31 @@ export class NavigationBudget {
   }
 
   async #intercept(): Promise<void> {
-    // Requests seen by the listener until the route is in place were sent; after it, the route counts them.
+    // The listener stays on: a request sent just before the route was in place can have its event delivered after,
+    // and it was sent all the same. A request both see is counted by whichever saw it first, and un-counted if the
+    // route refuses it.
     const route = async (route: Route) => {
       if (NavigationBudget.#current.get(this.page) !== this) return route.fallback().catch(() => undefined);
-      const frame = this.#navigatingFrame(route.request());
+      const request = route.request();
+      const frame = this.#navigatingFrame(request);
       if (!frame) return route.fallback().catch(() => undefined);
-      if ((this.#sent.get(frame) ?? 0) >= MAX_NAVIGATIONS) {
+      const counted = this.#counted.has(request);
+      if ((this.#sent.get(frame) ?? 0) - (counted ? 1 : 0) >= MAX_NAVIGATIONS) {
+        if (counted) this.#sent.set(frame, (this.#sent.get(frame) ?? 1) - 1);
+        else this.#counted.add(request);
         if (frame === this.page.mainFrame()) this.#refused += 1;
         else this.#framesRefused += 1;
         // 'aborted' (ERR_ABORTED) leaves the document in place; another error would replace it with Chromium's error page.
         return route.abort('aborted').catch(() => undefined);
       }
-      this.#count(frame);
+      if (!counted) {
+        this.#counted.add(request);
+        this.#count(frame);
+      }
       return route.fallback().catch(() => undefined);
     };
     this.#route = route;
     await this.page.route('**/*', route).catch(() => undefined);
-    this.page.off('request', this.#onRequest);
   }
 
   /** The frame `r` navigates, when it is a navigation of its own (not a redirect hop). */
